@@ -1,0 +1,343 @@
+package agent
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Config wires a Core to its ports.
+type Config struct {
+	History History
+	// Models maps each backend to the model that serves it; a backend
+	// without one fails its turns with a message saying so.
+	Models map[Backend]Model
+	// Tools are the tools agents may switch on, by name.
+	Tools  []Tool
+	Logger *slog.Logger
+	Now    func() time.Time
+	// ConversationCap and ConversationTTL bound the conversations held in
+	// memory (defaults 1024 and 1 hour); history stays in the store.
+	ConversationCap int
+	ConversationTTL time.Duration
+}
+
+// Core is Deskhand's core. Its methods are safe for concurrent use.
+type Core struct {
+	history History
+	models  map[Backend]Model
+	tools   map[string]Tool
+	log     *slog.Logger
+	now     func() time.Time
+	convs   *registry
+	events  hub
+
+	mu      sync.Mutex
+	agents  map[string]Agent // by ID
+	clients []Client
+
+	// base ends every running turn when the core closes.
+	base    context.Context
+	stop    context.CancelCauseFunc
+	running sync.WaitGroup
+}
+
+// New loads agents and clients from history and marks turns left running
+// by a previous process as interrupted.
+func New(ctx context.Context, cfg Config) (*Core, error) {
+	if cfg.History == nil {
+		return nil, errors.New("agent: Config.History is required")
+	}
+	c := &Core{
+		history: cfg.History,
+		models:  cfg.Models,
+		tools:   make(map[string]Tool),
+		log:     cmp.Or(cfg.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
+		now:     cfg.Now,
+		agents:  make(map[string]Agent),
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	c.convs = newRegistry(cmp.Or(cfg.ConversationCap, 1024), cmp.Or(cfg.ConversationTTL, time.Hour), c.now)
+	for _, t := range cfg.Tools {
+		c.tools[t.Spec().Name] = t
+	}
+	n, err := c.history.InterruptRunningTurns(ctx, c.now())
+	if err != nil {
+		return nil, fmt.Errorf("mark interrupted turns: %w", err)
+	}
+	if n > 0 {
+		c.log.Info("turns interrupted by the previous stop", "count", n)
+	}
+	agents, err := c.history.Agents(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load agents: %w", err)
+	}
+	for _, a := range agents {
+		c.agents[a.ID] = a
+	}
+	if c.clients, err = c.history.Clients(ctx); err != nil {
+		return nil, fmt.Errorf("load clients: %w", err)
+	}
+	c.base, c.stop = context.WithCancelCause(context.Background())
+	return c, nil
+}
+
+// Close ends running turns (recorded interrupted) and waits for them.
+func (c *Core) Close() {
+	c.stop(ErrShutdown)
+	c.running.Wait()
+}
+
+// ConversationLimits reports the in-memory bounds, for describing handles.
+func (c *Core) ConversationLimits() (capacity int, idle time.Duration) {
+	return c.convs.cap, c.convs.ttl
+}
+
+// ---- agents ----
+
+var slugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+// Agents lists all agents in slug order.
+func (c *Core) Agents() []Agent {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]Agent, 0, len(c.agents))
+	for _, a := range c.agents {
+		out = append(out, a)
+	}
+	slices.SortFunc(out, func(a, b Agent) int { return strings.Compare(a.Slug, b.Slug) })
+	return out
+}
+
+// EnabledAgents lists the agents served as tools, in slug order.
+func (c *Core) EnabledAgents() []Agent {
+	return slices.DeleteFunc(c.Agents(), func(a Agent) bool { return !a.Enabled })
+}
+
+// AgentBySlug finds an agent; ok is false when none has the slug.
+func (c *Core) AgentBySlug(slug string) (Agent, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, a := range c.agents {
+		if a.Slug == slug {
+			return a, true
+		}
+	}
+	return Agent{}, false
+}
+
+// SaveAgent creates (empty ID) or updates an agent after validating it.
+func (c *Core) SaveAgent(ctx context.Context, a Agent) (Agent, error) {
+	if err := validateAgent(&a); err != nil {
+		return Agent{}, err
+	}
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if a.ID == "" {
+		a.ID = uuid.NewString()
+		a.CreatedAt = now
+	} else if old, ok := c.agents[a.ID]; ok {
+		a.CreatedAt = old.CreatedAt
+	} else {
+		return Agent{}, Userf(ErrNotFound, "no agent with id %q", a.ID)
+	}
+	for _, other := range c.agents {
+		if other.Slug == a.Slug && other.ID != a.ID {
+			return Agent{}, ErrSlugTaken
+		}
+	}
+	a.UpdatedAt = now
+	if err := c.history.PutAgent(ctx, a); err != nil {
+		return Agent{}, fmt.Errorf("save agent %s: %w", a.Slug, err)
+	}
+	c.agents[a.ID] = a
+	c.publish(Event{Kind: EventAgentsChanged, Agent: a.Slug})
+	return a, nil
+}
+
+// SetAgentEnabled is the kill switch: a disabled agent leaves the tool list.
+func (c *Core) SetAgentEnabled(ctx context.Context, slug string, enabled bool) error {
+	a, ok := c.AgentBySlug(slug)
+	if !ok {
+		return Userf(ErrNotFound, "no agent named %q", slug)
+	}
+	a.Enabled = enabled
+	_, err := c.SaveAgent(ctx, a)
+	return err
+}
+
+func validateAgent(a *Agent) error {
+	a.Slug = strings.TrimSpace(a.Slug)
+	if !slugPattern.MatchString(a.Slug) {
+		return Userf(nil, "slug %q is not valid: use 1-64 lower-case letters, digits, '-' or '_', starting with a letter or digit", a.Slug)
+	}
+	a.Name = cmp.Or(strings.TrimSpace(a.Name), a.Slug)
+	a.Backend = cmp.Or(a.Backend, BackendOllama)
+	if a.Backend != BackendOllama && a.Backend != BackendClient {
+		return Userf(nil, "model backend %q is not known: use %q or %q", a.Backend, BackendOllama, BackendClient)
+	}
+	if a.MaxRounds < 0 || a.MaxRounds > 100 {
+		return Userf(nil, "max rounds must be between 0 (default %d) and 100", DefaultMaxRounds)
+	}
+	if len(a.ResponseSchema) > 0 {
+		var schema map[string]any
+		if err := json.Unmarshal(a.ResponseSchema, &schema); err != nil {
+			return Userf(err, "the response schema is not a JSON object")
+		}
+	}
+	return nil
+}
+
+// EnsureDefaultAgent creates the agent "assistant" on Ollama when there is
+// no agent at all. With model empty it takes the first installed model; if
+// none can be found the agent is created without one and its calls say how
+// to set it.
+func (c *Core) EnsureDefaultAgent(ctx context.Context, model string) (Agent, bool, error) {
+	if agents := c.Agents(); len(agents) > 0 {
+		return Agent{}, false, nil
+	}
+	if model == "" {
+		if l, ok := c.models[BackendOllama].(ModelLister); ok {
+			names, err := l.ListModels(ctx)
+			if err != nil {
+				c.log.Warn("list installed models for the default agent", "err", err)
+			} else if len(names) > 0 {
+				model = names[0]
+			}
+		}
+	}
+	a, err := c.SaveAgent(ctx, Agent{
+		Slug:          "assistant",
+		Name:          "Assistant",
+		Description:   "A general assistant running on your computer. Send it a message; pass the returned conversation handle to continue.",
+		Prompt:        "You are a helpful, concise assistant.",
+		Backend:       BackendOllama,
+		Model:         model,
+		Conversations: true,
+		Enabled:       true,
+	})
+	return a, err == nil, err
+}
+
+// ---- clients (principals) ----
+
+// CreateClient registers a client and returns its bearer token, which is
+// shown once: only its SHA-256 is kept.
+func (c *Core) CreateClient(ctx context.Context, name string) (Client, string, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || len(name) > 100 || name == LocalPrincipal {
+		return Client{}, "", Userf(nil, "client name %q is not valid: use 1-100 characters (not %q)", name, LocalPrincipal)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, cl := range c.clients {
+		if cl.Active() && cl.Name == name {
+			return Client{}, "", Userf(nil, "a client named %q already exists; revoke it first or pick another name", name)
+		}
+	}
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		return Client{}, "", fmt.Errorf("make token: %w", err)
+	}
+	token := "dh_" + base64.RawURLEncoding.EncodeToString(secret)
+	sum := sha256.Sum256([]byte(token))
+	cl := Client{ID: uuid.NewString(), Name: name, TokenHash: sum[:], CreatedAt: c.now()}
+	if err := c.history.PutClient(ctx, cl); err != nil {
+		return Client{}, "", fmt.Errorf("save client %s: %w", name, err)
+	}
+	c.clients = append(c.clients, cl)
+	c.publish(Event{Kind: EventClientsChanged, Text: name})
+	return cl, token, nil
+}
+
+// RevokeClient stops accepting the named client's token at once.
+func (c *Core) RevokeClient(ctx context.Context, name string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, cl := range c.clients {
+		if cl.Active() && cl.Name == name {
+			cl.RevokedAt = c.now()
+			if err := c.history.PutClient(ctx, cl); err != nil {
+				return fmt.Errorf("revoke client %s: %w", name, err)
+			}
+			c.clients[i] = cl
+			c.publish(Event{Kind: EventClientsChanged, Text: name})
+			return nil
+		}
+	}
+	return Userf(ErrNotFound, "no active client named %q", name)
+}
+
+// Clients lists active clients by name.
+func (c *Core) Clients() []Client {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := slices.DeleteFunc(slices.Clone(c.clients), func(cl Client) bool { return !cl.Active() })
+	slices.SortFunc(out, func(a, b Client) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// lastUseGranularity limits last-use writes to one per client per minute.
+const lastUseGranularity = time.Minute
+
+// Authenticate returns the active client whose token this is. Every active
+// client's hash is compared in constant time, so timing tells nothing.
+func (c *Core) Authenticate(ctx context.Context, token string) (Client, bool) {
+	if token == "" {
+		return Client{}, false
+	}
+	sum := sha256.Sum256([]byte(token))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	found := -1
+	for i, cl := range c.clients {
+		if subtle.ConstantTimeCompare(cl.TokenHash, sum[:]) == 1 && cl.Active() {
+			found = i
+		}
+	}
+	if found < 0 {
+		return Client{}, false
+	}
+	cl := &c.clients[found]
+	if now := c.now(); now.Sub(cl.LastUsedAt) >= lastUseGranularity {
+		cl.LastUsedAt = now
+		if err := c.history.TouchClient(ctx, cl.ID, now); err != nil {
+			c.log.Warn("record client last use", "client", cl.Name, "err", err)
+		}
+	}
+	return *cl, true
+}
+
+// ---- settings ----
+
+// Setting returns a stored setting, or def when it is unset.
+func (c *Core) Setting(ctx context.Context, key, def string) (string, error) {
+	v, err := c.history.Setting(ctx, key)
+	if errors.Is(err, ErrNotFound) {
+		return def, nil
+	}
+	return v, err
+}
+
+// SetSetting stores a setting.
+func (c *Core) SetSetting(ctx context.Context, key, value string) error {
+	return c.history.SetSetting(ctx, key, value)
+}

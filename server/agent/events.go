@@ -1,0 +1,79 @@
+package agent
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// EventKind says what an Event reports.
+type EventKind string
+
+const (
+	EventAgentsChanged  EventKind = "agents_changed"  // an agent was created, edited, enabled or disabled
+	EventClientsChanged EventKind = "clients_changed" // a client token was created or revoked
+	EventTurnStarted    EventKind = "turn_started"
+	EventDelta          EventKind = "delta"     // streamed model text (Text)
+	EventToolCall       EventKind = "tool_call" // the model called a tool (Text = tool name)
+	EventTurnEnded      EventKind = "turn_ended"
+)
+
+// Event is something the desktop (or the MCP surface) may want to show.
+type Event struct {
+	Kind         EventKind
+	Time         time.Time
+	Agent        string // slug
+	Conversation string
+	Turn         string
+	Text         string
+	Status       TurnStatus // for EventTurnEnded
+}
+
+// subscriberBuffer bounds each subscriber; a full one loses events rather
+// than stalling the run loop.
+const subscriberBuffer = 256
+
+type hub struct {
+	mu      sync.Mutex
+	subs    map[chan Event]struct{}
+	dropped atomic.Uint64
+}
+
+// Subscribe returns a channel of events that closes when ctx ends. Delivery
+// never blocks the publisher: a subscriber that falls more than a buffer
+// behind misses events (Dropped counts them) and should re-read state.
+func (c *Core) Subscribe(ctx context.Context) <-chan Event {
+	ch := make(chan Event, subscriberBuffer)
+	c.events.mu.Lock()
+	if c.events.subs == nil {
+		c.events.subs = make(map[chan Event]struct{})
+	}
+	c.events.subs[ch] = struct{}{}
+	c.events.mu.Unlock()
+	context.AfterFunc(ctx, func() {
+		c.events.mu.Lock()
+		delete(c.events.subs, ch)
+		close(ch)
+		c.events.mu.Unlock()
+	})
+	return ch
+}
+
+// DroppedEvents is how many events slow subscribers missed.
+func (c *Core) DroppedEvents() uint64 { return c.events.dropped.Load() }
+
+func (c *Core) publish(e Event) {
+	if e.Time.IsZero() {
+		e.Time = c.now()
+	}
+	c.events.mu.Lock()
+	defer c.events.mu.Unlock()
+	for ch := range c.events.subs {
+		select {
+		case ch <- e:
+		default:
+			c.events.dropped.Add(1)
+		}
+	}
+}

@@ -1,0 +1,103 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Model is a chat model the run loop talks to (models/ollama, models/sampling).
+type Model interface {
+	// Chat sends the conversation and streams the reply: onDelta receives
+	// text as it is produced; the whole reply is returned at the end. An
+	// error that a person can act on is a *UserError.
+	Chat(ctx context.Context, req ChatRequest, onDelta func(Delta)) (ChatResponse, error)
+}
+
+// ModelLister is implemented by models that can list what is installed.
+type ModelLister interface {
+	ListModels(ctx context.Context) ([]string, error)
+}
+
+// ChatRequest is one model call.
+type ChatRequest struct {
+	Model    string
+	Messages []Message
+	Tools    []ToolSpec
+	// Format is a JSON Schema for structured output, or nil.
+	Format json.RawMessage
+}
+
+// ToolSpec describes a tool the model may call.
+type ToolSpec struct {
+	Name        string
+	Description string
+	Parameters  json.RawMessage // JSON Schema of the arguments object
+}
+
+// Delta is a piece of a streamed reply.
+type Delta struct {
+	Content  string
+	Thinking string
+}
+
+// ChatResponse is a model's whole reply.
+type ChatResponse struct {
+	Message      Message // role assistant; may carry ToolCalls
+	Model        string  // the model that answered
+	PromptTokens int
+	OutputTokens int
+	DoneReason   string
+}
+
+// History is where agents, conversations, turns, clients and settings are
+// kept (store/). Methods return ErrNotFound for missing rows.
+type History interface {
+	AgentStore
+	ConversationStore
+	ClientStore
+	SettingStore
+}
+
+// AgentStore keeps agent definitions.
+type AgentStore interface {
+	Agents(ctx context.Context) ([]Agent, error)
+	// PutAgent inserts or updates by ID; ErrSlugTaken if another agent has the slug.
+	PutAgent(ctx context.Context, a Agent) error
+}
+
+// ConversationStore keeps conversations, their messages and turns.
+type ConversationStore interface {
+	CreateConversation(ctx context.Context, c Conversation) error
+	Conversation(ctx context.Context, id string) (Conversation, error)
+	Messages(ctx context.Context, conversationID string) ([]Message, error)
+	// BeginTurn records a running turn and its user message atomically.
+	BeginTurn(ctx context.Context, t Turn, user Message) error
+	// EndTurn records the turn's outcome and the messages it produced atomically.
+	EndTurn(ctx context.Context, t Turn, produced []Message) error
+	Turns(ctx context.Context, conversationID string) ([]Turn, error)
+	// InterruptRunningTurns marks every turn still running as interrupted;
+	// called once at start, after a crash.
+	InterruptRunningTurns(ctx context.Context, at time.Time) (int, error)
+}
+
+// ClientStore keeps principals (hashed tokens only).
+type ClientStore interface {
+	Clients(ctx context.Context) ([]Client, error)
+	PutClient(ctx context.Context, c Client) error
+	TouchClient(ctx context.Context, id string, at time.Time) error
+}
+
+// SettingStore keeps key/value settings.
+type SettingStore interface {
+	Setting(ctx context.Context, key string) (string, error) // ErrNotFound if unset
+	SetSetting(ctx context.Context, key, value string) error
+}
+
+// Secrets holds outgoing secrets (model API keys, bridged clients' tokens)
+// in the OS keychain (store/keychain). Get returns ErrNotFound when unset.
+type Secrets interface {
+	Get(key string) (string, error)
+	Set(key, value string) error
+	Delete(key string) error
+}

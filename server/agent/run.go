@@ -1,0 +1,274 @@
+package agent
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+)
+
+// RunRequest is one call of an agent.
+type RunRequest struct {
+	Agent     string // slug
+	Principal string // client ID, or LocalPrincipal
+	// Conversation is the handle to continue; blank (after trimming) starts
+	// a new conversation.
+	Conversation string
+	Message      string
+	Context      string // prepended to Message
+}
+
+// RunResult is what a finished turn produced.
+type RunResult struct {
+	Conversation Conversation
+	// NewConversation is true when this call started the conversation.
+	NewConversation bool
+	Turn            Turn
+	Text            string
+	// Structured is the validated JSON answer of an agent with a response
+	// schema (nil otherwise).
+	Structured json.RawMessage
+}
+
+// Run runs one turn: the model is called, tools it asks for are run and
+// their results fed back, until it answers or the round limit is hit. The
+// turn is recorded whatever happens; when it fails, the error's
+// UserMessage says why and the result still names the turn.
+func (c *Core) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
+	agent, ok := c.AgentBySlug(req.Agent)
+	if !ok || !agent.Enabled {
+		return nil, Userf(ErrNotFound, "no enabled agent named %q", req.Agent)
+	}
+	if strings.TrimSpace(req.Message) == "" {
+		return nil, Userf(nil, "'message' is empty: say what you want the agent to do")
+	}
+	conv, isNew, err := c.openConversation(ctx, agent, req)
+	if err != nil {
+		return nil, err
+	}
+	c.running.Add(1)
+	defer c.running.Done()
+
+	res := &RunResult{Conversation: conv, NewConversation: isNew}
+	defer func() { c.convs.release(res.Conversation) }()
+
+	// A shutdown ends the turn too, with its own cause.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stopOnClose := context.AfterFunc(c.base, func() { cancel(context.Cause(c.base)) })
+	defer stopOnClose()
+
+	content := req.Message
+	if strings.TrimSpace(req.Context) != "" {
+		content = req.Context + "\n\n" + req.Message
+	}
+	turn := Turn{
+		ID: uuid.NewString(), ConversationID: conv.ID, AgentID: agent.ID, Principal: req.Principal,
+		Status: TurnRunning, Model: agent.Model, StartedAt: c.now(),
+	}
+	user := Message{Role: RoleUser, Content: content, TurnID: turn.ID, CreatedAt: turn.StartedAt}
+	var past []Message
+	if !isNew {
+		if past, err = c.history.Messages(ctx, conv.ID); err != nil {
+			return nil, fmt.Errorf("load conversation %s: %w", conv.ID, err)
+		}
+	}
+	if err := c.history.BeginTurn(ctx, turn, user); err != nil {
+		return nil, fmt.Errorf("record turn: %w", err)
+	}
+	c.publish(Event{Kind: EventTurnStarted, Agent: agent.Slug, Conversation: conv.ID, Turn: turn.ID, Text: content})
+
+	produced, runErr := c.loop(ctx, agent, &turn, past, user)
+	if runErr == nil {
+		res.Text = lastAssistantText(produced)
+		if len(agent.ResponseSchema) > 0 {
+			if res.Structured, runErr = structuredAnswer(res.Text); runErr == nil {
+				res.Text = string(res.Structured)
+			}
+		}
+	}
+	turn.EndedAt = c.now()
+	turn.Status, runErr = c.outcome(ctx, turn.ID, runErr)
+	if runErr != nil {
+		turn.Error = UserMessage(runErr)
+		c.log.Warn("turn ended without an answer", "agent", agent.Slug, "turn", turn.ID, "status", turn.Status, "err", runErr)
+	}
+	// Record even when the caller went away: the turn happened.
+	if err := c.history.EndTurn(context.WithoutCancel(ctx), turn, produced); err != nil {
+		return nil, fmt.Errorf("record end of turn %s: %w", turn.ID, err)
+	}
+	res.Turn = turn
+	res.Conversation.UpdatedAt = turn.EndedAt
+	c.publish(Event{Kind: EventTurnEnded, Agent: agent.Slug, Conversation: conv.ID, Turn: turn.ID, Status: turn.Status, Text: turn.Error})
+	return res, runErr
+}
+
+// outcome classifies how a turn ended and gives a cancelled turn its
+// user-facing error.
+func (c *Core) outcome(ctx context.Context, turnID string, runErr error) (TurnStatus, error) {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, ErrShutdown):
+		return TurnInterrupted, Userf(cause, "Deskhand shut down during turn %s; it was recorded as interrupted. Call again to retry.", turnID)
+	case ctx.Err() != nil:
+		return TurnCancelled, Userf(cause, "turn %s was cancelled before it finished", turnID)
+	case runErr != nil:
+		return TurnFailed, runErr
+	}
+	return TurnCompleted, nil
+}
+
+// openConversation resolves the handle and marks the conversation busy.
+func (c *Core) openConversation(ctx context.Context, agent Agent, req RunRequest) (Conversation, bool, error) {
+	handle := strings.TrimSpace(req.Conversation)
+	if handle != "" && !agent.Conversations {
+		return Conversation{}, false, ErrConversationsOff
+	}
+	if handle == "" {
+		now := c.now()
+		conv := Conversation{
+			ID: uuid.NewString(), AgentID: agent.ID, Principal: req.Principal,
+			Title: title(req.Message), CreatedAt: now, UpdatedAt: now,
+		}
+		if err := c.history.CreateConversation(ctx, conv); err != nil {
+			return Conversation{}, false, fmt.Errorf("create conversation: %w", err)
+		}
+		_, err := c.convs.acquire(conv.ID, nil, func() (Conversation, error) { return conv, nil })
+		return conv, true, err
+	}
+	// Only minted handles (UUIDs) can exist; anything else is unknown
+	// without asking the store.
+	if _, err := uuid.Parse(handle); err != nil {
+		return Conversation{}, false, ErrUnknownConversation
+	}
+	owns := func(conv Conversation) bool { return conv.Principal == req.Principal && conv.AgentID == agent.ID }
+	conv, err := c.convs.acquire(handle, owns, func() (Conversation, error) {
+		conv, err := c.history.Conversation(ctx, handle)
+		if errors.Is(err, ErrNotFound) {
+			return Conversation{}, ErrUnknownConversation
+		}
+		if err != nil {
+			return Conversation{}, fmt.Errorf("load conversation: %w", err)
+		}
+		return conv, nil
+	})
+	return conv, false, err
+}
+
+func (c *Core) loop(ctx context.Context, agent Agent, turn *Turn, past []Message, user Message) ([]Message, error) {
+	model := c.models[agent.Backend]
+	if model == nil {
+		return nil, Userf(nil, "agent %q runs on the %q model backend, which is not available here", agent.Slug, agent.Backend)
+	}
+	if agent.Backend == BackendOllama && agent.Model == "" {
+		return nil, Userf(nil, "agent %q has no model: install one with 'ollama pull llama3.2', then set it in the agent's settings (or start Deskhand with --model)", agent.Slug)
+	}
+	tools := c.agentTools(agent)
+	specs := make([]ToolSpec, 0, len(tools))
+	for _, t := range tools {
+		specs = append(specs, t.Spec())
+	}
+	msgs := make([]Message, 0, len(past)+2)
+	if agent.Prompt != "" {
+		msgs = append(msgs, Message{Role: RoleSystem, Content: agent.Prompt})
+	}
+	msgs = append(append(msgs, past...), user)
+
+	var produced []Message
+	maxRounds := cmp.Or(agent.MaxRounds, DefaultMaxRounds)
+	for round := 1; ; round++ {
+		if round > maxRounds {
+			return produced, Userf(nil, "agent %q called tools %d times without giving an answer; the turn was stopped", agent.Slug, maxRounds)
+		}
+		resp, err := model.Chat(ctx, ChatRequest{Model: agent.Model, Messages: msgs, Tools: specs, Format: agent.ResponseSchema},
+			func(d Delta) {
+				if d.Content != "" {
+					c.publish(Event{Kind: EventDelta, Agent: agent.Slug, Conversation: turn.ConversationID, Turn: turn.ID, Text: d.Content})
+				}
+			})
+		if err != nil {
+			return produced, err
+		}
+		turn.Model = cmp.Or(resp.Model, turn.Model)
+		turn.PromptTokens += resp.PromptTokens
+		turn.OutputTokens += resp.OutputTokens
+		reply := resp.Message
+		reply.Role, reply.TurnID, reply.CreatedAt = RoleAssistant, turn.ID, c.now()
+		produced = append(produced, reply)
+		msgs = append(msgs, reply)
+		if len(reply.ToolCalls) == 0 {
+			return produced, nil
+		}
+		for _, call := range reply.ToolCalls {
+			turn.ToolCalls++
+			c.publish(Event{Kind: EventToolCall, Agent: agent.Slug, Conversation: turn.ConversationID, Turn: turn.ID, Text: call.Name})
+			out := c.callTool(ctx, tools, call)
+			if ctx.Err() != nil {
+				return produced, ctx.Err()
+			}
+			result := Message{Role: RoleTool, Content: out, ToolCallID: call.ID, ToolName: call.Name, TurnID: turn.ID, CreatedAt: c.now()}
+			produced = append(produced, result)
+			msgs = append(msgs, result)
+		}
+	}
+}
+
+func (c *Core) agentTools(agent Agent) map[string]Tool {
+	out := make(map[string]Tool)
+	for _, name := range agent.Tools {
+		if t, ok := c.tools[name]; ok {
+			out[name] = t
+		}
+	}
+	return out
+}
+
+// callTool runs one tool call; failures become text for the model.
+func (c *Core) callTool(ctx context.Context, tools map[string]Tool, call ToolCall) string {
+	t, ok := tools[call.Name]
+	if !ok {
+		return fmt.Sprintf("error: there is no tool named %q", call.Name)
+	}
+	args := call.Arguments
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	out, err := t.Call(ctx, args)
+	if err != nil {
+		return "error: " + UserMessage(err)
+	}
+	return out
+}
+
+func lastAssistantText(msgs []Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == RoleAssistant {
+			return msgs[i].Content
+		}
+	}
+	return ""
+}
+
+// structuredAnswer checks that the model's answer is JSON; the MCP surface
+// validates it against the schema.
+func structuredAnswer(text string) (json.RawMessage, error) {
+	trimmed := strings.TrimSpace(text)
+	if !json.Valid([]byte(trimmed)) {
+		return nil, Userf(nil, "the model's answer is not the JSON the agent's response schema asks for")
+	}
+	return json.RawMessage(trimmed), nil
+}
+
+// title is the first line of a message, shortened for lists.
+func title(message string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(message), "\n")
+	const max = 80
+	if utf8.RuneCountInString(line) <= max {
+		return line
+	}
+	return string([]rune(line)[:max-1]) + "…"
+}

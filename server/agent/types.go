@@ -1,0 +1,134 @@
+package agent
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Backend names where an agent's model runs.
+type Backend string
+
+const (
+	// BackendOllama runs the agent on a local (or configured) Ollama server.
+	BackendOllama Backend = "ollama"
+	// BackendClient runs the agent on the calling MCP client's model (sampling).
+	BackendClient Backend = "client"
+)
+
+// Agent is a user-defined agent, served as one MCP tool named by its Slug.
+type Agent struct {
+	ID          string
+	Slug        string // tool name: lower-case letters, digits, '-' and '_'
+	Name        string
+	Description string
+	Prompt      string // system prompt
+	Backend     Backend
+	Model       string
+	// ResponseSchema, when set, is a JSON Schema the final answer must
+	// satisfy; the model is asked for structured output.
+	ResponseSchema json.RawMessage
+	// Conversations off makes every call a one-off: no handle is minted
+	// and none is accepted.
+	Conversations bool
+	Enabled       bool
+	// Tools names the tools (of Config.Tools) the agent may call.
+	Tools     []string
+	MaxRounds int // model calls per turn; 0 means DefaultMaxRounds
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// DefaultMaxRounds bounds the model → tools → model loop of one turn.
+const DefaultMaxRounds = 8
+
+// Role is who wrote a message.
+type Role string
+
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Message is one entry of a conversation's transcript.
+type Message struct {
+	Role       Role
+	Content    string
+	ToolCalls  []ToolCall // assistant messages that call tools
+	ToolCallID string     // tool messages: the call answered
+	ToolName   string     // tool messages: the tool that answered
+	TurnID     string
+	CreatedAt  time.Time
+}
+
+// ToolCall is a model's request to run a tool.
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments json.RawMessage // a JSON object
+}
+
+// Conversation is a thread of turns between one principal and one agent.
+// Its ID is the handle clients present to continue it.
+type Conversation struct {
+	ID        string
+	AgentID   string
+	Principal string
+	Title     string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// TurnStatus is the state of a turn.
+type TurnStatus string
+
+const (
+	TurnRunning     TurnStatus = "running"
+	TurnCompleted   TurnStatus = "completed"
+	TurnFailed      TurnStatus = "failed"
+	TurnCancelled   TurnStatus = "cancelled"
+	TurnInterrupted TurnStatus = "interrupted" // the process stopped during the turn
+)
+
+// Turn is one call of an agent: a user message and everything the agent did
+// to answer it.
+type Turn struct {
+	ID             string
+	ConversationID string
+	AgentID        string
+	Principal      string
+	Status         TurnStatus
+	Model          string
+	StartedAt      time.Time
+	EndedAt        time.Time
+	PromptTokens   int
+	OutputTokens   int
+	ToolCalls      int
+	Error          string // user-facing reason when not completed
+}
+
+// Duration is how long the turn ran (zero while running).
+func (t Turn) Duration() time.Duration {
+	if t.EndedAt.IsZero() {
+		return 0
+	}
+	return t.EndedAt.Sub(t.StartedAt)
+}
+
+// Client is a principal: an MCP client the user connected, known by the
+// SHA-256 of its bearer token. The token itself is never stored.
+type Client struct {
+	ID         string
+	Name       string
+	TokenHash  []byte
+	CreatedAt  time.Time
+	LastUsedAt time.Time // zero if never used
+	RevokedAt  time.Time // zero while active
+}
+
+// Active reports whether the client's token is still accepted.
+func (c Client) Active() bool { return c.RevokedAt.IsZero() }
+
+// LocalPrincipal owns conversations started in-process over stdio.
+const LocalPrincipal = "local"
