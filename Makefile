@@ -1,0 +1,49 @@
+# Deskhand. `make help` lists the targets.
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+GO      ?= go
+BIN     := bin/deskhand
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+
+# Debian/Ubuntu packages: cgo (SQLite), the GL/X11 headers the desktop app
+# builds against, Xvfb for GUI tests, a real Secret Service (gnome-keyring on
+# a D-Bus session) for the keychain tests, and npm for the interop tests.
+# dbus-x11 is deliberately absent: it makes D-Bus auto-launch daemons that
+# outlive the tests.
+APT_PACKAGES := gcc libc6-dev pkg-config git ca-certificates \
+	libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev \
+	xvfb xauth dbus gnome-keyring libsecret-tools nodejs npm
+
+help: ## list the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+
+deps: ## install what building and testing need (Debian/Ubuntu; says what to install elsewhere)
+	@.ci/deps.sh $(APT_PACKAGES)
+
+build: deps ## build bin/deskhand
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) .
+
+run: build ## build and start Deskhand (headless until the desktop app lands)
+	./$(BIN) serve
+
+test: deps ## vet, then every test with -race, including the real-keychain and interop tests
+	$(GO) vet ./...
+	$(GO) test -race -count=1 ./...
+	store/keychain/testdata/real-keyring.sh
+
+bench: ## run the benchmarks
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+fuzz: ## fuzz the HTTP handler for a minute (its corpus also runs in make test)
+	$(GO) test -run '^$$' -fuzz FuzzHandler -fuzztime 60s ./server/mcpserver
+
+tidy-check: ## fail when go.mod/go.sum are not tidy
+	$(GO) mod tidy -diff
+
+clean: ## remove build output
+	rm -rf bin
+
+.PHONY: help deps build run test bench fuzz tidy-check clean

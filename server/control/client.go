@@ -1,0 +1,100 @@
+package control
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+// ErrNotRunning means no Deskhand answers on the socket.
+var ErrNotRunning = errors.New("deskhand is not running")
+
+// Client talks to a running Deskhand over its control socket.
+type Client struct {
+	http *http.Client
+}
+
+// Dial returns a client for the socket at path, or ErrNotRunning when
+// nothing answers there.
+func Dial(path string) (*Client, error) {
+	c, err := net.DialTimeout("unix", path, time.Second)
+	if err != nil {
+		return nil, ErrNotRunning
+	}
+	c.Close()
+	return &Client{http: &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", path)
+		},
+	}}}, nil
+}
+
+// CreateToken creates a client and returns its token.
+func (c *Client) CreateToken(ctx context.Context, name string) (string, error) {
+	var out createdToken
+	err := c.do(ctx, http.MethodPost, "/v1/tokens", tokenRequest{Name: name}, &out)
+	return out.Token, err
+}
+
+// Tokens lists active clients.
+func (c *Client) Tokens(ctx context.Context) ([]TokenInfo, error) {
+	var out []TokenInfo
+	err := c.do(ctx, http.MethodGet, "/v1/tokens", nil, &out)
+	return out, err
+}
+
+// RevokeToken revokes the named client's token.
+func (c *Client) RevokeToken(ctx context.Context, name string) error {
+	return c.do(ctx, http.MethodDelete, "/v1/tokens/"+url.PathEscape(name), nil, nil)
+}
+
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "http://deskhand"+path, body)
+	if err != nil {
+		return err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("control channel: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		var p problem
+		if json.NewDecoder(resp.Body).Decode(&p) == nil && p.Error != "" {
+			if resp.StatusCode == http.StatusNotFound {
+				return &agent.UserError{Msg: p.Error, Err: agent.ErrNotFound}
+			}
+			return &agent.UserError{Msg: p.Error}
+		}
+		return fmt.Errorf("control channel: %s", resp.Status)
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("control channel: decode reply: %w", err)
+	}
+	return nil
+}
+
+// Tokens lists the core's active clients the way Client.Tokens does, for
+// when the app is not running and the command line opens the store itself.
+func Tokens(core Core) []TokenInfo { return tokenInfos(core.Clients()) }

@@ -1,0 +1,160 @@
+// Package control is the running app's local control channel: HTTP over a
+// Unix domain socket (mode 0600) in the data folder. The command line uses
+// it to reach the running app (token commands now; questions and agent
+// edits later), so changes take effect at once. A socket file is never
+// reachable from a browser, and requests that carry an Origin are refused
+// all the same.
+package control
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+// SocketName is the socket's file name in the data folder.
+const SocketName = "deskhand.sock"
+
+// Core is what the control channel needs of the core.
+type Core interface {
+	CreateClient(ctx context.Context, name string) (agent.Client, string, error)
+	RevokeClient(ctx context.Context, name string) error
+	Clients() []agent.Client
+}
+
+// ErrAlreadyRunning means another Deskhand answers on the socket.
+var ErrAlreadyRunning = errors.New("another Deskhand is already running with this data folder")
+
+// Server serves the control channel until Close.
+type Server struct {
+	ln   net.Listener
+	srv  *http.Server
+	done chan error
+	path string
+}
+
+// Listen takes the socket at path, removing a stale one left by a crash.
+func Listen(path string, core Core) (*Server, error) {
+	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+		c.Close()
+		return nil, ErrAlreadyRunning
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("remove stale control socket: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("create data folder: %w", err)
+	}
+	// The umask makes the socket 0600 from the start; chmod after would race.
+	old := syscall.Umask(0o177)
+	ln, err := net.Listen("unix", path)
+	syscall.Umask(old)
+	if err != nil {
+		return nil, fmt.Errorf("listen on control socket %s: %w", path, err)
+	}
+	s := &Server{ln: ln, path: path, done: make(chan error, 1),
+		srv: &http.Server{Handler: handler(core), ReadHeaderTimeout: 10 * time.Second}}
+	go func() { s.done <- s.srv.Serve(ln) }()
+	return s, nil
+}
+
+// Close stops serving and removes the socket.
+func (s *Server) Close(ctx context.Context) error {
+	err := s.srv.Shutdown(ctx)
+	<-s.done
+	_ = os.Remove(s.path)
+	return err
+}
+
+type tokenRequest struct {
+	Name string `json:"name"`
+}
+
+// TokenInfo describes a client token without the token itself.
+type TokenInfo struct {
+	Name       string    `json:"name"`
+	CreatedAt  time.Time `json:"createdAt"`
+	LastUsedAt time.Time `json:"lastUsedAt,omitzero"`
+}
+
+type createdToken struct {
+	TokenInfo
+	Token string `json:"token"`
+}
+
+type problem struct {
+	Error string `json:"error"`
+}
+
+func handler(core Core) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/tokens", func(w http.ResponseWriter, r *http.Request) {
+		reply(w, http.StatusOK, tokenInfos(core.Clients()))
+	})
+	mux.HandleFunc("POST /v1/tokens", func(w http.ResponseWriter, r *http.Request) {
+		var req tokenRequest
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10)).Decode(&req); err != nil {
+			reply(w, http.StatusBadRequest, problem{"the request body must be JSON like {\"name\": \"cursor\"}"})
+			return
+		}
+		cl, token, err := core.CreateClient(r.Context(), req.Name)
+		if err != nil {
+			replyErr(w, err)
+			return
+		}
+		reply(w, http.StatusCreated, createdToken{TokenInfo: tokenInfo(cl), Token: token})
+	})
+	mux.HandleFunc("DELETE /v1/tokens/{name}", func(w http.ResponseWriter, r *http.Request) {
+		if err := core.RevokeClient(r.Context(), r.PathValue("name")); err != nil {
+			replyErr(w, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Origin") != "" {
+			http.Error(w, "Forbidden", http.StatusForbidden)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+func tokenInfo(c agent.Client) TokenInfo {
+	return TokenInfo{Name: c.Name, CreatedAt: c.CreatedAt, LastUsedAt: c.LastUsedAt}
+}
+
+func tokenInfos(cs []agent.Client) []TokenInfo {
+	out := make([]TokenInfo, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, tokenInfo(c))
+	}
+	return out
+}
+
+func reply(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func replyErr(w http.ResponseWriter, err error) {
+	status := http.StatusInternalServerError
+	var ue *agent.UserError
+	switch {
+	case errors.Is(err, agent.ErrNotFound):
+		status = http.StatusNotFound
+	case errors.As(err, &ue):
+		status = http.StatusBadRequest
+	}
+	reply(w, status, problem{agent.UserMessage(err)})
+}

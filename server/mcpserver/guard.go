@@ -1,0 +1,190 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+// MaxBodyBytes is the largest request body accepted (413 beyond).
+const MaxBodyBytes = 4 << 20
+
+// Authenticator finds the client a bearer token belongs to.
+type Authenticator interface {
+	Authenticate(ctx context.Context, token string) (agent.Client, bool)
+}
+
+// GuardOptions configures the guard.
+type GuardOptions struct {
+	// AllowedHosts adds Host names beyond the loopback ones; "*.example.com"
+	// matches subdomains of example.com, not example.com itself.
+	AllowedHosts []string
+	// AllowedOrigins adds origins ("https://app.example.com", or
+	// "https://*.example.com") beyond the server's own loopback origin.
+	AllowedOrigins []string
+	// InsecureNoAuth turns bearer tokens off ("open local development"):
+	// any local program, and any page that gets past Host and Origin, can
+	// call the agents.
+	InsecureNoAuth bool
+	// MetadataPath is where the RFC 9728 metadata is served; public.
+	MetadataPath string
+	// Public lists paths served without a token (metadata, server card).
+	Public []string
+}
+
+type principalKey struct{}
+
+// withPrincipal records who is calling.
+func withPrincipal(ctx context.Context, p string) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// PrincipalFrom returns the caller set by the guard or the stdio server.
+func PrincipalFrom(ctx context.Context) string {
+	p, _ := ctx.Value(principalKey{}).(string)
+	return p
+}
+
+// Guard wraps next with the localhost checks described in the package doc.
+func Guard(auth Authenticator, opts GuardOptions, next http.Handler) http.Handler {
+	public := make(map[string]bool, len(opts.Public)+1)
+	for _, p := range append(opts.Public, opts.MetadataPath) {
+		public[p] = true
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Cache-Control", "no-store")
+		if !hostAllowed(r.Host, opts.AllowedHosts) {
+			http.Error(w, "Forbidden: the Host header is not this computer's loopback address (DNS rebinding protection)", http.StatusForbidden)
+			return
+		}
+		if origin, present := r.Header["Origin"]; present && !originAllowed(origin, r, opts.AllowedOrigins) {
+			http.Error(w, "Forbidden: requests from this Origin are not allowed", http.StatusForbidden)
+			return
+		}
+		if public[r.URL.Path] {
+			next.ServeHTTP(w, r)
+			return
+		}
+		principal := agent.LocalPrincipal
+		if !opts.InsecureNoAuth {
+			token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			client, found := agent.Client{}, false
+			if ok {
+				client, found = auth.Authenticate(r.Context(), strings.TrimSpace(token))
+			}
+			if !found {
+				metadata := (&url.URL{Scheme: "http", Host: r.Host, Path: opts.MetadataPath}).String()
+				h.Set("WWW-Authenticate", fmt.Sprintf(`Bearer resource_metadata=%q`, metadata))
+				http.Error(w, "Unauthorized: send 'Authorization: Bearer <token>'. Create a token with 'deskhand token create NAME'.", http.StatusUnauthorized)
+				return
+			}
+			principal = client.ID
+		}
+		if r.ContentLength > MaxBodyBytes {
+			http.Error(w, fmt.Sprintf("Request body too large: the limit is %d bytes", MaxBodyBytes), http.StatusRequestEntityTooLarge)
+			return
+		}
+		if r.Body != nil && r.Body != http.NoBody && r.ContentLength < 0 {
+			// Chunked: read up to the limit here, since mcp-go reads without one.
+			body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
+			if err != nil {
+				http.Error(w, "Bad request: could not read the body", http.StatusBadRequest)
+				return
+			}
+			if len(body) > MaxBodyBytes {
+				http.Error(w, fmt.Sprintf("Request body too large: the limit is %d bytes", MaxBodyBytes), http.StatusRequestEntityTooLarge)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.ContentLength = int64(len(body))
+		}
+		next.ServeHTTP(w, r.WithContext(withPrincipal(r.Context(), principal)))
+	})
+}
+
+// hostAllowed accepts loopback names and allow-listed hosts.
+func hostAllowed(hostport string, allowed []string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.Trim(host, "[]"))
+	if host == "" {
+		return false
+	}
+	if isLoopbackName(host) {
+		return true
+	}
+	return matchesAny(host, allowed)
+}
+
+func isLoopbackName(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	addr, err := netip.ParseAddr(host)
+	return err == nil && addr.Unmap().IsLoopback()
+}
+
+// matchesAny reports whether host equals an entry, or is a strict subdomain
+// of an entry written "*.domain".
+func matchesAny(host string, patterns []string) bool {
+	for _, p := range patterns {
+		p = strings.ToLower(strings.TrimSpace(p))
+		if suffix, wild := strings.CutPrefix(p, "*."); wild {
+			if strings.HasSuffix(host, "."+suffix) && len(host) > len(suffix)+1 {
+				return true
+			}
+		} else if host == p {
+			return true
+		}
+	}
+	return false
+}
+
+// originAllowed accepts the server's own loopback origins (same port, any
+// loopback name) and allow-listed ones. "null" and malformed origins fail.
+func originAllowed(values []string, r *http.Request, allowed []string) bool {
+	if len(values) != 1 {
+		return false
+	}
+	u, err := url.Parse(values[0])
+	if err != nil || u.Host == "" || u.Path != "" || u.User != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	host, port := u.Hostname(), u.Port()
+	if u.Scheme == "http" && isLoopbackName(strings.ToLower(host)) && port != "" && port == localPort(r) {
+		return true
+	}
+	for _, a := range allowed {
+		au, err := url.Parse(strings.TrimSpace(a))
+		if err != nil || au.Scheme != u.Scheme || au.Port() != port {
+			continue
+		}
+		if matchesAny(strings.ToLower(host), []string{au.Hostname()}) {
+			return true
+		}
+	}
+	return false
+}
+
+// localPort is the port the request arrived on.
+func localPort(r *http.Request) string {
+	if addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		if _, port, err := net.SplitHostPort(addr.String()); err == nil {
+			return port
+		}
+	}
+	return ""
+}

@@ -1,0 +1,280 @@
+package mcpserver
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+// Paths served by Handler.
+const (
+	EndpointPath   = "/mcp"
+	ServerCardPath = "/mcp/server-card"
+	MetadataPath   = "/.well-known/oauth-protected-resource/mcp"
+)
+
+// Core is what the MCP surface needs of the core.
+type Core interface {
+	Authenticator
+	EnabledAgents() []agent.Agent
+	Run(ctx context.Context, req agent.RunRequest) (*agent.RunResult, error)
+	ConversationLimits() (capacity int, idle time.Duration)
+	Subscribe(ctx context.Context) <-chan agent.Event
+}
+
+// Info is the server's metadata, set in Settings (never taken from an agent).
+type Info struct {
+	Name         string
+	Version      string
+	Title        string
+	Description  string
+	Instructions string
+	WebsiteURL   string
+}
+
+// Options configures a Server.
+type Options struct {
+	Info  Info
+	Guard GuardOptions
+	// SessionIdleTTL ends legacy MCP sessions idle this long (default 30 min).
+	SessionIdleTTL time.Duration
+	Logger         *slog.Logger
+}
+
+// Server serves the enabled agents of a Core as MCP tools.
+type Server struct {
+	core Core
+	opts Options
+	log  *slog.Logger
+	mcp  *server.MCPServer
+	http *server.StreamableHTTPServer
+
+	mu sync.Mutex
+	// Legacy sessions: who opened each, and the conversation it continues
+	// with each agent (session id → slug → handle).
+	sessionOwner map[string]string
+	sessionConv  map[string]map[string]string
+
+	stopSync context.CancelFunc
+	synced   chan struct{}
+}
+
+// New builds the server and keeps its tool list in step with the core's
+// agents until Close.
+func New(core Core, opts Options) *Server {
+	opts.Info.Name = cmp.Or(opts.Info.Name, "deskhand")
+	opts.Info.Version = cmp.Or(opts.Info.Version, "dev")
+	opts.Guard.MetadataPath = MetadataPath
+	opts.Guard.Public = append(opts.Guard.Public, ServerCardPath)
+	s := &Server{
+		core:         core,
+		opts:         opts,
+		log:          cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
+		sessionOwner: make(map[string]string),
+		sessionConv:  make(map[string]map[string]string),
+		synced:       make(chan struct{}),
+	}
+	hooks := &server.Hooks{}
+	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
+		s.mu.Lock()
+		delete(s.sessionOwner, cs.SessionID())
+		delete(s.sessionConv, cs.SessionID())
+		s.mu.Unlock()
+	})
+	s.mcp = server.NewMCPServer(opts.Info.Name, opts.Info.Version,
+		server.WithToolCapabilities(true),
+		server.WithTitle(opts.Info.Title),
+		server.WithDescription(opts.Info.Description),
+		server.WithWebsiteURL(opts.Info.WebsiteURL),
+		server.WithInstructions(opts.Info.Instructions),
+		server.WithOutputSchemaValidation(),
+		server.WithRecovery(),
+		server.WithHooks(hooks),
+	)
+	s.http = server.NewStreamableHTTPServer(s.mcp,
+		server.WithStateful(true),
+		server.WithSessionIdleTTL(cmp.Or(opts.SessionIdleTTL, 30*time.Minute)),
+		server.WithStreamableHTTPLogger(s.log),
+	)
+	s.syncTools()
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopSync = cancel
+	events := core.Subscribe(ctx)
+	go func() {
+		defer close(s.synced)
+		for e := range events {
+			if e.Kind == agent.EventAgentsChanged {
+				s.syncTools()
+			}
+		}
+	}()
+	return s
+}
+
+// MCP returns the underlying mcp-go server.
+func (s *Server) MCP() *server.MCPServer { return s.mcp }
+
+// Handler serves /mcp, the server card and the RFC 9728 metadata, all
+// behind the guard.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle(EndpointPath, s.bindSessions(s.http))
+	mux.HandleFunc(ServerCardPath, s.serveCard)
+	mux.HandleFunc(MetadataPath, s.serveMetadata)
+	return Guard(s.core, s.opts.Guard, redirectBrowsers(mux))
+}
+
+// Close stops following agent changes and ends legacy sessions.
+func (s *Server) Close(ctx context.Context) error {
+	s.stopSync()
+	<-s.synced
+	return s.http.Shutdown(ctx)
+}
+
+// ServeStdio serves MCP on in and out as the local principal until ctx ends
+// or in closes.
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	stdio := server.NewStdioServer(s.mcp)
+	stdio.SetContextFunc(func(ctx context.Context) context.Context {
+		return withPrincipal(ctx, agent.LocalPrincipal)
+	})
+	return stdio.Listen(ctx, in, out)
+}
+
+// syncTools makes the tool list match the enabled agents; mcp-go notifies
+// clients (list_changed) when it changes.
+func (s *Server) syncTools() {
+	agents := s.core.EnabledAgents()
+	capacity, idle := s.core.ConversationLimits()
+	tools := make([]server.ServerTool, 0, len(agents))
+	for _, a := range agents {
+		tools = append(tools, server.ServerTool{Tool: agentTool(a, capacity, idle), Handler: s.handleCall(a.Slug)})
+	}
+	s.mcp.SetTools(tools...)
+}
+
+// bindSessions binds each legacy MCP session to the principal that opened
+// it: another principal presenting the id is told it does not exist.
+func (s *Server) bindSessions(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		principal := PrincipalFrom(r.Context())
+		if sid := r.Header.Get(server.HeaderKeySessionID); sid != "" {
+			s.mu.Lock()
+			owner, known := s.sessionOwner[sid]
+			s.mu.Unlock()
+			if known && owner != principal {
+				http.Error(w, "Session not found", http.StatusNotFound)
+				return
+			}
+			next.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(&sessionRecorder{ResponseWriter: w, record: func(sid string) {
+			s.mu.Lock()
+			s.sessionOwner[sid] = principal
+			s.mu.Unlock()
+		}}, r)
+	})
+}
+
+// sessionRecorder notes the session id mcp-go assigns in a response.
+type sessionRecorder struct {
+	http.ResponseWriter
+	record func(string)
+	done   bool
+}
+
+func (w *sessionRecorder) WriteHeader(code int) {
+	if !w.done {
+		w.done = true
+		if sid := w.Header().Get(server.HeaderKeySessionID); sid != "" {
+			w.record(sid)
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *sessionRecorder) Write(b []byte) (int, error) {
+	if !w.done {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *sessionRecorder) Flush() {
+	if !w.done {
+		w.WriteHeader(http.StatusOK)
+	}
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *sessionRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// redirectBrowsers sends a browser's GET of /mcp to the server card.
+func redirectBrowsers(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		accept := r.Header.Get("Accept")
+		if r.Method == http.MethodGet && r.URL.Path == EndpointPath &&
+			strings.Contains(accept, "text/html") && !strings.Contains(accept, "text/event-stream") {
+			http.Redirect(w, r, ServerCardPath, http.StatusFound)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// serveCard describes the server without tool schemas; public.
+func (s *Server) serveCard(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "Method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	info := s.opts.Info
+	card := map[string]any{
+		"name":        info.Name,
+		"title":       info.Title,
+		"version":     info.Version,
+		"description": info.Description,
+		"websiteUrl":  info.WebsiteURL,
+		"endpoint":    "http://" + r.Host + EndpointPath,
+		"transport":   "streamable-http",
+		"protocolVersions": append([]string{mcp.ProtocolVersion20260728},
+			mcp.LegacyProtocolVersions()...),
+		"authentication": map[string]any{
+			"required":         !s.opts.Guard.InsecureNoAuth,
+			"scheme":           "bearer",
+			"resourceMetadata": "http://" + r.Host + MetadataPath,
+		},
+	}
+	writeJSON(w, card)
+}
+
+// serveMetadata is the RFC 9728 protected resource metadata; public.
+func (s *Server) serveMetadata(w http.ResponseWriter, r *http.Request) {
+	server.NewProtectedResourceMetadataHandler(server.ProtectedResourceMetadataConfig{
+		Resource:               "http://" + r.Host + EndpointPath,
+		BearerMethodsSupported: []string{"header"},
+		ResourceName:           cmp.Or(s.opts.Info.Title, s.opts.Info.Name),
+	}).ServeHTTP(w, r)
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
