@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -50,6 +51,8 @@ type Core struct {
 	mu      sync.Mutex
 	agents  map[string]Agent // by ID
 	clients []Client
+	// agentsRev counts agent changes, so adapters can tell a stale copy.
+	agentsRev atomic.Uint64
 
 	// base ends every running turn when the core closes.
 	base    context.Context
@@ -74,6 +77,10 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 	if c.now == nil {
 		c.now = time.Now
 	}
+	// The store keeps milliseconds; so does the core, so that what it holds
+	// equals what a restart reads back.
+	clock := c.now
+	c.now = func() time.Time { return clock().UTC().Truncate(time.Millisecond) }
 	c.convs = newRegistry(cmp.Or(cfg.ConversationCap, 1024), cmp.Or(cfg.ConversationTTL, time.Hour), c.now)
 	for _, t := range cfg.Tools {
 		c.tools[t.Spec().Name] = t
@@ -126,6 +133,9 @@ func (c *Core) Agents() []Agent {
 	return out
 }
 
+// AgentsRevision changes whenever an agent is created or changed.
+func (c *Core) AgentsRevision() uint64 { return c.agentsRev.Load() }
+
 // EnabledAgents lists the agents served as tools, in slug order.
 func (c *Core) EnabledAgents() []Agent {
 	return slices.DeleteFunc(c.Agents(), func(a Agent) bool { return !a.Enabled })
@@ -169,6 +179,7 @@ func (c *Core) SaveAgent(ctx context.Context, a Agent) (Agent, error) {
 		return Agent{}, fmt.Errorf("save agent %s: %w", a.Slug, err)
 	}
 	c.agents[a.ID] = a
+	c.agentsRev.Add(1)
 	c.publish(Event{Kind: EventAgentsChanged, Agent: a.Slug})
 	return a, nil
 }

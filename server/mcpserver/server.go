@@ -28,6 +28,7 @@ const (
 type Core interface {
 	Authenticator
 	EnabledAgents() []agent.Agent
+	AgentsRevision() uint64
 	Run(ctx context.Context, req agent.RunRequest) (*agent.RunResult, error)
 	ConversationLimits() (capacity int, idle time.Duration)
 	Subscribe(ctx context.Context) <-chan agent.Event
@@ -66,6 +67,8 @@ type Server struct {
 	sessionOwner map[string]string
 	sessionConv  map[string]map[string]string
 
+	syncMu   sync.Mutex
+	syncedAt uint64 // the core's AgentsRevision the tools reflect, plus one
 	stopSync context.CancelFunc
 	synced   chan struct{}
 }
@@ -86,6 +89,9 @@ func New(core Core, opts Options) *Server {
 		synced:       make(chan struct{}),
 	}
 	hooks := &server.Hooks{}
+	// Every request sees the current agents, even before the change event
+	// arrives; the event only makes list_changed prompt.
+	hooks.AddBeforeAny(func(context.Context, any, mcp.MCPMethod, any) { s.syncTools() })
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
 		s.mu.Lock()
 		delete(s.sessionOwner, cs.SessionID())
@@ -152,9 +158,16 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	return stdio.Listen(ctx, in, out)
 }
 
-// syncTools makes the tool list match the enabled agents; mcp-go notifies
-// clients (list_changed) when it changes.
+// syncTools makes the tool list match the enabled agents, if they changed
+// since the last sync; mcp-go notifies clients (list_changed).
 func (s *Server) syncTools() {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	rev := s.core.AgentsRevision() + 1
+	if rev == s.syncedAt {
+		return
+	}
+	s.syncedAt = rev
 	agents := s.core.EnabledAgents()
 	capacity, idle := s.core.ConversationLimits()
 	tools := make([]server.ServerTool, 0, len(agents))

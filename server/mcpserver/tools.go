@@ -90,6 +90,9 @@ type callArgs struct {
 	Message      string
 	Context      string
 	Conversation string
+	// HasConversation tells a blank handle (start afresh) from none
+	// (continue the legacy session's conversation, if any).
+	HasConversation bool
 }
 
 // parseArgs checks argument names and types, with messages a model can act on.
@@ -108,6 +111,7 @@ func parseArgs(raw map[string]any, conversations bool) (callArgs, error) {
 				return out, agent.ErrConversationsOff
 			}
 			dst = &out.Conversation
+			out.HasConversation = true
 		default:
 			unknown = append(unknown, k)
 			continue
@@ -164,13 +168,14 @@ func (s *Server) handleCall(slug string) server.ToolHandlerFunc {
 		if err != nil {
 			return mcp.NewToolResultError(agent.UserMessage(err)), nil
 		}
-		if strings.TrimSpace(args.Conversation) == "" && a.Conversations {
+		if !args.HasConversation && a.Conversations {
 			args.Conversation = metaHandle(req.Params.Meta)
 		}
 
-		// Legacy sessions continue their conversation without a handle.
+		// Legacy sessions continue their conversation when the call names
+		// none; a blank handle asks for a fresh one.
 		sessionID := legacySessionID(ctx)
-		if strings.TrimSpace(args.Conversation) == "" && sessionID != "" && a.Conversations {
+		if !args.HasConversation && args.Conversation == "" && sessionID != "" && a.Conversations {
 			s.mu.Lock()
 			args.Conversation = s.sessionConv[sessionID][slug]
 			s.mu.Unlock()

@@ -1,0 +1,77 @@
+// Package agenttest provides fakes of the core's ports for tests, in the
+// manner of net/http/httptest.
+package agenttest
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+// Model is a scripted agent.Model: each Chat call runs Reply with the
+// request (or echoes the last user message when Reply is nil) and records
+// the request.
+type Model struct {
+	Reply func(ctx context.Context, n int, req agent.ChatRequest, onDelta func(agent.Delta)) (agent.ChatResponse, error)
+
+	mu       sync.Mutex
+	requests []agent.ChatRequest
+}
+
+var _ agent.Model = (*Model)(nil)
+
+// Chat implements agent.Model.
+func (m *Model) Chat(ctx context.Context, req agent.ChatRequest, onDelta func(agent.Delta)) (agent.ChatResponse, error) {
+	m.mu.Lock()
+	m.requests = append(m.requests, req)
+	n := len(m.requests)
+	m.mu.Unlock()
+	if m.Reply != nil {
+		return m.Reply(ctx, n, req, onDelta)
+	}
+	last := ""
+	for _, msg := range req.Messages {
+		if msg.Role == agent.RoleUser {
+			last = msg.Content
+		}
+	}
+	onDelta(agent.Delta{Content: "echo: " + last})
+	return Text("echo: " + last), nil
+}
+
+// Requests returns the requests received so far.
+func (m *Model) Requests() []agent.ChatRequest {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]agent.ChatRequest(nil), m.requests...)
+}
+
+// Text is a plain assistant reply.
+func Text(s string) agent.ChatResponse {
+	return agent.ChatResponse{Message: agent.Message{Role: agent.RoleAssistant, Content: s}, Model: "fake", PromptTokens: 3, OutputTokens: 2}
+}
+
+// Calls is an assistant reply that calls one tool.
+func Calls(id, name string, args any) agent.ChatResponse {
+	raw, _ := json.Marshal(args)
+	return agent.ChatResponse{Message: agent.Message{Role: agent.RoleAssistant,
+		ToolCalls: []agent.ToolCall{{ID: id, Name: name, Arguments: raw}}}, Model: "fake", PromptTokens: 3, OutputTokens: 2}
+}
+
+// Tool is a func-backed agent.Tool.
+type Tool struct {
+	Name string
+	Fn   func(ctx context.Context, args json.RawMessage) (string, error)
+}
+
+var _ agent.Tool = Tool{}
+
+// Spec implements agent.Tool.
+func (t Tool) Spec() agent.ToolSpec {
+	return agent.ToolSpec{Name: t.Name, Description: "test tool " + t.Name, Parameters: json.RawMessage(`{"type":"object"}`)}
+}
+
+// Call implements agent.Tool.
+func (t Tool) Call(ctx context.Context, args json.RawMessage) (string, error) { return t.Fn(ctx, args) }

@@ -1,0 +1,591 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+
+	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/agent/agenttest"
+	"github.com/deskhand/deskhand/store"
+	"github.com/deskhand/deskhand/store/storetest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type fixture struct {
+	core  *agent.Core
+	db    *store.DB
+	model *agenttest.Model
+	agent agent.Agent
+}
+
+func newFixture(t *testing.T, cfg agent.Config, a agent.Agent) *fixture {
+	t.Helper()
+	f := &fixture{db: storetest.Open(t), model: &agenttest.Model{}}
+	cfg.History = f.db
+	if cfg.Models == nil {
+		cfg.Models = map[agent.Backend]agent.Model{agent.BackendOllama: f.model}
+	}
+	core, err := agent.New(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(core.Close)
+	f.core = core
+	if a.Slug == "" {
+		a = agent.Agent{Slug: "helper", Model: "m", Conversations: true, Enabled: true, Prompt: "be brief"}
+	}
+	if f.agent, err = core.SaveAgent(t.Context(), a); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func (f *fixture) run(t *testing.T, principal, handle, msg string) (*agent.RunResult, error) {
+	t.Helper()
+	return f.core.Run(t.Context(), agent.RunRequest{Agent: f.agent.Slug, Principal: principal, Conversation: handle, Message: msg})
+}
+
+func userMessages(req agent.ChatRequest) []string {
+	var out []string
+	for _, m := range req.Messages {
+		if m.Role == agent.RoleUser {
+			out = append(out, m.Content)
+		}
+	}
+	return out
+}
+
+func TestRunRemembersConversation(t *testing.T) {
+	f := newFixture(t, agent.Config{}, agent.Agent{})
+	first, err := f.run(t, "alice", "", "My name is Ada.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !first.NewConversation || first.Text != "echo: My name is Ada." || first.Turn.Status != agent.TurnCompleted {
+		t.Fatalf("first = %+v", first)
+	}
+	second, err := f.run(t, "alice", first.Conversation.ID, "What is my name?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.NewConversation || second.Conversation.ID != first.Conversation.ID {
+		t.Fatalf("second call opened another conversation: %+v", second.Conversation)
+	}
+	reqs := f.model.Requests()
+	if diff := cmp.Diff([]string{"My name is Ada.", "What is my name?"}, userMessages(reqs[1])); diff != "" {
+		t.Errorf("second model call lacks the history (-want +got):\n%s", diff)
+	}
+	if reqs[1].Messages[0].Role != agent.RoleSystem || reqs[1].Messages[0].Content != "be brief" {
+		t.Errorf("system prompt missing: %+v", reqs[1].Messages[0])
+	}
+	// A blank handle starts afresh.
+	third, err := f.run(t, "alice", "   ", "Who am I?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !third.NewConversation || third.Conversation.ID == first.Conversation.ID {
+		t.Fatal("blank handle did not start a new conversation")
+	}
+	if got := userMessages(f.model.Requests()[2]); len(got) != 1 {
+		t.Errorf("fresh conversation carried history: %q", got)
+	}
+	turns, err := f.db.Turns(t.Context(), first.Conversation.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(turns) != 2 || turns[0].Status != agent.TurnCompleted || turns[0].Model != "fake" || turns[0].PromptTokens != 3 || turns[0].OutputTokens != 2 {
+		t.Errorf("turns not recorded with model and tokens: %+v", turns)
+	}
+}
+
+func TestContextIsPrepended(t *testing.T) {
+	f := newFixture(t, agent.Config{}, agent.Agent{})
+	if _, err := f.core.Run(t.Context(), agent.RunRequest{Agent: "helper", Principal: "p", Message: "Summarise.", Context: "The sky is blue."}); err != nil {
+		t.Fatal(err)
+	}
+	if got := userMessages(f.model.Requests()[0]); got[0] != "The sky is blue.\n\nSummarise." {
+		t.Errorf("user message = %q", got[0])
+	}
+}
+
+func TestUnknownAndForeignHandlesLookTheSame(t *testing.T) {
+	f := newFixture(t, agent.Config{}, agent.Agent{})
+	other, err := f.core.SaveAgent(t.Context(), agent.Agent{Slug: "other", Model: "m", Conversations: true, Enabled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine, err := f.run(t, "alice", "", "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	onOther, err := f.core.Run(t.Context(), agent.RunRequest{Agent: other.Slug, Principal: "alice", Message: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct{ principal, handle string }{
+		"never minted":           {"alice", "0b6c4a8e-2f7e-4c1a-9d7e-3f1c2b4a5d6e"},
+		"not a uuid":             {"alice", "my-own-name"},
+		"another client's":       {"mallory", mine.Conversation.ID},
+		"another agent's handle": {"alice", onOther.Conversation.ID},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			res, err := f.run(t, c.principal, c.handle, "hi")
+			if res != nil || !errors.Is(err, agent.ErrUnknownConversation) {
+				t.Fatalf("got %+v, %v; want ErrUnknownConversation", res, err)
+			}
+			if agent.UserMessage(err) != agent.UserMessage(agent.ErrUnknownConversation) {
+				t.Errorf("text differs: %q", agent.UserMessage(err))
+			}
+		})
+	}
+}
+
+// blockingModel holds every Chat until release is closed.
+func blockingModel(started chan<- struct{}, release <-chan struct{}) *agenttest.Model {
+	return &agenttest.Model{Reply: func(ctx context.Context, n int, req agent.ChatRequest, onDelta func(agent.Delta)) (agent.ChatResponse, error) {
+		started <- struct{}{}
+		select {
+		case <-release:
+			return agenttest.Text("done"), nil
+		case <-ctx.Done():
+			return agent.ChatResponse{}, ctx.Err()
+		}
+	}}
+}
+
+func TestOneTurnAtATime(t *testing.T) {
+	f := newFixture(t, agent.Config{}, agent.Agent{})
+	first, err := f.run(t, "alice", "", "start")
+	if err != nil {
+		t.Fatal(err)
+	}
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	*f.model = *blockingModel(started, release)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if _, err := f.run(t, "alice", first.Conversation.ID, "slow"); err != nil {
+			t.Error(err)
+		}
+	}()
+	<-started
+	if _, err := f.run(t, "alice", first.Conversation.ID, "again"); !errors.Is(err, agent.ErrConversationBusy) {
+		t.Errorf("owner's concurrent call: %v, want ErrConversationBusy", err)
+	}
+	if _, err := f.run(t, "mallory", first.Conversation.ID, "peek"); !errors.Is(err, agent.ErrUnknownConversation) {
+		t.Errorf("stranger's call on a busy conversation: %v, want ErrUnknownConversation", err)
+	}
+	close(release)
+	wg.Wait()
+	if _, err := f.run(t, "alice", first.Conversation.ID, "after"); err != nil {
+		t.Errorf("conversation not released: %v", err)
+	}
+}
+
+func TestToolLoop(t *testing.T) {
+	var gotArgs string
+	tool := agenttest.Tool{Name: "lookup", Fn: func(ctx context.Context, args json.RawMessage) (string, error) {
+		gotArgs = string(args)
+		return "42", nil
+	}}
+	f := newFixture(t, agent.Config{Tools: []agent.Tool{tool}},
+		agent.Agent{Slug: "helper", Model: "m", Conversations: true, Enabled: true, Tools: []string{"lookup"}})
+	f.model.Reply = func(ctx context.Context, n int, req agent.ChatRequest, onDelta func(agent.Delta)) (agent.ChatResponse, error) {
+		if n == 1 {
+			if len(req.Tools) != 1 || req.Tools[0].Name != "lookup" {
+				t.Errorf("tools offered = %+v", req.Tools)
+			}
+			return agenttest.Calls("c1", "lookup", map[string]string{"q": "answer"}), nil
+		}
+		last := req.Messages[len(req.Messages)-1]
+		if last.Role != agent.RoleTool || last.Content != "42" || last.ToolCallID != "c1" || last.ToolName != "lookup" {
+			t.Errorf("tool result not fed back: %+v", last)
+		}
+		return agenttest.Text("The answer is 42."), nil
+	}
+	res, err := f.run(t, "p", "", "what is it?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "The answer is 42." || res.Turn.ToolCalls != 1 || gotArgs != `{"q":"answer"}` {
+		t.Fatalf("res = %+v, args %s", res, gotArgs)
+	}
+	msgs, err := f.db.Messages(t.Context(), res.Conversation.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var roles []agent.Role
+	for _, m := range msgs {
+		roles = append(roles, m.Role)
+	}
+	if diff := cmp.Diff([]agent.Role{agent.RoleUser, agent.RoleAssistant, agent.RoleTool, agent.RoleAssistant}, roles); diff != "" {
+		t.Errorf("stored transcript (-want +got):\n%s", diff)
+	}
+}
+
+func TestUnknownToolIsToldToTheModel(t *testing.T) {
+	f := newFixture(t, agent.Config{}, agent.Agent{})
+	f.model.Reply = func(ctx context.Context, n int, req agent.ChatRequest, onDelta func(agent.Delta)) (agent.ChatResponse, error) {
+		if n == 1 {
+			return agenttest.Calls("c1", "rm_rf", map[string]string{}), nil
+		}
+		return agenttest.Text(req.Messages[len(req.Messages)-1].Content), nil
+	}
+	res, err := f.run(t, "p", "", "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Text, `no tool named "rm_rf"`) {
+		t.Errorf("model was told %q", res.Text)
+	}
+}
+
+func TestRoundLimit(t *testing.T) {
+	f := newFixture(t, agent.Config{}, agent.Agent{Slug: "loopy", Model: "m", Enabled: true, MaxRounds: 3})
+	f.model.Reply = func(ctx context.Context, n int, req agent.ChatRequest, onDelta func(agent.Delta)) (agent.ChatResponse, error) {
+		return agenttest.Calls("c", "nothing", map[string]string{}), nil
+	}
+	res, err := f.run(t, "p", "", "go")
+	if err == nil || !strings.Contains(agent.UserMessage(err), "3 times") {
+		t.Fatalf("err = %v", err)
+	}
+	if res.Turn.Status != agent.TurnFailed || len(f.model.Requests()) != 3 {
+		t.Errorf("status %s after %d calls", res.Turn.Status, len(f.model.Requests()))
+	}
+	turns, _ := f.db.Turns(t.Context(), res.Conversation.ID)
+	if turns[0].Status != agent.TurnFailed || turns[0].Error == "" {
+		t.Errorf("failure not recorded: %+v", turns[0])
+	}
+}
+
+func TestModelErrorReachesTheUser(t *testing.T) {
+	f := newFixture(t, agent.Config{}, agent.Agent{})
+	f.model.Reply = func(ctx context.Context, n int, req agent.ChatRequest, onDelta func(agent.Delta)) (agent.ChatResponse, error) {
+		return agent.ChatResponse{}, agent.Userf(errors.New("dial tcp: refused"), "Ollama is not running")
+	}
+	res, err := f.run(t, "p", "", "hi")
+	if agent.UserMessage(err) != "Ollama is not running" || res.Turn.Status != agent.TurnFailed {
+		t.Fatalf("err %v, res %+v", err, res)
+	}
+	// The conversation stays usable after a failed turn.
+	f.model.Reply = nil
+	if _, err := f.run(t, "p", res.Conversation.ID, "again"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestInternalErrorsStayInTheLog(t *testing.T) {
+	if got := agent.UserMessage(errors.New("sql: connection is busy at 0xdeadbeef")); strings.Contains(got, "0xdeadbeef") {
+		t.Errorf("internal detail leaked: %q", got)
+	}
+}
+
+func TestCancelIsRecorded(t *testing.T) {
+	f := newFixture(t, agent.Config{}, agent.Agent{})
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	defer close(release)
+	*f.model = *blockingModel(started, release)
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() { <-started; cancel() }()
+	res, err := f.core.Run(ctx, agent.RunRequest{Agent: "helper", Principal: "p", Message: "slow"})
+	if err == nil || res.Turn.Status != agent.TurnCancelled {
+		t.Fatalf("res %+v err %v", res, err)
+	}
+	turns, _ := f.db.Turns(t.Context(), res.Conversation.ID)
+	if turns[0].Status != agent.TurnCancelled {
+		t.Errorf("recorded %s", turns[0].Status)
+	}
+}
+
+func TestCloseInterruptsRunningTurns(t *testing.T) {
+	f := newFixture(t, agent.Config{}, agent.Agent{})
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	defer close(release)
+	*f.model = *blockingModel(started, release)
+	go func() { <-started; f.core.Close() }()
+	res, err := f.run(t, "p", "", "slow")
+	if err == nil || res.Turn.Status != agent.TurnInterrupted || !strings.Contains(agent.UserMessage(err), res.Turn.ID) {
+		t.Fatalf("res %+v err %v", res, err)
+	}
+	turns, _ := f.db.Turns(t.Context(), res.Conversation.ID)
+	if turns[0].Status != agent.TurnInterrupted {
+		t.Errorf("recorded %s", turns[0].Status)
+	}
+}
+
+func TestCrashedTurnIsInterruptedAtStart(t *testing.T) {
+	db := storetest.Open(t)
+	model := &agenttest.Model{}
+	cfg := agent.Config{History: db, Models: map[agent.Backend]agent.Model{agent.BackendOllama: model}}
+	core, err := agent.New(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := core.SaveAgent(t.Context(), agent.Agent{Slug: "helper", Model: "m", Conversations: true, Enabled: true})
+	res, err := core.Run(t.Context(), agent.RunRequest{Agent: a.Slug, Principal: "p", Message: "one"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	core.Close()
+	// What a crash leaves: a turn begun and never ended.
+	crashed := agent.Turn{ID: "11111111-1111-4111-8111-111111111111", ConversationID: res.Conversation.ID, AgentID: a.ID, Principal: "p", Status: agent.TurnRunning, StartedAt: time.Now()}
+	if err := db.BeginTurn(t.Context(), crashed, agent.Message{Role: agent.RoleUser, Content: "lost?"}); err != nil {
+		t.Fatal(err)
+	}
+	core, err = agent.New(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer core.Close()
+	turns, _ := db.Turns(t.Context(), res.Conversation.ID)
+	if turns[1].Status != agent.TurnInterrupted {
+		t.Fatalf("crashed turn is %s", turns[1].Status)
+	}
+	if _, err := core.Run(t.Context(), agent.RunRequest{Agent: a.Slug, Principal: "p", Conversation: res.Conversation.ID, Message: "two"}); err != nil {
+		t.Fatalf("conversation unusable after crash: %v", err)
+	}
+	if got := userMessages(model.Requests()[1]); !cmp.Equal(got, []string{"one", "lost?", "two"}) {
+		t.Errorf("acknowledged message lost: %q", got)
+	}
+}
+
+func TestStructuredAnswer(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`)
+	f := newFixture(t, agent.Config{}, agent.Agent{Slug: "s", Model: "m", Enabled: true, ResponseSchema: schema})
+	f.model.Reply = func(ctx context.Context, n int, req agent.ChatRequest, onDelta func(agent.Delta)) (agent.ChatResponse, error) {
+		if string(req.Format) != string(schema) {
+			t.Errorf("format = %s", req.Format)
+		}
+		if n == 1 {
+			return agenttest.Text(` {"n": 7} `), nil
+		}
+		return agenttest.Text("seven"), nil
+	}
+	res, err := f.run(t, "p", "", "count")
+	if err != nil || string(res.Structured) != `{"n": 7}` {
+		t.Fatalf("res %+v err %v", res, err)
+	}
+	if _, err := f.run(t, "p", "", "count"); err == nil || !strings.Contains(agent.UserMessage(err), "not the JSON") {
+		t.Errorf("non-JSON answer accepted: %v", err)
+	}
+}
+
+func TestConversationsOff(t *testing.T) {
+	f := newFixture(t, agent.Config{}, agent.Agent{Slug: "oneshot", Model: "m", Enabled: true, Conversations: false})
+	res, err := f.run(t, "p", "", "hi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.run(t, "p", res.Conversation.ID, "again"); !errors.Is(err, agent.ErrConversationsOff) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	f := newFixture(t, agent.Config{}, agent.Agent{})
+	if err := f.core.SetAgentEnabled(t.Context(), "helper", false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.run(t, "p", "", "hi"); err == nil || !strings.Contains(agent.UserMessage(err), "no enabled agent") {
+		t.Errorf("disabled agent ran: %v", err)
+	}
+	if err := f.core.SetAgentEnabled(t.Context(), "helper", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.run(t, "p", "", "  "); err == nil {
+		t.Error("empty message accepted")
+	}
+	noModel, _ := f.core.SaveAgent(t.Context(), agent.Agent{Slug: "nomodel", Enabled: true})
+	_, err := f.core.Run(t.Context(), agent.RunRequest{Agent: noModel.Slug, Principal: "p", Message: "hi"})
+	if err == nil || !strings.Contains(agent.UserMessage(err), "ollama pull") {
+		t.Errorf("agent without a model: %v", err)
+	}
+	client, _ := f.core.SaveAgent(t.Context(), agent.Agent{Slug: "viaclient", Enabled: true, Backend: agent.BackendClient})
+	_, err = f.core.Run(t.Context(), agent.RunRequest{Agent: client.Slug, Principal: "p", Message: "hi"})
+	if err == nil || !strings.Contains(agent.UserMessage(err), "not available") {
+		t.Errorf("missing backend: %v", err)
+	}
+}
+
+func TestAgentValidation(t *testing.T) {
+	f := newFixture(t, agent.Config{}, agent.Agent{})
+	cases := []struct {
+		name string
+		a    agent.Agent
+		want string
+	}{
+		{"bad slug", agent.Agent{Slug: "Has Space"}, "slug"},
+		{"slug too long", agent.Agent{Slug: strings.Repeat("a", 65)}, "slug"},
+		{"unknown backend", agent.Agent{Slug: "x", Backend: "gpt"}, "backend"},
+		{"schema not an object", agent.Agent{Slug: "x", ResponseSchema: json.RawMessage(`[1]`)}, "schema"},
+		{"rounds", agent.Agent{Slug: "x", MaxRounds: 1000}, "rounds"},
+		{"slug taken", agent.Agent{Slug: "helper"}, "slug"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := f.core.SaveAgent(t.Context(), c.a)
+			if err == nil || !strings.Contains(agent.UserMessage(err), c.want) {
+				t.Errorf("err = %v, want mention of %q", err, c.want)
+			}
+		})
+	}
+	// Survives a restart.
+	core2, err := agent.New(t.Context(), agent.Config{History: f.db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer core2.Close()
+	got, ok := core2.AgentBySlug("helper")
+	if !ok || !cmp.Equal(got, f.agent) {
+		t.Errorf("reloaded agent differs: %s", cmp.Diff(f.agent, got))
+	}
+}
+
+func TestClientTokens(t *testing.T) {
+	now := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	f := newFixture(t, agent.Config{Now: func() time.Time { return now }}, agent.Agent{})
+	ctx := t.Context()
+	cl, token, err := f.core.CreateClient(ctx, "cursor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(token, "dh_") || len(token) < 40 {
+		t.Errorf("token %q is not a 256-bit token", token)
+	}
+	if _, _, err := f.core.CreateClient(ctx, "cursor"); err == nil {
+		t.Error("duplicate client name accepted")
+	}
+	got, ok := f.core.Authenticate(ctx, token)
+	if !ok || got.ID != cl.ID {
+		t.Fatalf("authenticate = %+v, %v", got, ok)
+	}
+	for _, bad := range []string{"", "dh_wrong", token + "x", strings.ToUpper(token)} {
+		if _, ok := f.core.Authenticate(ctx, bad); ok {
+			t.Errorf("token %q accepted", bad)
+		}
+	}
+	// The store keeps the hash, never the token, and the last use.
+	stored, _ := f.db.Clients(ctx)
+	if len(stored) != 1 || strings.Contains(string(stored[0].TokenHash), token) || !stored[0].LastUsedAt.Equal(now) {
+		t.Errorf("stored client = %+v", stored)
+	}
+	if err := f.core.RevokeClient(ctx, "cursor"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.core.Authenticate(ctx, token); ok {
+		t.Error("revoked token accepted")
+	}
+	if err := f.core.RevokeClient(ctx, "cursor"); !errors.Is(err, agent.ErrNotFound) {
+		t.Errorf("second revoke: %v", err)
+	}
+	if _, _, err := f.core.CreateClient(ctx, "cursor"); err != nil {
+		t.Errorf("name not reusable after revoke: %v", err)
+	}
+}
+
+func TestSlowSubscriberNeverBlocksTheRun(t *testing.T) {
+	f := newFixture(t, agent.Config{}, agent.Agent{})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	events := f.core.Subscribe(ctx) // never read
+	f.model.Reply = func(ctx context.Context, n int, req agent.ChatRequest, onDelta func(agent.Delta)) (agent.ChatResponse, error) {
+		for range 1000 {
+			onDelta(agent.Delta{Content: "x"})
+		}
+		return agenttest.Text("done"), nil
+	}
+	done := make(chan error, 1)
+	go func() { _, err := f.run(t, "p", "", "go"); done <- err }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("run blocked on a slow subscriber")
+	}
+	if f.core.DroppedEvents() == 0 {
+		t.Error("no events dropped though the subscriber never read")
+	}
+	if e := <-events; e.Kind == "" {
+		t.Error("buffered event missing")
+	}
+}
+
+func TestSubscribeSeesTheTurn(t *testing.T) {
+	f := newFixture(t, agent.Config{}, agent.Agent{})
+	ctx, cancel := context.WithCancel(t.Context())
+	events := f.core.Subscribe(ctx)
+	res, err := f.run(t, "p", "", "hi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	var kinds []agent.EventKind
+	for e := range events { // closes after cancel
+		if e.Conversation == res.Conversation.ID {
+			kinds = append(kinds, e.Kind)
+		}
+	}
+	want := []agent.EventKind{agent.EventTurnStarted, agent.EventDelta, agent.EventTurnEnded}
+	if diff := cmp.Diff(want, kinds); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+func TestEvictedConversationsReloadFromDisk(t *testing.T) {
+	f := newFixture(t, agent.Config{ConversationCap: 2}, agent.Agent{})
+	var handles []string
+	for i := range 5 {
+		res, err := f.run(t, "p", "", "message "+string(rune('a'+i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		handles = append(handles, res.Conversation.ID)
+	}
+	res, err := f.run(t, "p", handles[0], "still there?")
+	if err != nil {
+		t.Fatalf("evicted conversation lost: %v", err)
+	}
+	if got := userMessages(f.model.Requests()[5]); !cmp.Equal(got, []string{"message a", "still there?"}) {
+		t.Errorf("history after reload = %q", got)
+	}
+	if res.Conversation.ID != handles[0] {
+		t.Error("different conversation")
+	}
+}
+
+func TestDefaultAgent(t *testing.T) {
+	db := storetest.Open(t)
+	lister := &listingModel{names: []string{"qwen3:8b", "llama3.2"}}
+	core, err := agent.New(t.Context(), agent.Config{History: db, Models: map[agent.Backend]agent.Model{agent.BackendOllama: lister}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer core.Close()
+	a, created, err := core.EnsureDefaultAgent(t.Context(), "")
+	if err != nil || !created || a.Slug != "assistant" || a.Model != "qwen3:8b" || !a.Enabled || !a.Conversations {
+		t.Fatalf("default agent = %+v, %v, %v", a, created, err)
+	}
+	if _, created, _ := core.EnsureDefaultAgent(t.Context(), ""); created {
+		t.Error("created twice")
+	}
+}
+
+type listingModel struct {
+	agenttest.Model
+	names []string
+}
+
+func (m *listingModel) ListModels(context.Context) ([]string, error) { return m.names, nil }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package interop_test
+
+const raceEnabled = false

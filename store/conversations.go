@@ -1,0 +1,330 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/deskhand/deskhand/server/agent"
+	"github.com/mattn/go-sqlite3"
+)
+
+// interruptedError is the reason given to turns that were running when the
+// previous process stopped.
+const interruptedError = "Deskhand stopped while this turn was running"
+
+// CreateConversation inserts a conversation. It returns an error wrapping
+// agent.ErrNotFound when its agent does not exist.
+func (db *DB) CreateConversation(ctx context.Context, c agent.Conversation) error {
+	_, err := db.db.ExecContext(ctx, `INSERT INTO conversations (id, agent_id, principal, title, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?)`,
+		c.ID, c.AgentID, c.Principal, c.Title, millis(c.CreatedAt), millis(c.UpdatedAt))
+	if isConstraint(err, sqlite3.ErrConstraintForeignKey) {
+		return fmt.Errorf("create conversation %s: agent %s: %w", c.ID, c.AgentID, agent.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("create conversation %s: %w", c.ID, err)
+	}
+	return nil
+}
+
+// Conversation returns a conversation; agent.ErrNotFound if there is none
+// with the ID.
+func (db *DB) Conversation(ctx context.Context, id string) (agent.Conversation, error) {
+	var (
+		c                agent.Conversation
+		created, updated int64
+	)
+	err := db.db.QueryRowContext(ctx, `SELECT id, agent_id, principal, title, created_at, updated_at
+		FROM conversations WHERE id = ?`, id).
+		Scan(&c.ID, &c.AgentID, &c.Principal, &c.Title, &created, &updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return agent.Conversation{}, fmt.Errorf("conversation %s: %w", id, agent.ErrNotFound)
+	}
+	if err != nil {
+		return agent.Conversation{}, fmt.Errorf("read conversation %s: %w", id, err)
+	}
+	c.CreatedAt, c.UpdatedAt = fromMillis(created), fromMillis(updated)
+	return c, nil
+}
+
+// checkConversation returns an error wrapping agent.ErrNotFound when the
+// conversation does not exist.
+func (db *DB) checkConversation(ctx context.Context, id string) error {
+	var one int
+	err := db.db.QueryRowContext(ctx, "SELECT 1 FROM conversations WHERE id = ?", id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("conversation %s: %w", id, agent.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("read conversation %s: %w", id, err)
+	}
+	return nil
+}
+
+// Messages returns a conversation's transcript in the order the messages
+// were recorded; agent.ErrNotFound if the conversation does not exist.
+func (db *DB) Messages(ctx context.Context, conversationID string) ([]agent.Message, error) {
+	rows, err := db.db.QueryContext(ctx, `SELECT role, content, tool_calls, tool_call_id, tool_name, turn_id, created_at
+		FROM messages WHERE conversation_id = ? ORDER BY id`, conversationID)
+	if err != nil {
+		return nil, fmt.Errorf("list messages of %s: %w", conversationID, err)
+	}
+	defer rows.Close()
+	var out []agent.Message
+	for rows.Next() {
+		var (
+			m       agent.Message
+			calls   sql.NullString
+			created int64
+		)
+		if err := rows.Scan(&m.Role, &m.Content, &calls, &m.ToolCallID, &m.ToolName, &m.TurnID, &created); err != nil {
+			return nil, fmt.Errorf("read message: %w", err)
+		}
+		if m.ToolCalls, err = decodeToolCalls(calls); err != nil {
+			return nil, fmt.Errorf("read message of turn %s: %w", m.TurnID, err)
+		}
+		m.CreatedAt = fromMillis(created)
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list messages of %s: %w", conversationID, err)
+	}
+	if len(out) == 0 {
+		return nil, db.checkConversation(ctx, conversationID)
+	}
+	return out, nil
+}
+
+// Turns returns a conversation's turns in the order they started;
+// agent.ErrNotFound if the conversation does not exist.
+func (db *DB) Turns(ctx context.Context, conversationID string) ([]agent.Turn, error) {
+	rows, err := db.db.QueryContext(ctx, `SELECT id, conversation_id, agent_id, principal, status, model,
+			started_at, ended_at, prompt_tokens, output_tokens, tool_calls, error
+		FROM turns WHERE conversation_id = ? ORDER BY started_at, rowid`, conversationID)
+	if err != nil {
+		return nil, fmt.Errorf("list turns of %s: %w", conversationID, err)
+	}
+	defer rows.Close()
+	var out []agent.Turn
+	for rows.Next() {
+		var (
+			t       agent.Turn
+			started int64
+			ended   sql.NullInt64
+		)
+		if err := rows.Scan(&t.ID, &t.ConversationID, &t.AgentID, &t.Principal, &t.Status, &t.Model,
+			&started, &ended, &t.PromptTokens, &t.OutputTokens, &t.ToolCalls, &t.Error); err != nil {
+			return nil, fmt.Errorf("read turn: %w", err)
+		}
+		t.StartedAt, t.EndedAt = fromMillis(started), fromNullMillis(ended)
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list turns of %s: %w", conversationID, err)
+	}
+	if len(out) == 0 {
+		return nil, db.checkConversation(ctx, conversationID)
+	}
+	return out, nil
+}
+
+// BeginTurn records a running turn and its user message in one
+// transaction and moves the conversation's UpdatedAt forward. It returns
+// an error wrapping agent.ErrNotFound when the conversation does not exist.
+func (db *DB) BeginTurn(ctx context.Context, t agent.Turn, user agent.Message) error {
+	if t.Status == "" {
+		t.Status = agent.TurnRunning
+	}
+	if t.Status != agent.TurnRunning {
+		return fmt.Errorf("begin turn %s: status is %q, want %q", t.ID, t.Status, agent.TurnRunning)
+	}
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO turns (id, conversation_id, agent_id, principal, status, model,
+				started_at, ended_at, duration_ms, prompt_tokens, output_tokens, tool_calls, error)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			t.ID, t.ConversationID, t.AgentID, t.Principal, string(t.Status), t.Model,
+			millis(t.StartedAt), nullMillis(t.EndedAt), t.Duration().Milliseconds(),
+			t.PromptTokens, t.OutputTokens, t.ToolCalls, t.Error)
+		if isConstraint(err, sqlite3.ErrConstraintForeignKey) {
+			return fmt.Errorf("insert turn %s: conversation %s: %w", t.ID, t.ConversationID, agent.ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("insert turn %s: %w", t.ID, err)
+		}
+		if err := insertMessage(ctx, tx, t.ConversationID, t.ID, user); err != nil {
+			return fmt.Errorf("insert user message: %w", err)
+		}
+		return touchConversation(ctx, tx, t.ConversationID, latest(t.StartedAt, user))
+	})
+}
+
+// EndTurn records how a turn ended (status, end, model, token and tool call
+// counts, error) and the messages it produced, in one transaction, and
+// moves the conversation's UpdatedAt forward. It returns an error wrapping
+// agent.ErrNotFound when the turn does not exist.
+func (db *DB) EndTurn(ctx context.Context, t agent.Turn, produced []agent.Message) error {
+	if t.Status == agent.TurnRunning {
+		return fmt.Errorf("end turn %s: status is still %q", t.ID, t.Status)
+	}
+	ended := nullMillis(t.EndedAt)
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		// The stored turn says which conversation the messages belong to.
+		var conversationID string
+		err := tx.QueryRowContext(ctx, `UPDATE turns SET status = ?, model = ?, ended_at = ?,
+				duration_ms = COALESCE(? - started_at, 0),
+				prompt_tokens = ?, output_tokens = ?, tool_calls = ?, error = ?
+			WHERE id = ? RETURNING conversation_id`,
+			string(t.Status), t.Model, ended, ended,
+			t.PromptTokens, t.OutputTokens, t.ToolCalls, t.Error, t.ID).Scan(&conversationID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("update turn %s: %w", t.ID, agent.ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("update turn %s: %w", t.ID, err)
+		}
+		for i, m := range produced {
+			if err := insertMessage(ctx, tx, conversationID, t.ID, m); err != nil {
+				return fmt.Errorf("insert message %d of turn %s: %w", i+1, t.ID, err)
+			}
+		}
+		return touchConversation(ctx, tx, conversationID, latest(t.EndedAt, produced...))
+	})
+}
+
+// InterruptRunningTurns marks every turn still running as interrupted,
+// ended at at, and returns how many there were. Deskhand calls it once at
+// start: a turn still running then was cut short by a crash or kill.
+func (db *DB) InterruptRunningTurns(ctx context.Context, at time.Time) (int, error) {
+	ms := millis(at)
+	res, err := db.db.ExecContext(ctx, `UPDATE turns SET status = ?, ended_at = ?, duration_ms = ? - started_at, error = ?
+		WHERE status = ?`,
+		string(agent.TurnInterrupted), ms, ms, interruptedError, string(agent.TurnRunning))
+	if err != nil {
+		return 0, fmt.Errorf("interrupt running turns: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("interrupt running turns: %w", err)
+	}
+	return int(n), nil
+}
+
+// insertMessage appends m to the conversation's transcript as a message of
+// the turn. A message that names another turn is refused.
+func insertMessage(ctx context.Context, tx *sql.Tx, conversationID, turnID string, m agent.Message) error {
+	if m.TurnID != "" && m.TurnID != turnID {
+		return fmt.Errorf("message belongs to turn %s, not %s", m.TurnID, turnID)
+	}
+	calls, err := encodeToolCalls(m.ToolCalls)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO messages (conversation_id, turn_id, role, content, tool_calls,
+			tool_call_id, tool_name, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		conversationID, turnID, string(m.Role), m.Content, calls, m.ToolCallID, m.ToolName, millis(m.CreatedAt))
+	return err
+}
+
+// touchConversation moves the conversation's UpdatedAt forward to at
+// (never back; a zero at changes nothing).
+func touchConversation(ctx context.Context, tx *sql.Tx, id string, at time.Time) error {
+	if at.IsZero() {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, "UPDATE conversations SET updated_at = MAX(updated_at, ?) WHERE id = ?", millis(at), id)
+	if err != nil {
+		return fmt.Errorf("update conversation %s: %w", id, err)
+	}
+	return nil
+}
+
+// latest is the latest of t and the messages' times.
+func latest(t time.Time, msgs ...agent.Message) time.Time {
+	for _, m := range msgs {
+		if m.CreatedAt.After(t) {
+			t = m.CreatedAt
+		}
+	}
+	return t
+}
+
+// storedToolCall is one element of messages.tool_calls, a JSON array.
+// Arguments that are a JSON value without surrounding space are embedded
+// as they are (encoding/json would re-encode a json.RawMessage: compact it
+// and escape <, >, &), so they read back byte for byte. Anything else is
+// kept verbatim as a string in arguments_text, so that a model's malformed
+// call cannot cost a turn its record.
+type storedToolCall struct {
+	ID            string          `json:"id"`
+	Name          string          `json:"name"`
+	Arguments     json.RawMessage `json:"arguments,omitempty"`
+	ArgumentsText *string         `json:"arguments_text,omitempty"`
+}
+
+func encodeToolCalls(calls []agent.ToolCall) (sql.NullString, error) {
+	if len(calls) == 0 {
+		return sql.NullString{}, nil
+	}
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i, c := range calls {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		id, err := json.Marshal(c.ID)
+		if err != nil {
+			return sql.NullString{}, fmt.Errorf("encode tool call: %w", err)
+		}
+		name, err := json.Marshal(c.Name)
+		if err != nil {
+			return sql.NullString{}, fmt.Errorf("encode tool call: %w", err)
+		}
+		b.WriteString(`{"id":`)
+		b.Write(id)
+		b.WriteString(`,"name":`)
+		b.Write(name)
+		switch args := c.Arguments; {
+		case len(args) == 0:
+		case json.Valid(args) && len(bytes.TrimSpace(args)) == len(args):
+			b.WriteString(`,"arguments":`)
+			b.Write(args)
+		default:
+			text, err := json.Marshal(string(args))
+			if err != nil {
+				return sql.NullString{}, fmt.Errorf("encode tool call: %w", err)
+			}
+			b.WriteString(`,"arguments_text":`)
+			b.Write(text)
+		}
+		b.WriteByte('}')
+	}
+	b.WriteByte(']')
+	return sql.NullString{String: b.String(), Valid: true}, nil
+}
+
+func decodeToolCalls(s sql.NullString) ([]agent.ToolCall, error) {
+	if !s.Valid {
+		return nil, nil
+	}
+	var stored []storedToolCall
+	if err := json.Unmarshal([]byte(s.String), &stored); err != nil {
+		return nil, fmt.Errorf("decode tool calls: %w", err)
+	}
+	if len(stored) == 0 {
+		return nil, nil
+	}
+	calls := make([]agent.ToolCall, len(stored))
+	for i, c := range stored {
+		calls[i] = agent.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
+		if c.ArgumentsText != nil {
+			calls[i].Arguments = json.RawMessage(*c.ArgumentsText)
+		}
+	}
+	return calls, nil
+}

@@ -1,0 +1,598 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/store"
+	"github.com/deskhand/deskhand/store/storetest"
+	"github.com/google/go-cmp/cmp"
+)
+
+// The store keeps times in milliseconds, so fixtures are whole
+// milliseconds and compare exactly (cmp uses time.Time.Equal, so the
+// location does not matter). TestTimesKeepMilliseconds covers finer times.
+var t0 = time.Date(2026, time.March, 1, 9, 30, 0, 0, time.FixedZone("CET", 60*60))
+
+func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+
+var ctx = context.Background()
+
+func putAgent(t *testing.T, db *store.DB, slug string) agent.Agent {
+	t.Helper()
+	a := agent.Agent{
+		ID: "agent-" + slug, Slug: slug, Name: slug, Backend: agent.BackendOllama, Model: "llama3.2",
+		Conversations: true, Enabled: true, CreatedAt: at(0), UpdatedAt: at(0),
+	}
+	if err := db.PutAgent(ctx, a); err != nil {
+		t.Fatalf("PutAgent: %v", err)
+	}
+	return a
+}
+
+func createConversation(t *testing.T, db *store.DB, a agent.Agent, id string) agent.Conversation {
+	t.Helper()
+	c := agent.Conversation{ID: id, AgentID: a.ID, Principal: "client-1", Title: "hello", CreatedAt: at(1), UpdatedAt: at(1)}
+	if err := db.CreateConversation(ctx, c); err != nil {
+		t.Fatalf("CreateConversation: %v", err)
+	}
+	return c
+}
+
+func runningTurn(c agent.Conversation, id string, start time.Time) (agent.Turn, agent.Message) {
+	t := agent.Turn{
+		ID: id, ConversationID: c.ID, AgentID: c.AgentID, Principal: c.Principal,
+		Status: agent.TurnRunning, Model: "llama3.2", StartedAt: start,
+	}
+	return t, agent.Message{Role: agent.RoleUser, Content: "question of " + id, TurnID: id, CreatedAt: start}
+}
+
+func TestAgentsRoundTrip(t *testing.T) {
+	db := storetest.Open(t)
+	full := agent.Agent{
+		ID: "a1", Slug: "researcher", Name: "Researcher", Description: "Finds things.",
+		Prompt: "You research.\nBe brief.", Backend: agent.BackendClient, Model: "claude",
+		ResponseSchema: json.RawMessage(`{ "type": "object",  "required": ["answer"] }`),
+		Conversations:  true, Enabled: true, Tools: []string{"read_file", "web_search"}, MaxRounds: 12,
+		CreatedAt: at(10), UpdatedAt: at(20),
+	}
+	bare := agent.Agent{ID: "a2", Slug: "echo", Backend: agent.BackendOllama, CreatedAt: at(30), UpdatedAt: at(30)}
+
+	got, err := db.Agents(ctx)
+	if err != nil || len(got) != 0 {
+		t.Fatalf("Agents of an empty store = %v, %v; want none", got, err)
+	}
+	for _, a := range []agent.Agent{full, bare} {
+		if err := db.PutAgent(ctx, a); err != nil {
+			t.Fatalf("PutAgent(%s): %v", a.Slug, err)
+		}
+	}
+	got, err = db.Agents(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]agent.Agent{bare, full}, got); diff != "" { // slug order
+		t.Errorf("Agents (-want +got):\n%s", diff)
+	}
+
+	// Put again by ID replaces every field, the slug included.
+	edited := full
+	edited.Slug, edited.Name, edited.ResponseSchema, edited.Tools = "analyst", "Analyst", nil, nil
+	edited.Conversations, edited.Enabled, edited.MaxRounds, edited.UpdatedAt = false, false, 0, at(40)
+	if err := db.PutAgent(ctx, edited); err != nil {
+		t.Fatalf("PutAgent(edited): %v", err)
+	}
+	got, err = db.Agents(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]agent.Agent{edited, bare}, got); diff != "" {
+		t.Errorf("Agents after an edit (-want +got):\n%s", diff)
+	}
+}
+
+func TestPutAgentSlugTaken(t *testing.T) {
+	db := storetest.Open(t)
+	first := putAgent(t, db, "writer")
+
+	// Keeping one's own slug is fine.
+	first.Name = "Writer 2"
+	if err := db.PutAgent(ctx, first); err != nil {
+		t.Fatalf("PutAgent with its own slug: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		a    agent.Agent
+	}{
+		{"new agent", agent.Agent{ID: "other", Slug: "writer", Backend: agent.BackendOllama}},
+		{"renamed agent", func() agent.Agent { a := putAgent(t, db, "editor"); a.Slug = "writer"; return a }()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := db.PutAgent(ctx, tc.a)
+			if !errors.Is(err, agent.ErrSlugTaken) {
+				t.Fatalf("PutAgent = %v, want agent.ErrSlugTaken", err)
+			}
+			if got := agent.UserMessage(err); got != agent.ErrSlugTaken.Msg {
+				t.Errorf("UserMessage = %q, want %q", got, agent.ErrSlugTaken.Msg)
+			}
+		})
+	}
+	got, err := db.Agents(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var slugs []string
+	for _, a := range got {
+		slugs = append(slugs, a.Slug+"="+a.ID)
+	}
+	if diff := cmp.Diff([]string{"editor=agent-editor", "writer=agent-writer"}, slugs); diff != "" {
+		t.Errorf("agents after refused puts (-want +got):\n%s", diff)
+	}
+}
+
+func TestClientsRoundTrip(t *testing.T) {
+	db := storetest.Open(t)
+	hash := func(b byte) []byte { h := make([]byte, 32); h[0] = b; return h }
+	cursor := agent.Client{ID: "c1", Name: "Cursor", TokenHash: hash(1), CreatedAt: at(1)}
+	claude := agent.Client{ID: "c2", Name: "Claude", TokenHash: hash(2), CreatedAt: at(2), LastUsedAt: at(3)}
+	for _, c := range []agent.Client{cursor, claude} {
+		if err := db.PutClient(ctx, c); err != nil {
+			t.Fatalf("PutClient(%s): %v", c.Name, err)
+		}
+	}
+	check := func(want ...agent.Client) {
+		t.Helper()
+		got, err := db.Clients(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("Clients (-want +got):\n%s", diff)
+		}
+	}
+	check(cursor, claude)
+
+	if err := db.TouchClient(ctx, cursor.ID, at(50)); err != nil {
+		t.Fatalf("TouchClient: %v", err)
+	}
+	cursor.LastUsedAt = at(50)
+	check(cursor, claude)
+
+	// Two active clients may not share a name...
+	if err := db.PutClient(ctx, agent.Client{ID: "c3", Name: "Cursor", TokenHash: hash(3), CreatedAt: at(60)}); err == nil {
+		t.Error("PutClient of a second active client named Cursor succeeded")
+	}
+	// ...but a revoked one's name is free again.
+	cursor.RevokedAt = at(70)
+	if err := db.PutClient(ctx, cursor); err != nil {
+		t.Fatalf("PutClient(revoked): %v", err)
+	}
+	again := agent.Client{ID: "c3", Name: "Cursor", TokenHash: hash(3), CreatedAt: at(80)}
+	if err := db.PutClient(ctx, again); err != nil {
+		t.Fatalf("PutClient of a new Cursor after revoking the old: %v", err)
+	}
+	check(cursor, claude, again)
+}
+
+func TestSettings(t *testing.T) {
+	db := storetest.Open(t)
+	if _, err := db.Setting(ctx, "ollama_url"); !errors.Is(err, agent.ErrNotFound) {
+		t.Fatalf("Setting of an unset key = %v, want agent.ErrNotFound", err)
+	}
+	for _, v := range []string{"http://127.0.0.1:11434", "", "http://gpu-box:11434"} {
+		if err := db.SetSetting(ctx, "ollama_url", v); err != nil {
+			t.Fatalf("SetSetting(%q): %v", v, err)
+		}
+		got, err := db.Setting(ctx, "ollama_url")
+		if err != nil || got != v {
+			t.Errorf("Setting = %q, %v; want %q", got, err, v)
+		}
+	}
+}
+
+func TestConversationRoundTrip(t *testing.T) {
+	db := storetest.Open(t)
+	a := putAgent(t, db, "helper")
+	want := agent.Conversation{ID: "conv-1", AgentID: a.ID, Principal: agent.LocalPrincipal, Title: "Plan the trip", CreatedAt: at(5), UpdatedAt: at(6)}
+	if err := db.CreateConversation(ctx, want); err != nil {
+		t.Fatalf("CreateConversation: %v", err)
+	}
+	got, err := db.Conversation(ctx, want.ID)
+	if err != nil {
+		t.Fatalf("Conversation: %v", err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Conversation (-want +got):\n%s", diff)
+	}
+	if err := db.CreateConversation(ctx, want); err == nil {
+		t.Error("CreateConversation with a used ID succeeded")
+	}
+}
+
+// TestForeignKeysEnforced: a conversation cannot name an agent that does
+// not exist, and a turn cannot name a conversation that does not.
+func TestForeignKeysEnforced(t *testing.T) {
+	db := storetest.Open(t)
+	err := db.CreateConversation(ctx, agent.Conversation{ID: "orphan", AgentID: "no-such-agent", Principal: "p", CreatedAt: at(0), UpdatedAt: at(0)})
+	if !errors.Is(err, agent.ErrNotFound) {
+		t.Fatalf("CreateConversation with an unknown agent = %v, want agent.ErrNotFound", err)
+	}
+	if _, err := db.Conversation(ctx, "orphan"); !errors.Is(err, agent.ErrNotFound) {
+		t.Errorf("the refused conversation was stored (Conversation = %v)", err)
+	}
+	turn, user := runningTurn(agent.Conversation{ID: "orphan", AgentID: "no-such-agent"}, "t1", at(1))
+	if err := db.BeginTurn(ctx, turn, user); !errors.Is(err, agent.ErrNotFound) {
+		t.Errorf("BeginTurn in an unknown conversation = %v, want agent.ErrNotFound", err)
+	}
+}
+
+func TestNotFound(t *testing.T) {
+	db := storetest.Open(t)
+	a := putAgent(t, db, "helper")
+	empty := createConversation(t, db, a, "empty")
+	for _, tc := range []struct {
+		name string
+		call func() error
+	}{
+		{"Conversation", func() error { _, err := db.Conversation(ctx, "nope"); return err }},
+		{"Messages", func() error { _, err := db.Messages(ctx, "nope"); return err }},
+		{"Turns", func() error { _, err := db.Turns(ctx, "nope"); return err }},
+		{"BeginTurn", func() error {
+			turn, user := runningTurn(agent.Conversation{ID: "nope", AgentID: a.ID}, "t-nope", at(1))
+			return db.BeginTurn(ctx, turn, user)
+		}},
+		{"EndTurn", func() error {
+			return db.EndTurn(ctx, agent.Turn{ID: "nope", Status: agent.TurnCompleted, EndedAt: at(2)}, nil)
+		}},
+		{"TouchClient", func() error { return db.TouchClient(ctx, "nope", at(1)) }},
+		{"Setting", func() error { _, err := db.Setting(ctx, "nope"); return err }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.call(); !errors.Is(err, agent.ErrNotFound) {
+				t.Errorf("%s = %v, want an error wrapping agent.ErrNotFound", tc.name, err)
+			}
+		})
+	}
+	// An existing conversation without turns is empty, not missing.
+	if msgs, err := db.Messages(ctx, empty.ID); err != nil || len(msgs) != 0 {
+		t.Errorf("Messages of an empty conversation = %v, %v; want none, nil", msgs, err)
+	}
+	if turns, err := db.Turns(ctx, empty.ID); err != nil || len(turns) != 0 {
+		t.Errorf("Turns of an empty conversation = %v, %v; want none, nil", turns, err)
+	}
+}
+
+func TestTurnLifecycle(t *testing.T) {
+	db := storetest.Open(t)
+	conv := createConversation(t, db, putAgent(t, db, "helper"), "conv")
+	turn, user := runningTurn(conv, "turn-1", at(100))
+
+	if err := db.BeginTurn(ctx, turn, user); err != nil {
+		t.Fatalf("BeginTurn: %v", err)
+	}
+	checkConversation(t, db, conv.ID, []agent.Turn{turn}, []agent.Message{user}, at(100))
+
+	turn.Status, turn.Model, turn.EndedAt = agent.TurnCompleted, "llama3.2:3b", at(2600)
+	turn.PromptTokens, turn.OutputTokens, turn.ToolCalls = 120, 45, 1
+	produced := []agent.Message{
+		{Role: agent.RoleAssistant, TurnID: turn.ID, CreatedAt: at(900), ToolCalls: []agent.ToolCall{
+			{ID: "call-1", Name: "read_file", Arguments: json.RawMessage(`{"path": "notes.txt"}`)},
+			{ID: "call-2", Name: "clock"},
+		}},
+		{Role: agent.RoleTool, Content: "buy milk", ToolCallID: "call-1", ToolName: "read_file", TurnID: turn.ID, CreatedAt: at(1000)},
+		// TurnID may be left blank: the message is the turn's anyway.
+		{Role: agent.RoleAssistant, Content: "Buy milk.", CreatedAt: at(2500)},
+	}
+	if err := db.EndTurn(ctx, turn, produced); err != nil {
+		t.Fatalf("EndTurn: %v", err)
+	}
+	produced[2].TurnID = turn.ID
+	checkConversation(t, db, conv.ID, []agent.Turn{turn}, append([]agent.Message{user}, produced...), at(2600))
+	if got, want := turn.Duration(), 2500*time.Millisecond; got != want {
+		t.Errorf("Duration = %v, want %v", got, want)
+	}
+
+	// A second turn follows the first in both lists.
+	turn2, user2 := runningTurn(conv, "turn-2", at(5000))
+	if err := db.BeginTurn(ctx, turn2, user2); err != nil {
+		t.Fatalf("BeginTurn 2: %v", err)
+	}
+	turn2.Status, turn2.EndedAt, turn2.Error = agent.TurnFailed, at(5200), "the model is not installed"
+	if err := db.EndTurn(ctx, turn2, nil); err != nil {
+		t.Fatalf("EndTurn 2: %v", err)
+	}
+	checkConversation(t, db, conv.ID, []agent.Turn{turn, turn2}, append([]agent.Message{user}, append(produced, user2)...), at(5200))
+}
+
+// checkConversation compares a conversation's turns, messages and UpdatedAt.
+func checkConversation(t *testing.T, db *store.DB, id string, turns []agent.Turn, msgs []agent.Message, updated time.Time) {
+	t.Helper()
+	gotTurns, err := db.Turns(ctx, id)
+	if err != nil {
+		t.Fatalf("Turns: %v", err)
+	}
+	if diff := cmp.Diff(turns, gotTurns); diff != "" {
+		t.Errorf("Turns (-want +got):\n%s", diff)
+	}
+	gotMsgs, err := db.Messages(ctx, id)
+	if err != nil {
+		t.Fatalf("Messages: %v", err)
+	}
+	if diff := cmp.Diff(msgs, gotMsgs); diff != "" {
+		t.Errorf("Messages (-want +got):\n%s", diff)
+	}
+	conv, err := db.Conversation(ctx, id)
+	if err != nil {
+		t.Fatalf("Conversation: %v", err)
+	}
+	if !conv.UpdatedAt.Equal(updated) {
+		t.Errorf("conversation UpdatedAt = %v, want %v", conv.UpdatedAt, updated)
+	}
+}
+
+func TestTurnsInStartOrder(t *testing.T) {
+	db := storetest.Open(t)
+	conv := createConversation(t, db, putAgent(t, db, "helper"), "conv")
+	// Recorded in the order b, a, c; a started first; b and c at the same time.
+	for _, tc := range []struct {
+		id    string
+		start time.Time
+	}{{"b", at(200)}, {"a", at(100)}, {"c", at(200)}} {
+		turn, user := runningTurn(conv, tc.id, tc.start)
+		if err := db.BeginTurn(ctx, turn, user); err != nil {
+			t.Fatal(err)
+		}
+	}
+	turns, err := db.Turns(ctx, conv.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, turn := range turns {
+		ids = append(ids, turn.ID)
+	}
+	if diff := cmp.Diff([]string{"a", "b", "c"}, ids); diff != "" {
+		t.Errorf("turn order (-want +got):\n%s", diff)
+	}
+	// Messages stay in the order they were recorded, whatever their times.
+	msgs, err := db.Messages(ctx, conv.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var owners []string
+	for _, m := range msgs {
+		owners = append(owners, m.TurnID)
+	}
+	if diff := cmp.Diff([]string{"b", "a", "c"}, owners); diff != "" {
+		t.Errorf("message order (-want +got):\n%s", diff)
+	}
+}
+
+// TestTurnWritesAreAtomic: when one of BeginTurn's or EndTurn's writes
+// fails, none of them is kept.
+func TestTurnWritesAreAtomic(t *testing.T) {
+	db := storetest.Open(t)
+	conv := createConversation(t, db, putAgent(t, db, "helper"), "conv")
+
+	turn, user := runningTurn(conv, "t1", at(100))
+	bad := user
+	bad.Role = "narrator" // refused by the role CHECK
+	if err := db.BeginTurn(ctx, turn, bad); err == nil {
+		t.Fatal("BeginTurn with a bad message succeeded")
+	}
+	checkConversation(t, db, conv.ID, nil, nil, conv.UpdatedAt)
+
+	if err := db.BeginTurn(ctx, turn, user); err != nil {
+		t.Fatalf("BeginTurn: %v", err)
+	}
+	ended := turn
+	ended.Status, ended.EndedAt = agent.TurnCompleted, at(300)
+	produced := []agent.Message{
+		{Role: agent.RoleAssistant, Content: "fine", CreatedAt: at(200)},
+		{Role: agent.RoleTool, Content: "x", TurnID: "another-turn", CreatedAt: at(250)}, // refused
+	}
+	if err := db.EndTurn(ctx, ended, produced); err == nil {
+		t.Fatal("EndTurn with a message of another turn succeeded")
+	}
+	checkConversation(t, db, conv.ID, []agent.Turn{turn}, []agent.Message{user}, at(100))
+
+	// Status checks: BeginTurn records running turns, EndTurn ends them.
+	if err := db.BeginTurn(ctx, agent.Turn{ID: "t2", ConversationID: conv.ID, Status: agent.TurnCompleted}, user); err == nil {
+		t.Error("BeginTurn of a completed turn succeeded")
+	}
+	if err := db.EndTurn(ctx, turn, nil); err == nil {
+		t.Error("EndTurn with status running succeeded")
+	}
+}
+
+func TestToolCallArgumentsKeptIntact(t *testing.T) {
+	db := storetest.Open(t)
+	conv := createConversation(t, db, putAgent(t, db, "helper"), "conv")
+	for i, tc := range []struct {
+		name string
+		args json.RawMessage
+	}{
+		{"nil", nil},
+		{"compact object", json.RawMessage(`{"a":1}`)},
+		{"spaced object", json.RawMessage("{ \"path\" :\n\t\"a b.txt\" , \"n\": 1.50 }")},
+		{"html and escapes", json.RawMessage(`{"q":"<b>&amp;</b>","e":"\u00e9\n"}`)},
+		{"null", json.RawMessage(`null`)},
+		{"array", json.RawMessage(`[1, 2]`)},
+		{"surrounding space", json.RawMessage(" {\"a\": 1}\n")},
+		{"invalid JSON", json.RawMessage(`{"path": "unterminated`)},
+		{"not JSON at all", json.RawMessage(`path=notes.txt`)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			turn, user := runningTurn(conv, fmt.Sprintf("turn-%d", i), at(i*1000))
+			if err := db.BeginTurn(ctx, turn, user); err != nil {
+				t.Fatal(err)
+			}
+			call := agent.ToolCall{ID: "call", Name: "tool", Arguments: tc.args}
+			turn.Status, turn.EndedAt = agent.TurnCompleted, at(i*1000+10)
+			msg := agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{call}, TurnID: turn.ID, CreatedAt: at(i*1000 + 5)}
+			if err := db.EndTurn(ctx, turn, []agent.Message{msg}); err != nil {
+				t.Fatalf("EndTurn: %v", err)
+			}
+			msgs, err := db.Messages(ctx, conv.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := msgs[len(msgs)-1].ToolCalls
+			if len(got) != 1 || got[0].ID != call.ID || got[0].Name != call.Name {
+				t.Fatalf("ToolCalls = %+v, want [%+v]", got, call)
+			}
+			if string(got[0].Arguments) != string(call.Arguments) || (call.Arguments == nil) != (got[0].Arguments == nil) {
+				t.Errorf("Arguments = %q, want %q byte for byte", got[0].Arguments, call.Arguments)
+			}
+		})
+	}
+}
+
+// TestTimesKeepMilliseconds documents the time encoding: Unix
+// milliseconds, so a time reads back truncated to the millisecond (in
+// UTC), and unset optional times stay zero.
+func TestTimesKeepMilliseconds(t *testing.T) {
+	db := storetest.Open(t)
+	a := putAgent(t, db, "helper")
+	fine := time.Date(2026, time.July, 4, 23, 59, 59, 123_456_789, time.FixedZone("PDT", -7*60*60))
+	conv := agent.Conversation{ID: "conv", AgentID: a.ID, Principal: "p", CreatedAt: fine, UpdatedAt: fine}
+	if err := db.CreateConversation(ctx, conv); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.Conversation(ctx, conv.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fine.Truncate(time.Millisecond)
+	if !got.CreatedAt.Equal(want) || got.CreatedAt.Location() != time.UTC {
+		t.Errorf("CreatedAt = %v, want %v in UTC", got.CreatedAt, want)
+	}
+
+	client := agent.Client{ID: "c", Name: "n", TokenHash: []byte{1}, CreatedAt: fine}
+	if err := db.PutClient(ctx, client); err != nil {
+		t.Fatal(err)
+	}
+	clients, err := db.Clients(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := clients[0]; !c.LastUsedAt.IsZero() || !c.RevokedAt.IsZero() || !c.Active() {
+		t.Errorf("unset times read back as LastUsedAt=%v RevokedAt=%v", c.LastUsedAt, c.RevokedAt)
+	}
+}
+
+// TestInterruptAfterUncleanStop is the crash case as the store sees it: a
+// turn begun and never ended is found running by the next process, marked
+// interrupted, and its conversation goes on.
+func TestInterruptAfterUncleanStop(t *testing.T) {
+	path := filepath.Join(t.TempDir(), store.FileName)
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv := createConversation(t, db, putAgent(t, db, "helper"), "conv")
+	turn, user := runningTurn(conv, "cut-short", at(100))
+	if err := db.BeginTurn(ctx, turn, user); err != nil {
+		t.Fatalf("BeginTurn: %v", err)
+	}
+	if err := db.Close(); err != nil { // no EndTurn
+		t.Fatal(err)
+	}
+
+	db, err = store.Open(ctx, path)
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer db.Close()
+	checkInterrupted(t, db, conv, turn, user)
+}
+
+// checkInterrupted runs the start-up recovery on a store holding one
+// running turn (turn, user) and checks that the conversation goes on.
+func checkInterrupted(t *testing.T, db *store.DB, conv agent.Conversation, turn agent.Turn, user agent.Message) {
+	t.Helper()
+	n, err := db.InterruptRunningTurns(ctx, at(60_000))
+	if err != nil || n != 1 {
+		t.Fatalf("InterruptRunningTurns = %d, %v; want 1, nil", n, err)
+	}
+	if n, err := db.InterruptRunningTurns(ctx, at(61_000)); err != nil || n != 0 {
+		t.Errorf("second InterruptRunningTurns = %d, %v; want 0, nil", n, err)
+	}
+	interrupted := turn
+	interrupted.Status, interrupted.EndedAt = agent.TurnInterrupted, at(60_000)
+	interrupted.Error = "Deskhand stopped while this turn was running"
+
+	next, nextUser := runningTurn(conv, "after", at(70_000))
+	if err := db.BeginTurn(ctx, next, nextUser); err != nil {
+		t.Fatalf("BeginTurn after the crash: %v", err)
+	}
+	next.Status, next.EndedAt = agent.TurnCompleted, at(71_000)
+	answer := agent.Message{Role: agent.RoleAssistant, Content: "here", TurnID: next.ID, CreatedAt: at(71_000)}
+	if err := db.EndTurn(ctx, next, []agent.Message{answer}); err != nil {
+		t.Fatalf("EndTurn after the crash: %v", err)
+	}
+	checkConversation(t, db, conv.ID, []agent.Turn{interrupted, next}, []agent.Message{user, nextUser, answer}, at(71_000))
+}
+
+// TestConcurrentTurns runs turns in 8 conversations at once: writers wait
+// for each other (busy timeout, BEGIN IMMEDIATE) instead of failing.
+func TestConcurrentTurns(t *testing.T) {
+	const workers, turnsEach = 8, 15
+	db := storetest.Open(t)
+	a := putAgent(t, db, "helper")
+	convs := make([]agent.Conversation, workers)
+	for i := range convs {
+		convs[i] = createConversation(t, db, a, fmt.Sprintf("conv-%d", i))
+	}
+	start := make(chan struct{})
+	done := make(chan error, workers)
+	for _, conv := range convs {
+		go func() {
+			<-start
+			for j := range turnsEach {
+				turn, user := runningTurn(conv, fmt.Sprintf("%s-turn-%d", conv.ID, j), at(1000*j))
+				if err := db.BeginTurn(ctx, turn, user); err != nil {
+					done <- fmt.Errorf("BeginTurn %s: %w", turn.ID, err)
+					return
+				}
+				turn.Status, turn.EndedAt = agent.TurnCompleted, at(1000*j+500)
+				reply := agent.Message{Role: agent.RoleAssistant, Content: "ok", CreatedAt: turn.EndedAt}
+				if err := db.EndTurn(ctx, turn, []agent.Message{reply}); err != nil {
+					done <- fmt.Errorf("EndTurn %s: %w", turn.ID, err)
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	close(start)
+	for range workers {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+	for _, conv := range convs {
+		turns, err := db.Turns(ctx, conv.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs, err := db.Messages(ctx, conv.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(turns) != turnsEach || len(msgs) != 2*turnsEach {
+			t.Errorf("%s: %d turns and %d messages, want %d and %d", conv.ID, len(turns), len(msgs), turnsEach, 2*turnsEach)
+		}
+		for _, turn := range turns {
+			if turn.Status != agent.TurnCompleted {
+				t.Errorf("turn %s is %s, want completed", turn.ID, turn.Status)
+			}
+		}
+	}
+}

@@ -1,0 +1,122 @@
+package keychain
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+// The fallback file is a JSON object of secret names to secrets, e.g.
+// {"ollama.api-key": "..."}, mode 0600. It is removed when it becomes
+// empty, so its existence alone means secrets are kept in plain text.
+
+// readFile returns the fallback file's secrets: an empty map when there is
+// no file (or no path). A file that cannot be parsed is a *agent.UserError
+// naming it; it is never overwritten.
+func (s *Store) readFile() (map[string]string, error) {
+	m := map[string]string{}
+	if s.path == "" {
+		return m, nil
+	}
+	b, err := os.ReadFile(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return m, nil
+	}
+	if err != nil {
+		return nil, agent.Userf(err, "could not read the secrets file %s; check that it is readable by you", s.path)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, agent.Userf(err, "the secrets file %s is not valid: it must be a JSON object of names to secret strings. Fix it, or delete it and set the secrets in it again", s.path)
+	}
+	if m == nil { // the file says null
+		m = map[string]string{}
+	}
+	return m, nil
+}
+
+// writeFile replaces the fallback file with m atomically (temp file in the
+// same folder, mode 0600, fsync, rename), or removes it when m is empty.
+func (s *Store) writeFile(m map[string]string) error {
+	var err error
+	if len(m) == 0 {
+		err = os.Remove(s.path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+	} else {
+		var b []byte
+		if b, err = json.MarshalIndent(m, "", "  "); err == nil {
+			err = writeAtomic(s.path, append(b, '\n'))
+		}
+	}
+	if err != nil {
+		return agent.Userf(err, "could not write the secrets file %s; check that its folder is writable by you", s.path)
+	}
+	syncDir(filepath.Dir(s.path))
+	return nil
+}
+
+// removeFromFile drops key from the fallback file, if it is there.
+func (s *Store) removeFromFile(key string) error {
+	m, err := s.readFile()
+	if err != nil {
+		return err
+	}
+	if _, ok := m[key]; !ok {
+		return nil
+	}
+	delete(m, key)
+	return s.writeFile(m)
+}
+
+func writeAtomic(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if err = f.Chmod(0o600); err != nil {
+		return err
+	}
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("rename %s: %w", tmp, err)
+	}
+	return nil
+}
+
+// syncDir makes a rename or remove in dir durable. Best effort: Windows
+// cannot fsync a directory.
+func syncDir(dir string) {
+	if runtime.GOOS == "windows" {
+		return
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}

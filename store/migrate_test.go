@@ -1,0 +1,269 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// schemaObject is one row of sqlite_master.
+type schemaObject struct {
+	Type, Name, Table, SQL string
+}
+
+// schema returns every table, index, view and trigger of the database.
+func schema(t *testing.T, conn *sql.DB) []schemaObject {
+	t.Helper()
+	rows, err := conn.Query("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []schemaObject
+	for rows.Next() {
+		var (
+			o   schemaObject
+			def sql.NullString // NULL for automatic indexes
+		)
+		if err := rows.Scan(&o.Type, &o.Name, &o.Table, &def); err != nil {
+			t.Fatal(err)
+		}
+		o.SQL = def.String
+		out = append(out, o)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// versions returns the recorded migrations.
+func versions(t *testing.T, conn *sql.DB) []int {
+	t.Helper()
+	rows, err := conn.Query("SELECT version FROM schema_migrations ORDER BY version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []int
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func allMigrations(t *testing.T) []migration {
+	t.Helper()
+	migs, err := embeddedMigrations()
+	if err != nil {
+		t.Fatalf("embedded migrations: %v", err)
+	}
+	if len(migs) == 0 {
+		t.Fatal("no embedded migrations")
+	}
+	return migs
+}
+
+func TestEmbeddedMigrationsAreNumbered(t *testing.T) {
+	for i, m := range allMigrations(t) {
+		if m.version != i+1 {
+			t.Errorf("migration %s has version %d, want %d", m.name, m.version, i+1)
+		}
+		if strings.TrimSpace(m.sql) == "" {
+			t.Errorf("migration %s is empty", m.name)
+		}
+	}
+}
+
+func TestLoadMigrations(t *testing.T) {
+	file := func(s string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(s)} }
+	for _, tc := range []struct {
+		name    string
+		fsys    fstest.MapFS
+		want    []int
+		wantErr string
+	}{
+		{"none", fstest.MapFS{}, nil, ""},
+		{"in order", fstest.MapFS{"0002_b.sql": file("B"), "0001_a.sql": file("A"), "README": file("")}, []int{1, 2}, ""},
+		{"gap", fstest.MapFS{"0001_a.sql": file("A"), "0003_c.sql": file("C")}, nil, "version 3, want 2"},
+		{"repeat", fstest.MapFS{"0001_a.sql": file("A"), "0001_b.sql": file("B")}, nil, "version 1, want 2"},
+		{"not from one", fstest.MapFS{"0002_b.sql": file("B")}, nil, "version 2, want 1"},
+		{"bad name", fstest.MapFS{"1_init.sql": file("A")}, nil, "not NNNN_name.sql"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			migs, err := loadMigrations(tc.fsys)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("loadMigrations error = %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("loadMigrations: %v", err)
+			}
+			var got []int
+			for _, m := range migs {
+				got = append(got, m.version)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("versions (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestMigrateFromEveryVersion is the "migrated schema == fresh schema"
+// check: a database left at every version k (0 = empty file) and then
+// opened by this build must end up exactly like a new one. Each migration
+// added to migrations/ is covered by it without changes here.
+func TestMigrateFromEveryVersion(t *testing.T) {
+	ctx := context.Background()
+	migs := allMigrations(t)
+	fresh := openTest(t)
+	want := schema(t, fresh.db)
+	wantVersions := versions(t, fresh.db)
+
+	for k := 0; k <= len(migs); k++ {
+		t.Run(fmt.Sprintf("from %d", k), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), FileName)
+			old, err := openConn(ctx, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := migrate(ctx, old, path, migs[:k]); err != nil {
+				t.Fatalf("migrate to %d: %v", k, err)
+			}
+			if got := versions(t, old); len(got) != k {
+				t.Fatalf("after migrating to %d, versions = %v", k, got)
+			}
+			old.Close()
+
+			db, err := Open(ctx, path)
+			if err != nil {
+				t.Fatalf("Open from version %d: %v", k, err)
+			}
+			defer db.Close()
+			if diff := cmp.Diff(want, schema(t, db.db)); diff != "" {
+				t.Errorf("schema migrated from version %d differs from a fresh one (-fresh +migrated):\n%s", k, diff)
+			}
+			if diff := cmp.Diff(wantVersions, versions(t, db.db)); diff != "" {
+				t.Errorf("recorded versions (-fresh +migrated):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestMigrateTwiceIsNoop(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	wantSchema := schema(t, db.db)
+	wantRows := migrationRows(t, db.db)
+
+	if err := migrate(ctx, db.db, db.Path(), allMigrations(t)); err != nil {
+		t.Fatalf("second migrate: %v", err)
+	}
+	if diff := cmp.Diff(wantSchema, schema(t, db.db)); diff != "" {
+		t.Errorf("schema changed by a second migrate (-before +after):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantRows, migrationRows(t, db.db)); diff != "" {
+		t.Errorf("schema_migrations changed by a second migrate (-before +after):\n%s", diff)
+	}
+
+	// Reopening is a no-op too.
+	path := db.Path()
+	db.Close()
+	again, err := Open(ctx, path)
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer again.Close()
+	if diff := cmp.Diff(wantRows, migrationRows(t, again.db)); diff != "" {
+		t.Errorf("schema_migrations changed by reopening (-before +after):\n%s", diff)
+	}
+}
+
+// migrationRows returns schema_migrations as "version@applied_at" strings.
+func migrationRows(t *testing.T, conn *sql.DB) []string {
+	t.Helper()
+	rows, err := conn.Query("SELECT version, applied_at FROM schema_migrations ORDER BY version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v, at int64
+		if err := rows.Scan(&v, &at); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%d@%d", v, at))
+	}
+	return out
+}
+
+func TestOpenRefusesNewerSchema(t *testing.T) {
+	ctx := context.Background()
+	known := len(allMigrations(t))
+	db := openTest(t)
+	path := db.Path()
+	if _, err := db.db.Exec("INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)", known+1); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	newer, err := Open(ctx, path)
+	if err == nil {
+		newer.Close()
+		t.Fatal("Open of a newer database succeeded")
+	}
+	var nerr *NewerSchemaError
+	if !errors.As(err, &nerr) {
+		t.Fatalf("Open error = %v (%T), want a *NewerSchemaError", err, err)
+	}
+	if diff := cmp.Diff(&NewerSchemaError{Path: path, Version: known + 1, Known: known}, nerr); diff != "" {
+		t.Errorf("NewerSchemaError (-want +got):\n%s", diff)
+	}
+	wantMsg := fmt.Sprintf("database %s was written by a newer Deskhand (schema %d, this build knows %d); upgrade Deskhand", path, known+1, known)
+	if err.Error() != wantMsg {
+		t.Errorf("error = %q, want %q", err, wantMsg)
+	}
+}
+
+// TestFailedMigrationLeavesWholeVersion checks that a migration runs in
+// one transaction: when a statement fails, the statements before it are
+// rolled back and the version is not recorded.
+func TestFailedMigrationLeavesWholeVersion(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	migs := allMigrations(t)
+	broken := append(migs[:len(migs):len(migs)], migration{
+		version: len(migs) + 1,
+		name:    "9999_broken.sql",
+		sql:     "CREATE TABLE half_done (x INTEGER); INSERT INTO no_such_table VALUES (1);",
+	})
+	err := migrate(ctx, db.db, db.Path(), broken)
+	if err == nil || !strings.Contains(err.Error(), "9999_broken.sql") {
+		t.Fatalf("migrate with a broken migration: error = %v, want one naming the file", err)
+	}
+	var n int
+	if err := db.db.QueryRow("SELECT count(*) FROM sqlite_master WHERE name = 'half_done'").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Error("table of the failed migration exists: it was not rolled back")
+	}
+	if got, want := len(versions(t, db.db)), len(migs); got != want {
+		t.Errorf("recorded versions = %d, want %d", got, want)
+	}
+}

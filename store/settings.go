@@ -1,0 +1,33 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+// Setting returns the value of a setting; agent.ErrNotFound if unset.
+func (db *DB) Setting(ctx context.Context, key string) (string, error) {
+	var v string
+	err := db.db.QueryRowContext(ctx, "SELECT value FROM settings WHERE key = ?", key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("setting %s: %w", key, agent.ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("read setting %s: %w", key, err)
+	}
+	return v, nil
+}
+
+// SetSetting stores a setting, replacing its previous value.
+func (db *DB) SetSetting(ctx context.Context, key, value string) error {
+	_, err := db.db.ExecContext(ctx, `INSERT INTO settings (key, value) VALUES (?, ?)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)
+	if err != nil {
+		return fmt.Errorf("set setting %s: %w", key, err)
+	}
+	return nil
+}
