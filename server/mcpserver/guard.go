@@ -72,7 +72,7 @@ func Guard(auth Authenticator, opts GuardOptions, next http.Handler) http.Handle
 			http.Error(w, "Forbidden: requests from this Origin are not allowed", http.StatusForbidden)
 			return
 		}
-		if public[r.URL.Path] {
+		if public[r.URL.Path] || isBrowserVisit(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -111,6 +111,13 @@ func Guard(auth Authenticator, opts GuardOptions, next http.Handler) http.Handle
 		}
 		next.ServeHTTP(w, r.WithContext(withPrincipal(r.Context(), principal)))
 	})
+}
+
+// isBrowserVisit is a browser opening /mcp; it is sent to the server card.
+func isBrowserVisit(r *http.Request) bool {
+	accept := r.Header.Get("Accept")
+	return r.Method == http.MethodGet && r.URL.Path == EndpointPath &&
+		strings.Contains(accept, "text/html") && !strings.Contains(accept, "text/event-stream")
 }
 
 // hostAllowed accepts loopback names and allow-listed hosts.

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -112,6 +111,9 @@ func New(core Core, opts Options) *Server {
 		server.WithStateful(true),
 		server.WithSessionIdleTTL(cmp.Or(opts.SessionIdleTTL, 30*time.Minute)),
 		server.WithStreamableHTTPLogger(s.log),
+		// The guard checks Host first; mcp-go's own check stays on as a
+		// second layer unless hosts are allow-listed, which it cannot know.
+		server.WithDisableLocalhostProtection(len(opts.Guard.AllowedHosts) > 0),
 	)
 	s.syncTools()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -239,9 +241,7 @@ func (w *sessionRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter
 // redirectBrowsers sends a browser's GET of /mcp to the server card.
 func redirectBrowsers(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		accept := r.Header.Get("Accept")
-		if r.Method == http.MethodGet && r.URL.Path == EndpointPath &&
-			strings.Contains(accept, "text/html") && !strings.Contains(accept, "text/event-stream") {
+		if isBrowserVisit(r) {
 			http.Redirect(w, r, ServerCardPath, http.StatusFound)
 			return
 		}

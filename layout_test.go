@@ -1,0 +1,117 @@
+package main
+
+import (
+	"encoding/json"
+	"go/parser"
+	"go/token"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+type pkgInfo struct {
+	ImportPath string
+	Deps       []string
+	Doc        string
+	GoFiles    []string
+}
+
+// listPackages describes every package of the module.
+func listPackages(t *testing.T) []pkgInfo {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-json", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []pkgInfo
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p pkgInfo
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+const module = "github.com/deskhand/deskhand/"
+
+// TestImportRules enforces the "may import" column of DESIGN.md §1.
+func TestImportRules(t *testing.T) {
+	// forbidden[pkg] lists import-path prefixes pkg must not depend on.
+	adapters := []string{module + "store", module + "models", module + "ui", module + "server/mcpserver", module + "server/control"}
+	forbidden := map[string][]string{
+		"server/agent":     append(adapters, "fyne.io/", "database/sql", "github.com/mattn/go-sqlite3", "github.com/zalando/go-keyring", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama", "net/http"),
+		"server/mcpserver": {module + "store", module + "models", module + "ui", "fyne.io/", "database/sql", "github.com/mattn/go-sqlite3", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
+		"server/control":   {module + "store", module + "models", module + "ui", module + "server/mcpserver", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go"},
+		"store":            {module + "ui", module + "models", module + "server/mcpserver", module + "server/control", "fyne.io/", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
+		"store/keychain":   {module + "ui", module + "models", module + "server/mcpserver", module + "store", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama"},
+		"models/ollama":    {module + "store", module + "ui", module + "server/mcpserver", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go", "github.com/zalando/go-keyring"},
+	}
+	seen := map[string]bool{}
+	for _, p := range listPackages(t) {
+		rel := strings.TrimPrefix(p.ImportPath, module)
+		rules, ok := forbidden[rel]
+		if !ok {
+			continue
+		}
+		seen[rel] = true
+		for _, dep := range p.Deps {
+			for _, bad := range rules {
+				if forbids(bad, dep) {
+					t.Errorf("%s imports %s, which DESIGN.md §1 forbids", rel, dep)
+				}
+			}
+		}
+	}
+	for rel := range forbidden {
+		if !seen[rel] {
+			t.Errorf("package %s not found; update the rules when moving packages", rel)
+		}
+	}
+}
+
+// forbids reports whether rule bans dep: a module path bans its
+// subpackages too (uuid's use of database/sql/driver is no database/sql).
+func forbids(rule, dep string) bool {
+	switch {
+	case strings.HasSuffix(rule, "/"):
+		return strings.HasPrefix(dep, rule)
+	case strings.Contains(rule, "."):
+		return dep == rule || strings.HasPrefix(dep, rule+"/")
+	}
+	return dep == rule
+}
+
+// TestPackageComments checks that every package has exactly one package
+// comment.
+func TestPackageComments(t *testing.T) {
+	for _, p := range listPackages(t) {
+		if p.Doc == "" {
+			t.Errorf("%s has no package comment", p.ImportPath)
+		}
+		out, err := exec.Command("go", "list", "-f", `{{range .GoFiles}}{{$.Dir}}/{{.}} {{end}}`, p.ImportPath).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, f := range strings.Fields(string(out)) {
+			if hasPackageComment(t, f) {
+				n++
+			}
+		}
+		if n > 1 {
+			t.Errorf("%s has %d files with a package comment; keep exactly one", p.ImportPath, n)
+		}
+	}
+}
+
+func hasPackageComment(t *testing.T, file string) bool {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.PackageClauseOnly|parser.ParseComments)
+	if err != nil {
+		t.Fatalf("parse %s: %v", file, err)
+	}
+	return f.Doc != nil
+}

@@ -1,0 +1,454 @@
+// Command deskhand serves your own AI agents to every MCP client on this
+// computer. Run "deskhand --help" for the commands.
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/deskhand/deskhand/models/ollama"
+	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/control"
+	"github.com/deskhand/deskhand/server/mcpserver"
+	"github.com/deskhand/deskhand/store"
+	"github.com/deskhand/deskhand/store/keychain"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+// DefaultAddr is where the MCP endpoint listens unless told otherwise.
+const DefaultAddr = "127.0.0.1:7345"
+
+const usage = `Deskhand serves your own AI agents as MCP tools to every AI client on this computer.
+
+Usage:
+  deskhand [flags] <command> [arguments]
+
+Commands:
+  serve                 serve the agents headless on http://ADDR/mcp until stopped (Ctrl-C)
+  stdio                 serve the agents over standard input and output (for stdio-only clients)
+  token create NAME     create a bearer token for the client NAME; prints the token alone
+  token list            list clients and when their tokens were created and last used
+  token revoke NAME     revoke the client's token at once
+  version               print the version
+
+Flags (each also after the command):
+  --data DIR            data folder (env DESKHAND_DATA; default %s)
+  --addr HOST:PORT      MCP endpoint address (env DESKHAND_ADDR; default %s)
+  --ollama URL          Ollama server (env OLLAMA_HOST; default http://127.0.0.1:11434)
+  --model NAME          model of the default agent "assistant" (default: the first installed)
+  --insecure-no-auth    open local development: accept MCP requests without a token (INSECURE)
+`
+
+type options struct {
+	data, addr, ollamaHost, model string
+	insecureNoAuth                bool
+}
+
+func main() {
+	err := run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "deskhand:", agent.UserMessage(err))
+		var ue *agent.UserError
+		if !errors.As(err, &ue) {
+			fmt.Fprintln(os.Stderr, "detail:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	opts, words, err := parseArgs(args, stderr)
+	if err != nil {
+		return err
+	}
+	if len(words) == 0 {
+		return userf("no command given; try 'deskhand serve', or 'deskhand --help'")
+	}
+	switch cmd, rest := words[0], words[1:]; cmd {
+	case "serve":
+		return serve(ctx, opts, stderr)
+	case "stdio":
+		return stdioServe(ctx, opts, stdin, stdout, stderr)
+	case "token":
+		return tokenCommand(ctx, opts, rest, stdout, stderr)
+	case "version":
+		fmt.Fprintf(stdout, "deskhand %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		return nil
+	case "help":
+		fmt.Fprintf(stdout, usage, defaultDataDir(), DefaultAddr)
+		return nil
+	default:
+		return userf("unknown command %q; see 'deskhand --help'", cmd)
+	}
+}
+
+// parseArgs accepts the global flags before, between and after the words.
+func parseArgs(args []string, stderr io.Writer) (options, []string, error) {
+	opts := options{
+		data:       os.Getenv("DESKHAND_DATA"),
+		addr:       cmp.Or(os.Getenv("DESKHAND_ADDR"), DefaultAddr),
+		ollamaHost: os.Getenv("OLLAMA_HOST"),
+	}
+	fs := flag.NewFlagSet("deskhand", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintf(stderr, usage, defaultDataDir(), DefaultAddr) }
+	fs.StringVar(&opts.data, "data", opts.data, "data folder")
+	fs.StringVar(&opts.addr, "addr", opts.addr, "MCP endpoint address")
+	fs.StringVar(&opts.ollamaHost, "ollama", opts.ollamaHost, "Ollama server URL")
+	fs.StringVar(&opts.model, "model", "", "model of the default agent")
+	fs.BoolVar(&opts.insecureNoAuth, "insecure-no-auth", false, "accept MCP requests without a token")
+	var words []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return opts, nil, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		words = append(words, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	opts.data = cmp.Or(opts.data, defaultDataDir())
+	return opts, words, nil
+}
+
+func defaultDataDir() string {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return filepath.Join(".", "deskhand-data")
+	}
+	return filepath.Join(dir, "Deskhand")
+}
+
+func userf(format string, args ...any) error { return agent.Userf(nil, format, args...) }
+
+// app is the wired core with what it owns.
+type app struct {
+	db      *store.DB
+	core    *agent.Core
+	secrets *keychain.Store
+	log     *slog.Logger
+}
+
+// open wires store, keychain, models and core.
+func open(ctx context.Context, opts options, log *slog.Logger) (*app, error) {
+	if err := os.MkdirAll(opts.data, 0o700); err != nil {
+		return nil, agent.Userf(err, "cannot create the data folder %s", opts.data)
+	}
+	db, err := store.Open(ctx, filepath.Join(opts.data, store.FileName))
+	if err != nil {
+		return nil, agent.Userf(err, "cannot open the database in %s", opts.data)
+	}
+	secrets := keychain.New(keychain.Options{
+		FallbackPath: filepath.Join(opts.data, "secrets.json"),
+		Warn:         func(msg string) { log.Warn(msg) },
+	})
+	var ollamaOpts []ollama.Option
+	if key, err := secrets.Get("ollama-api-key"); err == nil && key != "" {
+		ollamaOpts = append(ollamaOpts, ollama.WithAPIKey(key))
+	}
+	model, err := ollama.New(opts.ollamaHost, ollamaOpts...)
+	if err != nil {
+		db.Close()
+		return nil, agent.Userf(err, "the Ollama address %q is not valid", opts.ollamaHost)
+	}
+	core, err := agent.New(ctx, agent.Config{
+		History: db,
+		Models:  map[agent.Backend]agent.Model{agent.BackendOllama: model},
+		Logger:  log,
+	})
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &app{db: db, core: core, secrets: secrets, log: log}, nil
+}
+
+func (a *app) close() {
+	a.core.Close()
+	if err := a.db.Close(); err != nil {
+		a.log.Error("close database", "err", err)
+	}
+}
+
+// ensureAssistant creates the default agent on first start, and applies
+// --model to it.
+func (a *app) ensureAssistant(ctx context.Context, model string) error {
+	created, ok, err := a.core.EnsureDefaultAgent(ctx, model)
+	if err != nil {
+		return err
+	}
+	if ok {
+		a.log.Info("created the default agent", "agent", created.Slug, "model", created.Model)
+	} else if existing, found := a.core.AgentBySlug("assistant"); found && model != "" && existing.Model != model {
+		existing.Model = model
+		if _, err := a.core.SaveAgent(ctx, existing); err != nil {
+			return err
+		}
+	}
+	if assistant, found := a.core.AgentBySlug("assistant"); found && assistant.Model == "" {
+		a.log.Warn("the agent 'assistant' has no model: no Ollama model is installed or Ollama is not reachable. Install one with 'ollama pull llama3.2' and restart, or pass --model NAME")
+	}
+	return nil
+}
+
+func serve(ctx context.Context, opts options, stderr io.Writer) error {
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	a, err := open(ctx, opts, log)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	if err := a.secrets.Probe(); err != nil {
+		log.Warn(agent.UserMessage(err))
+	}
+	if err := a.ensureAssistant(ctx, opts.model); err != nil {
+		return err
+	}
+
+	listeners, err := listen(opts)
+	if err != nil {
+		return err
+	}
+	ctl, err := control.Listen(filepath.Join(opts.data, control.SocketName), a.core)
+	if err != nil {
+		for _, ln := range listeners {
+			ln.Close()
+		}
+		if errors.Is(err, control.ErrAlreadyRunning) {
+			return agent.Userf(err, "Deskhand is already running with the data folder %s", opts.data)
+		}
+		return err
+	}
+
+	mcp := mcpserver.New(a.core, mcpserver.Options{
+		Info: serverInfo(ctx, a.core),
+		Guard: mcpserver.GuardOptions{
+			AllowedHosts:   splitList(setting(ctx, a.core, "server.allowed_hosts")),
+			AllowedOrigins: splitList(setting(ctx, a.core, "server.allowed_origins")),
+			InsecureNoAuth: opts.insecureNoAuth,
+		},
+		Logger: log,
+	})
+	// Cancelled on shutdown: subscriptions/listen streams wait on it.
+	baseCtx, cancelBase := context.WithCancel(context.Background())
+	srv := &http.Server{
+		Handler:           mcp.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		BaseContext:       func(net.Listener) context.Context { return baseCtx },
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	serveErr := make(chan error, len(listeners))
+	for _, ln := range listeners {
+		go func() { serveErr <- srv.Serve(ln) }()
+	}
+	url := "http://" + listeners[0].Addr().String() + mcpserver.EndpointPath
+	fmt.Fprintf(stderr, "Deskhand %s is serving your agents at %s\n", version, url)
+	fmt.Fprintf(stderr, "Data folder: %s\n", opts.data)
+	if opts.insecureNoAuth {
+		fmt.Fprintln(stderr, "WARNING: open local development mode (--insecure-no-auth): MCP requests need no token.")
+	} else {
+		fmt.Fprintln(stderr, "Clients need a token: run 'deskhand token create NAME' and send 'Authorization: Bearer <token>'.")
+	}
+
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case err = <-serveErr:
+		log.Error("HTTP server stopped", "err", err)
+	}
+	// Order: end turns (recorded interrupted), then streams, then the server.
+	a.core.Close()
+	cancelBase()
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := mcp.Close(shutdownCtx); err != nil {
+		log.Warn("close MCP sessions", "err", err)
+	}
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		log.Warn("shut down HTTP server", "err", err)
+	}
+	if err := ctl.Close(shutdownCtx); err != nil {
+		log.Warn("close control channel", "err", err)
+	}
+	return nil
+}
+
+// listen binds the MCP address: loopback only unless a non-loopback address
+// is configured, which needs tokens on.
+func listen(opts options) ([]net.Listener, error) {
+	host, port, err := net.SplitHostPort(opts.addr)
+	if err != nil {
+		return nil, agent.Userf(err, "--addr %q is not HOST:PORT", opts.addr)
+	}
+	hosts := []string{host}
+	switch host {
+	case "", "localhost":
+		hosts = []string{"127.0.0.1", "::1"}
+	default:
+		ip := net.ParseIP(host)
+		if ip == nil || !ip.IsLoopback() {
+			if opts.insecureNoAuth {
+				return nil, userf("refusing to serve on %s without tokens: a non-loopback address requires authentication; drop --insecure-no-auth", opts.addr)
+			}
+		}
+	}
+	var out []net.Listener
+	for i, h := range hosts {
+		ln, err := net.Listen("tcp", net.JoinHostPort(h, port))
+		if err != nil {
+			if i > 0 { // ::1 is a bonus; some machines have no IPv6 loopback
+				continue
+			}
+			return nil, agent.Userf(err, "cannot listen on %s (is another program using the port? choose another with --addr)", net.JoinHostPort(h, port))
+		}
+		out = append(out, ln)
+		if port == "0" { // keep the same port on both loopbacks
+			_, port, _ = net.SplitHostPort(ln.Addr().String())
+		}
+	}
+	return out, nil
+}
+
+func setting(ctx context.Context, core *agent.Core, key string) string {
+	v, _ := core.Setting(ctx, key, "")
+	return v
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '\n' || r == ' ' }) {
+		out = append(out, f)
+	}
+	return out
+}
+
+// serverInfo reads the server's metadata from settings.
+func serverInfo(ctx context.Context, core *agent.Core) mcpserver.Info {
+	get := func(key, def string) string {
+		v, _ := core.Setting(ctx, "server."+key, def)
+		return v
+	}
+	return mcpserver.Info{
+		Name:         get("name", "deskhand"),
+		Version:      version,
+		Title:        get("title", "Deskhand"),
+		Description:  get("description", "Your own AI agents, served from your desktop."),
+		Instructions: get("instructions", "Each tool is an agent. Send it a message; to continue a conversation pass back the handle a previous call returned."),
+		WebsiteURL:   get("website", ""),
+	}
+}
+
+func stdioServe(ctx context.Context, opts options, stdin io.Reader, stdout, stderr io.Writer) error {
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	a, err := open(ctx, opts, log)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	if err := a.ensureAssistant(ctx, opts.model); err != nil {
+		return err
+	}
+	mcp := mcpserver.New(a.core, mcpserver.Options{Info: serverInfo(ctx, a.core), Logger: log})
+	defer mcp.Close(context.Background())
+	err = mcp.ServeStdio(ctx, stdin, stdout)
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
+}
+
+// tokenCommand manages client tokens: through the running app when there
+// is one (so changes apply at once), else on the store directly.
+func tokenCommand(ctx context.Context, opts options, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return userf("usage: deskhand token create NAME | token list | token revoke NAME")
+	}
+	sub, rest := args[0], args[1:]
+	wantArgs := map[string]int{"create": 1, "list": 0, "revoke": 1}
+	if n, known := wantArgs[sub]; !known || len(rest) != n {
+		return userf("usage: deskhand token create NAME | token list | token revoke NAME")
+	}
+	if ctl, err := control.Dial(filepath.Join(opts.data, control.SocketName)); err == nil {
+		switch sub {
+		case "create":
+			token, err := ctl.CreateToken(ctx, rest[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(stdout, token)
+			return nil
+		case "list":
+			infos, err := ctl.Tokens(ctx)
+			if err != nil {
+				return err
+			}
+			printTokens(stdout, infos)
+			return nil
+		case "revoke":
+			if err := ctl.RevokeToken(ctx, rest[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(stderr, "Revoked the token of %q.\n", rest[0])
+			return nil
+		}
+	}
+
+	a, err := open(ctx, opts, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	switch sub {
+	case "create":
+		_, token, err := a.core.CreateClient(ctx, rest[0])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, token)
+	case "list":
+		printTokens(stdout, control.Tokens(a.core))
+	case "revoke":
+		if err := a.core.RevokeClient(ctx, rest[0]); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "Revoked the token of %q.\n", rest[0])
+	}
+	return nil
+}
+
+func printTokens(w io.Writer, infos []control.TokenInfo) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tCREATED\tLAST USED")
+	for _, t := range infos {
+		last := "never"
+		if !t.LastUsedAt.IsZero() {
+			last = t.LastUsedAt.Local().Format(time.DateTime)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, t.CreatedAt.Local().Format(time.DateTime), last)
+	}
+	tw.Flush()
+}

@@ -1,0 +1,173 @@
+package ollama
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+// Chat sends the conversation to /api/chat with streaming on. onDelta (may
+// be nil) receives each piece of content or thinking as it arrives; tool
+// calls arrive whole and are returned in the reply. A cancelled or expired
+// ctx is returned as ctx.Err(), even when the client reports success.
+func (m *Model) Chat(ctx context.Context, req agent.ChatRequest, onDelta func(agent.Delta)) (agent.ChatResponse, error) {
+	creq, err := toAPIRequest(req)
+	if err != nil {
+		return agent.ChatResponse{}, err
+	}
+	var (
+		out     = agent.ChatResponse{Model: req.Model}
+		content strings.Builder
+		calls   []agent.ToolCall
+		done    bool
+	)
+	err = m.client.Chat(ctx, creq, func(r api.ChatResponse) error {
+		if r.Model != "" {
+			out.Model = r.Model
+		}
+		if r.Message.Content != "" || r.Message.Thinking != "" {
+			content.WriteString(r.Message.Content)
+			if onDelta != nil {
+				onDelta(agent.Delta{Content: r.Message.Content, Thinking: r.Message.Thinking})
+			}
+		}
+		for _, tc := range r.Message.ToolCalls {
+			call, err := fromAPIToolCall(tc)
+			if err != nil {
+				return err
+			}
+			calls = append(calls, call)
+		}
+		if r.Done {
+			done = true
+			out.DoneReason = r.DoneReason
+			out.PromptTokens = r.PromptEvalCount
+			out.OutputTokens = r.EvalCount
+		}
+		return nil
+	})
+	// api.Client.Chat returns nil when ctx ends or the connection is cut
+	// mid-stream, so neither err nor done alone says the reply is whole.
+	if err != nil || ctx.Err() != nil {
+		return agent.ChatResponse{}, m.userError(ctx, err, req.Model)
+	}
+	if !done {
+		return agent.ChatResponse{}, &agent.UserError{Msg: "the Ollama stream ended early (cut connection?)", Err: ErrStreamCut}
+	}
+	out.Message = agent.Message{Role: agent.RoleAssistant, Content: content.String(), ToolCalls: calls}
+	return out, nil
+}
+
+// toAPIRequest maps the core's request onto Ollama's.
+func toAPIRequest(req agent.ChatRequest) (*api.ChatRequest, error) {
+	stream := true
+	out := &api.ChatRequest{
+		Model:    req.Model,
+		Messages: make([]api.Message, 0, len(req.Messages)),
+		Stream:   &stream,
+	}
+	for _, msg := range req.Messages {
+		am := api.Message{
+			Role:       string(msg.Role),
+			Content:    msg.Content,
+			ToolCallID: msg.ToolCallID,
+			ToolName:   msg.ToolName,
+		}
+		for i, call := range msg.ToolCalls {
+			args, err := toArguments(call.Arguments)
+			if err != nil {
+				return nil, fmt.Errorf("ollama: arguments of the call %s to %q: %w", call.ID, call.Name, err)
+			}
+			am.ToolCalls = append(am.ToolCalls, api.ToolCall{
+				ID:       call.ID,
+				Function: api.ToolCallFunction{Index: i, Name: call.Name, Arguments: args},
+			})
+		}
+		out.Messages = append(out.Messages, am)
+	}
+	for _, spec := range req.Tools {
+		tool, err := toAPITool(spec)
+		if err != nil {
+			return nil, err
+		}
+		out.Tools = append(out.Tools, tool)
+	}
+	if len(req.Format) > 0 {
+		out.Format = req.Format
+	}
+	return out, nil
+}
+
+// toArguments reads a JSON object (or nothing) into Ollama's ordered map.
+func toArguments(raw json.RawMessage) (api.ToolCallFunctionArguments, error) {
+	args := api.NewToolCallFunctionArguments()
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || string(trimmed) == "null" {
+		return args, nil
+	}
+	if trimmed[0] != '{' {
+		return args, errors.New("not a JSON object")
+	}
+	if err := json.Unmarshal(trimmed, &args); err != nil {
+		return args, err
+	}
+	return args, nil
+}
+
+// toAPITool converts a tool's JSON Schema. The conversion is lossy: Ollama's
+// types keep type, description, enum, items, properties, required, $defs
+// and anyOf, and drop the rest (additionalProperties, format, $ref, …).
+func toAPITool(spec agent.ToolSpec) (api.Tool, error) {
+	var params api.ToolFunctionParameters
+	if p := bytes.TrimSpace(spec.Parameters); len(p) > 0 && string(p) != "null" {
+		if err := json.Unmarshal(p, &params); err != nil {
+			return api.Tool{}, agent.Userf(err, "the parameters of the tool %q are a JSON Schema Ollama cannot take", spec.Name)
+		}
+	}
+	if params.Type == "" {
+		params.Type = "object"
+	}
+	if params.Properties == nil {
+		params.Properties = api.NewToolPropertiesMap() // nil would go out as "properties":null
+	}
+	return api.Tool{
+		Type: "function",
+		Function: api.ToolFunction{
+			Name:        spec.Name,
+			Description: spec.Description,
+			Parameters:  params,
+		},
+	}, nil
+}
+
+// fromAPIToolCall maps a call of the model back, giving it an ID if it has
+// none so its result can be matched to it.
+func fromAPIToolCall(tc api.ToolCall) (agent.ToolCall, error) {
+	args, err := json.Marshal(tc.Function.Arguments) // {} when empty
+	if err != nil {
+		return agent.ToolCall{}, fmt.Errorf("ollama: arguments of the call to %q: %w", tc.Function.Name, err)
+	}
+	id := tc.ID
+	if id == "" {
+		id = newCallID()
+	}
+	return agent.ToolCall{ID: id, Name: tc.Function.Name, Arguments: args}, nil
+}
+
+// newCallID makes an ID shaped like Ollama's: "call_" and 8 of [a-z0-9].
+func newCallID() string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+	b := []byte("call_xxxxxxxx")
+	for i := len("call_"); i < len(b); i++ {
+		b[i] = alphabet[rand.IntN(len(alphabet))]
+	}
+	return string(b)
+}

@@ -1,0 +1,669 @@
+package ollama_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/ollama/ollama/api"
+
+	"github.com/deskhand/deskhand/models/ollama"
+	"github.com/deskhand/deskhand/models/ollama/ollamatest"
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+const model = "llama3.2:latest"
+
+// newModel points a Model at the fake, through the fake's own client so
+// its connections close with it.
+func newModel(t *testing.T, srv *ollamatest.Server, opts ...ollama.Option) *ollama.Model {
+	t.Helper()
+	m, err := ollama.New(srv.URL, append([]ollama.Option{ollama.WithHTTPClient(srv.Client())}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// closedAddr is the address of a listener that no longer listens.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// userMessage returns the Msg of err's *agent.UserError, failing the test
+// if there is none or it carries no cause.
+func userMessage(t *testing.T, err error) string {
+	t.Helper()
+	var ue *agent.UserError
+	if !errors.As(err, &ue) {
+		t.Fatalf("error %v (%T) is not an *agent.UserError", err, err)
+	}
+	if ue.Err == nil {
+		t.Errorf("UserError %q has no cause for the log", ue.Msg)
+	}
+	return ue.Msg
+}
+
+// jsonEqual compares two JSON texts by value.
+func jsonEqual(t *testing.T, name string, got []byte, want string) {
+	t.Helper()
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatalf("%s: %v in %s", name, err, got)
+	}
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatalf("%s: bad want: %v", name, err)
+	}
+	if diff := cmp.Diff(w, g); diff != "" {
+		t.Errorf("%s on the wire (-want +got):\n%s", name, diff)
+	}
+}
+
+func TestParseBaseURL(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    string
+		wantErr bool
+	}{
+		{in: "", want: "http://127.0.0.1:11434"},
+		{in: "  ", want: "http://127.0.0.1:11434"},
+		{in: "127.0.0.1:11434", want: "http://127.0.0.1:11434"},
+		{in: " 127.0.0.1:11555 ", want: "http://127.0.0.1:11555"},
+		{in: "0.0.0.0", want: "http://0.0.0.0:11434"},
+		{in: "myhost", want: "http://myhost:11434"},
+		{in: "localhost:8080", want: "http://localhost:8080"},
+		{in: ":11555", want: "http://127.0.0.1:11555"},
+		{in: "http://example.com", want: "http://example.com:80"},
+		{in: "https://example.com", want: "https://example.com:443"},
+		{in: "HTTP://example.com:8080/", want: "http://example.com:8080"},
+		{in: "http://host:1234", want: "http://host:1234"},
+		{in: "example.com:1234/prefix", want: "http://example.com:1234/prefix"},
+		{in: "https://example.com/ollama/", want: "https://example.com:443/ollama"},
+		{in: "ollama.com", want: "https://ollama.com:443"},
+		{in: "[::1]:11434", want: "http://[::1]:11434"},
+		{in: "::1", want: "http://[::1]:11434"},
+		{in: "ftp://example.com", wantErr: true},
+		{in: "localhost:0", wantErr: true},
+		{in: "localhost:99999", wantErr: true},
+		{in: "localhost:http", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			u, err := ollama.ParseBaseURL(tt.in)
+			if tt.wantErr {
+				if err == nil {
+					t.Fatalf("ParseBaseURL(%q) = %s, want an error", tt.in, u)
+				}
+				if _, err := ollama.New(tt.in); err == nil {
+					t.Errorf("New(%q) accepted it", tt.in)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ParseBaseURL(%q): %v", tt.in, err)
+			}
+			if got := u.String(); got != tt.want {
+				t.Errorf("ParseBaseURL(%q) = %s, want %s", tt.in, got, tt.want)
+			}
+			m, err := ollama.New(tt.in)
+			if err != nil {
+				t.Fatalf("New(%q): %v", tt.in, err)
+			}
+			if got := m.BaseURL(); got != tt.want {
+				t.Errorf("New(%q).BaseURL() = %s, want %s", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestChatStreamsReply(t *testing.T) {
+	conversation := []agent.Message{
+		{Role: agent.RoleSystem, Content: "Be brief."},
+		{Role: agent.RoleUser, Content: "My name is Ada."},
+		{Role: agent.RoleAssistant, Content: "Hello Ada."},
+		{Role: agent.RoleUser, Content: "What is my name?"},
+	}
+	tests := []struct {
+		name       string
+		opts       []ollamatest.Option
+		model      string
+		wantDeltas []agent.Delta
+		want       agent.ChatResponse
+	}{
+		{
+			name:  "memory echo",
+			model: model,
+			wantDeltas: []agent.Delta{
+				{Content: "I "}, {Content: "remember: "}, {Content: "My "}, {Content: "name "}, {Content: "is "}, {Content: "Ada. "},
+				{Content: "| "}, {Content: "What "}, {Content: "is "}, {Content: "my "}, {Content: "name?"},
+			},
+			want: agent.ChatResponse{
+				Message:      agent.Message{Role: agent.RoleAssistant, Content: "I remember: My name is Ada. | What is my name?"},
+				Model:        model,
+				PromptTokens: 12, // words of the four messages, as the fake counts
+				OutputTokens: 11, // chunks
+				DoneReason:   "stop",
+			},
+		},
+		{
+			name:  "scripted reply with thinking, untagged model name",
+			opts:  []ollamatest.Option{ollamatest.WithReplies(ollamatest.Reply{Thinking: "Easy.", Content: "Hel lo!", PromptTokens: 42, OutputTokens: 7, DoneReason: "length"})},
+			model: "llama3.2",
+			wantDeltas: []agent.Delta{
+				{Thinking: "Easy."}, {Content: "Hel "}, {Content: "lo!"},
+			},
+			want: agent.ChatResponse{
+				Message:      agent.Message{Role: agent.RoleAssistant, Content: "Hel lo!"},
+				Model:        "llama3.2",
+				PromptTokens: 42,
+				OutputTokens: 7,
+				DoneReason:   "length",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := ollamatest.NewServer(t, tt.opts...)
+			m := newModel(t, srv)
+			var deltas []agent.Delta
+			got, err := m.Chat(context.Background(), agent.ChatRequest{Model: tt.model, Messages: conversation},
+				func(d agent.Delta) { deltas = append(deltas, d) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("reply (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantDeltas, deltas); diff != "" {
+				t.Errorf("deltas (-want +got):\n%s", diff)
+			}
+			reqs := srv.ChatRequests()
+			if len(reqs) != 1 {
+				t.Fatalf("the fake got %d chat requests, want 1", len(reqs))
+			}
+			if reqs[0].Stream == nil || !*reqs[0].Stream {
+				t.Errorf("stream = %v, want true", reqs[0].Stream)
+			}
+			var roles []string
+			for _, msg := range reqs[0].Messages {
+				roles = append(roles, msg.Role+": "+msg.Content)
+			}
+			wantRoles := []string{"system: Be brief.", "user: My name is Ada.", "assistant: Hello Ada.", "user: What is my name?"}
+			if diff := cmp.Diff(wantRoles, roles); diff != "" {
+				t.Errorf("messages on the wire (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestChatNilOnDelta(t *testing.T) {
+	srv := ollamatest.NewServer(t)
+	got, err := newModel(t, srv).Chat(context.Background(), agent.ChatRequest{
+		Model: model, Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Message.Content != "I remember: hi" {
+		t.Errorf("content = %q", got.Message.Content)
+	}
+}
+
+func TestChatToolCallRoundTrip(t *testing.T) {
+	srv := ollamatest.NewServer(t, ollamatest.WithReplies(
+		ollamatest.Reply{ToolCalls: []api.ToolCall{
+			ollamatest.ToolCall("call_k3j4h5g6", "read_file", `{"path":"/home/u/a.txt","max_bytes":100}`),
+		}},
+		ollamatest.Reply{Content: "The file says hello."},
+	))
+	m := newModel(t, srv)
+	tools := []agent.ToolSpec{
+		{
+			Name:        "read_file",
+			Description: "Read a file",
+			Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"file path"},
+				"max_bytes":{"type":"integer"}},"required":["path"],"additionalProperties":false}`),
+		},
+		{Name: "now", Description: "Current time"}, // no schema at all
+	}
+	msgs := []agent.Message{{Role: agent.RoleUser, Content: "read /home/u/a.txt"}}
+
+	first, err := m.Chat(context.Background(), agent.ChatRequest{Model: model, Messages: msgs, Tools: tools}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCall := agent.ToolCall{ID: "call_k3j4h5g6", Name: "read_file", Arguments: json.RawMessage(`{"path":"/home/u/a.txt","max_bytes":100}`)}
+	wantFirst := agent.ChatResponse{
+		Message:      agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{wantCall}},
+		Model:        model,
+		PromptTokens: 2,
+		OutputTokens: 1,
+		DoneReason:   "stop",
+	}
+	if diff := cmp.Diff(wantFirst, first); diff != "" {
+		t.Fatalf("first reply (-want +got):\n%s", diff)
+	}
+
+	msgs = append(msgs, first.Message,
+		agent.Message{Role: agent.RoleTool, Content: "hello", ToolCallID: "call_k3j4h5g6", ToolName: "read_file"})
+	second, err := m.Chat(context.Background(), agent.ChatRequest{Model: model, Messages: msgs, Tools: tools}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Message.Content != "The file says hello." || len(second.Message.ToolCalls) != 0 {
+		t.Errorf("second reply = %+v, want the final answer", second.Message)
+	}
+
+	bodies := srv.ChatBodies()
+	if len(bodies) != 2 {
+		t.Fatalf("the fake got %d chat requests, want 2", len(bodies))
+	}
+	var wire struct {
+		Messages json.RawMessage `json:"messages"`
+		Tools    json.RawMessage `json:"tools"`
+	}
+	if err := json.Unmarshal(bodies[1], &wire); err != nil {
+		t.Fatal(err)
+	}
+	jsonEqual(t, "messages", wire.Messages, `[
+		{"role":"user","content":"read /home/u/a.txt"},
+		{"role":"assistant","content":"","tool_calls":[{"id":"call_k3j4h5g6","function":{"index":0,"name":"read_file","arguments":{"path":"/home/u/a.txt","max_bytes":100}}}]},
+		{"role":"tool","content":"hello","tool_name":"read_file","tool_call_id":"call_k3j4h5g6"}]`)
+	jsonEqual(t, "tools", wire.Tools, `[
+		{"type":"function","function":{"name":"read_file","description":"Read a file","parameters":{"type":"object","required":["path"],
+			"properties":{"path":{"type":"string","description":"file path"},"max_bytes":{"type":"integer"}}}}},
+		{"type":"function","function":{"name":"now","description":"Current time","parameters":{"type":"object","properties":{}}}}]`)
+	// The arguments keep their order on the wire.
+	if !bytes.Contains(bodies[1], []byte(`"arguments":{"path":"/home/u/a.txt","max_bytes":100}`)) {
+		t.Errorf("arguments lost their order: %s", bodies[1])
+	}
+}
+
+func TestChatToolCallWithoutIDGetsOne(t *testing.T) {
+	srv := ollamatest.NewServer(t, ollamatest.WithReplies(ollamatest.Reply{ToolCalls: []api.ToolCall{
+		ollamatest.ToolCall("", "now", `{}`),
+		ollamatest.ToolCall("", "now", `{"tz":"UTC"}`),
+	}}))
+	got, err := newModel(t, srv).Chat(context.Background(), agent.ChatRequest{
+		Model: model, Messages: []agent.Message{{Role: agent.RoleUser, Content: "time?"}},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := got.Message.ToolCalls
+	if len(calls) != 2 {
+		t.Fatalf("got %d tool calls, want 2", len(calls))
+	}
+	idShape := regexp.MustCompile(`^call_[a-z0-9]{8}$`)
+	for _, c := range calls {
+		if !idShape.MatchString(c.ID) {
+			t.Errorf("generated ID %q is not shaped like Ollama's", c.ID)
+		}
+	}
+	if calls[0].ID == calls[1].ID {
+		t.Errorf("two calls got the same ID %q", calls[0].ID)
+	}
+	if string(calls[0].Arguments) != `{}` || string(calls[1].Arguments) != `{"tz":"UTC"}` {
+		t.Errorf("arguments = %s, %s", calls[0].Arguments, calls[1].Arguments)
+	}
+}
+
+func TestChatStructuredOutput(t *testing.T) {
+	schema := `{"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer"}},"required":["name"]}`
+	srv := ollamatest.NewServer(t, ollamatest.WithReplies(ollamatest.Reply{Content: `{"name":"Ada","age":36}`}))
+	got, err := newModel(t, srv).Chat(context.Background(), agent.ChatRequest{
+		Model:    model,
+		Messages: []agent.Message{{Role: agent.RoleUser, Content: "Who wrote the first program?"}},
+		Format:   json.RawMessage(schema),
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Message.Content != `{"name":"Ada","age":36}` {
+		t.Errorf("content = %q", got.Message.Content)
+	}
+	var wire struct {
+		Format json.RawMessage `json:"format"`
+		Stream *bool           `json:"stream"`
+	}
+	if err := json.Unmarshal(srv.ChatBodies()[0], &wire); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(wire.Format, []byte("{")) {
+		t.Fatalf("format on the wire = %s, want the schema object", wire.Format)
+	}
+	jsonEqual(t, "format", wire.Format, schema)
+	if wire.Stream == nil || !*wire.Stream {
+		t.Errorf("stream = %v, want true", wire.Stream)
+	}
+}
+
+func TestChatErrors(t *testing.T) {
+	hi := []agent.Message{{Role: agent.RoleUser, Content: "hi"}}
+	tests := []struct {
+		name      string
+		fake      []ollamatest.Option
+		notServed bool // point at a closed listener instead of the fake
+		client    []ollama.Option
+		model     string
+		want      string // {base} is the base URL
+		wantIs    error
+		wantAs    func(error) bool
+	}{
+		{
+			name:  "model not installed",
+			model: "llama9:70b",
+			want:  "model 'llama9:70b' is not installed — pull it with 'ollama pull llama9:70b'",
+			wantAs: func(err error) bool {
+				var se api.StatusError
+				return errors.As(err, &se) && se.StatusCode == http.StatusNotFound
+			},
+		},
+		{
+			name: "refused before streaming",
+			fake: []ollamatest.Option{ollamatest.WithReplies(ollamatest.Reply{Status: http.StatusBadRequest, Error: `registry.ollama.ai/library/gemma:2b does not support tools`})},
+			want: "Ollama refused the request: registry.ollama.ai/library/gemma:2b does not support tools",
+		},
+		{
+			name: "error line mid-stream",
+			fake: []ollamatest.Option{ollamatest.WithMidStreamError("an error was encountered while running the model")},
+			want: "Ollama failed while answering: an error was encountered while running the model",
+		},
+		{
+			name:   "stream cut off",
+			fake:   []ollamatest.Option{ollamatest.WithCutStream()},
+			want:   "the Ollama stream ended early (cut connection?)",
+			wantIs: ollama.ErrStreamCut,
+		},
+		{
+			name: "API key missing",
+			fake: []ollamatest.Option{ollamatest.WithAPIKey("sekret")},
+			want: "Ollama at {base} did not accept the request: the API key is missing or wrong — set it in Settings",
+			wantAs: func(err error) bool {
+				var ae api.AuthorizationError
+				return errors.As(err, &ae)
+			},
+		},
+		{
+			name:   "API key wrong",
+			fake:   []ollamatest.Option{ollamatest.WithAPIKey("sekret")},
+			client: []ollama.Option{ollama.WithAPIKey("guess")},
+			want:   "Ollama at {base} did not accept the request: the API key is missing or wrong — set it in Settings",
+		},
+		{
+			name:      "not running",
+			notServed: true,
+			want:      "Ollama is not running at {base} — start it or change the host in Settings",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var m *ollama.Model
+			if tt.notServed {
+				var err error
+				if m, err = ollama.New(closedAddr(t), tt.client...); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				m = newModel(t, ollamatest.NewServer(t, tt.fake...), tt.client...)
+			}
+			mdl := tt.model
+			if mdl == "" {
+				mdl = model
+			}
+			got, err := m.Chat(context.Background(), agent.ChatRequest{Model: mdl, Messages: hi}, nil)
+			if err == nil {
+				t.Fatalf("Chat succeeded with %+v, want an error", got)
+			}
+			want := strings.ReplaceAll(tt.want, "{base}", m.BaseURL())
+			if msg := userMessage(t, err); msg != want {
+				t.Errorf("message = %q\nwant      %q", msg, want)
+			}
+			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
+				t.Errorf("errors.Is(%v, %v) = false", err, tt.wantIs)
+			}
+			if tt.wantAs != nil && !tt.wantAs(err) {
+				t.Errorf("error %v does not carry the client's error type", err)
+			}
+			if diff := cmp.Diff(agent.ChatResponse{}, got); diff != "" {
+				t.Errorf("a failed Chat returned a reply:\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestNotRunning(t *testing.T) {
+	m, err := ollama.New(closedAddr(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Ollama is not running at " + m.BaseURL() + " — start it or change the host in Settings"
+	calls := map[string]func(context.Context) error{
+		"Ping": m.Ping,
+		"ListModels": func(ctx context.Context) error {
+			_, err := m.ListModels(ctx)
+			return err
+		},
+		"Version": func(ctx context.Context) error {
+			_, err := m.Version(ctx)
+			return err
+		},
+	}
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			err := call(context.Background())
+			if err == nil {
+				t.Fatal("succeeded against a closed port")
+			}
+			if msg := userMessage(t, err); msg != want {
+				t.Errorf("message = %q, want %q", msg, want)
+			}
+		})
+	}
+}
+
+func TestChatStopsWithContext(t *testing.T) {
+	tests := []struct {
+		name   string
+		ctx    func() (context.Context, context.CancelFunc)
+		cancel bool // cancel at the first delta
+		want   error
+	}{
+		{
+			name:   "cancelled mid-stream",
+			ctx:    func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) },
+			cancel: true,
+			want:   context.Canceled,
+		},
+		{
+			name: "deadline mid-stream",
+			ctx: func() (context.Context, context.CancelFunc) {
+				return context.WithTimeout(context.Background(), 300*time.Millisecond)
+			},
+			want: context.DeadlineExceeded,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// 11 chunks 100ms apart: the reply would take over a second.
+			srv := ollamatest.NewServer(t, ollamatest.WithChunkDelay(100*time.Millisecond))
+			m := newModel(t, srv)
+			ctx, cancel := tt.ctx()
+			defer cancel()
+			deltas := 0
+			got, err := m.Chat(ctx, agent.ChatRequest{
+				Model:    model,
+				Messages: []agent.Message{{Role: agent.RoleUser, Content: "My name is Ada."}, {Role: agent.RoleUser, Content: "What is my name?"}},
+			}, func(agent.Delta) {
+				deltas++
+				if tt.cancel {
+					cancel()
+				}
+			})
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("Chat = %+v, %v; want %v", got, err, tt.want)
+			}
+			if deltas == 0 {
+				t.Error("no delta arrived before the stream stopped")
+			}
+			wait, stop := context.WithTimeout(context.Background(), 5*time.Second)
+			defer stop()
+			if err := srv.WaitAborted(wait, 1); err != nil {
+				t.Fatalf("the fake did not see its request end: %v", err)
+			}
+		})
+	}
+}
+
+func TestListModels(t *testing.T) {
+	tests := []struct {
+		name string
+		opts []ollamatest.Option
+		want []string
+	}{
+		{name: "default", want: []string{"llama3.2:latest"}},
+		{name: "in Ollama's order", opts: []ollamatest.Option{ollamatest.WithModels("qwen3:8b", "llama3.2:latest", "gemma3:4b")}, want: []string{"qwen3:8b", "llama3.2:latest", "gemma3:4b"}},
+		{name: "none installed", opts: []ollamatest.Option{ollamatest.WithModels()}, want: []string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := newModel(t, ollamatest.NewServer(t, tt.opts...)).ListModels(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("models (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestVersionAndPing(t *testing.T) {
+	srv := ollamatest.NewServer(t, ollamatest.WithVersion("0.17.4"))
+	m := newModel(t, srv)
+	if err := m.Ping(context.Background()); err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
+	v, err := m.Version(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v != "0.17.4" {
+		t.Errorf("Version = %q", v)
+	}
+	var got []string
+	for _, c := range srv.Calls() {
+		got = append(got, c.Method+" "+c.Path)
+	}
+	if diff := cmp.Diff([]string{"HEAD /", "GET /api/version"}, got); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+}
+
+func TestAPIKeySent(t *testing.T) {
+	srv := ollamatest.NewServer(t, ollamatest.WithAPIKey("sekret"))
+	hc := srv.Client()
+	transport := hc.Transport
+	m := newModel(t, srv, ollama.WithAPIKey("sekret"))
+	if _, err := m.ListModels(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Chat(context.Background(), agent.ChatRequest{Model: model, Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	calls := srv.Calls()
+	if len(calls) != 2 {
+		t.Fatalf("the fake got %d requests, want 2", len(calls))
+	}
+	for _, c := range calls {
+		if got := c.Header.Get("Authorization"); got != "Bearer sekret" {
+			t.Errorf("%s %s: Authorization = %q", c.Method, c.Path, got)
+		}
+	}
+	if hc.Transport != transport {
+		t.Error("New changed the caller's http.Client")
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// Requests to ollama.com are signed with ~/.ollama/id_ed25519 by the client;
+// with an API key they must go out with the key even when that file is
+// missing.
+func TestAPIKeyToOllamaComNeedsNoKeyFile(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("USERPROFILE", home)
+	t.Setenv("OLLAMA_AUTH", "")
+	var seen []*http.Request
+	stub := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		seen = append(seen, r)
+		return &http.Response{
+			StatusCode: http.StatusOK,
+			Status:     "200 OK",
+			Header:     http.Header{"Content-Type": {"application/json"}},
+			Body:       io.NopCloser(strings.NewReader(`{"version":"0.17.4"}`)),
+			Request:    r,
+		}, nil
+	})
+	m, err := ollama.New("ollama.com", ollama.WithAPIKey("k"), ollama.WithHTTPClient(&http.Client{Transport: stub}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.BaseURL(); got != "https://ollama.com:443" {
+		t.Errorf("BaseURL = %s", got)
+	}
+	v, err := m.Version(context.Background())
+	if err != nil {
+		t.Fatalf("Version: %v", err)
+	}
+	if v != "0.17.4" || len(seen) != 1 {
+		t.Fatalf("Version = %q after %d requests", v, len(seen))
+	}
+	r := seen[0]
+	if got := r.URL.String(); got != "https://ollama.com:443/api/version" {
+		t.Errorf("URL = %s", got)
+	}
+	if got := r.Header.Get("Authorization"); got != "Bearer k" {
+		t.Errorf("Authorization = %q", got)
+	}
+}
+
+func TestOllamaComWithoutAPIKeyOrKeyFile(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("USERPROFILE", home)
+	t.Setenv("OLLAMA_AUTH", "")
+	stub := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		t.Errorf("unsigned request sent to %s", r.URL)
+		return nil, errors.New("not sent")
+	})
+	m, err := ollama.New("ollama.com", ollama.WithHTTPClient(&http.Client{Transport: stub}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Version(context.Background())
+	msg := userMessage(t, err)
+	if !strings.HasPrefix(msg, "could not sign the request to Ollama at https://ollama.com:443: ") ||
+		!strings.Contains(msg, "id_ed25519") {
+		t.Errorf("message = %q", msg)
+	}
+}

@@ -1,0 +1,525 @@
+// Package ollamatest is a fake Ollama server for tests. It speaks Ollama's
+// wire format (as of v0.17.4): /api/chat streamed as application/x-ndjson
+// chunks of api.ChatResponse ending in a done chunk with metrics, or one
+// JSON object when "stream" is false; /api/tags, /api/version, /api/show;
+// HEAD and GET / ("Ollama is running"); and 404 {"error":"model 'x' not
+// found"} for a model that is not installed.
+//
+// By default every chat is answered by [EchoReply] ("memory echo"): the
+// reply is "I remember: " followed by all user messages of the request
+// joined with " | ", streamed a word at a time, so a test can see whether a
+// conversation's history reached the model. Options script replies (tool
+// calls included), fail or cut streams and slow them down.
+//
+// [NewServer] starts the fake on an httptest.Server for one test; its
+// [Recorder] keeps what the fake received. [Handler] is the same fake for
+// any http.Server; testdata/fakeollama serves it as a command:
+//
+//	go run ./models/ollama/ollamatest/testdata/fakeollama -addr 127.0.0.1:11555
+package ollamatest
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ollama/ollama/api"
+	"github.com/ollama/ollama/types/model"
+)
+
+// DefaultModel is the model installed unless [WithModels] says otherwise.
+const DefaultModel = "llama3.2:latest"
+
+// DefaultVersion is what /api/version reports unless [WithVersion] says
+// otherwise.
+const DefaultVersion = "0.17.4"
+
+// Reply is how the fake answers one /api/chat request.
+type Reply struct {
+	Content   string         // streamed a word at a time
+	Thinking  string         // sent first, as one chunk
+	ToolCalls []api.ToolCall // sent whole in one chunk with empty content, as Ollama does
+	// DoneReason defaults to "stop" (Ollama reports "stop" after tool calls too).
+	DoneReason string
+	// PromptTokens and OutputTokens are the done chunk's prompt_eval_count
+	// and eval_count. Zero means counted: words of the request's messages,
+	// and chunks sent.
+	PromptTokens, OutputTokens int
+	// Status, when set, answers with this HTTP status and {"error": Error}
+	// instead of a stream (as Ollama does before streaming starts).
+	Status int
+	// Error, when Status is 0, is sent as an {"error": …} line after the
+	// first chunk; the status stays 200 and no done chunk follows.
+	Error string
+	// Cut closes the connection after the first chunk, with no done chunk.
+	Cut bool
+}
+
+// Option configures the fake.
+type Option func(*config)
+
+type config struct {
+	models     []string
+	version    string
+	replies    []Reply
+	replyFunc  func(api.ChatRequest) Reply
+	midError   string
+	cut        bool
+	chunkDelay time.Duration
+	apiKey     string
+	recorders  []*Recorder
+}
+
+// WithModels sets the installed models, in the order /api/tags lists them
+// (default [DefaultModel]). Chat and show accept a name without a tag as
+// ":latest", as Ollama does.
+func WithModels(names ...string) Option {
+	return func(c *config) { c.models = slices.Clone(names) }
+}
+
+// WithVersion sets what /api/version reports.
+func WithVersion(v string) Option {
+	return func(c *config) { c.version = v }
+}
+
+// WithReplies scripts the answers to successive /api/chat requests (to an
+// installed model). Once they are used up, the [WithReplyFunc] hook or
+// [EchoReply] answers.
+func WithReplies(replies ...Reply) Option {
+	return func(c *config) { c.replies = append(c.replies, replies...) }
+}
+
+// WithReplyFunc answers chats the script does not cover. f may call
+// [EchoReply] for the default answer; it may be called concurrently.
+func WithReplyFunc(f func(api.ChatRequest) Reply) Option {
+	return func(c *config) { c.replyFunc = f }
+}
+
+// WithMidStreamError makes every streamed reply send {"error": msg} after
+// its first chunk, with status 200, as Ollama does when the model fails.
+func WithMidStreamError(msg string) Option {
+	return func(c *config) { c.midError = msg }
+}
+
+// WithCutStream makes every streamed reply close the connection after its
+// first chunk, without a done chunk.
+func WithCutStream() Option {
+	return func(c *config) { c.cut = true }
+}
+
+// WithChunkDelay waits d before each chunk of a streamed reply, ending early
+// when the client goes away (which the [Recorder] counts as aborted).
+func WithChunkDelay(d time.Duration) Option {
+	return func(c *config) { c.chunkDelay = d }
+}
+
+// WithAPIKey makes the fake answer 401 {"error":"unauthorized"} to any
+// request but "/" that lacks "Authorization: Bearer <key>".
+func WithAPIKey(key string) Option {
+	return func(c *config) { c.apiKey = key }
+}
+
+// WithRecorder records what the fake receives into r (as [NewServer] does).
+func WithRecorder(r *Recorder) Option {
+	return func(c *config) { c.recorders = append(c.recorders, r) }
+}
+
+// Server is a fake Ollama on an httptest.Server, closed when the test ends.
+type Server struct {
+	*httptest.Server
+	*Recorder
+}
+
+// NewServer starts the fake for the test t.
+func NewServer(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	rec := &Recorder{}
+	srv := httptest.NewServer(Handler(append(slices.Clone(opts), WithRecorder(rec))...))
+	t.Cleanup(srv.Close)
+	return &Server{Server: srv, Recorder: rec}
+}
+
+// Handler returns the fake Ollama as an http.Handler.
+func Handler(opts ...Option) http.Handler {
+	c := config{models: []string{DefaultModel}, version: DefaultVersion}
+	for _, opt := range opts {
+		opt(&c)
+	}
+	f := &fake{cfg: c}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", f.root) // GET also serves HEAD
+	mux.HandleFunc("GET /api/version", f.version)
+	mux.HandleFunc("GET /api/tags", f.tags)
+	mux.HandleFunc("POST /api/show", f.show)
+	mux.HandleFunc("POST /api/chat", f.chat)
+	f.mux = mux
+	return f
+}
+
+type fake struct {
+	cfg config
+	mux *http.ServeMux
+
+	mu   sync.Mutex
+	next int // index of the next scripted reply
+}
+
+func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	call := Call{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
+	for _, rec := range f.cfg.recorders {
+		rec.addCall(call)
+	}
+	if f.cfg.apiKey != "" && r.URL.Path != "/" && r.Header.Get("Authorization") != "Bearer "+f.cfg.apiKey {
+		writeError(w, http.StatusUnauthorized, "unauthorized")
+		return
+	}
+	// Ollama's router (gin) answers unknown routes and methods alike with
+	// a plain-text 404.
+	if _, pattern := f.mux.Handler(r); pattern == "" {
+		http.Error(w, "404 page not found", http.StatusNotFound)
+		return
+	}
+	f.mux.ServeHTTP(w, r)
+}
+
+func (f *fake) root(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	io.WriteString(w, "Ollama is running")
+}
+
+func (f *fake) version(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"version": f.cfg.version})
+}
+
+// modifiedAt is when the fake's models were "pulled".
+var modifiedAt = time.Date(2025, 11, 1, 12, 0, 0, 123456789, time.UTC)
+
+func (f *fake) tags(w http.ResponseWriter, r *http.Request) {
+	resp := api.ListResponse{Models: []api.ListModelResponse{}}
+	for _, name := range f.cfg.models {
+		resp.Models = append(resp.Models, api.ListModelResponse{
+			Name:       name,
+			Model:      name,
+			ModifiedAt: modifiedAt,
+			Size:       2019393189,
+			Digest:     digest(name),
+			Details:    details(name),
+		})
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (f *fake) show(w http.ResponseWriter, r *http.Request) {
+	var req api.ShowRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	name := req.Model
+	if name == "" {
+		name = req.Name
+	}
+	if !f.installed(name) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("model '%s' not found", name))
+		return
+	}
+	d := details(name)
+	writeJSON(w, http.StatusOK, api.ShowResponse{
+		Modelfile:    "FROM " + name + "\n",
+		Template:     "{{ .Prompt }}",
+		Details:      d,
+		ModelInfo:    map[string]any{"general.architecture": d.Family, d.Family + ".context_length": 131072},
+		Capabilities: []model.Capability{model.CapabilityCompletion, model.CapabilityTools},
+		ModifiedAt:   modifiedAt,
+	})
+}
+
+func (f *fake) chat(w http.ResponseWriter, r *http.Request) {
+	var req api.ChatRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	for _, rec := range f.cfg.recorders {
+		rec.addChat(req)
+	}
+	if req.Model == "" {
+		writeError(w, http.StatusBadRequest, "model is required")
+		return
+	}
+	if !f.installed(req.Model) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("model '%s' not found", req.Model))
+		return
+	}
+	reply := f.reply(req)
+	if reply.Status != 0 {
+		writeError(w, reply.Status, reply.Error)
+		return
+	}
+	if req.Stream != nil && !*req.Stream {
+		f.whole(w, req, reply)
+		return
+	}
+	if !f.stream(w, r, req, reply) {
+		for _, rec := range f.cfg.recorders {
+			rec.addAborted()
+		}
+	}
+}
+
+// reply picks the answer: the script, then the hook, then the echo; the
+// stream-wide options apply on top.
+func (f *fake) reply(req api.ChatRequest) Reply {
+	f.mu.Lock()
+	var reply Reply
+	scripted := f.next < len(f.cfg.replies)
+	if scripted {
+		reply = f.cfg.replies[f.next]
+		f.next++
+	}
+	f.mu.Unlock()
+	switch {
+	case scripted:
+	case f.cfg.replyFunc != nil:
+		reply = f.cfg.replyFunc(req)
+	default:
+		reply = EchoReply(req)
+	}
+	if f.cfg.midError != "" && reply.Error == "" {
+		reply.Error = f.cfg.midError
+	}
+	reply.Cut = reply.Cut || f.cfg.cut
+	if reply.DoneReason == "" {
+		reply.DoneReason = "stop"
+	}
+	return reply
+}
+
+// chunks are the non-final chunks of a streamed reply.
+func chunks(req api.ChatRequest, reply Reply) []api.ChatResponse {
+	var out []api.ChatResponse
+	msg := func(m api.Message) api.ChatResponse {
+		m.Role = "assistant"
+		return api.ChatResponse{Model: req.Model, CreatedAt: time.Now().UTC(), Message: m}
+	}
+	if reply.Thinking != "" {
+		out = append(out, msg(api.Message{Thinking: reply.Thinking}))
+	}
+	if reply.Content != "" {
+		for _, word := range strings.SplitAfter(reply.Content, " ") {
+			out = append(out, msg(api.Message{Content: word}))
+		}
+	}
+	if len(reply.ToolCalls) > 0 {
+		calls := slices.Clone(reply.ToolCalls)
+		for i := range calls {
+			calls[i].Function.Index = i
+		}
+		out = append(out, msg(api.Message{ToolCalls: calls}))
+	}
+	return out
+}
+
+// done is the final chunk, with metrics.
+func done(req api.ChatRequest, reply Reply, sent int) api.ChatResponse {
+	prompt, output := reply.PromptTokens, reply.OutputTokens
+	if prompt == 0 {
+		for _, m := range req.Messages {
+			prompt += len(strings.Fields(m.Content))
+		}
+	}
+	if output == 0 {
+		output = sent
+	}
+	return api.ChatResponse{
+		Model:      req.Model,
+		CreatedAt:  time.Now().UTC(),
+		Message:    api.Message{Role: "assistant"},
+		Done:       true,
+		DoneReason: reply.DoneReason,
+		Metrics: api.Metrics{
+			TotalDuration:      123456789,
+			LoadDuration:       1234567,
+			PromptEvalCount:    prompt,
+			PromptEvalDuration: 2345678,
+			EvalCount:          output,
+			EvalDuration:       3456789,
+		},
+	}
+}
+
+// stream writes the reply as NDJSON, one api.ChatResponse a line, as
+// Ollama's streamResponse does. It reports false if the client went away
+// before the done chunk.
+func (f *fake) stream(w http.ResponseWriter, r *http.Request, req api.ChatRequest, reply Reply) bool {
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.WriteHeader(http.StatusOK)
+	rc.Flush()
+
+	line := func(v any) bool {
+		if !f.wait(r.Context()) {
+			return false
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			panic(err) // api types always marshal
+		}
+		if _, err := w.Write(append(b, '\n')); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	interrupt := func() bool {
+		switch {
+		case reply.Cut:
+			if conn, _, err := rc.Hijack(); err == nil {
+				conn.Close()
+				return true
+			}
+			panic(http.ErrAbortHandler) // makes the server drop the connection
+		case reply.Error != "":
+			return line(map[string]string{"error": reply.Error})
+		}
+		return true
+	}
+	cs := chunks(req, reply)
+	for i, c := range cs {
+		if !line(c) {
+			return false
+		}
+		if i == 0 && (reply.Cut || reply.Error != "") {
+			return interrupt()
+		}
+	}
+	if len(cs) == 0 && (reply.Cut || reply.Error != "") {
+		return interrupt()
+	}
+	return line(done(req, reply, len(cs)))
+}
+
+// wait sleeps the chunk delay; false if ctx ended first.
+func (f *fake) wait(ctx context.Context) bool {
+	if f.cfg.chunkDelay <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(f.cfg.chunkDelay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// whole answers a "stream": false request with one object.
+func (f *fake) whole(w http.ResponseWriter, req api.ChatRequest, reply Reply) {
+	switch {
+	case reply.Cut:
+		panic(http.ErrAbortHandler)
+	case reply.Error != "":
+		writeError(w, http.StatusInternalServerError, reply.Error)
+		return
+	}
+	cs := chunks(req, reply)
+	resp := done(req, reply, len(cs))
+	resp.Message = api.Message{Role: "assistant", Content: reply.Content, Thinking: reply.Thinking}
+	for _, c := range cs {
+		resp.Message.ToolCalls = append(resp.Message.ToolCalls, c.Message.ToolCalls...)
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (f *fake) installed(name string) bool {
+	want := canonical(name)
+	for _, m := range f.cfg.models {
+		if canonical(m) == want {
+			return true
+		}
+	}
+	return false
+}
+
+// canonical gives a name without a tag the tag "latest", as Ollama does.
+func canonical(name string) string {
+	if name == "" {
+		return ""
+	}
+	if i := strings.LastIndex(name, "/"); !strings.Contains(name[i+1:], ":") {
+		return name + ":latest"
+	}
+	return name
+}
+
+func digest(name string) string {
+	sum := sha256.Sum256([]byte(name))
+	return hex.EncodeToString(sum[:])
+}
+
+func details(name string) api.ModelDetails {
+	family, _, _ := strings.Cut(name, ":")
+	if i := strings.LastIndex(family, "/"); i >= 0 {
+		family = family[i+1:]
+	}
+	family = strings.TrimRight(family, "0123456789.")
+	if family == "" {
+		family = "llama"
+	}
+	return api.ModelDetails{
+		Format:            "gguf",
+		Family:            family,
+		Families:          []string{family},
+		ParameterSize:     "3.2B",
+		QuantizationLevel: "Q4_K_M",
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+// EchoReply is the default answer ("memory echo"): "I remember: " and all
+// user messages of req joined with " | ".
+func EchoReply(req api.ChatRequest) Reply {
+	var said []string
+	for _, m := range req.Messages {
+		if m.Role == "user" {
+			said = append(said, m.Content)
+		}
+	}
+	return Reply{Content: "I remember: " + strings.Join(said, " | ")}
+}
+
+// ToolCall builds a call for a scripted [Reply]. args is a JSON object; it
+// panics if it is not one.
+func ToolCall(id, name, args string) api.ToolCall {
+	a := api.NewToolCallFunctionArguments()
+	if err := json.Unmarshal([]byte(args), &a); err != nil {
+		panic(fmt.Sprintf("ollamatest.ToolCall(%q): arguments: %v", name, err))
+	}
+	return api.ToolCall{ID: id, Function: api.ToolCallFunction{Name: name, Arguments: a}}
+}

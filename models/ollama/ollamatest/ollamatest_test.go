@@ -1,0 +1,178 @@
+package ollamatest_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/ollama/ollama/api"
+
+	"github.com/deskhand/deskhand/models/ollama/ollamatest"
+)
+
+// do sends a raw request to the fake and returns status, content type and body.
+func do(t *testing.T, srv *ollamatest.Server, method, path, body string) (int, string, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header.Get("Content-Type"), string(b)
+}
+
+func TestWireFormat(t *testing.T) {
+	tests := []struct {
+		name, method, path, body string
+		wantStatus               int
+		wantType                 string
+		wantBody                 string // exact, unless empty
+	}{
+		{name: "GET /", method: "GET", path: "/", wantStatus: 200, wantType: "text/plain; charset=utf-8", wantBody: "Ollama is running"},
+		{name: "HEAD /", method: "HEAD", path: "/", wantStatus: 200, wantType: "text/plain; charset=utf-8"},
+		{name: "version", method: "GET", path: "/api/version", wantStatus: 200, wantType: "application/json; charset=utf-8", wantBody: `{"version":"0.17.4"}` + "\n"},
+		{name: "unknown route", method: "GET", path: "/api/nope", wantStatus: 404, wantType: "text/plain; charset=utf-8", wantBody: "404 page not found\n"},
+		{name: "chat unknown model", method: "POST", path: "/api/chat", body: `{"model":"llama9:70b","messages":[]}`,
+			wantStatus: 404, wantType: "application/json; charset=utf-8", wantBody: `{"error":"model 'llama9:70b' not found"}` + "\n"},
+		{name: "show unknown model", method: "POST", path: "/api/show", body: `{"model":"llama9:70b"}`,
+			wantStatus: 404, wantType: "application/json; charset=utf-8", wantBody: `{"error":"model 'llama9:70b' not found"}` + "\n"},
+		{name: "chat without model", method: "POST", path: "/api/chat", body: `{"messages":[]}`,
+			wantStatus: 400, wantType: "application/json; charset=utf-8", wantBody: `{"error":"model is required"}` + "\n"},
+		{name: "show", method: "POST", path: "/api/show", body: `{"model":"llama3.2"}`, wantStatus: 200, wantType: "application/json; charset=utf-8"},
+		{name: "tags", method: "GET", path: "/api/tags", wantStatus: 200, wantType: "application/json; charset=utf-8"},
+		{name: "streamed chat", method: "POST", path: "/api/chat", body: `{"model":"llama3.2","messages":[{"role":"user","content":"hi"}]}`,
+			wantStatus: 200, wantType: "application/x-ndjson"},
+		{name: "whole chat", method: "POST", path: "/api/chat", body: `{"model":"llama3.2","stream":false,"messages":[{"role":"user","content":"hi"}]}`,
+			wantStatus: 200, wantType: "application/json; charset=utf-8"},
+	}
+	srv := ollamatest.NewServer(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, ctype, body := do(t, srv, tt.method, tt.path, tt.body)
+			if status != tt.wantStatus || ctype != tt.wantType {
+				t.Errorf("%d %q, want %d %q", status, ctype, tt.wantStatus, tt.wantType)
+			}
+			if tt.wantBody != "" && body != tt.wantBody {
+				t.Errorf("body = %q, want %q", body, tt.wantBody)
+			}
+		})
+	}
+}
+
+func TestStreamedChatLines(t *testing.T) {
+	tests := []struct {
+		name     string
+		opts     []ollamatest.Option
+		want     []string // per line: content, "error: …" or "done: reason"
+		wantDone bool
+	}{
+		{
+			name:     "memory echo",
+			want:     []string{"I ", "remember: ", "My ", "name ", "is ", "Ada. ", "| ", "Who ", "am ", "I?", "done: stop"},
+			wantDone: true,
+		},
+		{
+			name: "mid-stream error",
+			opts: []ollamatest.Option{ollamatest.WithMidStreamError("an error was encountered while running the model")},
+			want: []string{"I ", "error: an error was encountered while running the model"},
+		},
+		{
+			name: "cut",
+			opts: []ollamatest.Option{ollamatest.WithCutStream()},
+			want: []string{"I "},
+		},
+		{
+			name: "tool call",
+			opts: []ollamatest.Option{ollamatest.WithReplies(ollamatest.Reply{
+				ToolCalls: []api.ToolCall{ollamatest.ToolCall("call_k3j4h5g6", "read_file", `{"path":"/home/u/a.txt","max_bytes":100}`)},
+			})},
+			want:     []string{`tool_calls: [{"id":"call_k3j4h5g6","function":{"index":0,"name":"read_file","arguments":{"path":"/home/u/a.txt","max_bytes":100}}}]`, "done: stop"},
+			wantDone: true,
+		},
+		{
+			name: "reply hook",
+			opts: []ollamatest.Option{ollamatest.WithReplyFunc(func(req api.ChatRequest) ollamatest.Reply {
+				r := ollamatest.EchoReply(req)
+				r.Content = strings.ToUpper(r.Content)
+				return r
+			})},
+			want:     []string{"I ", "REMEMBER: ", "MY ", "NAME ", "IS ", "ADA. ", "| ", "WHO ", "AM ", "I?", "done: stop"},
+			wantDone: true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := ollamatest.NewServer(t, tt.opts...)
+			resp, err := srv.Client().Post(srv.URL+"/api/chat", "application/json", strings.NewReader(
+				`{"model":"llama3.2:latest","messages":[{"role":"user","content":"My name is Ada."},{"role":"user","content":"Who am I?"}]}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var got []string
+			sc := bufio.NewScanner(resp.Body)
+			for sc.Scan() {
+				var line struct {
+					api.ChatResponse
+					Error string `json:"error"`
+				}
+				if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+					t.Fatalf("line %q: %v", sc.Bytes(), err)
+				}
+				switch m := line.Message; {
+				case line.Error != "":
+					got = append(got, "error: "+line.Error)
+				case line.Done:
+					got = append(got, "done: "+line.DoneReason)
+					if line.PromptEvalCount == 0 || line.EvalCount == 0 || line.TotalDuration == 0 {
+						t.Errorf("done chunk without metrics: %s", sc.Bytes())
+					}
+				case len(m.ToolCalls) > 0:
+					b, _ := json.Marshal(m.ToolCalls)
+					got = append(got, "tool_calls: "+string(b))
+					if m.Content != "" {
+						t.Errorf("tool call chunk with content %q", m.Content)
+					}
+				default:
+					got = append(got, m.Content)
+				}
+				if line.Error == "" && (line.Model != "llama3.2:latest" || line.Message.Role != "assistant" || line.CreatedAt.IsZero()) {
+					t.Errorf("chunk lacks model, role or created_at: %s", sc.Bytes())
+				}
+			}
+			if cut := sc.Err() != nil; cut != (tt.name == "cut") {
+				t.Errorf("read error %v", sc.Err())
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("lines (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRecorder(t *testing.T) {
+	srv := ollamatest.NewServer(t)
+	do(t, srv, "POST", "/api/chat", `{"model":"llama3.2","messages":[{"role":"user","content":"hi"}],"format":{"type":"object"}}`)
+	reqs := srv.ChatRequests()
+	if len(reqs) != 1 || reqs[0].Model != "llama3.2" || string(reqs[0].Format) != `{"type":"object"}` {
+		t.Fatalf("recorded %+v", reqs)
+	}
+	if bodies := srv.ChatBodies(); len(bodies) != 1 || !strings.Contains(string(bodies[0]), `"format":{"type":"object"}`) {
+		t.Errorf("bodies = %q", bodies)
+	}
+	if n := srv.Aborted(); n != 0 {
+		t.Errorf("Aborted = %d after a whole reply", n)
+	}
+}
