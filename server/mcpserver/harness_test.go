@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/ollama/ollama/api"
 
 	"github.com/deskhand/deskhand/models/ollama"
 	"github.com/deskhand/deskhand/models/ollama/ollamatest"
@@ -30,7 +31,7 @@ var eras = []string{mcp.ProtocolVersion20251125, mcp.ProtocolVersion20260728}
 // harness is the whole server over real HTTP on 127.0.0.1: a SQLite file,
 // the core, the MCP surface, and a fake Ollama driven through api.Client.
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	dbPath string
 	ollama *ollamatest.Server
 	guard  mcpserver.GuardOptions
@@ -42,7 +43,7 @@ type harness struct {
 	URL  string
 }
 
-func newHarness(t *testing.T, guard mcpserver.GuardOptions, ollamaOpts ...ollamatest.Option) *harness {
+func newHarness(t testing.TB, guard mcpserver.GuardOptions, ollamaOpts ...ollamatest.Option) *harness {
 	t.Helper()
 	h := &harness{t: t, dbPath: filepath.Join(t.TempDir(), store.FileName), ollama: ollamatest.NewServer(t, ollamaOpts...), guard: guard}
 	h.start()
@@ -210,3 +211,6 @@ func rawRequest(t *testing.T, url, era string) *http.Request {
 	}
 	return req
 }
+
+// ollamaChat is the request the fake Ollama receives.
+type ollamaChat = api.ChatRequest

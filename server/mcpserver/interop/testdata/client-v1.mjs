@@ -10,12 +10,16 @@
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { errText, finish, report, runFlow, settings } from './flow.mjs';
+import { checkTokenRequired, errText, finish, report, runFlow, settings } from './flow.mjs';
 
-const { url, headers, tool, timeout } = settings();
-const client = new Client({ name: 'deskhand-interop-v1', version: '1.0.0' });
+const { url, headers, otherHeaders, tool, timeout } = settings();
+function newClient() {
+  const c = new Client({ name: 'deskhand-interop-v1', version: '1.0.0' });
+  c.onerror = () => {}; // transport errors surface through the awaited calls
+  return c;
+}
+const client = newClient();
 const transport = new StreamableHTTPClientTransport(url, { requestInit: { headers } });
-client.onerror = () => {}; // transport errors surface through the awaited calls
 
 try {
   await client.connect(transport, { timeout });
@@ -31,12 +35,34 @@ try {
   finish();
 }
 
+if (headers.Authorization) {
+  await checkTokenRequired(async () => {
+    const bare = newClient();
+    await bare.connect(new StreamableHTTPClientTransport(url), { timeout });
+    return () => bare.close();
+  });
+}
+
+// A second client with another token, for the foreign-handle check.
+let other;
+if (otherHeaders) {
+  other = newClient();
+  try {
+    await other.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: otherHeaders } }), { timeout });
+  } catch (e) {
+    report('connect_other', false, errText(e));
+    other = undefined;
+  }
+}
+
 await runFlow({
   tool,
   listTools: () => client.listTools(undefined, { timeout }),
   call: (args) => client.callTool({ name: tool, arguments: args }, undefined, { timeout }),
   sessionContinues: true,
+  callOther: other && ((args) => other.callTool({ name: tool, arguments: args }, undefined, { timeout })),
 });
+await other?.close();
 
 try {
   await transport.terminateSession(); // DELETE /mcp

@@ -9,16 +9,17 @@
 // check passed, 1 otherwise, 2 on bad usage.
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { errText, finish, report, runFlow, settings } from './flow.mjs';
+import { checkTokenRequired, errText, finish, report, runFlow, settings } from './flow.mjs';
 
 const PINNED = '2026-07-28';
-const { url, headers, tool, timeout } = settings();
-const client = new Client(
-  { name: 'deskhand-interop-v2', version: '1.0.0' },
-  { versionNegotiation: { mode: { pin: PINNED } } },
-);
+const { url, headers, otherHeaders, tool, timeout } = settings();
+function newClient() {
+  const c = new Client({ name: 'deskhand-interop-v2', version: '1.0.0' }, { versionNegotiation: { mode: { pin: PINNED } } });
+  c.onerror = () => {}; // transport errors surface through the awaited calls
+  return c;
+}
+const client = newClient();
 const transport = new StreamableHTTPClientTransport(url, { requestInit: { headers } });
-client.onerror = () => {}; // transport errors surface through the awaited calls
 
 try {
   await client.connect(transport, { timeout });
@@ -33,12 +34,34 @@ try {
   finish();
 }
 
+if (headers.Authorization) {
+  await checkTokenRequired(async () => {
+    const bare = newClient();
+    await bare.connect(new StreamableHTTPClientTransport(url), { timeout });
+    return () => bare.close();
+  });
+}
+
+// A second client with another token, for the foreign-handle check.
+let other;
+if (otherHeaders) {
+  other = newClient();
+  try {
+    await other.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: otherHeaders } }), { timeout });
+  } catch (e) {
+    report('connect_other', false, errText(e));
+    other = undefined;
+  }
+}
+
 await runFlow({
   tool,
   listTools: () => client.listTools(undefined, { timeout }),
   call: (args) => client.callTool({ name: tool, arguments: args }, { timeout }),
   sessionContinues: false,
+  callOther: other && ((args) => other.callTool({ name: tool, arguments: args }, { timeout })),
 });
+await other?.close();
 
 try {
   await client.close();

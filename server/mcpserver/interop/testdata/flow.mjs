@@ -5,8 +5,16 @@
 // Environment:
 //   DESKHAND_MCP_URL      the endpoint, e.g. http://127.0.0.1:7345/mcp (required)
 //   DESKHAND_MCP_TOKEN    bearer token; empty sends no Authorization header
+//   DESKHAND_MCP_OTHER_TOKEN  another client's token: adds the check that its
+//                         calls cannot use the first client's conversation
 //   DESKHAND_MCP_TOOL     tool to drive (default "assistant")
 //   DESKHAND_TIMEOUT_MS   per-call timeout (default 60000)
+//
+// Checks, in order: connect (in each script), no_token_rejected (when a
+// token is set), list_tools, ask_first, conversation_handle, ask_followup,
+// followup_same_handle, session_continues (legacy only), foreign_handle
+// (when another token is set), blank_handle, unknown_handle, close (in each
+// script).
 //
 // Output: one JSON line per check {check, ok, detail}, then "N passed, M failed".
 
@@ -23,9 +31,11 @@ export function settings() {
     process.exit(2);
   }
   const token = env.DESKHAND_MCP_TOKEN || '';
+  const other = env.DESKHAND_MCP_OTHER_TOKEN || '';
   return {
     url: new URL(url),
     headers: token ? { Authorization: `Bearer ${token}` } : {},
+    otherHeaders: other ? { Authorization: `Bearer ${other}` } : undefined,
     tool: env.DESKHAND_MCP_TOOL || 'assistant',
     timeout: Number(env.DESKHAND_TIMEOUT_MS || 60000),
   };
@@ -46,7 +56,7 @@ export function finish() {
 }
 
 const clip = (s, n = 300) => (typeof s === 'string' && s.length > n ? `${s.slice(0, n)}…` : s);
-export const errText = (e) => (e?.code !== undefined ? `JSON-RPC error ${e.code}: ${e.message}` : String(e?.stack || e?.message || e));
+export const errText = (e) => (e?.code !== undefined ? `JSON-RPC error ${e.code}: ${e.message}` : String(e?.message || e));
 
 const texts = (res) => (res?.content || []).filter((c) => c.type === 'text').map((c) => c.text);
 const handleOf = (res) => res?._meta?.[META_KEY];
@@ -60,11 +70,24 @@ function replyOf(res) {
 }
 const lastText = (res) => texts(res).at(-1) ?? '';
 
+// checkTokenRequired connects a second client that sends no Authorization
+// header; Deskhand must refuse it with 401. Only run when a token is set.
+export async function checkTokenRequired(connectBare) {
+  try {
+    const close = await connectBare();
+    report('no_token_rejected', false, 'connected without a token');
+    await close();
+  } catch (e) {
+    const text = errText(e);
+    report('no_token_rejected', /\b401\b/.test(text), { error: clip(text) });
+  }
+}
+
 // runFlow drives the tool. call(args) performs tools/call and resolves to the
 // result; listTools() resolves to the tools/list result. sessionContinues adds
 // the legacy-only check that a call without a handle continues the session's
-// conversation.
-export async function runFlow({ tool, listTools, call, sessionContinues }) {
+// conversation. callOther, when set, calls as another client (token).
+export async function runFlow({ tool, listTools, call, sessionContinues, callOther }) {
   // tools/list: the tool is there and "message" is required.
   try {
     const { tools } = await listTools();
@@ -129,6 +152,22 @@ export async function runFlow({ tool, listTools, call, sessionContinues }) {
       });
     } catch (e) {
       report('session_continues', false, errText(e));
+    }
+  }
+
+  // Another client presenting the handle gets the unknown-handle error, and
+  // learns nothing of the conversation.
+  if (callOther) {
+    try {
+      const res = await callOther({ message: 'What is my name?', conversation: handle });
+      const text = texts(res).join('\n');
+      report('foreign_handle', Boolean(handle) && res.isError === true && text.includes('unknown conversation') && !text.includes('Ada'), {
+        sent: handle,
+        isError: res.isError ?? false,
+        text: clip(text),
+      });
+    } catch (e) {
+      report('foreign_handle', false, `expected a result with isError:true, got ${errText(e)}`);
     }
   }
 
