@@ -1,0 +1,258 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/deskhand/deskhand/models/ollama/ollamatest"
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// deskhand runs the command line in-process.
+func deskhand(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err = run(t.Context(), args, strings.NewReader(""), &out, &errOut)
+	return out.String(), errOut.String(), err
+}
+
+func TestParseArgs(t *testing.T) {
+	t.Setenv("DESKHAND_DATA", "/from/env")
+	t.Setenv("DESKHAND_ADDR", "127.0.0.1:9")
+	t.Setenv("OLLAMA_HOST", "http://ollama.env:11434")
+	cases := []struct {
+		args  []string
+		want  options
+		words []string
+	}{
+		{[]string{"serve"}, options{data: "/from/env", addr: "127.0.0.1:9", ollamaHost: "http://ollama.env:11434"}, []string{"serve"}},
+		{[]string{"--data", "/d", "serve", "--addr", "127.0.0.1:1", "--insecure-no-auth"},
+			options{data: "/d", addr: "127.0.0.1:1", ollamaHost: "http://ollama.env:11434", insecureNoAuth: true}, []string{"serve"}},
+		{[]string{"token", "create", "cursor", "--data", "/x", "--model", "qwen3"},
+			options{data: "/x", addr: "127.0.0.1:9", ollamaHost: "http://ollama.env:11434", model: "qwen3"}, []string{"token", "create", "cursor"}},
+	}
+	for _, c := range cases {
+		got, words, err := parseArgs(c.args, io.Discard)
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		if diff := cmp.Diff(c.want, got, cmp.AllowUnexported(options{})); diff != "" {
+			t.Errorf("%v options (-want +got):\n%s", c.args, diff)
+		}
+		if !cmp.Equal(c.words, words) {
+			t.Errorf("%v words = %q", c.args, words)
+		}
+	}
+	if _, _, err := parseArgs([]string{"--nope"}, io.Discard); err == nil {
+		t.Error("unknown flag accepted")
+	}
+}
+
+func TestCommandErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "no command"},
+		{[]string{"frobnicate"}, "unknown command"},
+		{[]string{"--data", dir, "token"}, "usage"},
+		{[]string{"--data", dir, "token", "create"}, "usage"},
+		{[]string{"--data", dir, "token", "revoke", "nobody"}, "no active client"},
+		{[]string{"--data", dir, "serve", "--addr", "nonsense"}, "HOST:PORT"},
+		{[]string{"--data", dir, "serve", "--addr", "0.0.0.0:0", "--insecure-no-auth"}, "requires authentication"},
+	} {
+		_, _, err := deskhand(t, c.args...)
+		if err == nil || !strings.Contains(agent.UserMessage(err), c.want) {
+			t.Errorf("%v: %v, want a message with %q", c.args, err, c.want)
+		}
+	}
+	out, _, err := deskhand(t, "version")
+	if err != nil || !strings.HasPrefix(out, "deskhand ") {
+		t.Errorf("version: %q %v", out, err)
+	}
+}
+
+var tokenLine = regexp.MustCompile(`^dh_[A-Za-z0-9_-]{43}\n$`)
+
+func TestTokenCommandsWithoutTheApp(t *testing.T) {
+	dir := t.TempDir()
+	out, _, err := deskhand(t, "--data", dir, "token", "create", "cursor")
+	if err != nil || !tokenLine.MatchString(out) {
+		t.Fatalf("token create printed %q (%v); want the token alone", out, err)
+	}
+	list, _, _ := deskhand(t, "--data", dir, "token", "list")
+	if !strings.Contains(list, "cursor") || strings.Contains(list, strings.TrimSpace(out)) {
+		t.Errorf("token list = %q", list)
+	}
+	if _, _, err := deskhand(t, "--data", dir, "token", "revoke", "cursor"); err != nil {
+		t.Fatal(err)
+	}
+	if list, _, _ := deskhand(t, "--data", dir, "token", "list"); strings.Contains(list, "cursor") {
+		t.Errorf("revoked client still listed: %q", list)
+	}
+}
+
+// TestServe runs "deskhand serve" in-process: tokens made and revoked
+// through the control channel take effect at once, and the server stops
+// cleanly when its context ends.
+func TestServe(t *testing.T) {
+	fake := ollamatest.NewServer(t)
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(t.Context())
+	var stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--data", dir, "--addr", "127.0.0.1:0", "--ollama", fake.URL}, strings.NewReader(""), io.Discard, &stderr)
+	}()
+	url := waitFor(t, &stderr, regexp.MustCompile(`serving your agents at (\S+)`))
+
+	token, _, err := deskhand(t, "--data", dir, "token", "create", "cli")
+	if err != nil {
+		t.Fatal(err)
+	}
+	token = strings.TrimSpace(token)
+	c := mcpClient(t, url, token)
+	res := callAssistant(t, c, map[string]any{"message": "My name is Ada."})
+	if res.IsError || !strings.Contains(res.Content[0].(mcp.TextContent).Text, "Ada") {
+		t.Fatalf("call through serve: %+v", res)
+	}
+
+	if _, _, err := deskhand(t, "--data", dir, "token", "revoke", "cli"); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(`{}`))
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("revoked token got %d while the server runs", resp.StatusCode)
+	}
+
+	if _, _, err := deskhand(t, "serve", "--data", dir, "--addr", "127.0.0.1:0"); err == nil || !strings.Contains(agent.UserMessage(err), "already running") {
+		t.Errorf("second serve on the same data folder: %v", err)
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve ended with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+}
+
+// TestStdio serves over pipes as "deskhand stdio" does.
+func TestStdio(t *testing.T) {
+	fake := ollamatest.NewServer(t)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"stdio", "--data", t.TempDir(), "--ollama", fake.URL}, inR, outW, io.Discard)
+		outW.Close()
+	}()
+	c := client.NewClient(transport.NewIO(outR, inW, io.NopCloser(strings.NewReader(""))))
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var init mcp.InitializeRequest
+	init.Params.ProtocolVersion = mcp.ProtocolVersion20251125
+	init.Params.ClientInfo = mcp.Implementation{Name: "stdio-test", Version: "0"}
+	if _, err := c.Initialize(t.Context(), init); err != nil {
+		t.Fatal(err)
+	}
+	first := callAssistant(t, c, map[string]any{"message": "My name is Ada."})
+	second := callAssistant(t, c, map[string]any{"message": "What is my name?"})
+	if got := second.Content[0].(mcp.TextContent).Text; got != "I remember: My name is Ada. | What is my name?" || first.IsError {
+		t.Errorf("stdio session did not continue its conversation: %q", got)
+	}
+	inW.Close()
+	c.Close()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("stdio did not stop when its input closed")
+	}
+}
+
+func waitFor(t *testing.T, buf *syncBuffer, re *regexp.Regexp) string {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := re.FindStringSubmatch(buf.String()); m != nil {
+			return m[1]
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no %q in output:\n%s", re, buf.String())
+	return ""
+}
+
+func mcpClient(t *testing.T, url, token string) *client.Client {
+	t.Helper()
+	tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(tr)
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	var init mcp.InitializeRequest
+	init.Params.ClientInfo = mcp.Implementation{Name: "serve-test", Version: "0"}
+	if _, err := c.Initialize(t.Context(), init); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func callAssistant(t *testing.T, c *client.Client, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	var req mcp.CallToolRequest
+	req.Params.Name = "assistant"
+	req.Params.Arguments = args
+	res, err := c.CallTool(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}

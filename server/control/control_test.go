@@ -1,0 +1,138 @@
+package control_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/control"
+	"github.com/deskhand/deskhand/store/storetest"
+)
+
+// socketPath is short: Unix socket paths are limited to about 100 bytes,
+// and t.TempDir() names can be long.
+func socketPath(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "dh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return filepath.Join(dir, control.SocketName)
+}
+
+func newCore(t *testing.T) *agent.Core {
+	core, err := agent.New(t.Context(), agent.Config{History: storetest.Open(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(core.Close)
+	return core
+}
+
+func listen(t *testing.T, path string, core control.Core) *control.Server {
+	t.Helper()
+	srv, err := control.Listen(path, core)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close(context.Background()) })
+	return srv
+}
+
+func TestTokensThroughTheSocket(t *testing.T) {
+	path := socketPath(t)
+	core := newCore(t)
+	listen(t, path, core)
+
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mode := info.Mode().Perm(); mode != 0o600 {
+		t.Errorf("socket mode %o, want 600", mode)
+	}
+	c, err := control.Dial(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := c.CreateToken(t.Context(), "cursor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := core.Authenticate(t.Context(), token); !ok {
+		t.Fatal("token created over the socket is not accepted by the running core")
+	}
+	if _, err := c.CreateToken(t.Context(), "cursor"); err == nil || !strings.Contains(agent.UserMessage(err), "already exists") {
+		t.Errorf("duplicate name: %v", err)
+	}
+	list, err := c.Tokens(t.Context())
+	if err != nil || len(list) != 1 || list[0].Name != "cursor" || list[0].CreatedAt.IsZero() {
+		t.Fatalf("tokens = %+v, %v", list, err)
+	}
+	if err := c.RevokeToken(t.Context(), "cursor"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := core.Authenticate(t.Context(), token); ok {
+		t.Error("revoked token still accepted")
+	}
+	if err := c.RevokeToken(t.Context(), "cursor"); !errors.Is(err, agent.ErrNotFound) {
+		t.Errorf("revoking twice: %v", err)
+	}
+}
+
+func TestSecondInstanceIsRefused(t *testing.T) {
+	path := socketPath(t)
+	core := newCore(t)
+	listen(t, path, core)
+	if _, err := control.Listen(path, core); !errors.Is(err, control.ErrAlreadyRunning) {
+		t.Errorf("second Listen: %v, want ErrAlreadyRunning", err)
+	}
+}
+
+func TestStaleSocketIsReplaced(t *testing.T) {
+	path := socketPath(t)
+	// What a killed process leaves: a socket file nobody listens on.
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	ln.Close()
+	if _, err := control.Dial(path); !errors.Is(err, control.ErrNotRunning) {
+		t.Fatalf("dial stale socket: %v", err)
+	}
+	listen(t, path, newCore(t))
+	if _, err := control.Dial(path); err != nil {
+		t.Errorf("after replacing the stale socket: %v", err)
+	}
+}
+
+func TestNotRunning(t *testing.T) {
+	if _, err := control.Dial(socketPath(t)); !errors.Is(err, control.ErrNotRunning) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestBrowserRequestsRefused(t *testing.T) {
+	path := socketPath(t)
+	listen(t, path, newCore(t))
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", path)
+	}}}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://deskhand/v1/tokens", nil)
+	req.Header.Set("Origin", "http://evil.example")
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("status %d, want 403", resp.StatusCode)
+	}
+}
