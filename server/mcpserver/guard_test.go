@@ -8,9 +8,12 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/deskhand/deskhand/models/ollama/ollamatest"
+	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/server/mcpserver"
 )
 
@@ -227,4 +230,34 @@ func TestPublicEndpoints(t *testing.T) {
 	if evil := get(mcpserver.ServerCardPath, map[string]string{"Origin": "http://evil.example"}); evil.StatusCode != 403 {
 		t.Errorf("server card from an evil origin: %d", evil.StatusCode)
 	}
+}
+
+func TestInFlightLimit(t *testing.T) {
+	h := newHarness(t, mcpserver.GuardOptions{}, ollamatest.WithChunkDelay(100*time.Millisecond))
+	h.opts.MaxInFlight = 1
+	h.restart()
+	token := h.token("alice")
+	c := connect(t, h.URL, mcp.ProtocolVersion20260728, token)
+	events := h.core.Subscribe(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		call(t, c, "assistant", map[string]any{"message": "a slow one"}, nil)
+	}()
+	for e := range events {
+		if e.Kind == agent.EventTurnStarted {
+			break
+		}
+	}
+	req := rawRequest(t, h.URL, mcp.ProtocolVersion20260728)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("over the limit: %d", resp.StatusCode)
+	}
+	<-done
 }

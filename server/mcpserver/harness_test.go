@@ -35,6 +35,7 @@ type harness struct {
 	dbPath string
 	ollama *ollamatest.Server
 	guard  mcpserver.GuardOptions
+	opts   mcpserver.Options // Info, Guard and Logger are set by start
 
 	db   *store.DB
 	core *agent.Core
@@ -70,8 +71,11 @@ func (h *harness) start() {
 		t.Fatal(err)
 	}
 	h.db, h.core = db, core
-	h.srv = mcpserver.New(core, mcpserver.Options{Info: mcpserver.Info{Name: "deskhand", Version: "test"}, Guard: h.guard,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	opts := h.opts
+	opts.Info = mcpserver.Info{Name: "deskhand", Version: "test"}
+	opts.Guard = h.guard
+	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	h.srv = mcpserver.New(core, opts)
 	h.http = httptest.NewServer(h.srv.Handler())
 	h.URL = h.http.URL + mcpserver.EndpointPath
 }

@@ -49,7 +49,10 @@ type Options struct {
 	Guard GuardOptions
 	// SessionIdleTTL ends legacy MCP sessions idle this long (default 30 min).
 	SessionIdleTTL time.Duration
-	Logger         *slog.Logger
+	// MaxInFlight bounds the requests served at once (default 256); more
+	// get 503 with Retry-After.
+	MaxInFlight int
+	Logger      *slog.Logger
 }
 
 // Server serves the enabled agents of a Core as MCP tools.
@@ -140,7 +143,22 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle(EndpointPath, s.bindSessions(s.http))
 	mux.HandleFunc(ServerCardPath, s.serveCard)
 	mux.HandleFunc(MetadataPath, s.serveMetadata)
-	return Guard(s.core, s.opts.Guard, redirectBrowsers(mux))
+	return Guard(s.core, s.opts.Guard, limitInFlight(cmp.Or(s.opts.MaxInFlight, 256), redirectBrowsers(mux)))
+}
+
+// limitInFlight answers 503 rather than queue work beyond n requests.
+func limitInFlight(n int, next http.Handler) http.Handler {
+	slots := make(chan struct{}, n)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case slots <- struct{}{}:
+			defer func() { <-slots }()
+			next.ServeHTTP(w, r)
+		default:
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "Too many requests in progress; retry in a moment", http.StatusServiceUnavailable)
+		}
+	})
 }
 
 // Close stops following agent changes and ends legacy sessions.
