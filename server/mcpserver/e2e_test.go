@@ -1,6 +1,7 @@
 package mcpserver_test
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"testing"
@@ -204,5 +205,46 @@ func TestOllamaDownIsAToolError(t *testing.T) {
 	res := call(t, c, "assistant", map[string]any{"message": "hi"}, nil)
 	if !res.IsError || !strings.Contains(firstText(res), "Ollama is not running at") {
 		t.Errorf("got %v", texts(res))
+	}
+}
+
+// TestClosedCall: a modern client that closes its call cancels the turn; a
+// legacy client that drops its connection does not (the turn finishes and
+// is recorded).
+func TestClosedCall(t *testing.T) {
+	want := map[string]agent.TurnStatus{
+		mcp.ProtocolVersion20260728: agent.TurnCancelled,
+		mcp.ProtocolVersion20251125: agent.TurnCompleted,
+	}
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			h := newHarness(t, mcpserver.GuardOptions{}, ollamatest.WithChunkDelay(100*time.Millisecond))
+			c := connect(t, h.URL, era, h.token("alice"))
+			events := h.core.Subscribe(t.Context())
+			ctx, cancel := context.WithCancel(t.Context())
+			go func() {
+				var req mcp.CallToolRequest
+				req.Params.Name = "assistant"
+				req.Params.Arguments = map[string]any{"message": "one two three four five"}
+				_, _ = c.CallTool(ctx, req)
+			}()
+			var ended agent.Event
+			for e := range events {
+				if e.Kind == agent.EventTurnStarted {
+					cancel()
+				}
+				if e.Kind == agent.EventTurnEnded {
+					ended = e
+					break
+				}
+			}
+			if ended.Status != want[era] {
+				t.Errorf("turn ended %s, want %s", ended.Status, want[era])
+			}
+			turns, err := h.db.Turns(t.Context(), ended.Conversation)
+			if err != nil || len(turns) != 1 || turns[0].Status != want[era] {
+				t.Errorf("recorded %+v, %v", turns, err)
+			}
+		})
 	}
 }
