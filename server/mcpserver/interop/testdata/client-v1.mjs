@@ -10,7 +10,7 @@
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { checkTokenRequired, errText, finish, report, runFlow, settings } from './flow.mjs';
+import { connectClients, errText, finish, report, runFlow, settings } from './flow.mjs';
 
 const { url, headers, otherHeaders, tool, timeout } = settings();
 function newClient() {
@@ -18,42 +18,20 @@ function newClient() {
   c.onerror = () => {}; // transport errors surface through the awaited calls
   return c;
 }
-const client = newClient();
-const transport = new StreamableHTTPClientTransport(url, { requestInit: { headers } });
-
-try {
-  await client.connect(transport, { timeout });
-  const version = transport.protocolVersion;
-  const ok = typeof version === 'string' && version < '2026' && Boolean(transport.sessionId);
-  report('connect', ok, {
-    protocolVersion: version,
-    session: transport.sessionId ? 'present' : 'none',
-    server: client.getServerVersion(),
-  });
-} catch (e) {
-  report('connect', false, errText(e));
-  finish();
-}
-
-if (headers.Authorization) {
-  await checkTokenRequired(async () => {
-    const bare = newClient();
-    await bare.connect(new StreamableHTTPClientTransport(url), { timeout });
-    return () => bare.close();
-  });
-}
-
-// A second client with another token, for the foreign-handle check.
-let other;
-if (otherHeaders) {
-  other = newClient();
-  try {
-    await other.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: otherHeaders } }), { timeout });
-  } catch (e) {
-    report('connect_other', false, errText(e));
-    other = undefined;
-  }
-}
+const { client, transport, other } = await connectClients({
+  headers,
+  otherHeaders,
+  timeout,
+  newClient,
+  newTransport: (h) => new StreamableHTTPClientTransport(url, h ? { requestInit: { headers: h } } : undefined),
+  connectCheck: (client, transport) => {
+    const version = transport.protocolVersion;
+    return {
+      ok: typeof version === 'string' && version < '2026' && Boolean(transport.sessionId),
+      detail: { protocolVersion: version, session: transport.sessionId ? 'present' : 'none', server: client.getServerVersion() },
+    };
+  },
+});
 
 await runFlow({
   tool,

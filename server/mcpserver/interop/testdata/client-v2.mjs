@@ -9,7 +9,7 @@
 // check passed, 1 otherwise, 2 on bad usage.
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { checkTokenRequired, errText, finish, report, runFlow, settings } from './flow.mjs';
+import { connectClients, errText, finish, report, runFlow, settings } from './flow.mjs';
 
 const PINNED = '2026-07-28';
 const { url, headers, otherHeaders, tool, timeout } = settings();
@@ -18,41 +18,24 @@ function newClient() {
   c.onerror = () => {}; // transport errors surface through the awaited calls
   return c;
 }
-const client = newClient();
-const transport = new StreamableHTTPClientTransport(url, { requestInit: { headers } });
-
-try {
-  await client.connect(transport, { timeout });
-  const version = client.getNegotiatedProtocolVersion();
-  report('connect', version === PINNED && !transport.sessionId, {
-    protocolVersion: version,
-    session: transport.sessionId ? 'present (unexpected on 2026-07-28)' : 'none',
-    server: client.getServerVersion(),
-  });
-} catch (e) {
-  report('connect', false, errText(e));
-  finish();
-}
-
-if (headers.Authorization) {
-  await checkTokenRequired(async () => {
-    const bare = newClient();
-    await bare.connect(new StreamableHTTPClientTransport(url), { timeout });
-    return () => bare.close();
-  });
-}
-
-// A second client with another token, for the foreign-handle check.
-let other;
-if (otherHeaders) {
-  other = newClient();
-  try {
-    await other.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: otherHeaders } }), { timeout });
-  } catch (e) {
-    report('connect_other', false, errText(e));
-    other = undefined;
-  }
-}
+const { client, transport, other } = await connectClients({
+  headers,
+  otherHeaders,
+  timeout,
+  newClient,
+  newTransport: (h) => new StreamableHTTPClientTransport(url, h ? { requestInit: { headers: h } } : undefined),
+  connectCheck: (client, transport) => {
+    const version = client.getNegotiatedProtocolVersion();
+    return {
+      ok: version === PINNED && !transport.sessionId,
+      detail: {
+        protocolVersion: version,
+        session: transport.sessionId ? 'present (unexpected on 2026-07-28)' : 'none',
+        server: client.getServerVersion(),
+      },
+    };
+  },
+});
 
 await runFlow({
   tool,

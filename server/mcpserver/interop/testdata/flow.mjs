@@ -70,17 +70,46 @@ function replyOf(res) {
 }
 const lastText = (res) => texts(res).at(-1) ?? '';
 
-// checkTokenRequired connects a second client that sends no Authorization
-// header; Deskhand must refuse it with 401. Only run when a token is set.
-export async function checkTokenRequired(connectBare) {
+// connectClients connects the main client (checked by connectCheck, which
+// returns {ok, detail}), checks that a client without a token is refused
+// with 401 when a token is set, and connects a second client with the other
+// token for the foreign-handle check. newTransport(headers) builds a
+// transport; headers may be undefined.
+export async function connectClients({ headers, otherHeaders, timeout, newClient, newTransport, connectCheck }) {
+  const client = newClient();
+  const transport = newTransport(headers);
   try {
-    const close = await connectBare();
-    report('no_token_rejected', false, 'connected without a token');
-    await close();
+    await client.connect(transport, { timeout });
+    const { ok, detail } = connectCheck(client, transport);
+    report('connect', ok, detail);
   } catch (e) {
-    const text = errText(e);
-    report('no_token_rejected', /\b401\b/.test(text), { error: clip(text) });
+    report('connect', false, errText(e));
+    finish();
   }
+
+  if (headers.Authorization) {
+    const bare = newClient();
+    try {
+      await bare.connect(newTransport(undefined), { timeout });
+      report('no_token_rejected', false, 'connected without a token');
+      await bare.close();
+    } catch (e) {
+      const text = errText(e);
+      report('no_token_rejected', /\b401\b/.test(text), { error: clip(text) });
+    }
+  }
+
+  let other;
+  if (otherHeaders) {
+    other = newClient();
+    try {
+      await other.connect(newTransport(otherHeaders), { timeout });
+    } catch (e) {
+      report('connect_other', false, errText(e));
+      other = undefined;
+    }
+  }
+  return { client, transport, other };
 }
 
 // runFlow drives the tool. call(args) performs tools/call and resolves to the
