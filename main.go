@@ -209,21 +209,33 @@ func (a *app) ensureAssistant(ctx context.Context, model string) error {
 	return nil
 }
 
-func serve(ctx context.Context, opts options, stderr io.Writer) error {
+// boot starts what serve and stdio share: logs on stderr, a context that
+// ends on SIGINT or SIGTERM, and the opened app with its default agent.
+func boot(ctx context.Context, opts options, stderr io.Writer) (context.Context, *app, func(), error) {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
 	a, err := open(ctx, opts, log)
+	if err != nil {
+		stop()
+		return nil, nil, nil, err
+	}
+	cleanup := func() { a.close(); stop() }
+	if err := a.ensureAssistant(ctx, opts.model); err != nil {
+		cleanup()
+		return nil, nil, nil, err
+	}
+	return ctx, a, cleanup, nil
+}
+
+func serve(ctx context.Context, opts options, stderr io.Writer) error {
+	ctx, a, cleanup, err := boot(ctx, opts, stderr)
 	if err != nil {
 		return err
 	}
-	defer a.close()
+	defer cleanup()
+	log := a.log
 	if err := a.secrets.Probe(); err != nil {
 		log.Warn(agent.UserMessage(err))
-	}
-	if err := a.ensureAssistant(ctx, opts.model); err != nil {
-		return err
 	}
 
 	listeners, err := listen(opts)
@@ -361,18 +373,12 @@ func serverInfo(ctx context.Context, core *agent.Core) mcpserver.Info {
 }
 
 func stdioServe(ctx context.Context, opts options, stdin io.Reader, stdout, stderr io.Writer) error {
-	log := slog.New(slog.NewTextHandler(stderr, nil))
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	a, err := open(ctx, opts, log)
+	ctx, a, cleanup, err := boot(ctx, opts, stderr)
 	if err != nil {
 		return err
 	}
-	defer a.close()
-	if err := a.ensureAssistant(ctx, opts.model); err != nil {
-		return err
-	}
-	mcp := mcpserver.New(a.core, mcpserver.Options{Info: serverInfo(ctx, a.core), Logger: log})
+	defer cleanup()
+	mcp := mcpserver.New(a.core, mcpserver.Options{Info: serverInfo(ctx, a.core), Logger: a.log})
 	defer mcp.Close(context.Background())
 	err = mcp.ServeStdio(ctx, stdin, stdout)
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {

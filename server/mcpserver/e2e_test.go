@@ -222,6 +222,7 @@ func TestClosedCall(t *testing.T) {
 			c := connect(t, h.URL, era, h.token("alice"))
 			events := h.core.Subscribe(t.Context())
 			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
 			go func() {
 				var req mcp.CallToolRequest
 				req.Params.Name = "assistant"

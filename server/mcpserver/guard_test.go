@@ -84,12 +84,7 @@ func TestGuard(t *testing.T) {
 				case c.auth != "":
 					req.Header.Set("Authorization", "Bearer "+c.auth)
 				}
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				body, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
+				resp, body := send(t, req)
 				if resp.StatusCode != c.want {
 					t.Fatalf("status %d, want %d: %s", resp.StatusCode, c.want, body)
 				}
@@ -125,12 +120,7 @@ func TestGuardBodyLimit(t *testing.T) {
 			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, h.URL, body)
 			req.Header.Set("Authorization", "Bearer "+token)
 			req.Header.Set("Content-Type", "application/json")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusRequestEntityTooLarge {
+			if resp, _ := send(t, req); resp.StatusCode != http.StatusRequestEntityTooLarge {
 				t.Errorf("status %d, want 413", resp.StatusCode)
 			}
 		})
@@ -147,12 +137,7 @@ func TestRevokedTokenIsRefusedAtOnce(t *testing.T) {
 	}
 	req := rawRequest(t, h.URL, mcp.ProtocolVersion20260728)
 	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusUnauthorized {
+	if resp, _ := send(t, req); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("revoked token got %d", resp.StatusCode)
 	}
 }
@@ -178,12 +163,7 @@ func TestLegacySessionBoundToPrincipal(t *testing.T) {
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("Mcp-Session-Id", sid)
 		req.Header.Set("Mcp-Protocol-Version", mcp.ProtocolVersion20251125)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		resp, out := send(t, req)
 		if resp.StatusCode != tc.want {
 			t.Errorf("status %d, want %d: %s", resp.StatusCode, tc.want, out)
 		}
@@ -251,12 +231,7 @@ func TestInFlightLimit(t *testing.T) {
 	}
 	req := rawRequest(t, h.URL, mcp.ProtocolVersion20260728)
 	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+	if resp, _ := send(t, req); resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("over the limit: %d", resp.StatusCode)
 	}
 	<-done

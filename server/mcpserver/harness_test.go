@@ -218,3 +218,18 @@ func rawRequest(t *testing.T, url, era string) *http.Request {
 
 // ollamaChat is the request the fake Ollama receives.
 type ollamaChat = api.ChatRequest
+
+// send does req and returns the response with its body read and closed.
+func send(t *testing.T, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
+}
