@@ -144,6 +144,7 @@ type app struct {
 	db      *store.DB
 	core    *agent.Core
 	secrets *keychain.Store
+	ollama  *ollama.Model
 	log     *slog.Logger
 }
 
@@ -178,7 +179,7 @@ func open(ctx context.Context, opts options, log *slog.Logger) (*app, error) {
 		db.Close()
 		return nil, err
 	}
-	return &app{db: db, core: core, secrets: secrets, log: log}, nil
+	return &app{db: db, core: core, secrets: secrets, ollama: model, log: log}, nil
 }
 
 func (a *app) close() {
@@ -191,19 +192,11 @@ func (a *app) close() {
 // ensureAssistant creates the default agent on first start, and applies
 // --model to it.
 func (a *app) ensureAssistant(ctx context.Context, model string) error {
-	created, ok, err := a.core.EnsureDefaultAgent(ctx, model)
+	assistant, ok, err := a.core.EnsureDefaultAgent(ctx, model)
 	if err != nil {
 		return err
 	}
-	if ok {
-		a.log.Info("created the default agent", "agent", created.Slug, "model", created.Model)
-	} else if existing, found := a.core.AgentBySlug("assistant"); found && model != "" && existing.Model != model {
-		existing.Model = model
-		if _, err := a.core.SaveAgent(ctx, existing); err != nil {
-			return err
-		}
-	}
-	if assistant, found := a.core.AgentBySlug("assistant"); found && assistant.Model == "" {
+	if ok && assistant.Model == "" {
 		a.log.Warn("the agent 'assistant' has no model: no Ollama model is installed or Ollama is not reachable. Install one with 'ollama pull llama3.2' and restart, or pass --model NAME")
 	}
 	return nil
@@ -236,6 +229,11 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 	log := a.log
 	if err := a.secrets.Probe(); err != nil {
 		log.Warn(agent.UserMessage(err))
+	}
+	if v, err := a.ollama.Version(ctx); err != nil {
+		log.Warn(agent.UserMessage(err))
+	} else {
+		log.Info("using Ollama", "url", a.ollama.BaseURL(), "version", v)
 	}
 
 	listeners, err := listen(opts)

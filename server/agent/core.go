@@ -217,26 +217,32 @@ func validateAgent(a *Agent) error {
 	return nil
 }
 
+// DefaultAgentSlug names the agent created on first start.
+const DefaultAgentSlug = "assistant"
+
 // EnsureDefaultAgent creates the agent "assistant" on Ollama when there is
-// no agent at all. With model empty it takes the first installed model; if
-// none can be found the agent is created without one and its calls say how
-// to set it.
+// no agent at all. model, when given, becomes its model (also when it
+// exists); otherwise an assistant without a model gets the first installed
+// one. With none to be found it stays without, and its calls say how to
+// set one. It returns the assistant, if there is one.
 func (c *Core) EnsureDefaultAgent(ctx context.Context, model string) (Agent, bool, error) {
-	if agents := c.Agents(); len(agents) > 0 {
-		return Agent{}, false, nil
+	existing, found := c.AgentBySlug(DefaultAgentSlug)
+	switch {
+	case !found && len(c.Agents()) > 0:
+		return Agent{}, false, nil // the user has their own agents
+	case found && existing.Model != "" && (model == "" || model == existing.Model):
+		return existing, true, nil
 	}
 	if model == "" {
-		if l, ok := c.models[BackendOllama].(ModelLister); ok {
-			names, err := l.ListModels(ctx)
-			if err != nil {
-				c.log.Warn("list installed models for the default agent", "err", err)
-			} else if len(names) > 0 {
-				model = names[0]
-			}
-		}
+		model = c.firstInstalledModel(ctx)
+	}
+	if found {
+		existing.Model = model
+		a, err := c.SaveAgent(ctx, existing)
+		return a, err == nil, err
 	}
 	a, err := c.SaveAgent(ctx, Agent{
-		Slug:          "assistant",
+		Slug:          DefaultAgentSlug,
 		Name:          "Assistant",
 		Description:   "A general assistant running on your computer. Send it a message; pass the returned conversation handle to continue.",
 		Prompt:        "You are a helpful, concise assistant.",
@@ -246,6 +252,22 @@ func (c *Core) EnsureDefaultAgent(ctx context.Context, model string) (Agent, boo
 		Enabled:       true,
 	})
 	return a, err == nil, err
+}
+
+func (c *Core) firstInstalledModel(ctx context.Context) string {
+	l, ok := c.models[BackendOllama].(ModelLister)
+	if !ok {
+		return ""
+	}
+	names, err := l.ListModels(ctx)
+	if err != nil {
+		c.log.Warn("list installed models for the default agent", "err", err)
+		return ""
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return names[0]
 }
 
 // ---- clients (principals) ----

@@ -574,12 +574,32 @@ func TestDefaultAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer core.Close()
-	a, created, err := core.EnsureDefaultAgent(t.Context(), "")
-	if err != nil || !created || a.Slug != "assistant" || a.Model != "qwen3:8b" || !a.Enabled || !a.Conversations {
-		t.Fatalf("default agent = %+v, %v, %v", a, created, err)
+	a, ok, err := core.EnsureDefaultAgent(t.Context(), "")
+	if err != nil || !ok || a.Slug != "assistant" || a.Model != "qwen3:8b" || !a.Enabled || !a.Conversations {
+		t.Fatalf("default agent = %+v, %v, %v", a, ok, err)
 	}
-	if _, created, _ := core.EnsureDefaultAgent(t.Context(), ""); created {
+	again, _, _ := core.EnsureDefaultAgent(t.Context(), "")
+	if again.ID != a.ID || len(core.Agents()) != 1 {
 		t.Error("created twice")
+	}
+	// --model changes it; an agent without a model gets the first installed.
+	if a, _, _ = core.EnsureDefaultAgent(t.Context(), "llama3.2"); a.Model != "llama3.2" {
+		t.Errorf("model not applied: %+v", a)
+	}
+	a.Model = ""
+	if _, err := core.SaveAgent(t.Context(), a); err != nil {
+		t.Fatal(err)
+	}
+	if a, _, _ = core.EnsureDefaultAgent(t.Context(), ""); a.Model != "qwen3:8b" {
+		t.Errorf("empty model not filled: %+v", a)
+	}
+	// Someone who deleted or renamed the assistant keeps their own agents.
+	a.Slug = "mine"
+	if _, err := core.SaveAgent(t.Context(), a); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := core.EnsureDefaultAgent(t.Context(), ""); ok || len(core.Agents()) != 1 {
+		t.Error("assistant re-created beside the user's own agents")
 	}
 }
 
