@@ -5,15 +5,23 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/mattn/go-sqlite3"
 )
 
+// storedAgentTool is one element of agents.tools, a JSON array.
+type storedAgentTool struct {
+	Name          string `json:"name"`
+	NeedsApproval bool   `json:"needsApproval"`
+}
+
 // Agents returns every agent, in slug order.
 func (db *DB) Agents(ctx context.Context) ([]agent.Agent, error) {
 	rows, err := db.db.QueryContext(ctx, `SELECT id, slug, name, description, prompt, backend, model,
-		response_schema, conversations, enabled, tools, max_rounds, created_at, updated_at
+		response_schema, conversations, enabled, tools, folders, max_rounds, routing, question_timeout_ms,
+		created_at, updated_at
 		FROM agents ORDER BY slug`)
 	if err != nil {
 		return nil, fmt.Errorf("list agents: %w", err)
@@ -24,23 +32,26 @@ func (db *DB) Agents(ctx context.Context) ([]agent.Agent, error) {
 		var (
 			a                    agent.Agent
 			schema               sql.NullString
-			tools                string
+			tools, folders       string
+			timeoutMS            int64
 			created, updated     int64
 			conversations, onOff int64
 		)
 		if err := rows.Scan(&a.ID, &a.Slug, &a.Name, &a.Description, &a.Prompt, &a.Backend, &a.Model,
-			&schema, &conversations, &onOff, &tools, &a.MaxRounds, &created, &updated); err != nil {
+			&schema, &conversations, &onOff, &tools, &folders, &a.MaxRounds, &a.Routing, &timeoutMS,
+			&created, &updated); err != nil {
 			return nil, fmt.Errorf("read agent: %w", err)
 		}
 		if schema.Valid {
 			a.ResponseSchema = json.RawMessage(schema.String)
 		}
-		if err := json.Unmarshal([]byte(tools), &a.Tools); err != nil {
+		if a.Tools, err = decodeAgentTools(tools); err != nil {
 			return nil, fmt.Errorf("read agent %s tools: %w", a.Slug, err)
 		}
-		if len(a.Tools) == 0 {
-			a.Tools = nil
+		if a.Folders, err = decodeStrings(folders); err != nil {
+			return nil, fmt.Errorf("read agent %s folders: %w", a.Slug, err)
 		}
+		a.QuestionTimeout = time.Duration(timeoutMS) * time.Millisecond
 		a.Conversations, a.Enabled = conversations != 0, onOff != 0
 		a.CreatedAt, a.UpdatedAt = fromMillis(created), fromMillis(updated)
 		out = append(out, a)
@@ -52,38 +63,95 @@ func (db *DB) Agents(ctx context.Context) ([]agent.Agent, error) {
 }
 
 // PutAgent inserts the agent or replaces every field of the one with its
-// ID. It returns agent.ErrSlugTaken when another agent has the slug.
+// ID. It returns agent.ErrSlugTaken when another agent has the slug. The
+// question timeout is kept in whole milliseconds.
 func (db *DB) PutAgent(ctx context.Context, a agent.Agent) error {
-	tools, err := json.Marshal(a.Tools)
+	tools, err := encodeAgentTools(a.Tools)
 	if err != nil {
 		return fmt.Errorf("put agent %s: encode tools: %w", a.Slug, err)
 	}
-	if a.Tools == nil {
-		tools = []byte("[]")
+	folders, err := encodeStrings(a.Folders)
+	if err != nil {
+		return fmt.Errorf("put agent %s: encode folders: %w", a.Slug, err)
 	}
 	var schema sql.NullString
 	if len(a.ResponseSchema) > 0 {
 		schema = sql.NullString{String: string(a.ResponseSchema), Valid: true}
 	}
 	_, err = db.db.ExecContext(ctx, `INSERT INTO agents (id, slug, name, description, prompt, backend, model,
-			response_schema, conversations, enabled, tools, max_rounds, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			response_schema, conversations, enabled, tools, folders, max_rounds, routing, question_timeout_ms,
+			created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET
 			slug = excluded.slug, name = excluded.name, description = excluded.description,
 			prompt = excluded.prompt, backend = excluded.backend, model = excluded.model,
 			response_schema = excluded.response_schema, conversations = excluded.conversations,
-			enabled = excluded.enabled, tools = excluded.tools, max_rounds = excluded.max_rounds,
+			enabled = excluded.enabled, tools = excluded.tools, folders = excluded.folders,
+			max_rounds = excluded.max_rounds, routing = excluded.routing,
+			question_timeout_ms = excluded.question_timeout_ms,
 			created_at = excluded.created_at, updated_at = excluded.updated_at`,
 		a.ID, a.Slug, a.Name, a.Description, a.Prompt, string(a.Backend), a.Model,
-		schema, boolInt(a.Conversations), boolInt(a.Enabled), string(tools), a.MaxRounds,
+		schema, boolInt(a.Conversations), boolInt(a.Enabled), tools, folders, a.MaxRounds,
+		string(a.Routing), a.QuestionTimeout.Milliseconds(),
 		millis(a.CreatedAt), millis(a.UpdatedAt))
 	// agents.slug is the table's only UNIQUE constraint besides the key,
 	// which the upsert handles.
 	if isConstraint(err, sqlite3.ErrConstraintUnique) {
 		return fmt.Errorf("put agent %s: %w", a.Slug, agent.ErrSlugTaken)
 	}
+	// The other CHECKs are on columns written from booleans.
+	if isConstraint(err, sqlite3.ErrConstraintCheck) {
+		return fmt.Errorf("put agent %s: routing %q is not one of client, desktop, decline or empty", a.Slug, a.Routing)
+	}
 	if err != nil {
 		return fmt.Errorf("put agent %s: %w", a.Slug, err)
 	}
 	return nil
+}
+
+// encodeAgentTools writes agents.tools: [{"name": …, "needsApproval": …}, …].
+func encodeAgentTools(tools []agent.AgentTool) (string, error) {
+	stored := make([]storedAgentTool, len(tools))
+	for i, t := range tools {
+		stored[i] = storedAgentTool(t)
+	}
+	b, err := json.Marshal(stored)
+	return string(b), err
+}
+
+// decodeAgentTools reads agents.tools; no tools is nil.
+func decodeAgentTools(s string) ([]agent.AgentTool, error) {
+	var stored []storedAgentTool
+	if err := json.Unmarshal([]byte(s), &stored); err != nil {
+		return nil, err
+	}
+	if len(stored) == 0 {
+		return nil, nil
+	}
+	tools := make([]agent.AgentTool, len(stored))
+	for i, t := range stored {
+		tools[i] = agent.AgentTool(t)
+	}
+	return tools, nil
+}
+
+// encodeStrings writes a JSON array of strings; nil is [].
+func encodeStrings(ss []string) (string, error) {
+	if ss == nil {
+		ss = []string{}
+	}
+	b, err := json.Marshal(ss)
+	return string(b), err
+}
+
+// decodeStrings reads a JSON array of strings; an empty one is nil.
+func decodeStrings(s string) ([]string, error) {
+	var ss []string
+	if err := json.Unmarshal([]byte(s), &ss); err != nil {
+		return nil, err
+	}
+	if len(ss) == 0 {
+		return nil, nil
+	}
+	return ss, nil
 }

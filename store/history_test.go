@@ -59,7 +59,10 @@ func TestAgentsRoundTrip(t *testing.T) {
 		ID: "a1", Slug: "researcher", Name: "Researcher", Description: "Finds things.",
 		Prompt: "You research.\nBe brief.", Backend: agent.BackendClient, Model: "claude",
 		ResponseSchema: json.RawMessage(`{ "type": "object",  "required": ["answer"] }`),
-		Conversations:  true, Enabled: true, Tools: []string{"read_file", "web_search"}, MaxRounds: 12,
+		Conversations:  true, Enabled: true,
+		Tools:     []agent.AgentTool{{Name: "read_file"}, {Name: "write_file", NeedsApproval: true}, {Name: "web_search"}},
+		Folders:   []string{"/home/ann/notes", `C:\Users\Ann\Documents & "Drafts" <2026>`},
+		MaxRounds: 12, Routing: agent.RouteDesktop, QuestionTimeout: 90 * time.Second,
 		CreatedAt: at(10), UpdatedAt: at(20),
 	}
 	bare := agent.Agent{ID: "a2", Slug: "echo", Backend: agent.BackendOllama, CreatedAt: at(30), UpdatedAt: at(30)}
@@ -83,8 +86,9 @@ func TestAgentsRoundTrip(t *testing.T) {
 
 	// Put again by ID replaces every field, the slug included.
 	edited := full
-	edited.Slug, edited.Name, edited.ResponseSchema, edited.Tools = "analyst", "Analyst", nil, nil
+	edited.Slug, edited.Name, edited.ResponseSchema, edited.Tools, edited.Folders = "analyst", "Analyst", nil, nil, nil
 	edited.Conversations, edited.Enabled, edited.MaxRounds, edited.UpdatedAt = false, false, 0, at(40)
+	edited.Routing, edited.QuestionTimeout = "", 0
 	if err := db.PutAgent(ctx, edited); err != nil {
 		t.Fatalf("PutAgent(edited): %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/deskhand/deskhand/server/agent"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -265,5 +266,74 @@ func TestFailedMigrationLeavesWholeVersion(t *testing.T) {
 	}
 	if got, want := len(versions(t, db.db)), len(migs); got != want {
 		t.Errorf("recorded versions = %d, want %d", got, want)
+	}
+}
+
+// TestMigrateAgentToolsToObjects: 0002 turns a version-1 agent's tool
+// names into tool objects (approval off), in order, gives it the new
+// fields' defaults, and loses nothing: the agent's conversations and turns
+// are still there.
+func TestMigrateAgentToolsToObjects(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), FileName)
+	old, err := openConn(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := migrate(ctx, old, path, allMigrations(t)[:1]); err != nil {
+		t.Fatalf("migrate to 1: %v", err)
+	}
+	for _, stmt := range []string{
+		`INSERT INTO agents (id, slug, name, backend, tools, created_at, updated_at)
+			VALUES ('a1', 'reader', 'Reader', 'ollama', '["a","b"]', 1000, 2000)`,
+		`INSERT INTO agents (id, slug, name, backend, tools, created_at, updated_at)
+			VALUES ('a2', 'bare', 'Bare', 'ollama', '[]', 1000, 2000)`,
+		`INSERT INTO agents (id, slug, name, backend, tools, created_at, updated_at)
+			VALUES ('a3', 'quoted', 'Quoted', 'ollama', '["say \"hi\"", "ünï"]', 1000, 2000)`,
+		`INSERT INTO conversations (id, agent_id, principal, created_at, updated_at) VALUES ('c1', 'a1', 'p', 1, 1)`,
+		`INSERT INTO turns (id, conversation_id, agent_id, principal, status, started_at) VALUES ('t1', 'c1', 'a1', 'p', 'completed', 1)`,
+	} {
+		if _, err := old.ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("write a version-1 row: %v\n%s", err, stmt)
+		}
+	}
+	old.Close()
+
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer db.Close()
+	var raw string
+	if err := db.db.QueryRowContext(ctx, "SELECT tools FROM agents WHERE id = 'a1'").Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	if want := `[{"name":"a","needsApproval":false},{"name":"b","needsApproval":false}]`; raw != want {
+		t.Errorf("stored tools = %s, want %s", raw, want)
+	}
+	got, err := db.Agents(ctx)
+	if err != nil {
+		t.Fatalf("Agents: %v", err)
+	}
+	base := agent.Agent{Backend: agent.BackendOllama, Conversations: true, Enabled: true,
+		CreatedAt: fromMillis(1000), UpdatedAt: fromMillis(2000)}
+	with := func(id, slug, name string, tools ...agent.AgentTool) agent.Agent {
+		a := base
+		a.ID, a.Slug, a.Name, a.Tools = id, slug, name, tools
+		return a
+	}
+	want := []agent.Agent{ // slug order
+		with("a2", "bare", "Bare"),
+		with("a3", "quoted", "Quoted", agent.AgentTool{Name: `say "hi"`}, agent.AgentTool{Name: "ünï"}),
+		with("a1", "reader", "Reader", agent.AgentTool{Name: "a"}, agent.AgentTool{Name: "b"}),
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("agents after migrating from version 1 (-want +got):\n%s", diff)
+	}
+	if turns, err := db.Turns(ctx, "c1"); err != nil || len(turns) != 1 {
+		t.Errorf("turns of the version-1 conversation = %v, %v; want the one", turns, err)
+	}
+	if qs, err := db.Questions(ctx, "c1"); err != nil || len(qs) != 0 {
+		t.Errorf("questions of the version-1 conversation = %v, %v; want none", qs, err)
 	}
 }

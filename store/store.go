@@ -1,7 +1,7 @@
 // Package store keeps Deskhand's data in SQLite: agents, clients
-// (principals), conversations, turns, messages and settings. [DB]
-// implements [agent.History]; it is the only package that imports
-// database/sql and go-sqlite3.
+// (principals), conversations, turns, messages, the questions agents asked
+// people, and settings. [DB] implements [agent.History]; it is the only
+// package that imports database/sql and go-sqlite3.
 //
 // The database runs in WAL mode with synchronous=NORMAL: a committed
 // transaction survives a crash of the process but not necessarily a power
