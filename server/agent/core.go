@@ -36,6 +36,9 @@ type Config struct {
 	// memory (defaults 1024 and 1 hour); history stays in the store.
 	ConversationCap int
 	ConversationTTL time.Duration
+	// Desktop says a person at this computer can answer questions: the
+	// app's popups, or the command line of "deskhand serve".
+	Desktop bool
 }
 
 // Core is Deskhand's core. Its methods are safe for concurrent use.
@@ -47,6 +50,9 @@ type Core struct {
 	now     func() time.Time
 	convs   *registry
 	events  hub
+	// questions waiting for a person; desktop says whether one is here.
+	questions broker
+	desktop   bool
 
 	mu      sync.Mutex
 	agents  map[string]Agent // by ID
@@ -73,7 +79,9 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 		log:     cmp.Or(cfg.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
 		now:     cfg.Now,
 		agents:  make(map[string]Agent),
+		desktop: cfg.Desktop,
 	}
+	c.questions.pending = make(map[string]*waiting)
 	if c.now == nil {
 		c.now = time.Now
 	}
@@ -91,6 +99,12 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 	}
 	if n > 0 {
 		c.log.Info("turns interrupted by the previous stop", "count", n)
+	}
+	if n, err = c.history.ExpirePendingQuestions(ctx, c.now()); err != nil {
+		return nil, fmt.Errorf("expire unanswered questions: %w", err)
+	}
+	if n > 0 {
+		c.log.Info("questions left unanswered by the previous stop", "count", n)
 	}
 	agents, err := c.history.Agents(ctx)
 	if err != nil {

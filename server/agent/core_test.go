@@ -200,10 +200,10 @@ func TestToolLoop(t *testing.T) {
 		return "42", nil
 	}}
 	f := newFixture(t, agent.Config{Tools: []agent.Tool{tool}},
-		agent.Agent{Slug: "helper", Model: "m", Conversations: true, Enabled: true, Tools: []string{"lookup"}})
+		agent.Agent{Slug: "helper", Model: "m", Conversations: true, Enabled: true, Tools: []agent.AgentTool{{Name: "lookup"}}})
 	f.model.Reply = func(ctx context.Context, n int, req agent.ChatRequest, onDelta func(agent.Delta)) (agent.ChatResponse, error) {
 		if n == 1 {
-			if len(req.Tools) != 1 || req.Tools[0].Name != "lookup" {
+			if len(req.Tools) != 2 || req.Tools[0].Name != "ask_user" || req.Tools[1].Name != "lookup" {
 				t.Errorf("tools offered = %+v", req.Tools)
 			}
 			return agenttest.Calls("c1", "lookup", map[string]string{"q": "answer"}), nil

@@ -17,6 +17,10 @@ const (
 	EventDelta          EventKind = "delta"     // streamed model text (Text)
 	EventToolCall       EventKind = "tool_call" // the model called a tool (Text = tool name)
 	EventTurnEnded      EventKind = "turn_ended"
+	// EventQuestionAsked: a question waits for a person (Question = its ID, Text = the prompt).
+	EventQuestionAsked EventKind = "question_asked"
+	// EventQuestionClosed: answered, declined, expired or cancelled (Text = the status).
+	EventQuestionClosed EventKind = "question_closed"
 )
 
 // Event is something the desktop (or the MCP surface) may want to show.
@@ -28,6 +32,7 @@ type Event struct {
 	Turn         string
 	Text         string
 	Status       TurnStatus // for EventTurnEnded
+	Question     string     // question ID, for question events
 }
 
 // subscriberBuffer bounds each subscriber; a full one loses events rather

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -159,6 +160,19 @@ func (c *Core) openConversation(ctx context.Context, agent Agent, req RunRequest
 	return conv, false, err
 }
 
+// turnRun is one turn in progress.
+type turnRun struct {
+	agent Agent
+	turn  *Turn
+	tools map[string]agentTool
+	asked int // questions asked so far
+}
+
+type agentTool struct {
+	Tool
+	needsApproval bool
+}
+
 func (c *Core) loop(ctx context.Context, agent Agent, turn *Turn, past []Message, user Message) ([]Message, error) {
 	model := c.models[agent.Backend]
 	if model == nil {
@@ -167,11 +181,12 @@ func (c *Core) loop(ctx context.Context, agent Agent, turn *Turn, past []Message
 	if agent.Backend == BackendOllama && agent.Model == "" {
 		return nil, Userf(nil, "agent %q has no model: install one with 'ollama pull llama3.2', then set it in the agent's settings (or start Deskhand with --model)", agent.Slug)
 	}
-	tools := c.agentTools(agent)
-	specs := make([]ToolSpec, 0, len(tools))
-	for _, t := range tools {
+	run := &turnRun{agent: agent, turn: turn, tools: c.agentTools(agent)}
+	specs := []ToolSpec{askUserSpec}
+	for _, t := range run.tools {
 		specs = append(specs, t.Spec())
 	}
+	slices.SortFunc(specs[1:], func(a, b ToolSpec) int { return strings.Compare(a.Name, b.Name) })
 	msgs := make([]Message, 0, len(past)+2)
 	if agent.Prompt != "" {
 		msgs = append(msgs, Message{Role: RoleSystem, Content: agent.Prompt})
@@ -206,9 +221,12 @@ func (c *Core) loop(ctx context.Context, agent Agent, turn *Turn, past []Message
 		for _, call := range reply.ToolCalls {
 			turn.ToolCalls++
 			c.publish(Event{Kind: EventToolCall, Agent: agent.Slug, Conversation: turn.ConversationID, Turn: turn.ID, Text: call.Name})
-			out := c.callTool(ctx, tools, call)
-			if ctx.Err() != nil {
-				return produced, ctx.Err()
+			out, err := c.callTool(ctx, run, call)
+			if err == nil && ctx.Err() != nil {
+				err = ctx.Err()
+			}
+			if err != nil {
+				return produced, err
 			}
 			result := Message{Role: RoleTool, Content: out, ToolCallID: call.ID, ToolName: call.Name, TurnID: turn.ID, CreatedAt: c.now()}
 			produced = append(produced, result)
@@ -217,31 +235,43 @@ func (c *Core) loop(ctx context.Context, agent Agent, turn *Turn, past []Message
 	}
 }
 
-func (c *Core) agentTools(agent Agent) map[string]Tool {
-	out := make(map[string]Tool)
-	for _, name := range agent.Tools {
-		if t, ok := c.tools[name]; ok {
-			out[name] = t
+func (c *Core) agentTools(agent Agent) map[string]agentTool {
+	out := make(map[string]agentTool)
+	for _, at := range agent.Tools {
+		if t, ok := c.tools[at.Name]; ok {
+			out[at.Name] = agentTool{Tool: t, needsApproval: at.NeedsApproval}
 		}
 	}
 	return out
 }
 
-// callTool runs one tool call; failures become text for the model.
-func (c *Core) callTool(ctx context.Context, tools map[string]Tool, call ToolCall) string {
-	t, ok := tools[call.Name]
-	if !ok {
-		return fmt.Sprintf("error: there is no tool named %q", call.Name)
-	}
+// callTool runs one tool call. What goes wrong in the tool becomes text
+// for the model; an error ends the turn (nobody could answer a question,
+// the turn was cancelled).
+func (c *Core) callTool(ctx context.Context, run *turnRun, call ToolCall) (string, error) {
 	args := call.Arguments
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	out, err := t.Call(ctx, args)
-	if err != nil {
-		return "error: " + UserMessage(err)
+	if call.Name == askUserTool {
+		return c.askUser(ctx, run, args)
 	}
-	return out
+	t, ok := run.tools[call.Name]
+	if !ok {
+		return fmt.Sprintf("error: there is no tool named %q", call.Name), nil
+	}
+	if t.needsApproval {
+		call.Arguments = args
+		ok, refusal, err := c.approve(ctx, run, call)
+		if err != nil || !ok {
+			return refusal, err
+		}
+	}
+	out, err := t.Call(ctx, run.agent, args)
+	if err != nil {
+		return "error: " + UserMessage(err), nil
+	}
+	return out, nil
 }
 
 func lastAssistantText(msgs []Message) string {

@@ -9,6 +9,13 @@ import (
 // name with JSON arguments and reads its text result.
 type Tool interface {
 	Spec() ToolSpec
-	// Call runs the tool. An error is shown to the model, which may recover.
-	Call(ctx context.Context, args json.RawMessage) (string, error)
+	// Call runs the tool for the agent. An error is shown to the model,
+	// which may recover; a *UserError's message is what it sees.
+	Call(ctx context.Context, agent Agent, args json.RawMessage) (string, error)
+}
+
+// ApprovalDefaulter is implemented by tools that need approval unless the
+// user says otherwise (write_file, fetch_url).
+type ApprovalDefaulter interface {
+	NeedsApprovalByDefault() bool
 }

@@ -31,11 +31,24 @@ type Agent struct {
 	// and none is accepted.
 	Conversations bool
 	Enabled       bool
-	// Tools names the tools (of Config.Tools) the agent may call.
-	Tools     []string
+	// Tools are the tools (of Config.Tools) the agent may call.
+	Tools []AgentTool
+	// Folders are the only places its file tools may read (and write).
+	Folders   []string
 	MaxRounds int // model calls per turn; 0 means DefaultMaxRounds
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	// Routing says who is asked when the agent needs a person (default RouteClient).
+	Routing Routing
+	// QuestionTimeout bounds each wait for an answer (0: DefaultQuestionTimeout).
+	QuestionTimeout time.Duration
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+}
+
+// AgentTool switches a tool on for an agent.
+type AgentTool struct {
+	Name string
+	// NeedsApproval makes every call wait for a person's approval.
+	NeedsApproval bool
 }
 
 // DefaultMaxRounds bounds the model → tools → model loop of one turn.

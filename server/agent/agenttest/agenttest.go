@@ -64,6 +64,8 @@ func Calls(id, name string, args any) agent.ChatResponse {
 type Tool struct {
 	Name string
 	Fn   func(ctx context.Context, args json.RawMessage) (string, error)
+	// Approval is the tool's default for needing approval.
+	Approval bool
 }
 
 var _ agent.Tool = Tool{}
@@ -74,4 +76,9 @@ func (t Tool) Spec() agent.ToolSpec {
 }
 
 // Call implements agent.Tool.
-func (t Tool) Call(ctx context.Context, args json.RawMessage) (string, error) { return t.Fn(ctx, args) }
+func (t Tool) Call(ctx context.Context, _ agent.Agent, args json.RawMessage) (string, error) {
+	return t.Fn(ctx, args)
+}
+
+// NeedsApprovalByDefault implements agent.ApprovalDefaulter.
+func (t Tool) NeedsApprovalByDefault() bool { return t.Approval }
