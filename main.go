@@ -25,6 +25,7 @@ import (
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/server/control"
 	"github.com/deskhand/deskhand/server/mcpserver"
+	"github.com/deskhand/deskhand/server/tools"
 	"github.com/deskhand/deskhand/store"
 	"github.com/deskhand/deskhand/store/keychain"
 )
@@ -46,6 +47,9 @@ Commands:
   token create NAME     create a bearer token for the client NAME; prints the token alone
   token list            list clients and when their tokens were created and last used
   token revoke NAME     revoke the client's token at once
+  questions             list the questions the agents are waiting on (while serve runs)
+  answer ID TEXT        answer a question; for an approval, TEXT is approve or deny
+                        (add --comment TEXT for the agent); --decline declines instead
   version               print the version
 
 Flags (each also after the command):
@@ -59,6 +63,8 @@ Flags (each also after the command):
 type options struct {
 	data, addr, ollamaHost, model string
 	insecureNoAuth                bool
+	decline                       bool   // answer
+	comment                       string // answer
 }
 
 func main() {
@@ -88,6 +94,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return stdioServe(ctx, opts, stdin, stdout, stderr)
 	case "token":
 		return tokenCommand(ctx, opts, rest, stdout, stderr)
+	case "questions":
+		return questionsCommand(ctx, opts, stdout)
+	case "answer":
+		return answerCommand(ctx, opts, rest, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "deskhand %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return nil
@@ -114,6 +124,8 @@ func parseArgs(args []string, stderr io.Writer) (options, []string, error) {
 	fs.StringVar(&opts.ollamaHost, "ollama", opts.ollamaHost, "Ollama server URL")
 	fs.StringVar(&opts.model, "model", "", "model of the default agent")
 	fs.BoolVar(&opts.insecureNoAuth, "insecure-no-auth", false, "accept MCP requests without a token")
+	fs.BoolVar(&opts.decline, "decline", false, "answer: decline the question")
+	fs.StringVar(&opts.comment, "comment", "", "answer: a comment with an approval or denial")
 	var words []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -149,7 +161,9 @@ type app struct {
 }
 
 // open wires store, keychain, models and core.
-func open(ctx context.Context, opts options, log *slog.Logger) (*app, error) {
+// desktop says whether a person here can answer questions (serve's
+// command line); stdio has nobody to ask but the client.
+func open(ctx context.Context, opts options, log *slog.Logger, desktop bool) (*app, error) {
 	if err := os.MkdirAll(opts.data, 0o700); err != nil {
 		return nil, agent.Userf(err, "cannot create the data folder %s", opts.data)
 	}
@@ -173,7 +187,9 @@ func open(ctx context.Context, opts options, log *slog.Logger) (*app, error) {
 	core, err := agent.New(ctx, agent.Config{
 		History: db,
 		Models:  map[agent.Backend]agent.Model{agent.BackendOllama: model},
+		Tools:   tools.Catalog(tools.Options{}),
 		Logger:  log,
+		Desktop: desktop,
 	})
 	if err != nil {
 		db.Close()
@@ -204,10 +220,10 @@ func (a *app) ensureAssistant(ctx context.Context, model string) error {
 
 // boot starts what serve and stdio share: logs on stderr, a context that
 // ends on SIGINT or SIGTERM, and the opened app with its default agent.
-func boot(ctx context.Context, opts options, stderr io.Writer) (context.Context, *app, func(), error) {
+func boot(ctx context.Context, opts options, stderr io.Writer, desktop bool) (context.Context, *app, func(), error) {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	a, err := open(ctx, opts, log)
+	a, err := open(ctx, opts, log, desktop)
 	if err != nil {
 		stop()
 		return nil, nil, nil, err
@@ -221,7 +237,7 @@ func boot(ctx context.Context, opts options, stderr io.Writer) (context.Context,
 }
 
 func serve(ctx context.Context, opts options, stderr io.Writer) error {
-	ctx, a, cleanup, err := boot(ctx, opts, stderr)
+	ctx, a, cleanup, err := boot(ctx, opts, stderr, true)
 	if err != nil {
 		return err
 	}
@@ -371,7 +387,7 @@ func serverInfo(ctx context.Context, core *agent.Core) mcpserver.Info {
 }
 
 func stdioServe(ctx context.Context, opts options, stdin io.Reader, stdout, stderr io.Writer) error {
-	ctx, a, cleanup, err := boot(ctx, opts, stderr)
+	ctx, a, cleanup, err := boot(ctx, opts, stderr, false)
 	if err != nil {
 		return err
 	}
@@ -421,7 +437,7 @@ func tokenCommand(ctx context.Context, opts options, args []string, stdout, stde
 		}
 	}
 
-	a, err := open(ctx, opts, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	a, err := open(ctx, opts, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), false)
 	if err != nil {
 		return err
 	}
@@ -455,4 +471,84 @@ func printTokens(w io.Writer, infos []control.TokenInfo) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, t.CreatedAt.Local().Format(time.DateTime), last)
 	}
 	tw.Flush()
+}
+
+// errNotServing: questions live in the running app only.
+var errNotServing = &agent.UserError{Msg: "Deskhand is not running with this data folder, so no question is waiting; start it with 'deskhand serve'"}
+
+func questionsCommand(ctx context.Context, opts options, stdout io.Writer) error {
+	ctl, err := control.Dial(filepath.Join(opts.data, control.SocketName))
+	if err != nil {
+		return errNotServing
+	}
+	qs, err := ctl.Questions(ctx)
+	if err != nil {
+		return err
+	}
+	if len(qs) == 0 {
+		fmt.Fprintln(stdout, "No question is waiting.")
+		return nil
+	}
+	for _, q := range qs {
+		fmt.Fprintf(stdout, "%s  %s from %s, expires %s\n  %s\n", q.ID, q.Kind, q.Agent, q.ExpiresAt.Local().Format(time.TimeOnly), q.Prompt)
+		if len(q.Choices) > 0 {
+			fmt.Fprintf(stdout, "  choices: %s\n", strings.Join(q.Choices, " | "))
+		}
+		if q.Kind == string(agent.KindApproval) {
+			fmt.Fprintf(stdout, "  answer with: deskhand answer %s approve|deny [--comment TEXT]\n", q.ID)
+		} else {
+			fmt.Fprintf(stdout, "  answer with: deskhand answer %s TEXT  (or --decline)\n", q.ID)
+		}
+	}
+	return nil
+}
+
+func answerCommand(ctx context.Context, opts options, args []string, stderr io.Writer) error {
+	if len(args) == 0 || (len(args) == 1 && !opts.decline) {
+		return userf("usage: deskhand answer ID TEXT | deskhand answer ID approve|deny [--comment TEXT] | deskhand answer ID --decline")
+	}
+	ctl, err := control.Dial(filepath.Join(opts.data, control.SocketName))
+	if err != nil {
+		return errNotServing
+	}
+	id, words := args[0], args[1:]
+	if opts.decline {
+		if err := ctl.Answer(ctx, id, nil, true); err != nil {
+			return err
+		}
+		fmt.Fprintln(stderr, "Declined.")
+		return nil
+	}
+	qs, err := ctl.Questions(ctx)
+	if err != nil {
+		return err
+	}
+	var content map[string]any
+	for _, q := range qs {
+		if q.ID != id {
+			continue
+		}
+		content = map[string]any{"answer": strings.Join(words, " ")}
+		if q.Kind == string(agent.KindApproval) {
+			switch strings.ToLower(strings.Join(words, " ")) {
+			case "approve", "yes", "allow":
+				content = map[string]any{"approve": true}
+			case "deny", "no":
+				content = map[string]any{"approve": false}
+			default:
+				return userf("an approval is answered with approve or deny, not %q", strings.Join(words, " "))
+			}
+			if opts.comment != "" {
+				content["comment"] = opts.comment
+			}
+		}
+	}
+	if content == nil {
+		return agent.ErrQuestionClosed
+	}
+	if err := ctl.Answer(ctx, id, content, false); err != nil {
+		return err
+	}
+	fmt.Fprintln(stderr, "Answered.")
+	return nil
 }

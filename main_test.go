@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/ollama/ollama/api"
 
 	"github.com/deskhand/deskhand/models/ollama/ollamatest"
 	"github.com/deskhand/deskhand/server/agent"
@@ -255,4 +256,70 @@ func callAssistant(t *testing.T, c *client.Client, args map[string]any) *mcp.Cal
 		t.Fatal(err)
 	}
 	return res
+}
+
+// TestQuestionsFromTheCommandLine: headless, the command line is the
+// desktop: a question nobody else can answer is listed by "questions" and
+// answered by "answer"; a second answer is refused.
+func TestQuestionsFromTheCommandLine(t *testing.T) {
+	fake := ollamatest.NewServer(t, ollamatest.WithReplyFunc(func(req api.ChatRequest) ollamatest.Reply {
+		if last := req.Messages[len(req.Messages)-1]; last.Role == "tool" {
+			return ollamatest.Reply{Content: "answer was: " + last.Content}
+		}
+		return ollamatest.Reply{ToolCalls: []api.ToolCall{ollamatest.ToolCall("call_ask00001", "ask_user", `{"question":"Favourite colour?","choices":["red","blue"]}`)}}
+	}))
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--data", dir, "--addr", "127.0.0.1:0", "--ollama", fake.URL}, strings.NewReader(""), io.Discard, &stderr)
+	}()
+	url := waitFor(t, &stderr, regexp.MustCompile(`serving your agents at (\S+)`))
+	token, _, err := deskhand(t, "--data", dir, "token", "create", "cli")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mcpClient(t, url, strings.TrimSpace(token)) // declares no elicitation
+
+	result := make(chan *mcp.CallToolResult, 1)
+	go func() { result <- callAssistant(t, c, map[string]any{"message": "pick one"}) }()
+
+	var listing string
+	idPattern := regexp.MustCompile(`(?m)^([0-9a-f-]{36})  question from assistant`)
+	deadline := time.Now().Add(10 * time.Second)
+	for !idPattern.MatchString(listing) && time.Now().Before(deadline) {
+		listing, _, err = deskhand(t, "--data", dir, "questions")
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	m := idPattern.FindStringSubmatch(listing)
+	if m == nil || !strings.Contains(listing, "Favourite colour?") || !strings.Contains(listing, "red | blue") {
+		t.Fatalf("questions printed:\n%s", listing)
+	}
+	if _, _, err := deskhand(t, "--data", dir, "answer", m[1], "green"); err == nil {
+		t.Error("an answer outside the choices was accepted")
+	}
+	if _, _, err := deskhand(t, "--data", dir, "answer", m[1], "blue"); err != nil {
+		t.Fatal(err)
+	}
+	res := <-result
+	if res.IsError || res.Content[0].(mcp.TextContent).Text != "answer was: blue" {
+		t.Errorf("turn result: %+v", res)
+	}
+	if _, _, err := deskhand(t, "--data", dir, "answer", m[1], "red"); err == nil || !strings.Contains(agent.UserMessage(err), "no longer open") {
+		t.Errorf("second answer: %v", err)
+	}
+	cancel()
+	<-done
+}
+
+func TestQuestionsNeedTheApp(t *testing.T) {
+	_, _, err := deskhand(t, "--data", t.TempDir(), "questions")
+	if err == nil || !strings.Contains(agent.UserMessage(err), "not running") {
+		t.Errorf("err = %v", err)
+	}
 }

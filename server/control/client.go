@@ -58,6 +58,19 @@ func (c *Client) RevokeToken(ctx context.Context, name string) error {
 	return c.do(ctx, http.MethodDelete, "/v1/tokens/"+url.PathEscape(name), nil, nil)
 }
 
+// Questions lists the questions waiting for a person.
+func (c *Client) Questions(ctx context.Context) ([]QuestionInfo, error) {
+	var out []QuestionInfo
+	err := c.do(ctx, http.MethodGet, "/v1/questions", nil, &out)
+	return out, err
+}
+
+// Answer answers a pending question with form content (see
+// agent.Question.Schema), or declines it.
+func (c *Client) Answer(ctx context.Context, id string, content map[string]any, decline bool) error {
+	return c.do(ctx, http.MethodPost, "/v1/questions/"+url.PathEscape(id)+"/answer", answerRequest{Content: content, Decline: decline}, nil)
+}
+
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
 	var body io.Reader
 	if in != nil {

@@ -29,6 +29,8 @@ type Core interface {
 	CreateClient(ctx context.Context, name string) (agent.Client, string, error)
 	RevokeClient(ctx context.Context, name string) error
 	Clients() []agent.Client
+	Pending() []agent.Question
+	AnswerQuestion(id string, content map[string]any, declined bool) error
 }
 
 // ErrAlreadyRunning means another Deskhand answers on the socket.
@@ -91,6 +93,34 @@ type createdToken struct {
 	Token string `json:"token"`
 }
 
+// QuestionInfo is a pending question as the command line shows it.
+type QuestionInfo struct {
+	ID        string          `json:"id"`
+	Kind      string          `json:"kind"`
+	Agent     string          `json:"agent"`
+	Prompt    string          `json:"prompt"`
+	Choices   []string        `json:"choices,omitempty"`
+	Schema    map[string]any  `json:"schema"`
+	Tool      string          `json:"tool,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	AskedAt   time.Time       `json:"askedAt"`
+	ExpiresAt time.Time       `json:"expiresAt"`
+}
+
+type answerRequest struct {
+	Content map[string]any `json:"content"`
+	Decline bool           `json:"decline"`
+}
+
+func questionInfos(qs []agent.Question) []QuestionInfo {
+	out := make([]QuestionInfo, 0, len(qs))
+	for _, q := range qs {
+		out = append(out, QuestionInfo{ID: q.ID, Kind: string(q.Kind), Agent: q.Agent, Prompt: q.Prompt(), Choices: q.Choices,
+			Schema: q.Schema(), Tool: q.Tool, Arguments: q.Arguments, AskedAt: q.AskedAt, ExpiresAt: q.ExpiresAt})
+	}
+	return out
+}
+
 type problem struct {
 	Error string `json:"error"`
 }
@@ -115,6 +145,21 @@ func handler(core Core) http.Handler {
 	})
 	mux.HandleFunc("DELETE /v1/tokens/{name}", func(w http.ResponseWriter, r *http.Request) {
 		if err := core.RevokeClient(r.Context(), r.PathValue("name")); err != nil {
+			replyErr(w, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /v1/questions", func(w http.ResponseWriter, r *http.Request) {
+		reply(w, http.StatusOK, questionInfos(core.Pending()))
+	})
+	mux.HandleFunc("POST /v1/questions/{id}/answer", func(w http.ResponseWriter, r *http.Request) {
+		var req answerRequest
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&req); err != nil {
+			reply(w, http.StatusBadRequest, problem{"the request body must be JSON like {\"content\": {\"answer\": \"yes\"}} or {\"decline\": true}"})
+			return
+		}
+		if err := core.AnswerQuestion(r.PathValue("id"), req.Content, req.Decline); err != nil {
 			replyErr(w, err)
 			return
 		}
