@@ -66,7 +66,7 @@ func (h *harness) start() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	core, err := agent.New(context.Background(), agent.Config{History: db, Models: map[agent.Backend]agent.Model{agent.BackendOllama: model}})
+	core, err := agent.New(context.Background(), agent.Config{History: db, Models: map[agent.Backend]agent.Model{agent.BackendOllama: model}, Desktop: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func (h *harness) token(name string) string {
 }
 
 // connect opens an mcp-go client pinned to the era.
-func connect(t *testing.T, url, version, token string) *client.Client {
+func connect(t *testing.T, url, version, token string, opts ...client.ClientOption) *client.Client {
 	t.Helper()
 	topts := []transport.StreamableHTTPCOption{
 		transport.WithHTTPLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
@@ -124,7 +124,7 @@ func connect(t *testing.T, url, version, token string) *client.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := client.NewClient(tr, client.WithProtocolVersion(version))
+	c := client.NewClient(tr, append([]client.ClientOption{client.WithProtocolVersion(version)}, opts...)...)
 	if err := c.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -184,9 +184,9 @@ func (s *Server) handleCall(slug string) server.ToolHandlerFunc {
 		// A modern client that closes its call cancels the turn; a legacy
 		// client that drops its connection does not (the turn finishes and
 		// is recorded, as that revision expects).
-		runCtx := ctx
+		runCtx := s.withAsker(ctx)
 		if !server.IsModernRequest(ctx) {
-			runCtx = context.WithoutCancel(ctx)
+			runCtx = context.WithoutCancel(runCtx)
 		}
 		res, err := s.core.Run(runCtx, agent.RunRequest{
 			Agent:        slug,

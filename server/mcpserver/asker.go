@@ -1,0 +1,69 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+// clientCaps returns what the calling client declared: per request on the
+// modern era, at initialize on the legacy one. mcp-go does not check them
+// before sending requests, so we do.
+func clientCaps(ctx context.Context) mcp.ClientCapabilities {
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern && info.ClientCapabilities != nil {
+		return *info.ClientCapabilities
+	}
+	if s, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok {
+		return s.GetClientCapabilities()
+	}
+	return mcp.ClientCapabilities{}
+}
+
+// legacyAsker asks the client's user with elicitation/create on the call's
+// stream (legacy era and stdio).
+type legacyAsker struct {
+	mcp *server.MCPServer
+}
+
+// Ask implements agent.Asker. mcp-go cannot withdraw an elicitation it has
+// sent: when ctx ends (the desktop answered first) it stops waiting, and
+// the client's late reply is dropped.
+func (a legacyAsker) Ask(ctx context.Context, q agent.Question) (agent.Answer, error) {
+	res, err := a.mcp.RequestElicitation(ctx, mcp.ElicitationRequest{Params: mcp.ElicitationParams{
+		Mode:            mcp.ElicitationModeForm,
+		Message:         q.Prompt(),
+		RequestedSchema: q.Schema(),
+	}})
+	if err != nil {
+		return agent.Answer{}, fmt.Errorf("elicitation: %w", err)
+	}
+	return answerFrom(q, res.ElicitationResponse)
+}
+
+// answerFrom reads an elicitation response: a decline or cancel is an
+// answer ("declined"); accepted content must fit the question's form.
+func answerFrom(q agent.Question, r mcp.ElicitationResponse) (agent.Answer, error) {
+	switch r.Action {
+	case mcp.ElicitationResponseActionDecline, mcp.ElicitationResponseActionCancel:
+		return agent.Answer{Declined: true, By: agent.ByClient}, nil
+	case mcp.ElicitationResponseActionAccept:
+		content, ok := r.Content.(map[string]any)
+		if !ok {
+			return agent.Answer{}, fmt.Errorf("elicitation content is %T, not an object", r.Content)
+		}
+		return q.ParseAnswer(content, agent.ByClient)
+	}
+	return agent.Answer{}, fmt.Errorf("elicitation answered with unknown action %q", r.Action)
+}
+
+// withAsker lets the turn ask the calling client when it can answer.
+func (s *Server) withAsker(ctx context.Context) context.Context {
+	if server.IsModernRequest(ctx) || clientCaps(ctx).Elicitation == nil {
+		return ctx
+	}
+	return agent.WithAsker(ctx, legacyAsker{mcp: s.mcp})
+}
