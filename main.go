@@ -5,6 +5,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -252,6 +253,23 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 		log.Info("using Ollama", "url", a.ollama.BaseURL(), "version", v)
 	}
 
+	keys, err := stateKeys(os.Getenv("DESKHAND_STATE_KEYS"))
+	if err != nil {
+		return err
+	}
+	mcp, err := mcpserver.New(a.core, mcpserver.Options{
+		Info: serverInfo(ctx, a.core),
+		Guard: mcpserver.GuardOptions{
+			AllowedHosts:   splitList(setting(ctx, a.core, "server.allowed_hosts")),
+			AllowedOrigins: splitList(setting(ctx, a.core, "server.allowed_origins")),
+			InsecureNoAuth: opts.insecureNoAuth,
+		},
+		StateKeys: keys,
+		Logger:    log,
+	})
+	if err != nil {
+		return agent.Userf(err, "DESKHAND_STATE_KEYS is not usable")
+	}
 	listeners, err := listen(opts)
 	if err != nil {
 		return err
@@ -267,15 +285,6 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 		return err
 	}
 
-	mcp := mcpserver.New(a.core, mcpserver.Options{
-		Info: serverInfo(ctx, a.core),
-		Guard: mcpserver.GuardOptions{
-			AllowedHosts:   splitList(setting(ctx, a.core, "server.allowed_hosts")),
-			AllowedOrigins: splitList(setting(ctx, a.core, "server.allowed_origins")),
-			InsecureNoAuth: opts.insecureNoAuth,
-		},
-		Logger: log,
-	})
 	// Cancelled on shutdown: subscriptions/listen streams wait on it.
 	baseCtx, cancelBase := context.WithCancel(context.Background())
 	srv := &http.Server{
@@ -357,6 +366,21 @@ func listen(opts options) ([]net.Listener, error) {
 	return out, nil
 }
 
+// stateKeys reads DESKHAND_STATE_KEYS: hex keys, comma-separated, the
+// first sealing requestState and all opening it. Unset: a random key per
+// run, which is enough while paused turns live in this process.
+func stateKeys(env string) ([][]byte, error) {
+	var keys [][]byte
+	for _, field := range splitList(env) {
+		k, err := hex.DecodeString(field)
+		if err != nil || len(k) < mcpserver.MinStateKeyBytes {
+			return nil, userf("DESKHAND_STATE_KEYS must hold hex keys of at least %d bytes each, separated by commas (make one with 'openssl rand -hex 32')", mcpserver.MinStateKeyBytes)
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
 func setting(ctx context.Context, core *agent.Core, key string) string {
 	v, _ := core.Setting(ctx, key, "")
 	return v
@@ -392,7 +416,10 @@ func stdioServe(ctx context.Context, opts options, stdin io.Reader, stdout, stde
 		return err
 	}
 	defer cleanup()
-	mcp := mcpserver.New(a.core, mcpserver.Options{Info: serverInfo(ctx, a.core), Logger: a.log})
+	mcp, err := mcpserver.New(a.core, mcpserver.Options{Info: serverInfo(ctx, a.core), Logger: a.log})
+	if err != nil {
+		return err
+	}
 	defer mcp.Close(context.Background())
 	err = mcp.ServeStdio(ctx, stdin, stdout)
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {

@@ -116,6 +116,10 @@ func (c *Core) outcome(ctx context.Context, turnID string, runErr error) (TurnSt
 	case errors.Is(cause, ErrShutdown):
 		return TurnInterrupted, Userf(cause, "Deskhand shut down during turn %s; it was recorded as interrupted. Call again to retry.", turnID)
 	case ctx.Err() != nil:
+		var ue *UserError
+		if errors.As(cause, &ue) { // the canceller said why
+			return TurnCancelled, ue
+		}
 		return TurnCancelled, Userf(cause, "turn %s was cancelled before it finished", turnID)
 	case runErr != nil:
 		return TurnFailed, runErr

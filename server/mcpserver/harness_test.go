@@ -75,7 +75,9 @@ func (h *harness) start() {
 	opts.Info = mcpserver.Info{Name: "deskhand", Version: "test"}
 	opts.Guard = h.guard
 	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	h.srv = mcpserver.New(core, opts)
+	if h.srv, err = mcpserver.New(core, opts); err != nil {
+		t.Fatal(err)
+	}
 	h.http = httptest.NewServer(h.srv.Handler())
 	h.URL = h.http.URL + mcpserver.EndpointPath
 }

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -52,7 +53,15 @@ type Options struct {
 	// MaxInFlight bounds the requests served at once (default 256); more
 	// get 503 with Retry-After.
 	MaxInFlight int
-	Logger      *slog.Logger
+	// StateKeys seal and open requestState: the first seals, all open
+	// (rotation). Each needs MinStateKeyBytes. None: a random key per run.
+	StateKeys [][]byte
+	// StateTTL is how long a paused turn waits for the client (default
+	// DefaultStateTTL).
+	StateTTL time.Duration
+	// MaxPaused bounds the paused turns (default DefaultMaxPaused).
+	MaxPaused int
+	Logger    *slog.Logger
 }
 
 // Server serves the enabled agents of a Core as MCP tools.
@@ -62,6 +71,9 @@ type Server struct {
 	log  *slog.Logger
 	mcp  *server.MCPServer
 	http *server.StreamableHTTPServer
+
+	sealer *sealer
+	paused *pausedTurns
 
 	mu sync.Mutex
 	// Legacy sessions: who opened each, and the conversation it continues
@@ -76,8 +88,8 @@ type Server struct {
 }
 
 // New builds the server and keeps its tool list in step with the core's
-// agents until Close.
-func New(core Core, opts Options) *Server {
+// agents until Close. It fails only on unusable StateKeys.
+func New(core Core, opts Options) (*Server, error) {
 	opts.Info.Name = cmp.Or(opts.Info.Name, "deskhand")
 	opts.Info.Version = cmp.Or(opts.Info.Version, "dev")
 	opts.Guard.MetadataPath = MetadataPath
@@ -90,6 +102,13 @@ func New(core Core, opts Options) *Server {
 		sessionConv:  make(map[string]map[string]string),
 		synced:       make(chan struct{}),
 	}
+	now := time.Now
+	ttl := cmp.Or(opts.StateTTL, DefaultStateTTL)
+	var err error
+	if s.sealer, err = newSealer(opts.StateKeys, ttl, now); err != nil {
+		return nil, err
+	}
+	s.paused = &pausedTurns{turns: make(map[string]*parkedTurn), max: cmp.Or(opts.MaxPaused, DefaultMaxPaused), ttl: ttl, now: now}
 	hooks := &server.Hooks{}
 	// Every request sees the current agents, even before the change event
 	// arrives; the event only makes list_changed prompt.
@@ -130,7 +149,7 @@ func New(core Core, opts Options) *Server {
 			}
 		}
 	}()
-	return s
+	return s, nil
 }
 
 // MCP returns the underlying mcp-go server.
@@ -140,7 +159,7 @@ func (s *Server) MCP() *server.MCPServer { return s.mcp }
 // behind the guard.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(EndpointPath, s.bindSessions(s.http))
+	mux.Handle(EndpointPath, s.bindSessions(s.verifyState(s.http)))
 	mux.HandleFunc(ServerCardPath, s.serveCard)
 	mux.HandleFunc(MetadataPath, s.serveMetadata)
 	return Guard(s.core, s.opts.Guard, limitInFlight(cmp.Or(s.opts.MaxInFlight, 256), redirectBrowsers(mux)))
@@ -177,6 +196,8 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	})
 	return stdio.Listen(ctx, in, out)
 }
+
+func newID() string { return rand.Text() }
 
 // syncTools makes the tool list match the enabled agents, if they changed
 // since the last sync; mcp-go notifies clients (list_changed).

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -172,29 +173,28 @@ func (s *Server) handleCall(slug string) server.ToolHandlerFunc {
 			args.Conversation = metaHandle(req.Params.Meta)
 		}
 
-		// Legacy sessions continue their conversation when the call names
-		// none; a blank handle asks for a fresh one.
-		sessionID := legacySessionID(ctx)
-		if !args.HasConversation && args.Conversation == "" && sessionID != "" && a.Conversations {
-			s.mu.Lock()
-			args.Conversation = s.sessionConv[sessionID][slug]
-			s.mu.Unlock()
-		}
-
-		// A modern client that closes its call cancels the turn; a legacy
-		// client that drops its connection does not (the turn finishes and
-		// is recorded, as that revision expects).
-		runCtx := s.withAsker(ctx)
-		if !server.IsModernRequest(ctx) {
-			runCtx = context.WithoutCancel(runCtx)
-		}
-		res, err := s.core.Run(runCtx, agent.RunRequest{
+		run := agent.RunRequest{
 			Agent:        slug,
 			Principal:    PrincipalFrom(ctx),
 			Conversation: args.Conversation,
 			Message:      args.Message,
 			Context:      args.Context,
-		})
+		}
+		if server.IsModernRequest(ctx) {
+			return s.callModern(ctx, req, a, run)
+		}
+
+		// Legacy sessions continue their conversation when the call names
+		// none; a blank handle asks for a fresh one.
+		sessionID := legacySessionID(ctx)
+		if !args.HasConversation && run.Conversation == "" && sessionID != "" && a.Conversations {
+			s.mu.Lock()
+			run.Conversation = s.sessionConv[sessionID][slug]
+			s.mu.Unlock()
+		}
+		// A legacy client that drops its connection does not cancel the
+		// turn: it finishes and is recorded, as that revision expects.
+		res, err := s.core.Run(context.WithoutCancel(s.withAsker(ctx)), run)
 		if res != nil && a.Conversations && sessionID != "" {
 			s.mu.Lock()
 			if s.sessionConv[sessionID] == nil {
@@ -203,15 +203,24 @@ func (s *Server) handleCall(slug string) server.ToolHandlerFunc {
 			s.sessionConv[sessionID][slug] = res.Conversation.ID
 			s.mu.Unlock()
 		}
-		if err != nil {
-			out := mcp.NewToolResultError(agent.UserMessage(err))
-			if res != nil && a.Conversations {
-				attachHandle(out, res.Conversation.ID)
-			}
-			return out, nil
-		}
-		return s.result(a, res)
+		return s.finish(a, run.Conversation, res, err), nil
 	}
+}
+
+// finish turns a turn's outcome into the tool result.
+func (s *Server) finish(a agent.Agent, handle string, res *agent.RunResult, err error) *mcp.CallToolResult {
+	if err != nil {
+		msg := agent.UserMessage(err)
+		if errors.Is(err, agent.ErrConversationBusy) && s.paused.holdsConversation(strings.TrimSpace(handle)) {
+			msg = "this conversation is waiting for the answer to a question: answer it (retry your call with the answer), or start a new conversation"
+		}
+		out := mcp.NewToolResultError(msg)
+		if res != nil && a.Conversations {
+			attachHandle(out, res.Conversation.ID)
+		}
+		return out
+	}
+	return s.result(a, res)
 }
 
 func (s *Server) agent(slug string) (agent.Agent, bool) {
@@ -224,12 +233,12 @@ func (s *Server) agent(slug string) (agent.Agent, bool) {
 }
 
 // result builds the tool result of a finished turn.
-func (s *Server) result(a agent.Agent, res *agent.RunResult) (*mcp.CallToolResult, error) {
+func (s *Server) result(a agent.Agent, res *agent.RunResult) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(res.Text)}}
 	if res.Structured != nil {
 		var v any
 		if err := json.Unmarshal(res.Structured, &v); err != nil {
-			return mcp.NewToolResultError("the agent's answer is not valid JSON"), nil
+			return mcp.NewToolResultError("the agent's answer is not valid JSON")
 		}
 		if _, wrapped := outputSchema(a.ResponseSchema); wrapped {
 			v = map[string]any{"result": v}
@@ -242,7 +251,7 @@ func (s *Server) result(a agent.Agent, res *agent.RunResult) (*mcp.CallToolResul
 	if a.Conversations {
 		attachHandle(out, res.Conversation.ID)
 	}
-	return out, nil
+	return out
 }
 
 // attachHandle returns the conversation handle twice: as a last text block

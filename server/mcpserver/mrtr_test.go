@@ -1,0 +1,246 @@
+package mcpserver_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/ollama/ollama/api"
+
+	"github.com/deskhand/deskhand/models/ollama/ollamatest"
+	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/mcpserver"
+)
+
+// twoQuestions asks "Q1?" then "Q2?", then reports both answers.
+func twoQuestions(req api.ChatRequest) ollamatest.Reply {
+	var answers []string
+	for _, m := range req.Messages {
+		if m.Role == "tool" {
+			answers = append(answers, m.Content)
+		}
+	}
+	if len(answers) < 2 {
+		q := fmt.Sprintf(`{"question":"Q%d?"}`, len(answers)+1)
+		return ollamatest.Reply{ToolCalls: []api.ToolCall{ollamatest.ToolCall(fmt.Sprintf("call_ask%05d", len(answers)), "ask_user", q)}}
+	}
+	return ollamatest.Reply{Content: "answers: " + strings.Join(answers, ", ")}
+}
+
+func TestModernClientAnswersByInputRequired(t *testing.T) {
+	h := newHarness(t, mcpserver.GuardOptions{}, ollamatest.WithReplyFunc(twoQuestions))
+	var asked atomic.Int32
+	c := connect(t, h.URL, mcp.ProtocolVersion20260728, h.token("alice"),
+		client.WithElicitationHandler(elicitFn(func(ctx context.Context, r mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+			n := asked.Add(1)
+			return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept,
+				Content: map[string]any{"answer": fmt.Sprintf("A%d to %s", n, r.Params.Message)}}}, nil
+		})))
+	res := call(t, c, "assistant", map[string]any{"message": "ask me twice"}, nil)
+	if res.IsError || firstText(res) != "answers: A1 to Q1?, A2 to Q2?" {
+		t.Fatalf("got %v", texts(res))
+	}
+	if n := len(h.ollama.ChatRequests()); n != 3 {
+		t.Errorf("Ollama served %d chat requests, want 3: the turn was replayed", n)
+	}
+	handleOf(t, res)
+	qs, err := h.db.Questions(t.Context(), handleOf(t, res))
+	if err != nil || len(qs) != 2 || qs[1].Answer.By != agent.ByClient {
+		t.Errorf("recorded %+v %v", qs, err)
+	}
+}
+
+// rawCall sends a modern tools/call and decodes the JSON-RPC reply.
+func rawCall(t *testing.T, url, token string, params map[string]any) (int, map[string]any) {
+	t.Helper()
+	params["_meta"] = map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    mcp.ProtocolVersion20260728,
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}},
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "raw", "version": "0"},
+	}
+	rawParams, _ := json.Marshal(params)
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": json.RawMessage(rawParams)})
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Mcp-Protocol-Version", mcp.ProtocolVersion20260728)
+	for k, v := range mcp.StandardHeaders(mcp.ProtocolVersion20260728, mcp.MethodToolsCall, rawParams) {
+		req.Header.Set(k, v)
+	}
+	resp, out := send(t, req)
+	// A reply may come as SSE; the JSON-RPC message is its last data line.
+	text := string(out)
+	if i := strings.LastIndex(text, "data: "); i >= 0 {
+		text = strings.TrimSpace(text[i+len("data: "):])
+	}
+	var msg map[string]any
+	if err := json.Unmarshal([]byte(text), &msg); err != nil {
+		t.Fatalf("reply %d is not JSON-RPC: %s", resp.StatusCode, out)
+	}
+	return resp.StatusCode, msg
+}
+
+func resultOf(t *testing.T, msg map[string]any) map[string]any {
+	t.Helper()
+	r, ok := msg["result"].(map[string]any)
+	if !ok {
+		t.Fatalf("no result: %v", msg)
+	}
+	return r
+}
+
+func errorCode(msg map[string]any) float64 {
+	e, _ := msg["error"].(map[string]any)
+	code, _ := e["code"].(float64)
+	return code
+}
+
+func answer(text string) map[string]any {
+	return map[string]any{"q1": map[string]any{"action": "accept", "content": map[string]any{"answer": text}}}
+}
+
+func TestRequestStateIsVerified(t *testing.T) {
+	h := newHarness(t, mcpserver.GuardOptions{}, ollamatest.WithReplyFunc(askingOllama))
+	alice, mallory := h.token("alice"), h.token("mallory")
+
+	_, first := rawCall(t, h.URL, alice, map[string]any{"name": "assistant", "arguments": map[string]any{"message": "hi"}})
+	r := resultOf(t, first)
+	if r["resultType"] != "input_required" {
+		t.Fatalf("first reply = %v", r)
+	}
+	state, _ := r["requestState"].(string)
+	reqs, _ := r["inputRequests"].(map[string]any)
+	if state == "" || reqs["q1"] == nil {
+		t.Fatalf("no state or question: %v", r)
+	}
+	if raw, err := base64.RawURLEncoding.DecodeString(state); err != nil || bytes.Contains(raw, []byte("assistant")) {
+		t.Errorf("requestState is readable or not base64url (%v)", err)
+	}
+	tampered := []byte(state)
+	tampered[len(tampered)/2] ^= 1
+	for name, tc := range map[string]struct {
+		token, state string
+	}{
+		"tampered":        {alice, string(tampered)},
+		"other principal": {mallory, state},
+		"garbage":         {alice, "not-a-state"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			status, msg := rawCall(t, h.URL, tc.token, map[string]any{"name": "assistant", "arguments": map[string]any{"message": "hi"},
+				"requestState": tc.state, "inputResponses": answer("Mallory")})
+			if status != http.StatusBadRequest || errorCode(msg) != mcp.INVALID_PARAMS {
+				t.Errorf("got %d %v, want 400 and -32602", status, msg)
+			}
+		})
+	}
+	// Nothing resumed: the real answer still completes the turn.
+	_, done := rawCall(t, h.URL, alice, map[string]any{"name": "assistant", "arguments": map[string]any{"message": "hi"},
+		"requestState": state, "inputResponses": answer("Ada")})
+	res := resultOf(t, done)
+	content, _ := res["content"].([]any)
+	if res["isError"] == true || len(content) == 0 || !strings.Contains(fmt.Sprint(content[0]), "answer was: Ada") {
+		t.Fatalf("resumed turn: %v", res)
+	}
+	// The same state again is a replay.
+	status, msg := rawCall(t, h.URL, alice, map[string]any{"name": "assistant", "arguments": map[string]any{"message": "hi"},
+		"requestState": state, "inputResponses": answer("Ada")})
+	if status != http.StatusBadRequest || errorCode(msg) != mcp.INVALID_PARAMS {
+		t.Errorf("replay: %d %v", status, msg)
+	}
+	if n := len(h.ollama.ChatRequests()); n != 2 {
+		t.Errorf("Ollama served %d chat requests, want 2", n)
+	}
+}
+
+func TestRequestStateExpires(t *testing.T) {
+	h := newHarness(t, mcpserver.GuardOptions{}, ollamatest.WithReplyFunc(askingOllama))
+	h.opts.StateTTL = 100 * time.Millisecond
+	h.restart()
+	token := h.token("alice")
+	_, first := rawCall(t, h.URL, token, map[string]any{"name": "assistant", "arguments": map[string]any{"message": "hi"}})
+	state := resultOf(t, first)["requestState"].(string)
+	time.Sleep(150 * time.Millisecond)
+	status, msg := rawCall(t, h.URL, token, map[string]any{"name": "assistant", "arguments": map[string]any{"message": "hi"},
+		"requestState": state, "inputResponses": answer("late")})
+	if status != http.StatusBadRequest || errorCode(msg) != mcp.INVALID_PARAMS || !strings.Contains(fmt.Sprint(msg), "expired") {
+		t.Errorf("expired state: %d %v", status, msg)
+	}
+}
+
+func TestPausedTurnGoneAfterRestart(t *testing.T) {
+	h := newHarness(t, mcpserver.GuardOptions{}, ollamatest.WithReplyFunc(askingOllama))
+	h.opts.StateKeys = [][]byte{bytes.Repeat([]byte("k"), 32)} // survives the restart
+	h.restart()
+	token := h.token("alice")
+	_, first := rawCall(t, h.URL, token, map[string]any{"name": "assistant", "arguments": map[string]any{"message": "hi"}})
+	state := resultOf(t, first)["requestState"].(string)
+	h.restart()
+	_, msg := rawCall(t, h.URL, token, map[string]any{"name": "assistant", "arguments": map[string]any{"message": "hi"},
+		"requestState": state, "inputResponses": answer("Ada")})
+	res := resultOf(t, msg)
+	if res["isError"] != true || !strings.Contains(fmt.Sprint(res["content"]), "start over") {
+		t.Errorf("after restart: %v", res)
+	}
+}
+
+func TestDesktopAnswerWhileTheClientHoldsTheQuestion(t *testing.T) {
+	h := newHarness(t, mcpserver.GuardOptions{}, ollamatest.WithReplyFunc(askingOllama))
+	token := h.token("alice")
+	_, first := rawCall(t, h.URL, token, map[string]any{"name": "assistant", "arguments": map[string]any{"message": "hi"}})
+	state := resultOf(t, first)["requestState"].(string)
+	pending := h.core.Pending()
+	if len(pending) != 1 {
+		t.Fatalf("the desktop does not see the question: %+v", pending)
+	}
+	if err := h.core.AnswerQuestion(pending[0].ID, map[string]any{"answer": "Grace"}, false); err != nil {
+		t.Fatal(err)
+	}
+	// The client's retry is no error: it attaches and gets the result.
+	_, msg := rawCall(t, h.URL, token, map[string]any{"name": "assistant", "arguments": map[string]any{"message": "hi"},
+		"requestState": state, "inputResponses": answer("Ada")})
+	res := resultOf(t, msg)
+	if res["isError"] == true || !strings.Contains(fmt.Sprint(res["content"]), "answer was: Grace") {
+		t.Errorf("retry after the desktop answered: %v", res)
+	}
+}
+
+func TestPausedConversationRefusesOtherCalls(t *testing.T) {
+	h := newHarness(t, mcpserver.GuardOptions{}, ollamatest.WithReplyFunc(askingOllama))
+	token := h.token("alice")
+	_, first := rawCall(t, h.URL, token, map[string]any{"name": "assistant", "arguments": map[string]any{"message": "hi"}})
+	if r := resultOf(t, first); r["resultType"] != "input_required" {
+		t.Fatalf("first reply = %v", r)
+	}
+	conv := h.core.Pending()[0].ConversationID
+	_, msg := rawCall(t, h.URL, token, map[string]any{"name": "assistant", "arguments": map[string]any{"message": "again", "conversation": conv}})
+	res := resultOf(t, msg)
+	if res["isError"] != true || !strings.Contains(fmt.Sprint(res["content"]), "waiting for the answer") {
+		t.Errorf("call on a paused conversation: %v", res)
+	}
+}
+
+func TestPausedTurnLimit(t *testing.T) {
+	h := newHarness(t, mcpserver.GuardOptions{}, ollamatest.WithReplyFunc(askingOllama))
+	token := h.token("alice")
+	for i := range mcpserver.DefaultMaxPaused {
+		_, msg := rawCall(t, h.URL, token, map[string]any{"name": "assistant", "arguments": map[string]any{"message": "hi"}})
+		if r := resultOf(t, msg); r["resultType"] != "input_required" {
+			t.Fatalf("paused turn %d: %v", i+1, r)
+		}
+	}
+	_, msg := rawCall(t, h.URL, token, map[string]any{"name": "assistant", "arguments": map[string]any{"message": "one too many"}})
+	res := resultOf(t, msg)
+	if res["isError"] != true || !strings.Contains(fmt.Sprint(res["content"]), "already holding 256") {
+		t.Errorf("257th paused turn: %v", res)
+	}
+}

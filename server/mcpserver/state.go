@@ -1,0 +1,187 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// MinStateKeyBytes is the least secret a configured requestState key holds.
+const MinStateKeyBytes = 32
+
+// DefaultStateTTL is how long a paused turn's requestState stays valid.
+const DefaultStateTTL = 600 * time.Second
+
+// stateClaims bind a requestState to one question of one turn, one tool
+// and one principal.
+type stateClaims struct {
+	Turn      string `json:"t"`
+	Seq       int    `json:"s"`
+	Tool      string `json:"n"`
+	Principal string `json:"p"`
+	Expires   int64  `json:"e"` // unix milliseconds
+}
+
+// sealer seals requestState with AES-256-GCM: the client can neither read
+// nor forge it. The first key seals; every key opens, for rotation. Each
+// state opens once: a replay is refused.
+type sealer struct {
+	keys []cipher.AEAD
+	ttl  time.Duration
+	now  func() time.Time
+
+	mu   sync.Mutex
+	used map[string]time.Time // states already presented, until they expire
+}
+
+var stateAAD = []byte("io.deskhand/requestState/v1")
+
+// newSealer uses the configured keys, or one random key of its own (so
+// paused turns, which live in this process anyway, end with it).
+func newSealer(keys [][]byte, ttl time.Duration, now func() time.Time) (*sealer, error) {
+	if len(keys) == 0 {
+		k := make([]byte, 32)
+		if _, err := rand.Read(k); err != nil {
+			return nil, fmt.Errorf("make requestState key: %w", err)
+		}
+		keys = [][]byte{k}
+	}
+	s := &sealer{ttl: ttl, now: now, used: make(map[string]time.Time)}
+	for i, k := range keys {
+		if len(k) < MinStateKeyBytes {
+			return nil, fmt.Errorf("requestState key %d has %d bytes; it needs at least %d bytes of secret randomness", i+1, len(k), MinStateKeyBytes)
+		}
+		sum := sha256.Sum256(k) // any length in, an AES-256 key out
+		block, err := aes.NewCipher(sum[:])
+		if err != nil {
+			return nil, err
+		}
+		aead, err := cipher.NewGCM(block)
+		if err != nil {
+			return nil, err
+		}
+		s.keys = append(s.keys, aead)
+	}
+	return s, nil
+}
+
+func (s *sealer) seal(c stateClaims) string {
+	c.Expires = s.now().Add(s.ttl).UnixMilli()
+	plain, _ := json.Marshal(c)
+	aead := s.keys[0]
+	nonce := make([]byte, aead.NonceSize())
+	_, _ = rand.Read(nonce)
+	return base64.RawURLEncoding.EncodeToString(aead.Seal(nonce, nonce, plain, stateAAD))
+}
+
+// errBadState covers every refusal alike, so a prober learns nothing.
+var errBadState = errors.New("invalid requestState")
+
+// open verifies a state for the tool and principal and marks it used.
+func (s *sealer) open(state, tool, principal string) (stateClaims, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(state)
+	if err != nil {
+		return stateClaims{}, fmt.Errorf("%w: not issued by this server", errBadState)
+	}
+	var c stateClaims
+	opened := false
+	for _, aead := range s.keys {
+		if len(raw) < aead.NonceSize() {
+			break
+		}
+		plain, err := aead.Open(nil, raw[:aead.NonceSize()], raw[aead.NonceSize():], stateAAD)
+		if err == nil && json.Unmarshal(plain, &c) == nil {
+			opened = true
+			break
+		}
+	}
+	now := s.now()
+	switch {
+	case !opened:
+		return stateClaims{}, fmt.Errorf("%w: not issued by this server, or altered", errBadState)
+	case now.UnixMilli() > c.Expires:
+		return stateClaims{}, fmt.Errorf("%w: expired; call again without requestState to start over", errBadState)
+	case c.Tool != tool || c.Principal != principal:
+		return stateClaims{}, fmt.Errorf("%w: it belongs to another call", errBadState)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, exp := range s.used {
+		if now.After(exp) {
+			delete(s.used, k)
+		}
+	}
+	if _, replay := s.used[state]; replay {
+		return stateClaims{}, fmt.Errorf("%w: already used", errBadState)
+	}
+	s.used[state] = time.UnixMilli(c.Expires)
+	return c, nil
+}
+
+type claimsKey struct{}
+
+func claimsFrom(ctx context.Context) (stateClaims, bool) {
+	c, ok := ctx.Value(claimsKey{}).(stateClaims)
+	return c, ok
+}
+
+// verifyState checks a tools/call's requestState before mcp-go sees it: a
+// handler cannot answer -32602, and nothing may resume on a bad state.
+func (s *Server) verifyState(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Body == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(r.Body) // bounded by the guard
+		if err != nil {
+			http.Error(w, "Bad request: could not read the body", http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name         string `json:"name"`
+				RequestState string `json:"requestState"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(body, &msg) != nil || msg.Method != string(mcp.MethodToolsCall) || msg.Params.RequestState == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		claims, err := s.sealer.open(msg.Params.RequestState, msg.Params.Name, PrincipalFrom(r.Context()))
+		if err != nil {
+			writeJSONRPCError(w, msg.ID, mcp.INVALID_PARAMS, err.Error())
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), claimsKey{}, claims)))
+	})
+}
+
+func writeJSONRPCError(w http.ResponseWriter, id json.RawMessage, code int, message string) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      id,
+		"error":   map[string]any{"code": code, "message": message},
+	})
+}
