@@ -8,7 +8,11 @@
 // By default every chat is answered by [EchoReply] ("memory echo"): the
 // reply is "I remember: " followed by all user messages of the request
 // joined with " | ", streamed a word at a time, so a test can see whether a
-// conversation's history reached the model. Options script replies (tool
+// conversation's history reached the model. It also follows a small
+// script: a user message "ask: QUESTION" makes it call the ask_user tool
+// with QUESTION, and a tool result is answered "You answered: RESULT".
+// GET /_fake/stats reports how many chats it served, so a test can prove a
+// turn was not replayed. Options script replies (tool
 // calls included), fail or cut streams and slow them down.
 //
 // [NewServer] starts the fake on an httptest.Server for one test; its
@@ -31,6 +35,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -163,11 +168,18 @@ func Handler(opts ...Option) http.Handler {
 	mux.HandleFunc("GET /api/tags", f.tags)
 	mux.HandleFunc("POST /api/show", f.show)
 	mux.HandleFunc("POST /api/chat", f.chat)
+	mux.HandleFunc("GET /_fake/stats", f.stats)
 	f.mux = mux
 	return f
 }
 
+// stats reports how many chats were served.
+func (f *fake) stats(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]int64{"chats": f.chats.Load()})
+}
+
 type fake struct {
+	chats atomic.Int64 // /api/chat requests served
 	cfg config
 	mux *http.ServeMux
 
@@ -257,6 +269,7 @@ func (f *fake) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	f.chats.Add(1)
 	for _, rec := range f.cfg.recorders {
 		rec.addChat(req)
 	}
@@ -502,9 +515,24 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]string{"error": msg})
 }
 
+// AskPrefix starts a user message that makes [EchoReply] ask the person.
+const AskPrefix = "ask: "
+
 // EchoReply is the default answer ("memory echo"): "I remember: " and all
-// user messages of req joined with " | ".
+// user messages of req joined with " | ". After a tool result it answers
+// "You answered: " and the result; for a last user message starting with
+// [AskPrefix] it calls ask_user with the rest as the question.
 func EchoReply(req api.ChatRequest) Reply {
+	if n := len(req.Messages); n > 0 {
+		last := req.Messages[n-1]
+		if last.Role == "tool" {
+			return Reply{Content: "You answered: " + last.Content}
+		}
+		if q, ok := strings.CutPrefix(last.Content, AskPrefix); ok && last.Role == "user" {
+			args, _ := json.Marshal(map[string]string{"question": q})
+			return Reply{ToolCalls: []api.ToolCall{ToolCall(fmt.Sprintf("call_ask%04d", n%10000), "ask_user", string(args))}}
+		}
+	}
 	var said []string
 	for _, m := range req.Messages {
 		if m.Role == "user" {

@@ -176,3 +176,28 @@ func TestRecorder(t *testing.T) {
 		t.Errorf("Aborted = %d after a whole reply", n)
 	}
 }
+
+func TestEchoScript(t *testing.T) {
+	msgs := func(ms ...api.Message) api.ChatRequest { return api.ChatRequest{Messages: ms} }
+	ask := ollamatest.EchoReply(msgs(api.Message{Role: "user", Content: "ask: What is your name?"}))
+	if len(ask.ToolCalls) != 1 || ask.ToolCalls[0].Function.Name != "ask_user" {
+		t.Fatalf("ask: %+v", ask)
+	}
+	if q, _ := ask.ToolCalls[0].Function.Arguments.Get("question"); q != "What is your name?" {
+		t.Errorf("question = %v", q)
+	}
+	after := ollamatest.EchoReply(msgs(api.Message{Role: "user", Content: "ask: x"}, api.Message{Role: "tool", Content: "Ada"}))
+	if after.Content != "You answered: Ada" {
+		t.Errorf("after the tool: %q", after.Content)
+	}
+	srv := ollamatest.NewServer(t)
+	resp, err := http.Get(srv.URL + "/_fake/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var stats map[string]int
+	if err := json.NewDecoder(resp.Body).Decode(&stats); err != nil || stats["chats"] != 0 {
+		t.Errorf("stats = %v %v", stats, err)
+	}
+}
