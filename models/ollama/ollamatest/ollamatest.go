@@ -180,8 +180,8 @@ func (f *fake) stats(w http.ResponseWriter, r *http.Request) {
 
 type fake struct {
 	chats atomic.Int64 // /api/chat requests served
-	cfg config
-	mux *http.ServeMux
+	cfg   config
+	mux   *http.ServeMux
 
 	mu   sync.Mutex
 	next int // index of the next scripted reply
