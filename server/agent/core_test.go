@@ -413,8 +413,8 @@ func TestRefusals(t *testing.T) {
 	}
 	client, _ := f.core.SaveAgent(t.Context(), agent.Agent{Slug: "viaclient", Enabled: true, Backend: agent.BackendClient})
 	_, err = f.core.Run(t.Context(), agent.RunRequest{Agent: client.Slug, Principal: "p", Message: "hi"})
-	if err == nil || !strings.Contains(agent.UserMessage(err), "not available") {
-		t.Errorf("missing backend: %v", err)
+	if err == nil || !strings.Contains(agent.UserMessage(err), "does not lend it") {
+		t.Errorf("client model without sampling or fallback: %v", err)
 	}
 }
 
@@ -609,3 +609,21 @@ type listingModel struct {
 }
 
 func (m *listingModel) ListModels(context.Context) ([]string, error) { return m.names, nil }
+
+func TestClientModelChoice(t *testing.T) {
+	clientModel := &agenttest.Model{Reply: func(ctx context.Context, n int, req agent.ChatRequest, onDelta func(agent.Delta)) (agent.ChatResponse, error) {
+		return agenttest.Text("from the client's model"), nil
+	}}
+	ollama := &agenttest.Model{}
+	f := newFixture(t, agent.Config{Models: map[agent.Backend]agent.Model{agent.BackendOllama: ollama, agent.BackendClient: clientModel}},
+		agent.Agent{Slug: "borrower", Backend: agent.BackendClient, Model: "fallback", Enabled: true})
+	lending := agent.WithClientModel(t.Context(), struct{}{})
+	res, err := f.core.Run(lending, agent.RunRequest{Agent: "borrower", Principal: "p", Message: "hi"})
+	if err != nil || res.Text != "from the client's model" || len(ollama.Requests()) != 0 {
+		t.Fatalf("with a lending client: %+v %v (ollama calls %d)", res, err, len(ollama.Requests()))
+	}
+	res, err = f.core.Run(t.Context(), agent.RunRequest{Agent: "borrower", Principal: "p", Message: "hi"})
+	if err != nil || res.Text != "echo: hi" || len(clientModel.Requests()) != 1 {
+		t.Fatalf("without: %+v %v", res, err)
+	}
+}

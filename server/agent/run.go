@@ -178,12 +178,9 @@ type agentTool struct {
 }
 
 func (c *Core) loop(ctx context.Context, agent Agent, turn *Turn, past []Message, user Message) ([]Message, error) {
-	model := c.models[agent.Backend]
-	if model == nil {
-		return nil, Userf(nil, "agent %q runs on the %q model backend, which is not available here", agent.Slug, agent.Backend)
-	}
-	if agent.Backend == BackendOllama && agent.Model == "" {
-		return nil, Userf(nil, "agent %q has no model: install one with 'ollama pull llama3.2', then set it in the agent's settings (or start Deskhand with --model)", agent.Slug)
+	model, err := c.modelFor(ctx, agent)
+	if err != nil {
+		return nil, err
 	}
 	run := &turnRun{agent: agent, turn: turn, tools: c.agentTools(agent)}
 	specs := []ToolSpec{askUserSpec}
