@@ -60,10 +60,30 @@ func answerFrom(q agent.Question, r mcp.ElicitationResponse) (agent.Answer, erro
 	return agent.Answer{}, fmt.Errorf("elicitation answered with unknown action %q", r.Action)
 }
 
-// withAsker lets the turn ask the calling client when it can answer.
-func (s *Server) withAsker(ctx context.Context) context.Context {
-	if server.IsModernRequest(ctx) || clientCaps(ctx).Elicitation == nil {
-		return ctx
+// legacyContext lets a legacy-era turn ask the calling client, and run on
+// its model, as far as the client declared it can. Sampling travels only
+// on the client's GET stream: without one open it is not offered, so the
+// turn falls back at once instead of hanging.
+func (s *Server) legacyContext(ctx context.Context) context.Context {
+	caps := clientCaps(ctx)
+	if caps.Elicitation != nil {
+		ctx = agent.WithAsker(ctx, legacyAsker{mcp: s.mcp})
 	}
-	return agent.WithAsker(ctx, legacyAsker{mcp: s.mcp})
+	sid := legacySessionID(ctx)
+	if caps.Sampling != nil && (sid == "stdio" || s.listening(sid)) {
+		ctx = agent.WithClientModel(ctx, legacySampler{mcp: s.mcp, tools: caps.Sampling.Tools != nil})
+	}
+	return ctx
 }
+
+// legacySampler asks the client's model with sampling/createMessage.
+type legacySampler struct {
+	mcp   *server.MCPServer
+	tools bool
+}
+
+func (l legacySampler) CreateMessage(ctx context.Context, p mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	return l.mcp.RequestSampling(ctx, mcp.CreateMessageRequest{CreateMessageParams: p})
+}
+
+func (l legacySampler) SupportsTools() bool { return l.tools }

@@ -22,25 +22,39 @@ const DefaultMaxPaused = 256
 
 // parkedTurn is a modern-era turn whose calls come and go.
 type parkedTurn struct {
-	id     string
-	cancel context.CancelCauseFunc
-	asks   chan *heldQuestion       // the turn's questions for the client
-	done   chan *mcp.CallToolResult // buffered: the turn's result
+	id        string
+	principal string
+	cancel    context.CancelCauseFunc
+	asks      chan *heldRequest        // what the turn needs from the client
+	done      chan *mcp.CallToolResult // buffered: the turn's result
 
 	mu           sync.Mutex
-	held         *heldQuestion // the question out with the client
+	seq          int          // requests handed to the client so far
+	held         *heldRequest // the request out with the client
 	conversation string
 	deadline     time.Time // a pause unattended past this is swept
 }
 
-type heldQuestion struct {
-	q     agent.Question
-	reply chan clientReply // buffered: the first reply is taken
+// heldRequest is a question for the client's user, or a completion from
+// the client's model (sampling).
+type heldRequest struct {
+	seq      int
+	question *agent.Question
+	sample   *mcp.CreateMessageParams
+	reply    chan clientReply // buffered: the first reply is taken
+}
+
+func (h *heldRequest) key() string {
+	if h.sample != nil {
+		return fmt.Sprintf("s%d", h.seq)
+	}
+	return fmt.Sprintf("q%d", h.seq)
 }
 
 type clientReply struct {
-	answer agent.Answer
-	err    error
+	answer     agent.Answer
+	completion *mcp.CreateMessageResult
+	err        error
 }
 
 // pausedTurns holds the parked turns, at most max of them.
@@ -113,37 +127,57 @@ func (p *pausedTurns) sweepLocked() {
 	}
 }
 
-// mrtrAsker hands the turn's questions to whichever call of the client is
-// waiting on the turn.
-type mrtrAsker struct{ t *parkedTurn }
-
-func (a mrtrAsker) Ask(ctx context.Context, q agent.Question) (agent.Answer, error) {
-	hq := &heldQuestion{q: q, reply: make(chan clientReply, 1)}
+// handOut gives a request to whichever call of the client waits on the
+// turn, and waits for the client's reply.
+func (t *parkedTurn) handOut(ctx context.Context, h *heldRequest) (clientReply, error) {
 	select {
-	case a.t.asks <- hq:
+	case t.asks <- h:
 	case <-ctx.Done():
-		return agent.Answer{}, ctx.Err()
+		return clientReply{}, ctx.Err()
 	}
 	select {
-	case r := <-hq.reply:
-		return r.answer, r.err
+	case r := <-h.reply:
+		return r, r.err
 	case <-ctx.Done():
-		return agent.Answer{}, ctx.Err()
+		return clientReply{}, ctx.Err()
 	}
 }
 
-func questionKey(seq int) string { return fmt.Sprintf("q%d", seq) }
+// mrtrAsker asks the client's user through the parked turn.
+type mrtrAsker struct{ t *parkedTurn }
+
+func (a mrtrAsker) Ask(ctx context.Context, q agent.Question) (agent.Answer, error) {
+	r, err := a.t.handOut(ctx, &heldRequest{question: &q, reply: make(chan clientReply, 1)})
+	return r.answer, err
+}
+
+// mrtrSampler asks the client's model through the parked turn.
+type mrtrSampler struct {
+	t     *parkedTurn
+	tools bool
+}
+
+func (m mrtrSampler) CreateMessage(ctx context.Context, p mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	r, err := m.t.handOut(ctx, &heldRequest{sample: &p, reply: make(chan clientReply, 1)})
+	return r.completion, err
+}
+
+func (m mrtrSampler) SupportsTools() bool { return m.tools }
 
 // callModern runs a modern-era call: a new turn, or the resumption of a
 // parked one named by a verified requestState.
 func (s *Server) callModern(ctx context.Context, req mcp.CallToolRequest, a agent.Agent, run agent.RunRequest) (*mcp.CallToolResult, error) {
 	claims, resumed := claimsFrom(ctx)
 	if !resumed {
-		t := &parkedTurn{id: newID(), asks: make(chan *heldQuestion), done: make(chan *mcp.CallToolResult, 1)}
+		t := &parkedTurn{id: newID(), principal: run.Principal, asks: make(chan *heldRequest), done: make(chan *mcp.CallToolResult, 1)}
 		turnCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 		t.cancel = cancel
-		if clientCaps(ctx).Elicitation != nil {
+		caps := clientCaps(ctx)
+		if caps.Elicitation != nil {
 			turnCtx = agent.WithAsker(turnCtx, mrtrAsker{t})
+		}
+		if caps.Sampling != nil {
+			turnCtx = agent.WithClientModel(turnCtx, mrtrSampler{t: t, tools: caps.Sampling.Tools != nil})
 		}
 		go func() {
 			defer cancel(nil)
@@ -158,16 +192,15 @@ func (s *Server) callModern(ctx context.Context, req mcp.CallToolRequest, a agen
 		return mcp.NewToolResultError("this paused turn no longer exists (Deskhand restarted, or the turn ended or expired); call again without requestState to start over"), nil
 	}
 	t.mu.Lock()
-	hq := t.held
+	h := t.held
 	t.mu.Unlock()
-	if hq != nil && hq.q.Seq == claims.Seq {
-		resp := server.ElicitationResponse(req.Params.InputResponses, questionKey(claims.Seq))
-		if resp == nil {
-			// Nothing answered: put the same question again.
-			return s.inputRequired(req, t, hq), nil
+	if h != nil && h.seq == claims.Seq {
+		reply, answered := replyFrom(h, req.Params.InputResponses)
+		if !answered {
+			// Nothing answered: put the same request again.
+			return s.inputRequired(req, t, h), nil
 		}
-		ans, err := answerFrom(hq.q, resp.ElicitationResponse)
-		hq.reply <- clientReply{answer: ans, err: err}
+		h.reply <- reply
 	}
 	// Otherwise the desktop answered first: this call attaches to the turn
 	// and gets what it has now.
@@ -178,9 +211,13 @@ func (s *Server) callModern(ctx context.Context, req mcp.CallToolRequest, a agen
 // closes this call while the turn runs cancels the turn.
 func (s *Server) wait(ctx context.Context, req mcp.CallToolRequest, t *parkedTurn) (*mcp.CallToolResult, error) {
 	select {
-	case hq := <-t.asks:
+	case h := <-t.asks:
 		t.mu.Lock()
-		t.held, t.conversation = hq, hq.q.ConversationID
+		t.seq++
+		h.seq, t.held = t.seq, h
+		if h.question != nil {
+			t.conversation = h.question.ConversationID
+		}
 		t.deadline = s.paused.now().Add(s.paused.ttl)
 		t.mu.Unlock()
 		if !s.paused.park(t) {
@@ -188,7 +225,7 @@ func (s *Server) wait(ctx context.Context, req mcp.CallToolRequest, t *parkedTur
 			<-t.done
 			return mcp.NewToolResultError(errTooManyPaused.Msg), nil
 		}
-		return s.inputRequired(req, t, hq), nil
+		return s.inputRequired(req, t, h), nil
 	case res := <-t.done:
 		s.paused.drop(t)
 		return res, nil
@@ -201,12 +238,35 @@ func (s *Server) wait(ctx context.Context, req mcp.CallToolRequest, t *parkedTur
 
 var errTooManyPaused = &agent.UserError{Msg: fmt.Sprintf("Deskhand is already holding %d turns that wait for answers; answer or abandon some of them, then call again", DefaultMaxPaused)}
 
-// inputRequired returns the question to the client with a sealed state.
-func (s *Server) inputRequired(req mcp.CallToolRequest, t *parkedTurn, hq *heldQuestion) *mcp.CallToolResult {
-	state := s.sealer.seal(stateClaims{Turn: t.id, Seq: hq.q.Seq, Tool: req.Params.Name, Principal: hq.q.Principal})
-	return server.NewInputRequestBuilder(state).Elicit(questionKey(hq.q.Seq), mcp.ElicitationParams{
-		Mode:            mcp.ElicitationModeForm,
-		Message:         hq.q.Prompt(),
-		RequestedSchema: hq.q.Schema(),
-	}).ToolResult()
+// inputRequired hands the request to the client with a sealed state.
+func (s *Server) inputRequired(req mcp.CallToolRequest, t *parkedTurn, h *heldRequest) *mcp.CallToolResult {
+	state := s.sealer.seal(stateClaims{Turn: t.id, Seq: h.seq, Tool: req.Params.Name, Principal: t.principal})
+	b := server.NewInputRequestBuilder(state)
+	if h.sample != nil {
+		b.Sample(h.key(), *h.sample)
+	} else {
+		b.Elicit(h.key(), mcp.ElicitationParams{
+			Mode:            mcp.ElicitationModeForm,
+			Message:         h.question.Prompt(),
+			RequestedSchema: h.question.Schema(),
+		})
+	}
+	return b.ToolResult()
+}
+
+// replyFrom reads the client's reply to h from a retry's inputResponses.
+func replyFrom(h *heldRequest, responses mcp.InputResponses) (clientReply, bool) {
+	if h.sample != nil {
+		res := server.SamplingResponse(responses, h.key())
+		if res == nil {
+			return clientReply{}, false
+		}
+		return clientReply{completion: res}, true
+	}
+	resp := server.ElicitationResponse(responses, h.key())
+	if resp == nil {
+		return clientReply{}, false
+	}
+	ans, err := answerFrom(*h.question, resp.ElicitationResponse)
+	return clientReply{answer: ans, err: err}, true
 }

@@ -80,6 +80,9 @@ type Server struct {
 	// with each agent (session id → slug → handle).
 	sessionOwner map[string]string
 	sessionConv  map[string]map[string]string
+	// listeners counts each legacy session's open GET streams: mcp-go
+	// sends sampling requests only there.
+	listeners map[string]int
 
 	syncMu   sync.Mutex
 	syncedAt uint64 // the core's AgentsRevision the tools reflect, plus one
@@ -100,6 +103,7 @@ func New(core Core, opts Options) (*Server, error) {
 		log:          cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
 		sessionOwner: make(map[string]string),
 		sessionConv:  make(map[string]map[string]string),
+		listeners:    make(map[string]int),
 		synced:       make(chan struct{}),
 	}
 	now := time.Now
@@ -231,6 +235,18 @@ func (s *Server) bindSessions(next http.Handler) http.Handler {
 				http.Error(w, "Session not found", http.StatusNotFound)
 				return
 			}
+			if r.Method == http.MethodGet {
+				s.mu.Lock()
+				s.listeners[sid]++
+				s.mu.Unlock()
+				defer func() {
+					s.mu.Lock()
+					if s.listeners[sid]--; s.listeners[sid] <= 0 {
+						delete(s.listeners, sid)
+					}
+					s.mu.Unlock()
+				}()
+			}
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -240,6 +256,13 @@ func (s *Server) bindSessions(next http.Handler) http.Handler {
 			s.mu.Unlock()
 		}}, r)
 	})
+}
+
+// listening reports whether the legacy session has a GET stream open.
+func (s *Server) listening(sid string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.listeners[sid] > 0
 }
 
 // sessionRecorder notes the session id mcp-go assigns in a response.

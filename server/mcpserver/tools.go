@@ -194,7 +194,7 @@ func (s *Server) handleCall(slug string) server.ToolHandlerFunc {
 		}
 		// A legacy client that drops its connection does not cancel the
 		// turn: it finishes and is recorded, as that revision expects.
-		res, err := s.core.Run(context.WithoutCancel(s.withAsker(ctx)), run)
+		res, err := s.core.Run(context.WithoutCancel(s.legacyContext(ctx)), run)
 		if res != nil && a.Conversations && sessionID != "" {
 			s.mu.Lock()
 			if s.sessionConv[sessionID] == nil {
