@@ -2,6 +2,9 @@ package mcpserver_test
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -87,6 +90,56 @@ func TestDesktopAnswersWhenTheClientCannot(t *testing.T) {
 			res := call(t, c, "assistant", map[string]any{"message": "hi"}, nil)
 			if res.IsError || !strings.HasPrefix(firstText(res), "answer was: Grace") {
 				t.Fatalf("got %v", texts(res))
+			}
+		})
+	}
+}
+
+// TestWriteFileNeedsApproval: the real write_file waits for approval; a
+// denial leaves the file untouched and its comment reaches the model.
+func TestWriteFileNeedsApproval(t *testing.T) {
+	folder := t.TempDir()
+	target := filepath.Join(folder, "notes.txt")
+	h := newHarness(t, mcpserver.GuardOptions{}, ollamatest.WithReplyFunc(func(req api.ChatRequest) ollamatest.Reply {
+		if last := req.Messages[len(req.Messages)-1]; last.Role == "tool" {
+			return ollamatest.Reply{Content: "result: " + last.Content}
+		}
+		args, _ := json.Marshal(map[string]string{"path": target, "content": "hello"})
+		return ollamatest.Reply{ToolCalls: []api.ToolCall{ollamatest.ToolCall("call_write001", "write_file", string(args))}}
+	}))
+	if _, err := h.core.SaveAgent(t.Context(), agent.Agent{Slug: "scribe", Model: ollamatest.DefaultModel, Enabled: true,
+		Tools: []agent.AgentTool{{Name: "write_file", NeedsApproval: true}}, Folders: []string{folder}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		content map[string]any
+		want    string
+		written bool
+	}{
+		{"denied", map[string]any{"approve": false, "comment": "not today"}, "result: The person denied this call; it was not run. Their comment: not today", false},
+		{"approved", map[string]any{"approve": true}, "result: Created", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var prompt string
+			c := connect(t, h.URL, mcp.ProtocolVersion20251125, h.token("w-"+tc.name),
+				client.WithElicitationHandler(elicitFn(func(ctx context.Context, r mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+					prompt = r.Params.Message
+					if _, err := os.Stat(target); err == nil {
+						t.Error("the file was written before approval")
+					}
+					return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept, Content: tc.content}}, nil
+				})))
+			res := call(t, c, "scribe", map[string]any{"message": "write it down"}, nil)
+			if res.IsError || !strings.HasPrefix(firstText(res), tc.want) {
+				t.Fatalf("got %v", texts(res))
+			}
+			if !strings.Contains(prompt, "write_file") || !strings.Contains(prompt, "notes.txt") {
+				t.Errorf("approval prompt = %q", prompt)
+			}
+			data, err := os.ReadFile(target)
+			if tc.written != (err == nil) || (tc.written && string(data) != "hello") {
+				t.Errorf("file after %s: %q %v", tc.name, data, err)
 			}
 		})
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/deskhand/deskhand/models/ollama/ollamatest"
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/server/mcpserver"
+	"github.com/deskhand/deskhand/server/tools"
 	"github.com/deskhand/deskhand/store"
 )
 
@@ -66,7 +67,8 @@ func (h *harness) start() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	core, err := agent.New(context.Background(), agent.Config{History: db, Models: map[agent.Backend]agent.Model{agent.BackendOllama: model}, Desktop: true})
+	core, err := agent.New(context.Background(), agent.Config{History: db, Models: map[agent.Backend]agent.Model{agent.BackendOllama: model},
+		Tools: tools.Catalog(tools.Options{}), Desktop: true})
 	if err != nil {
 		t.Fatal(err)
 	}

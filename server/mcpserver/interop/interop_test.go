@@ -3,6 +3,8 @@ package interop_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -15,7 +17,10 @@ import (
 // "deskhand serve" (with tokens on) with the TypeScript SDK v1 (legacy era,
 // with a session) and the TypeScript client v2 pinned to 2026-07-28
 // (sessionless). The scripts are testdata/client-v1.mjs and
-// testdata/client-v2.mjs; each check they print becomes a subtest.
+// testdata/client-v2.mjs; each check they print becomes a subtest. The
+// fake Ollama's chat counter, read before and after each script, must grow
+// by exactly what the flow's checks cost (chatsPerCheck), so a turn that is
+// replayed or never reaches the model fails the test.
 func TestInteropTypeScriptSDK(t *testing.T) {
 	node := setupNode(t)
 	bins := buildBinaries(t)
@@ -25,24 +30,95 @@ func TestInteropTypeScriptSDK(t *testing.T) {
 	other := d.createToken(t, "interop-other") // for the foreign-handle check
 
 	common := []string{"list_tools", "ask_first", "conversation_handle", "ask_followup", "followup_same_handle"}
+	asks := []string{"elicitation_accept", "elicitation_decline"}
 	for _, tc := range []struct {
 		name, script string
 		checks       []string
 	}{
-		{"v1-legacy", "client-v1.mjs", append(append([]string{"connect", "no_token_rejected"}, common...), "session_continues", "foreign_handle", "blank_handle", "unknown_handle", "close")},
-		{"v2-modern", "client-v2.mjs", append(append([]string{"connect", "no_token_rejected"}, common...), "foreign_handle", "blank_handle", "unknown_handle", "close")},
+		{"v1-legacy", "client-v1.mjs", concat([]string{"connect", "no_token_rejected"}, common, []string{"session_continues", "foreign_handle", "blank_handle", "unknown_handle"}, asks, []string{"close"})},
+		{"v2-modern", "client-v2.mjs", concat([]string{"connect", "no_token_rejected"}, common, []string{"foreign_handle", "blank_handle", "unknown_handle"}, asks, []string{"close"})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			before := fakeChats(t, ollama)
 			run := runNode(t, node, []string{
 				"DESKHAND_MCP_URL=" + d.url,
 				"DESKHAND_MCP_TOKEN=" + token,
 				"DESKHAND_MCP_OTHER_TOKEN=" + other,
 				"DESKHAND_MCP_TOOL=assistant",
 			}, tc.script)
+			after := fakeChats(t, ollama)
 			t.Logf("node %s took %s", tc.script, run.took.Round(10*time.Millisecond))
 			judgeScript(t, run, tc.checks)
+			judgeChats(t, tc.checks, before, after)
 		})
 	}
+}
+
+func concat(parts ...[]string) []string {
+	var out []string
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// chatsPerCheck is how many /api/chat requests each check of the flow costs
+// the fake Ollama: a turn without a question is one chat; a turn whose model
+// asks the person is two (the ask_user call, then the answer after the tool
+// result), however the answer travels (elicitation/create on the legacy era;
+// InputRequiredResult and a retry on 2026-07-28, which must resume the
+// parked turn, not replay it). A refused call (no token, unknown or foreign
+// handle) and the checks not listed cost none.
+var chatsPerCheck = map[string]int{
+	"ask_first":           1,
+	"ask_followup":        1,
+	"session_continues":   1,
+	"blank_handle":        1,
+	"elicitation_accept":  2,
+	"elicitation_decline": 2,
+}
+
+// judgeChats checks that the fake Ollama served exactly the chats the flow
+// accounts for: more means a turn ran twice (a replay), fewer that a turn
+// never reached the model.
+func judgeChats(t *testing.T, checks []string, before, after int64) {
+	t.Helper()
+	var want int64
+	var parts []string
+	for _, c := range checks {
+		if n := chatsPerCheck[c]; n > 0 {
+			want += int64(n)
+			parts = append(parts, fmt.Sprintf("%s=%d", c, n))
+		}
+	}
+	if got := after - before; got != want {
+		t.Errorf("the fake Ollama served %d chats during the script (stats: %d before, %d after), want %d (%s)",
+			got, before, after, want, strings.Join(parts, " + "))
+		return
+	}
+	t.Logf("the fake Ollama served %d chats, as expected (%s)", after-before, strings.Join(parts, " + "))
+}
+
+// fakeChats reads the fake Ollama's chat counter (GET /_fake/stats).
+func fakeChats(t *testing.T, ollamaURL string) int64 {
+	t.Helper()
+	client := &http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Get(strings.TrimSuffix(ollamaURL, "/") + "/_fake/stats")
+	if err != nil {
+		t.Fatalf("fake Ollama stats: %v", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("fake Ollama stats: %v", err)
+	}
+	var stats struct {
+		Chats *int64 `json:"chats"`
+	}
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &stats) != nil || stats.Chats == nil {
+		t.Fatalf("GET %s/_fake/stats: %s %s, want 200 {\"chats\": N}", ollamaURL, resp.Status, body)
+	}
+	return *stats.Chats
 }
 
 // scriptCheck is one line a client script prints.

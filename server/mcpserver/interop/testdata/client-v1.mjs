@@ -10,11 +10,16 @@
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { connectClients, errText, finish, report, runFlow, settings } from './flow.mjs';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { answerElicitation, connectClients, errText, finish, report, runFlow, settings } from './flow.mjs';
 
 const { url, headers, otherHeaders, tool, timeout } = settings();
-function newClient() {
-  const c = new Client({ name: 'deskhand-interop-v1', version: '1.0.0' });
+// The main client declares elicitation (form mode) and answers the server's
+// elicitation/create requests, which arrive on the tools/call stream.
+function newClient({ elicitation }) {
+  const options = elicitation ? { capabilities: { elicitation: { form: {} } } } : undefined;
+  const c = new Client({ name: 'deskhand-interop-v1', version: '1.0.0' }, options);
+  if (elicitation) c.setRequestHandler(ElicitRequestSchema, (req) => answerElicitation(req.params));
   c.onerror = () => {}; // transport errors surface through the awaited calls
   return c;
 }

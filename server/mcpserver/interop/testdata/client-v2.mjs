@@ -9,12 +9,19 @@
 // check passed, 1 otherwise, 2 on bad usage.
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { connectClients, errText, finish, report, runFlow, settings } from './flow.mjs';
+import { answerElicitation, connectClients, errText, finish, report, runFlow, settings } from './flow.mjs';
 
 const PINNED = '2026-07-28';
 const { url, headers, otherHeaders, tool, timeout } = settings();
-function newClient() {
-  const c = new Client({ name: 'deskhand-interop-v2', version: '1.0.0' }, { versionNegotiation: { mode: { pin: PINNED } } });
+// The main client declares elicitation (form mode); on 2026-07-28 a question
+// comes back as an InputRequiredResult, which the client's driver fulfils
+// through this elicitation/create handler and retries with inputResponses
+// and the echoed requestState.
+function newClient({ elicitation }) {
+  const options = { versionNegotiation: { mode: { pin: PINNED } } };
+  if (elicitation) options.capabilities = { elicitation: { form: {} } };
+  const c = new Client({ name: 'deskhand-interop-v2', version: '1.0.0' }, options);
+  if (elicitation) c.setRequestHandler('elicitation/create', (req) => answerElicitation(req.params));
   c.onerror = () => {}; // transport errors surface through the awaited calls
   return c;
 }

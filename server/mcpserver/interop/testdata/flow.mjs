@@ -13,8 +13,15 @@
 // Checks, in order: connect (in each script), no_token_rejected (when a
 // token is set), list_tools, ask_first, conversation_handle, ask_followup,
 // followup_same_handle, session_continues (legacy only), foreign_handle
-// (when another token is set), blank_handle, unknown_handle, close (in each
-// script).
+// (when another token is set), blank_handle, unknown_handle,
+// elicitation_accept, elicitation_decline, close (in each script).
+//
+// The elicitation checks send "ask: What is your name?", which makes the
+// fake Ollama's model call ask_user; Deskhand asks the calling client by
+// elicitation (an elicitation/create request on the legacy era, an
+// InputRequiredResult answered by a retry on 2026-07-28). Each script
+// declares the elicitation capability on its main client and routes
+// elicitation/create to answerElicitation.
 //
 // Output: one JSON line per check {check, ok, detail}, then "N passed, M failed".
 
@@ -39,6 +46,24 @@ export function settings() {
     tool: env.DESKHAND_MCP_TOOL || 'assistant',
     timeout: Number(env.DESKHAND_TIMEOUT_MS || 60000),
   };
+}
+
+// ---- elicitation ----
+// What the main client's elicitation handler does (set per check), and every
+// request it received.
+const elicitation = { action: 'decline', value: undefined, requests: [] };
+
+// answerElicitation is the main client's elicitation/create handler: it
+// records the request, then accepts with {answer: value} or declines.
+export async function answerElicitation(params) {
+  elicitation.requests.push({
+    message: params?.message,
+    mode: params?.mode,
+    properties: Object.keys(params?.requestedSchema?.properties || {}),
+    action: elicitation.action,
+  });
+  if (elicitation.action === 'accept') return { action: 'accept', content: { answer: elicitation.value } };
+  return { action: elicitation.action };
 }
 
 // ---- reporting ----
@@ -73,10 +98,12 @@ const lastText = (res) => texts(res).at(-1) ?? '';
 // connectClients connects the main client (checked by connectCheck, which
 // returns {ok, detail}), checks that a client without a token is refused
 // with 401 when a token is set, and connects a second client with the other
-// token for the foreign-handle check. newTransport(headers) builds a
-// transport; headers may be undefined.
+// token for the foreign-handle check. newClient({elicitation}) builds a
+// client, which declares elicitation and answers it with answerElicitation
+// when elicitation is true (only the main client does); newTransport(headers)
+// builds a transport; headers may be undefined.
 export async function connectClients({ headers, otherHeaders, timeout, newClient, newTransport, connectCheck }) {
-  const client = newClient();
+  const client = newClient({ elicitation: true });
   const transport = newTransport(headers);
   try {
     await client.connect(transport, { timeout });
@@ -88,7 +115,7 @@ export async function connectClients({ headers, otherHeaders, timeout, newClient
   }
 
   if (headers.Authorization) {
-    const bare = newClient();
+    const bare = newClient({ elicitation: false });
     try {
       await bare.connect(newTransport(undefined), { timeout });
       report('no_token_rejected', false, 'connected without a token');
@@ -101,7 +128,7 @@ export async function connectClients({ headers, otherHeaders, timeout, newClient
 
   let other;
   if (otherHeaders) {
-    other = newClient();
+    other = newClient({ elicitation: false });
     try {
       await other.connect(newTransport(otherHeaders), { timeout });
     } catch (e) {
@@ -229,5 +256,48 @@ export async function runFlow({ tool, listTools, call, sessionContinues, callOth
     });
   } catch (e) {
     report('unknown_handle', false, `expected a result with isError:true, got ${errText(e)}`);
+  }
+
+  // The agent asks the person: the client's handler answers once, and the
+  // answer reaches the model (the fake answers "You answered: " + result).
+  const question = 'What is your name?';
+  const asked = (before) => {
+    const got = elicitation.requests.slice(before);
+    const one = got.length === 1 && got[0].message === question && got[0].properties.includes('answer');
+    return { one, got };
+  };
+  {
+    const value = `Grace-${randomUUID()}`;
+    Object.assign(elicitation, { action: 'accept', value });
+    const before = elicitation.requests.length;
+    try {
+      const res = await call({ message: `ask: ${question}` });
+      const reply = replyOf(res);
+      const { one, got } = asked(before);
+      report('elicitation_accept', res.isError !== true && reply === `You answered: ${value}` && one, {
+        isError: res.isError ?? false,
+        reply: clip(reply),
+        expected: `You answered: ${value}`,
+        handlerCalls: got,
+      });
+    } catch (e) {
+      report('elicitation_accept', false, { error: errText(e), handlerCalls: elicitation.requests.slice(before) });
+    }
+  }
+  {
+    Object.assign(elicitation, { action: 'decline', value: undefined });
+    const before = elicitation.requests.length;
+    try {
+      const res = await call({ message: `ask: ${question}` });
+      const reply = replyOf(res);
+      const { one, got } = asked(before);
+      report('elicitation_decline', res.isError !== true && reply.includes('declined') && one, {
+        isError: res.isError ?? false,
+        reply: clip(reply),
+        handlerCalls: got,
+      });
+    } catch (e) {
+      report('elicitation_decline', false, { error: errText(e), handlerCalls: elicitation.requests.slice(before) });
+    }
   }
 }
