@@ -48,6 +48,7 @@ func TestImportRules(t *testing.T) {
 		"server/control":   {module + "store", module + "models", module + "ui", module + "server/mcpserver", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go"},
 		"store":            {module + "ui", module + "models", module + "server/mcpserver", module + "server/control", "fyne.io/", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
 		"store/keychain":   {module + "ui", module + "models", module + "server/mcpserver", module + "store", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama"},
+		"models/sampling":  {module + "store", module + "ui", module + "server/mcpserver", module + "models/ollama", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go/server", "github.com/mark3labs/mcp-go/client", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
 		"models/ollama":    {module + "store", module + "ui", module + "server/mcpserver", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go", "github.com/zalando/go-keyring"},
 	}
 	seen := map[string]bool{}

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/deskhand/deskhand/models/ollama"
+	"github.com/deskhand/deskhand/models/sampling"
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/server/control"
 	"github.com/deskhand/deskhand/server/mcpserver"
@@ -187,7 +188,7 @@ func open(ctx context.Context, opts options, log *slog.Logger, desktop bool) (*a
 	}
 	core, err := agent.New(ctx, agent.Config{
 		History: db,
-		Models:  map[agent.Backend]agent.Model{agent.BackendOllama: model},
+		Models:  map[agent.Backend]agent.Model{agent.BackendOllama: model, agent.BackendClient: sampling.Model{}},
 		Tools:   tools.Catalog(tools.Options{}),
 		Logger:  log,
 		Desktop: desktop,

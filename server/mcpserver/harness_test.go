@@ -20,6 +20,7 @@ import (
 
 	"github.com/deskhand/deskhand/models/ollama"
 	"github.com/deskhand/deskhand/models/ollama/ollamatest"
+	"github.com/deskhand/deskhand/models/sampling"
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/server/mcpserver"
 	"github.com/deskhand/deskhand/server/tools"
@@ -67,7 +68,7 @@ func (h *harness) start() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	core, err := agent.New(context.Background(), agent.Config{History: db, Models: map[agent.Backend]agent.Model{agent.BackendOllama: model},
+	core, err := agent.New(context.Background(), agent.Config{History: db, Models: map[agent.Backend]agent.Model{agent.BackendOllama: model, agent.BackendClient: sampling.Model{}},
 		Tools: tools.Catalog(tools.Options{}), Desktop: true})
 	if err != nil {
 		t.Fatal(err)
