@@ -74,6 +74,7 @@ type Server struct {
 
 	sealer *sealer
 	paused *pausedTurns
+	tasks  *taskTable
 
 	mu sync.Mutex
 	// Legacy sessions: who opened each, and the conversation it continues
@@ -112,6 +113,7 @@ func New(core Core, opts Options) (*Server, error) {
 	if s.sealer, err = newSealer(opts.StateKeys, ttl, now); err != nil {
 		return nil, err
 	}
+	s.tasks = &taskTable{tasks: make(map[string]*task), ttl: DefaultTaskTTL, now: now}
 	s.paused = &pausedTurns{turns: make(map[string]*parkedTurn), max: cmp.Or(opts.MaxPaused, DefaultMaxPaused), ttl: ttl, now: now}
 	hooks := &server.Hooks{}
 	// Every request sees the current agents, even before the change event
@@ -130,6 +132,7 @@ func New(core Core, opts Options) (*Server, error) {
 		server.WithWebsiteURL(opts.Info.WebsiteURL),
 		server.WithInstructions(opts.Info.Instructions),
 		server.WithOutputSchemaValidation(),
+		server.WithExtensions(map[string]any{TasksExtension: map[string]any{}}),
 		server.WithRecovery(),
 		server.WithHooks(hooks),
 	)
@@ -163,7 +166,7 @@ func (s *Server) MCP() *server.MCPServer { return s.mcp }
 // behind the guard.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(EndpointPath, s.bindSessions(s.verifyState(s.http)))
+	mux.Handle(EndpointPath, s.bindSessions(s.verifyState(s.serveTasks(s.http))))
 	mux.HandleFunc(ServerCardPath, s.serveCard)
 	mux.HandleFunc(MetadataPath, s.serveMetadata)
 	return Guard(s.core, s.opts.Guard, limitInFlight(cmp.Or(s.opts.MaxInFlight, 256), redirectBrowsers(mux)))

@@ -1,0 +1,369 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+// The Tasks extension (SEP-2663) for 2026-07-28 clients that declare it:
+// a tools/call on an agent returns a task at once, and the client follows
+// it with tasks/get, answers its questions with tasks/update and stops it
+// with tasks/cancel. mcp-go does not implement it, so it is HTTP
+// middleware ahead of mcp-go; stdio has no tasks.
+
+// TasksExtension is the extension's identifier.
+const TasksExtension = "io.modelcontextprotocol/tasks"
+
+const (
+	taskWorking       = "working"
+	taskInputRequired = "input_required"
+	taskCompleted     = "completed"
+	taskFailed        = "failed"
+	taskCancelled     = "cancelled"
+
+	// DefaultTaskTTL keeps a finished task readable this long.
+	DefaultTaskTTL  = time.Hour
+	taskPollMs      = 500
+	protocolVersion = mcp.ProtocolVersion20260728
+)
+
+type task struct {
+	id        string
+	principal string
+	created   time.Time
+	cancel    context.CancelCauseFunc
+
+	mu        sync.Mutex
+	updated   time.Time
+	status    string
+	message   string
+	pending   map[string]*heldRequest // questions out with the client, by question ID
+	result    *mcp.CallToolResult
+	failure   *jsonrpcError
+	expiresAt time.Time // once finished
+}
+
+type jsonrpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+type taskTable struct {
+	mu    sync.Mutex
+	tasks map[string]*task
+	ttl   time.Duration
+	now   func() time.Time
+}
+
+func (tt *taskTable) add(t *task) {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	now := tt.now()
+	for id, old := range tt.tasks {
+		old.mu.Lock()
+		gone := !old.expiresAt.IsZero() && now.After(old.expiresAt)
+		old.mu.Unlock()
+		if gone {
+			delete(tt.tasks, id)
+		}
+	}
+	tt.tasks[t.id] = t
+}
+
+// get finds a task of the principal; another's is as unknown as none.
+func (tt *taskTable) get(id, principal string) *task {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	if t := tt.tasks[id]; t != nil && t.principal == principal {
+		return t
+	}
+	return nil
+}
+
+// taskAsker puts the turn's questions on the task for tasks/update.
+type taskAsker struct{ t *task }
+
+func (a taskAsker) Ask(ctx context.Context, q agent.Question) (agent.Answer, error) {
+	h := &heldRequest{question: &q, reply: make(chan clientReply, 1)}
+	a.t.mu.Lock()
+	a.t.pending[q.ID] = h
+	a.t.setStatusLocked(taskInputRequired, "")
+	a.t.mu.Unlock()
+	defer func() {
+		a.t.mu.Lock()
+		delete(a.t.pending, q.ID)
+		if len(a.t.pending) == 0 && a.t.status == taskInputRequired {
+			a.t.setStatusLocked(taskWorking, "")
+		}
+		a.t.mu.Unlock()
+	}()
+	select {
+	case r := <-h.reply:
+		return r.answer, r.err
+	case <-ctx.Done():
+		return agent.Answer{}, ctx.Err()
+	}
+}
+
+func (t *task) setStatusLocked(status, message string) {
+	t.status, t.message, t.updated = status, message, time.Now().UTC()
+}
+
+// taskRPC is the part of a JSON-RPC request the task methods read.
+type taskRPC struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Name           string             `json:"name"`
+		Arguments      any                `json:"arguments"`
+		TaskID         string             `json:"taskId"`
+		InputResponses mcp.InputResponses `json:"inputResponses"`
+		Meta           map[string]any     `json:"_meta"`
+	} `json:"params"`
+}
+
+// declaresTasks reports whether this request's client capabilities carry
+// the extension (declared per request on 2026-07-28).
+func (m taskRPC) declaresTasks() bool {
+	caps, _ := m.Params.Meta["io.modelcontextprotocol/clientCapabilities"].(map[string]any)
+	ext, _ := caps["extensions"].(map[string]any)
+	_, ok := ext[TasksExtension]
+	return ok
+}
+
+func (m taskRPC) declaresElicitation() bool {
+	caps, _ := m.Params.Meta["io.modelcontextprotocol/clientCapabilities"].(map[string]any)
+	_, ok := caps["elicitation"]
+	return ok
+}
+
+// serveTasks intercepts the extension's requests; everything else goes on
+// to mcp-go.
+func (s *Server) serveTasks(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || !mcp.IsModernProtocol(r.Header.Get("Mcp-Protocol-Version")) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(r.Body) // bounded by the guard
+		if err != nil {
+			http.Error(w, "Bad request: could not read the body", http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var msg taskRPC
+		if json.Unmarshal(body, &msg) != nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		principal := PrincipalFrom(r.Context())
+		switch msg.Method {
+		case string(mcp.MethodToolsCall):
+			if msg.declaresTasks() && r.Header.Get("Mcp-Method") == msg.Method {
+				if a, ok := s.agent(msg.Params.Name); ok {
+					s.createTask(w, msg, a, principal)
+					return
+				}
+			}
+			next.ServeHTTP(w, r)
+		case "tasks/get", "tasks/update", "tasks/cancel":
+			s.taskMethod(w, r, msg, principal)
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+func (s *Server) taskMethod(w http.ResponseWriter, r *http.Request, msg taskRPC, principal string) {
+	switch {
+	case r.Header.Get("Mcp-Method") != msg.Method:
+		writeJSONRPCError(w, msg.ID, mcp.HEADER_MISMATCH, "the Mcp-Method header must equal the request's method")
+		return
+	case r.Header.Get("Mcp-Name") != msg.Params.TaskID:
+		writeJSONRPCError(w, msg.ID, mcp.HEADER_MISMATCH, "the Mcp-Name header must carry the taskId")
+		return
+	case !msg.declaresTasks():
+		writeJSONRPCError(w, msg.ID, mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, "declare the "+TasksExtension+" extension in this request's client capabilities to use tasks")
+		return
+	}
+	t := s.tasks.get(msg.Params.TaskID, principal)
+	if t == nil {
+		writeJSONRPCError(w, msg.ID, mcp.INVALID_PARAMS, fmt.Sprintf("no task %q", msg.Params.TaskID))
+		return
+	}
+	switch msg.Method {
+	case "tasks/get":
+		writeJSONRPCResult(w, msg.ID, t.detail())
+	case "tasks/update":
+		if err := t.update(msg.Params.InputResponses); err != nil {
+			writeJSONRPCError(w, msg.ID, mcp.INVALID_PARAMS, err.Error())
+			return
+		}
+		writeJSONRPCResult(w, msg.ID, map[string]any{"resultType": "complete"})
+	case "tasks/cancel":
+		t.cancel(errTaskCancelled)
+		writeJSONRPCResult(w, msg.ID, map[string]any{"resultType": "complete"})
+	}
+}
+
+var errTaskCancelled = &agent.UserError{Msg: "the client cancelled the task"}
+
+// createTask starts the agent's turn as a task and answers at once.
+func (s *Server) createTask(w http.ResponseWriter, msg taskRPC, a agent.Agent, principal string) {
+	now := time.Now().UTC()
+	t := &task{id: newID(), principal: principal, created: now, updated: now, status: taskWorking, pending: make(map[string]*heldRequest)}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	t.cancel = cancel
+	if msg.declaresElicitation() {
+		ctx = agent.WithAsker(ctx, taskAsker{t})
+	}
+	s.tasks.add(t)
+	detail := t.envelope()
+	writeJSONRPCResult(w, msg.ID, detail)
+
+	go func() {
+		defer cancel(nil)
+		res := s.runTask(ctx, msg, a, principal)
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		switch {
+		case errors.Is(context.Cause(ctx), errTaskCancelled):
+			t.setStatusLocked(taskCancelled, "")
+		case res == nil:
+			t.failure = &jsonrpcError{Code: mcp.INTERNAL_ERROR, Message: "the task failed inside Deskhand; the log has the details"}
+			t.setStatusLocked(taskFailed, "")
+		default:
+			t.result = res
+			t.setStatusLocked(taskCompleted, "")
+		}
+		t.expiresAt = time.Now().Add(s.tasks.ttl)
+	}()
+}
+
+// runTask is the call the task stands for; nil means a fault in Deskhand.
+func (s *Server) runTask(ctx context.Context, msg taskRPC, a agent.Agent, principal string) (res *mcp.CallToolResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("task panicked", "agent", a.Slug, "panic", p)
+			res = nil
+		}
+	}()
+	raw, ok := msg.Params.Arguments.(map[string]any)
+	if !ok && msg.Params.Arguments != nil {
+		return mcp.NewToolResultError("arguments must be a JSON object")
+	}
+	args, err := parseArgs(raw, a.Conversations)
+	if err != nil {
+		return mcp.NewToolResultError(agent.UserMessage(err))
+	}
+	if !args.HasConversation && a.Conversations {
+		args.Conversation = metaHandle(&mcp.Meta{AdditionalFields: msg.Params.Meta})
+	}
+	run, err := s.core.Run(ctx, agent.RunRequest{Agent: a.Slug, Principal: principal, Conversation: args.Conversation, Message: args.Message, Context: args.Context})
+	if err != nil && !isUserError(err) {
+		s.log.Error("task failed", "agent", a.Slug, "err", err)
+		return nil
+	}
+	return s.finish(a, args.Conversation, run, err)
+}
+
+func isUserError(err error) bool {
+	var ue *agent.UserError
+	return errors.As(err, &ue)
+}
+
+// update delivers answers to the task's open questions. An answer that
+// does not fit its question is refused and the question stays open.
+func (t *task) update(responses mcp.InputResponses) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ids := make([]string, 0, len(responses))
+	for id := range responses {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		h := t.pending[id]
+		if h == nil {
+			continue // already answered (perhaps on the desktop), or never asked
+		}
+		resp := server.ElicitationResponse(responses, id)
+		if resp == nil {
+			continue
+		}
+		ans, err := answerFrom(*h.question, resp.ElicitationResponse)
+		reply := clientReply{answer: ans, err: err}
+		if reply.err != nil {
+			return fmt.Errorf("the answer to %s does not fit its question: %s", id, agent.UserMessage(reply.err))
+		}
+		h.reply <- reply
+		delete(t.pending, id)
+	}
+	return nil
+}
+
+// envelope is the task as CreateTaskResult and tasks/get share it.
+func (t *task) envelope() map[string]any {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.envelopeLocked()
+}
+
+func (t *task) envelopeLocked() map[string]any {
+	e := map[string]any{
+		"resultType":     "task",
+		"taskId":         t.id,
+		"status":         t.status,
+		"createdAt":      t.created.Format(time.RFC3339Nano),
+		"lastUpdatedAt":  t.updated.Format(time.RFC3339Nano),
+		"ttlMs":          DefaultTaskTTL.Milliseconds(),
+		"pollIntervalMs": taskPollMs,
+	}
+	if t.message != "" {
+		e["statusMessage"] = t.message
+	}
+	return e
+}
+
+// detail is the tasks/get answer: the envelope with what the status needs.
+func (t *task) detail() map[string]any {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	d := t.envelopeLocked()
+	d["resultType"] = "complete"
+	switch t.status {
+	case taskInputRequired:
+		reqs := make(map[string]any, len(t.pending))
+		for id, h := range t.pending {
+			reqs[id] = mcp.InputRequest{Method: mcp.MethodElicitationCreate, Elicitation: &mcp.ElicitationParams{
+				Mode: mcp.ElicitationModeForm, Message: h.question.Prompt(), RequestedSchema: h.question.Schema()}}
+		}
+		d["inputRequests"] = reqs
+	case taskCompleted:
+		d["result"] = t.result
+	case taskFailed:
+		d["error"] = t.failure
+	}
+	return d
+}
+
+func writeJSONRPCResult(w http.ResponseWriter, id json.RawMessage, result any) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
+}
