@@ -128,15 +128,8 @@ func TestTokenCommandsWithoutTheApp(t *testing.T) {
 // through the control channel take effect at once, and the server stops
 // cleanly when its context ends.
 func TestServe(t *testing.T) {
-	fake := ollamatest.NewServer(t)
-	dir := t.TempDir()
-	ctx, cancel := context.WithCancel(t.Context())
-	var stderr syncBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--data", dir, "--addr", "127.0.0.1:0", "--ollama", fake.URL}, strings.NewReader(""), io.Discard, &stderr)
-	}()
-	url := waitFor(t, &stderr, regexp.MustCompile(`serving your agents at (\S+)`))
+	srv := startServe(t, ollamatest.NewServer(t))
+	dir, url := srv.dir, srv.url
 
 	token, _, err := deskhand(t, "--data", dir, "token", "create", "cli")
 	if err != nil {
@@ -167,9 +160,37 @@ func TestServe(t *testing.T) {
 		t.Errorf("second serve on the same data folder: %v", err)
 	}
 
-	cancel()
+	srv.stop(t)
+}
+
+// served is "deskhand serve" running in-process.
+type served struct {
+	dir, url string
+	cancel   context.CancelFunc
+	done     chan error
+}
+
+// startServe starts "deskhand serve" on a free port and a fresh data
+// folder, with Ollama at fake; it is stopped when the test ends.
+func startServe(t *testing.T, fake *ollamatest.Server) *served {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	s := &served{dir: t.TempDir(), cancel: cancel, done: make(chan error, 1)}
+	var stderr syncBuffer
+	go func() {
+		s.done <- run(ctx, []string{"serve", "--data", s.dir, "--addr", "127.0.0.1:0", "--ollama", fake.URL}, strings.NewReader(""), io.Discard, &stderr)
+	}()
+	t.Cleanup(cancel)
+	s.url = waitFor(t, &stderr, regexp.MustCompile(`serving your agents at (\S+)`))
+	return s
+}
+
+// stop ends serve as Ctrl-C would and checks it stops cleanly.
+func (s *served) stop(t *testing.T) {
+	t.Helper()
+	s.cancel()
 	select {
-	case err := <-done:
+	case err := <-s.done:
 		if err != nil {
 			t.Errorf("serve ended with %v", err)
 		}
@@ -268,20 +289,13 @@ func TestQuestionsFromTheCommandLine(t *testing.T) {
 		}
 		return ollamatest.Reply{ToolCalls: []api.ToolCall{ollamatest.ToolCall("call_ask00001", "ask_user", `{"question":"Favourite colour?","choices":["red","blue"]}`)}}
 	}))
-	dir := t.TempDir()
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	var stderr syncBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--data", dir, "--addr", "127.0.0.1:0", "--ollama", fake.URL}, strings.NewReader(""), io.Discard, &stderr)
-	}()
-	url := waitFor(t, &stderr, regexp.MustCompile(`serving your agents at (\S+)`))
+	srv := startServe(t, fake)
+	dir := srv.dir
 	token, _, err := deskhand(t, "--data", dir, "token", "create", "cli")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := mcpClient(t, url, strings.TrimSpace(token)) // declares no elicitation
+	c := mcpClient(t, srv.url, strings.TrimSpace(token)) // declares no elicitation
 
 	result := make(chan *mcp.CallToolResult, 1)
 	go func() { result <- callAssistant(t, c, map[string]any{"message": "pick one"}) }()
@@ -313,8 +327,7 @@ func TestQuestionsFromTheCommandLine(t *testing.T) {
 	if _, _, err := deskhand(t, "--data", dir, "answer", m[1], "red"); err == nil || !strings.Contains(agent.UserMessage(err), "no longer open") {
 		t.Errorf("second answer: %v", err)
 	}
-	cancel()
-	<-done
+	srv.stop(t)
 }
 
 func TestQuestionsNeedTheApp(t *testing.T) {

@@ -166,7 +166,7 @@ func (s *Server) MCP() *server.MCPServer { return s.mcp }
 // behind the guard.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(EndpointPath, s.bindSessions(s.verifyState(s.serveTasks(s.http))))
+	mux.Handle(EndpointPath, s.bindSessions(s.protocol(s.http)))
 	mux.HandleFunc(ServerCardPath, s.serveCard)
 	mux.HandleFunc(MetadataPath, s.serveMetadata)
 	return Guard(s.core, s.opts.Guard, limitInFlight(cmp.Or(s.opts.MaxInFlight, 256), redirectBrowsers(mux)))

@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
@@ -11,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"sync"
 	"time"
@@ -139,38 +137,18 @@ func claimsFrom(ctx context.Context) (stateClaims, bool) {
 }
 
 // verifyState checks a tools/call's requestState before mcp-go sees it: a
-// handler cannot answer -32602, and nothing may resume on a bad state.
-func (s *Server) verifyState(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.Body == nil {
-			next.ServeHTTP(w, r)
-			return
-		}
-		body, err := io.ReadAll(r.Body) // bounded by the guard
-		if err != nil {
-			http.Error(w, "Bad request: could not read the body", http.StatusBadRequest)
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		var msg struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				Name         string `json:"name"`
-				RequestState string `json:"requestState"`
-			} `json:"params"`
-		}
-		if json.Unmarshal(body, &msg) != nil || msg.Method != string(mcp.MethodToolsCall) || msg.Params.RequestState == "" {
-			next.ServeHTTP(w, r)
-			return
-		}
-		claims, err := s.sealer.open(msg.Params.RequestState, msg.Params.Name, PrincipalFrom(r.Context()))
-		if err != nil {
-			writeJSONRPCError(w, msg.ID, mcp.INVALID_PARAMS, err.Error())
-			return
-		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), claimsKey{}, claims)))
-	})
+// handler cannot answer -32602, and nothing may resume on a bad state. ok
+// is false when it has answered the request itself.
+func (s *Server) verifyState(w http.ResponseWriter, r *http.Request, msg rpcPeek) (*http.Request, bool) {
+	if msg.Method != string(mcp.MethodToolsCall) || msg.Params.RequestState == "" {
+		return r, true
+	}
+	claims, err := s.sealer.open(msg.Params.RequestState, msg.Params.Name, PrincipalFrom(r.Context()))
+	if err != nil {
+		writeJSONRPCError(w, msg.ID, mcp.INVALID_PARAMS, err.Error())
+		return r, false
+	}
+	return r.WithContext(context.WithValue(r.Context(), claimsKey{}, claims)), true
 }
 
 func writeJSONRPCError(w http.ResponseWriter, id json.RawMessage, code int, message string) {

@@ -122,13 +122,15 @@ func (t *task) setStatusLocked(status, message string) {
 	t.status, t.message, t.updated = status, message, time.Now().UTC()
 }
 
-// taskRPC is the part of a JSON-RPC request the task methods read.
-type taskRPC struct {
+// rpcPeek is what our middleware reads of a JSON-RPC request before
+// mcp-go: the task methods and a tools/call's requestState.
+type rpcPeek struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
 	Params struct {
 		Name           string             `json:"name"`
 		Arguments      any                `json:"arguments"`
+		RequestState   string             `json:"requestState"`
 		TaskID         string             `json:"taskId"`
 		InputResponses mcp.InputResponses `json:"inputResponses"`
 		Meta           map[string]any     `json:"_meta"`
@@ -137,24 +139,24 @@ type taskRPC struct {
 
 // declaresTasks reports whether this request's client capabilities carry
 // the extension (declared per request on 2026-07-28).
-func (m taskRPC) declaresTasks() bool {
+func (m rpcPeek) declaresTasks() bool {
 	caps, _ := m.Params.Meta["io.modelcontextprotocol/clientCapabilities"].(map[string]any)
 	ext, _ := caps["extensions"].(map[string]any)
 	_, ok := ext[TasksExtension]
 	return ok
 }
 
-func (m taskRPC) declaresElicitation() bool {
+func (m rpcPeek) declaresElicitation() bool {
 	caps, _ := m.Params.Meta["io.modelcontextprotocol/clientCapabilities"].(map[string]any)
 	_, ok := caps["elicitation"]
 	return ok
 }
 
-// serveTasks intercepts the extension's requests; everything else goes on
-// to mcp-go.
-func (s *Server) serveTasks(next http.Handler) http.Handler {
+// protocol does, ahead of mcp-go, what it leaves to us: it verifies
+// requestState and serves the Tasks extension (2026-07-28 only).
+func (s *Server) protocol(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || !mcp.IsModernProtocol(r.Header.Get("Mcp-Protocol-Version")) {
+		if r.Method != http.MethodPost || r.Body == nil {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -164,30 +166,37 @@ func (s *Server) serveTasks(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		var msg taskRPC
+		var msg rpcPeek
 		if json.Unmarshal(body, &msg) != nil {
+			next.ServeHTTP(w, r) // mcp-go answers malformed JSON-RPC
+			return
+		}
+		r, ok := s.verifyState(w, r, msg)
+		if !ok {
+			return
+		}
+		if !mcp.IsModernProtocol(r.Header.Get("Mcp-Protocol-Version")) {
 			next.ServeHTTP(w, r)
 			return
 		}
 		principal := PrincipalFrom(r.Context())
 		switch msg.Method {
+		case "tasks/get", "tasks/update", "tasks/cancel":
+			s.taskMethod(w, r, msg, principal)
+			return
 		case string(mcp.MethodToolsCall):
-			if msg.declaresTasks() && r.Header.Get("Mcp-Method") == msg.Method {
+			if _, resuming := claimsFrom(r.Context()); !resuming && msg.declaresTasks() && r.Header.Get("Mcp-Method") == msg.Method {
 				if a, ok := s.agent(msg.Params.Name); ok {
 					s.createTask(w, msg, a, principal)
 					return
 				}
 			}
-			next.ServeHTTP(w, r)
-		case "tasks/get", "tasks/update", "tasks/cancel":
-			s.taskMethod(w, r, msg, principal)
-		default:
-			next.ServeHTTP(w, r)
 		}
+		next.ServeHTTP(w, r)
 	})
 }
 
-func (s *Server) taskMethod(w http.ResponseWriter, r *http.Request, msg taskRPC, principal string) {
+func (s *Server) taskMethod(w http.ResponseWriter, r *http.Request, msg rpcPeek, principal string) {
 	switch {
 	case r.Header.Get("Mcp-Method") != msg.Method:
 		writeJSONRPCError(w, msg.ID, mcp.HEADER_MISMATCH, "the Mcp-Method header must equal the request's method")
@@ -222,7 +231,7 @@ func (s *Server) taskMethod(w http.ResponseWriter, r *http.Request, msg taskRPC,
 var errTaskCancelled = &agent.UserError{Msg: "the client cancelled the task"}
 
 // createTask starts the agent's turn as a task and answers at once.
-func (s *Server) createTask(w http.ResponseWriter, msg taskRPC, a agent.Agent, principal string) {
+func (s *Server) createTask(w http.ResponseWriter, msg rpcPeek, a agent.Agent, principal string) {
 	now := time.Now().UTC()
 	t := &task{id: newID(), principal: principal, created: now, updated: now, status: taskWorking, pending: make(map[string]*heldRequest)}
 	ctx, cancel := context.WithCancelCause(context.Background())
@@ -254,7 +263,7 @@ func (s *Server) createTask(w http.ResponseWriter, msg taskRPC, a agent.Agent, p
 }
 
 // runTask is the call the task stands for; nil means a fault in Deskhand.
-func (s *Server) runTask(ctx context.Context, msg taskRPC, a agent.Agent, principal string) (res *mcp.CallToolResult) {
+func (s *Server) runTask(ctx context.Context, msg rpcPeek, a agent.Agent, principal string) (res *mcp.CallToolResult) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("task panicked", "agent", a.Slug, "panic", p)
