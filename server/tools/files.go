@@ -19,6 +19,17 @@ import (
 
 // open resolves p for agent a and opens the allowed folder it is in, so
 // the caller reaches the file as root-relative tg.rel.
+// openArg checks the tool's required path argument, then opens it as open does.
+func openArg(ctx context.Context, tool string, a agent.Agent, p string) (target, *os.Root, error) {
+	if err := required(tool, "path", p); err != nil {
+		return target{}, nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return target{}, nil, err
+	}
+	return open(a, p)
+}
+
 func open(a agent.Agent, p string) (tg target, root *os.Root, err error) {
 	s, err := scopeOf(a)
 	if err != nil {
@@ -69,13 +80,7 @@ func (t readFile) Call(ctx context.Context, a agent.Agent, raw json.RawMessage) 
 	if err := decodeArgs(NameReadFile, raw, &args); err != nil {
 		return "", err
 	}
-	if err := required(NameReadFile, "path", args.Path); err != nil {
-		return "", err
-	}
-	if err := ctx.Err(); err != nil {
-		return "", err
-	}
-	tg, root, err := open(a, args.Path)
+	tg, root, err := openArg(ctx, NameReadFile, a, args.Path)
 	if err != nil {
 		return "", err
 	}
@@ -144,13 +149,7 @@ func (listDir) Call(ctx context.Context, a agent.Agent, raw json.RawMessage) (st
 	if err := decodeArgs(NameListDir, raw, &args); err != nil {
 		return "", err
 	}
-	if err := required(NameListDir, "path", args.Path); err != nil {
-		return "", err
-	}
-	if err := ctx.Err(); err != nil {
-		return "", err
-	}
-	tg, root, err := open(a, args.Path)
+	tg, root, err := openArg(ctx, NameListDir, a, args.Path)
 	if err != nil {
 		return "", err
 	}
@@ -252,16 +251,10 @@ func (writeFile) Call(ctx context.Context, a agent.Agent, raw json.RawMessage) (
 	if err := decodeArgs(NameWriteFile, raw, &args); err != nil {
 		return "", err
 	}
-	if err := required(NameWriteFile, "path", args.Path); err != nil {
-		return "", err
-	}
 	if args.Content == nil {
 		return "", agent.Userf(nil, "invalid arguments for %s: argument \"content\" is required (a string; it may be empty)", NameWriteFile)
 	}
-	if err := ctx.Err(); err != nil {
-		return "", err
-	}
-	tg, root, err := open(a, args.Path)
+	tg, root, err := openArg(ctx, NameWriteFile, a, args.Path)
 	if err != nil {
 		return "", err
 	}
