@@ -627,3 +627,16 @@ func TestClientModelChoice(t *testing.T) {
 		t.Fatalf("without: %+v %v", res, err)
 	}
 }
+
+func TestCallerNamesTheTurn(t *testing.T) {
+	f := newFixture(t, agent.Config{}, agent.Agent{})
+	const id = "33333333-3333-4333-8333-333333333333"
+	res, err := f.core.Run(t.Context(), agent.RunRequest{Agent: "helper", Principal: "p", Message: "hi", TurnID: id})
+	if err != nil || res.Turn.ID != id {
+		t.Fatalf("turn %+v %v", res, err)
+	}
+	res, err = f.core.Run(t.Context(), agent.RunRequest{Agent: "helper", Principal: "p", Message: "hi", TurnID: "not-a-uuid"})
+	if err != nil || res.Turn.ID == "not-a-uuid" {
+		t.Errorf("a non-UUID turn id was taken: %+v %v", res, err)
+	}
+}

@@ -22,6 +22,9 @@ type RunRequest struct {
 	Conversation string
 	Message      string
 	Context      string // prepended to Message
+	// TurnID, when set (a UUID), names the turn, so a caller can follow it
+	// (its questions in Pending, its events) before Run returns.
+	TurnID string
 }
 
 // RunResult is what a finished turn produced.
@@ -68,8 +71,12 @@ func (c *Core) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	if strings.TrimSpace(req.Context) != "" {
 		content = req.Context + "\n\n" + req.Message
 	}
+	turnID := req.TurnID
+	if _, err := uuid.Parse(turnID); err != nil {
+		turnID = uuid.NewString()
+	}
 	turn := Turn{
-		ID: uuid.NewString(), ConversationID: conv.ID, AgentID: agent.ID, Principal: req.Principal,
+		ID: turnID, ConversationID: conv.ID, AgentID: agent.ID, Principal: req.Principal,
 		Status: TurnRunning, Model: agent.Model, StartedAt: c.now(),
 	}
 	user := Message{Role: RoleUser, Content: content, TurnID: turn.ID, CreatedAt: turn.StartedAt}

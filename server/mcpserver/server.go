@@ -32,6 +32,7 @@ type Core interface {
 	Run(ctx context.Context, req agent.RunRequest) (*agent.RunResult, error)
 	ConversationLimits() (capacity int, idle time.Duration)
 	Subscribe(ctx context.Context) <-chan agent.Event
+	Pending() []agent.Question
 }
 
 // Info is the server's metadata, set in Settings (never taken from an agent).

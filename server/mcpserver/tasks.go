@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
@@ -43,6 +44,7 @@ const (
 type task struct {
 	id        string
 	principal string
+	turn      string // the turn's ID, to find its questions for the desktop
 	created   time.Time
 	cancel    context.CancelCauseFunc
 
@@ -215,7 +217,16 @@ func (s *Server) taskMethod(w http.ResponseWriter, r *http.Request, msg rpcPeek,
 	}
 	switch msg.Method {
 	case "tasks/get":
-		writeJSONRPCResult(w, msg.ID, t.detail())
+		d := t.detail()
+		if d["status"] == taskWorking {
+			// A client that cannot answer sees who is asked instead.
+			for _, q := range s.core.Pending() {
+				if q.TurnID == t.turn {
+					d["statusMessage"] = "waiting for an answer on the Deskhand desktop: " + q.Prompt()
+				}
+			}
+		}
+		writeJSONRPCResult(w, msg.ID, d)
 	case "tasks/update":
 		if err := t.update(msg.Params.InputResponses); err != nil {
 			writeJSONRPCError(w, msg.ID, mcp.INVALID_PARAMS, err.Error())
@@ -233,7 +244,7 @@ var errTaskCancelled = &agent.UserError{Msg: "the client cancelled the task"}
 // createTask starts the agent's turn as a task and answers at once.
 func (s *Server) createTask(w http.ResponseWriter, msg rpcPeek, a agent.Agent, principal string) {
 	now := time.Now().UTC()
-	t := &task{id: newID(), principal: principal, created: now, updated: now, status: taskWorking, pending: make(map[string]*heldRequest)}
+	t := &task{id: newID(), principal: principal, turn: uuid.NewString(), created: now, updated: now, status: taskWorking, pending: make(map[string]*heldRequest)}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	t.cancel = cancel
 	if msg.declaresElicitation() {
@@ -245,7 +256,7 @@ func (s *Server) createTask(w http.ResponseWriter, msg rpcPeek, a agent.Agent, p
 
 	go func() {
 		defer cancel(nil)
-		res := s.runTask(ctx, msg, a, principal)
+		res := s.runTask(ctx, t, msg, a, principal)
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		switch {
@@ -263,7 +274,7 @@ func (s *Server) createTask(w http.ResponseWriter, msg rpcPeek, a agent.Agent, p
 }
 
 // runTask is the call the task stands for; nil means a fault in Deskhand.
-func (s *Server) runTask(ctx context.Context, msg rpcPeek, a agent.Agent, principal string) (res *mcp.CallToolResult) {
+func (s *Server) runTask(ctx context.Context, t *task, msg rpcPeek, a agent.Agent, principal string) (res *mcp.CallToolResult) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("task panicked", "agent", a.Slug, "panic", p)
@@ -281,7 +292,8 @@ func (s *Server) runTask(ctx context.Context, msg rpcPeek, a agent.Agent, princi
 	if !args.HasConversation && a.Conversations {
 		args.Conversation = metaHandle(&mcp.Meta{AdditionalFields: msg.Params.Meta})
 	}
-	run, err := s.core.Run(ctx, agent.RunRequest{Agent: a.Slug, Principal: principal, Conversation: args.Conversation, Message: args.Message, Context: args.Context})
+	run, err := s.core.Run(ctx, agent.RunRequest{Agent: a.Slug, Principal: principal, Conversation: args.Conversation,
+		Message: args.Message, Context: args.Context, TurnID: t.turn})
 	if err != nil && !isUserError(err) {
 		s.log.Error("task failed", "agent", a.Slug, "err", err)
 		return nil

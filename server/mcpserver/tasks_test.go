@@ -188,3 +188,40 @@ func TestTasksExtensionAdvertised(t *testing.T) {
 		t.Errorf("capabilities = %v", caps)
 	}
 }
+
+// TestTaskWithoutElicitation: a client that cannot answer sees the task
+// working, with a status message saying the desktop is asked; the desktop
+// answers.
+func TestTaskWithoutElicitation(t *testing.T) {
+	h := newHarness(t, mcpserver.GuardOptions{})
+	token := h.token("alice")
+	tasksOnly := map[string]any{"extensions": map[string]any{mcpserver.TasksExtension: map[string]any{}}}
+	_, created := rpc(t, h.URL, token, "tools/call", "assistant", map[string]any{"name": "assistant",
+		"arguments": map[string]any{"message": ollamatest.AskPrefix + "Which day?"}}, tasksOnly)
+	id := resultOf(t, created)["taskId"].(string)
+	deadline := time.Now().Add(10 * time.Second)
+	var got map[string]any
+	for {
+		_, msg := rpc(t, h.URL, token, "tasks/get", id, map[string]any{"taskId": id}, tasksOnly)
+		got = resultOf(t, msg)
+		if got["statusMessage"] != nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got["status"] != "working" || !strings.Contains(fmt.Sprint(got["statusMessage"]), "Which day?") || got["inputRequests"] != nil {
+		t.Fatalf("task while the desktop is asked = %v", got)
+	}
+	if err := h.core.AnswerQuestion(h.core.Pending()[0].ID, map[string]any{"answer": "Monday"}, false); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for got["status"] != "completed" && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+		_, msg := rpc(t, h.URL, token, "tasks/get", id, map[string]any{"taskId": id}, tasksOnly)
+		got = resultOf(t, msg)
+	}
+	if !strings.Contains(fmt.Sprint(got["result"]), "You answered: Monday") {
+		t.Errorf("task after the desktop answered = %v", got)
+	}
+}
