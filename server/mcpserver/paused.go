@@ -193,6 +193,7 @@ func (s *Server) callModern(ctx context.Context, req mcp.CallToolRequest, a agen
 	}
 	t.mu.Lock()
 	h := t.held
+	t.deadline = time.Time{} // a call waits on it again: not unattended
 	t.mu.Unlock()
 	if h != nil && h.seq == claims.Seq {
 		reply, answered := replyFrom(h, req.Params.InputResponses)
