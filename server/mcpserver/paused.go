@@ -199,6 +199,9 @@ func (s *Server) callModern(ctx context.Context, req mcp.CallToolRequest, a agen
 		reply, answered := replyFrom(h, req.Params.InputResponses)
 		if !answered {
 			// Nothing answered: put the same request again.
+			t.mu.Lock()
+			t.deadline = s.paused.now().Add(s.paused.ttl)
+			t.mu.Unlock()
 			return s.inputRequired(req, t, h), nil
 		}
 		h.reply <- reply
