@@ -25,69 +25,70 @@ func TestMain(m *testing.M) {
 	)
 }
 
-func TestEndToEnd(t *testing.T) {
-	for _, era := range eras {
-		t.Run(era, func(t *testing.T) {
-			h := newHarness(t, mcpserver.GuardOptions{})
-			alice, mallory := h.token("alice"), h.token("mallory")
-			c := connect(t, h.URL, era, alice)
+func TestEndToEndLegacyEra(t *testing.T) { endToEnd(t, mcp.ProtocolVersion20251125) }
 
-			tools, err := c.ListTools(t.Context(), mcp.ListToolsRequest{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(tools.Tools) != 1 || tools.Tools[0].Name != "assistant" {
-				t.Fatalf("tools = %+v", tools.Tools)
-			}
+func TestEndToEndModernEra(t *testing.T) { endToEnd(t, mcp.ProtocolVersion20260728) }
 
-			first := call(t, c, "assistant", map[string]any{"message": "My name is Ada."}, nil)
-			if first.IsError {
-				t.Fatalf("first call failed: %v", texts(first))
-			}
-			handle := handleOf(t, first)
-			if _, err := uuid.Parse(handle); err != nil {
-				t.Errorf("handle %q is not a UUID", handle)
-			}
-			if got := firstText(first); got != "I remember: My name is Ada." {
-				t.Errorf("first answer = %q", got)
-			}
+// endToEnd is the whole conversation story over real HTTP on one era.
+func endToEnd(t *testing.T, era string) {
+	h := newHarness(t, mcpserver.GuardOptions{})
+	alice, mallory := h.token("alice"), h.token("mallory")
+	c := connect(t, h.URL, era, alice)
 
-			second := call(t, c, "assistant", map[string]any{"message": "What is my name?", "conversation": handle}, nil)
-			if got := firstText(second); got != "I remember: My name is Ada. | What is my name?" {
-				t.Errorf("follow-up did not remember: %q", got)
-			}
-			if handleOf(t, second) != handle {
-				t.Error("follow-up returned another handle")
-			}
+	tools, err := c.ListTools(t.Context(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools.Tools) != 1 || tools.Tools[0].Name != "assistant" {
+		t.Fatalf("tools = %+v", tools.Tools)
+	}
 
-			// The handle may come in the request's _meta instead.
-			viaMeta := call(t, c, "assistant", map[string]any{"message": "And now?"}, map[string]any{mcpserver.ConversationMetaKey: handle})
-			if !strings.Contains(firstText(viaMeta), "My name is Ada.") || handleOf(t, viaMeta) != handle {
-				t.Errorf("_meta handle ignored: %q", firstText(viaMeta))
-			}
+	first := call(t, c, "assistant", map[string]any{"message": "My name is Ada."}, nil)
+	if first.IsError {
+		t.Fatalf("first call failed: %v", texts(first))
+	}
+	handle := handleOf(t, first)
+	if _, err := uuid.Parse(handle); err != nil {
+		t.Errorf("handle %q is not a UUID", handle)
+	}
+	if got := firstText(first); got != "I remember: My name is Ada." {
+		t.Errorf("first answer = %q", got)
+	}
 
-			fresh := call(t, c, "assistant", map[string]any{"message": "Who am I?", "conversation": "   "}, nil)
-			if strings.Contains(firstText(fresh), "Ada") || handleOf(t, fresh) == handle {
-				t.Errorf("blank handle did not start afresh: %q", firstText(fresh))
-			}
+	second := call(t, c, "assistant", map[string]any{"message": "What is my name?", "conversation": handle}, nil)
+	if got := firstText(second); got != "I remember: My name is Ada. | What is my name?" {
+		t.Errorf("follow-up did not remember: %q", got)
+	}
+	if handleOf(t, second) != handle {
+		t.Error("follow-up returned another handle")
+	}
 
-			unknown := call(t, c, "assistant", map[string]any{"message": "hi", "conversation": uuid.NewString()}, nil)
-			other := connect(t, h.URL, era, mallory)
-			foreign := call(t, other, "assistant", map[string]any{"message": "hi", "conversation": handle}, nil)
-			if !unknown.IsError || !foreign.IsError {
-				t.Fatalf("unknown/foreign handle not an isError result: %v / %v", texts(unknown), texts(foreign))
-			}
-			if firstText(unknown) != firstText(foreign) || !strings.Contains(firstText(unknown), "unknown conversation") {
-				t.Errorf("unknown %q and foreign %q differ", firstText(unknown), firstText(foreign))
-			}
+	// The handle may come in the request's _meta instead.
+	viaMeta := call(t, c, "assistant", map[string]any{"message": "And now?"}, map[string]any{mcpserver.ConversationMetaKey: handle})
+	if !strings.Contains(firstText(viaMeta), "My name is Ada.") || handleOf(t, viaMeta) != handle {
+		t.Errorf("_meta handle ignored: %q", firstText(viaMeta))
+	}
 
-			h.restart()
-			c = connect(t, h.URL, era, alice)
-			after := call(t, c, "assistant", map[string]any{"message": "Still there?", "conversation": handle}, nil)
-			if after.IsError || !strings.Contains(firstText(after), "My name is Ada.") {
-				t.Errorf("handle lost across a restart: %v", texts(after))
-			}
-		})
+	fresh := call(t, c, "assistant", map[string]any{"message": "Who am I?", "conversation": "   "}, nil)
+	if strings.Contains(firstText(fresh), "Ada") || handleOf(t, fresh) == handle {
+		t.Errorf("blank handle did not start afresh: %q", firstText(fresh))
+	}
+
+	unknown := call(t, c, "assistant", map[string]any{"message": "hi", "conversation": uuid.NewString()}, nil)
+	other := connect(t, h.URL, era, mallory)
+	foreign := call(t, other, "assistant", map[string]any{"message": "hi", "conversation": handle}, nil)
+	if !unknown.IsError || !foreign.IsError {
+		t.Fatalf("unknown/foreign handle not an isError result: %v / %v", texts(unknown), texts(foreign))
+	}
+	if firstText(unknown) != firstText(foreign) || !strings.Contains(firstText(unknown), "unknown conversation") {
+		t.Errorf("unknown %q and foreign %q differ", firstText(unknown), firstText(foreign))
+	}
+
+	h.restart()
+	c = connect(t, h.URL, era, alice)
+	after := call(t, c, "assistant", map[string]any{"message": "Still there?", "conversation": handle}, nil)
+	if after.IsError || !strings.Contains(firstText(after), "My name is Ada.") {
+		t.Errorf("handle lost across a restart: %v", texts(after))
 	}
 }
 

@@ -17,9 +17,13 @@ import (
 	"github.com/deskhand/deskhand/server/mcpserver"
 )
 
-// TestGuard forges headers against the real server on 127.0.0.1, on both
-// eras' opening requests. A valid token never opens a bad Host or Origin.
-func TestGuard(t *testing.T) {
+func TestGuardLegacyEra(t *testing.T) { guard(t, mcp.ProtocolVersion20251125) }
+
+func TestGuardModernEra(t *testing.T) { guard(t, mcp.ProtocolVersion20260728) }
+
+// guard forges headers against the real server on 127.0.0.1, on the era's
+// opening request. A valid token never opens a bad Host or Origin.
+func guard(t *testing.T, era string) {
 	h := newHarness(t, mcpserver.GuardOptions{
 		AllowedHosts:   []string{"*.dev.example", "exact.example"},
 		AllowedOrigins: []string{"https://app.example", "https://*.ui.example"},
@@ -66,43 +70,41 @@ func TestGuard(t *testing.T) {
 		{"revoked token", "", "", revoked, 401},
 		{"not bearer", "", "", "Basic Zm9vOmJhcg==", 401},
 	}
-	for _, era := range eras {
-		for _, c := range cases {
-			t.Run(era+"/"+c.name, func(t *testing.T) {
-				req := rawRequest(t, h.URL, era)
-				if c.host != "" {
-					req.Host = c.host
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req := rawRequest(t, h.URL, era)
+			if c.host != "" {
+				req.Host = c.host
+			}
+			if c.origin != "" {
+				req.Header.Set("Origin", c.origin)
+			}
+			switch {
+			case c.auth == "TOKEN":
+				req.Header.Set("Authorization", "Bearer "+token)
+			case strings.HasPrefix(c.auth, "Basic"):
+				req.Header.Set("Authorization", c.auth)
+			case c.auth != "":
+				req.Header.Set("Authorization", "Bearer "+c.auth)
+			}
+			resp, body := send(t, req)
+			if resp.StatusCode != c.want {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, c.want, body)
+			}
+			if c.want == 401 {
+				got := resp.Header.Get("WWW-Authenticate")
+				want := fmt.Sprintf(`Bearer resource_metadata="http://%s%s"`, req.Host, mcpserver.MetadataPath)
+				if got != want {
+					t.Errorf("WWW-Authenticate = %q, want %q", got, want)
 				}
-				if c.origin != "" {
-					req.Header.Set("Origin", c.origin)
-				}
-				switch {
-				case c.auth == "TOKEN":
-					req.Header.Set("Authorization", "Bearer "+token)
-				case strings.HasPrefix(c.auth, "Basic"):
-					req.Header.Set("Authorization", c.auth)
-				case c.auth != "":
-					req.Header.Set("Authorization", "Bearer "+c.auth)
-				}
-				resp, body := send(t, req)
-				if resp.StatusCode != c.want {
-					t.Fatalf("status %d, want %d: %s", resp.StatusCode, c.want, body)
-				}
-				if c.want == 401 {
-					got := resp.Header.Get("WWW-Authenticate")
-					want := fmt.Sprintf(`Bearer resource_metadata="http://%s%s"`, req.Host, mcpserver.MetadataPath)
-					if got != want {
-						t.Errorf("WWW-Authenticate = %q, want %q", got, want)
-					}
-				}
-				if c.want >= 400 && resp.Header.Get("Access-Control-Allow-Origin") != "" {
-					t.Error("a refused request carries CORS headers")
-				}
-				if resp.Header.Get("X-Content-Type-Options") != "nosniff" {
-					t.Error("nosniff missing")
-				}
-			})
-		}
+			}
+			if c.want >= 400 && resp.Header.Get("Access-Control-Allow-Origin") != "" {
+				t.Error("a refused request carries CORS headers")
+			}
+			if resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+				t.Error("nosniff missing")
+			}
+		})
 	}
 }
 
