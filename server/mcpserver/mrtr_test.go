@@ -244,3 +244,39 @@ func TestPausedTurnLimit(t *testing.T) {
 		t.Errorf("257th paused turn: %v", res)
 	}
 }
+
+// TestUnattendedPauseIsSwept: a client that never comes back leaves a
+// paused turn that expires with its requestState; it is swept on a later
+// call and recorded with one error, and its question leaves the desktop.
+func TestUnattendedPauseIsSwept(t *testing.T) {
+	h := newHarness(t, mcpserver.GuardOptions{}, ollamatest.WithReplyFunc(askingOllama))
+	h.opts.StateTTL = 100 * time.Millisecond
+	h.restart()
+	token := h.token("alice")
+	_, first := rawCall(t, h.URL, token, map[string]any{"name": "assistant", "arguments": map[string]any{"message": "hi"}})
+	if r := resultOf(t, first); r["resultType"] != "input_required" {
+		t.Fatalf("first reply = %v", r)
+	}
+	conv := h.core.Pending()[0].ConversationID
+	time.Sleep(150 * time.Millisecond)
+	events := h.core.Subscribe(t.Context())
+	rawCall(t, h.URL, token, map[string]any{"name": "assistant", "arguments": map[string]any{"message": "another"}}) // sweeps on the way
+	for e := range events {
+		if e.Kind == agent.EventTurnEnded && e.Conversation == conv {
+			break
+		}
+	}
+	turns, err := h.db.Turns(t.Context(), conv)
+	if err != nil || len(turns) != 1 || turns[0].Status != agent.TurnCancelled || !strings.Contains(turns[0].Error, "expired") {
+		t.Fatalf("swept turn recorded as %+v (%v)", turns, err)
+	}
+	qs, _ := h.db.Questions(t.Context(), conv)
+	if len(qs) != 1 || qs[0].Status != agent.QuestionCancelled {
+		t.Errorf("its question = %+v", qs)
+	}
+	for _, q := range h.core.Pending() {
+		if q.ConversationID == conv {
+			t.Error("the swept turn's question is still on the desktop")
+		}
+	}
+}
