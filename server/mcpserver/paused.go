@@ -225,9 +225,10 @@ func (s *Server) wait(ctx context.Context, req mcp.CallToolRequest, t *parkedTur
 		t.deadline = s.paused.now().Add(s.paused.ttl)
 		t.mu.Unlock()
 		if !s.paused.park(t) {
-			t.cancel(errTooManyPaused)
+			full := &agent.UserError{Msg: fmt.Sprintf("Deskhand is already holding %d turns that wait for answers; answer or abandon some of them, then call again", s.paused.max)}
+			t.cancel(full)
 			<-t.done
-			return mcp.NewToolResultError(errTooManyPaused.Msg), nil
+			return mcp.NewToolResultError(full.Msg), nil
 		}
 		return s.inputRequired(req, t, h), nil
 	case res := <-t.done:
@@ -240,7 +241,6 @@ func (s *Server) wait(ctx context.Context, req mcp.CallToolRequest, t *parkedTur
 	}
 }
 
-var errTooManyPaused = &agent.UserError{Msg: fmt.Sprintf("Deskhand is already holding %d turns that wait for answers; answer or abandon some of them, then call again", DefaultMaxPaused)}
 
 // inputRequired hands the request to the client with a sealed state.
 func (s *Server) inputRequired(req mcp.CallToolRequest, t *parkedTurn, h *heldRequest) *mcp.CallToolResult {
