@@ -241,7 +241,6 @@ func (s *Server) wait(ctx context.Context, req mcp.CallToolRequest, t *parkedTur
 	}
 }
 
-
 // inputRequired hands the request to the client with a sealed state.
 func (s *Server) inputRequired(req mcp.CallToolRequest, t *parkedTurn, h *heldRequest) *mcp.CallToolResult {
 	state := s.sealer.seal(stateClaims{Turn: t.id, Seq: h.seq, Tool: req.Params.Name, Principal: t.principal})
