@@ -136,3 +136,20 @@ func TestBrowserRequestsRefused(t *testing.T) {
 		t.Errorf("status %d, want 403", resp.StatusCode)
 	}
 }
+
+func TestQuestionsThroughTheSocket(t *testing.T) {
+	path := socketPath(t)
+	listen(t, path, newCore(t))
+	c, err := control.Dial(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs, err := c.Questions(t.Context())
+	if err != nil || len(qs) != 0 {
+		t.Fatalf("questions = %+v, %v", qs, err)
+	}
+	err = c.Answer(t.Context(), "no-such-question", map[string]any{"answer": "x"}, false)
+	if err == nil || !strings.Contains(agent.UserMessage(err), "no longer open") {
+		t.Errorf("answering an unknown question: %v", err)
+	}
+}
