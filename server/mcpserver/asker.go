@@ -33,11 +33,7 @@ type legacyAsker struct {
 // sent: when ctx ends (the desktop answered first) it stops waiting, and
 // the client's late reply is dropped.
 func (a legacyAsker) Ask(ctx context.Context, q agent.Question) (agent.Answer, error) {
-	res, err := a.mcp.RequestElicitation(ctx, mcp.ElicitationRequest{Params: mcp.ElicitationParams{
-		Mode:            mcp.ElicitationModeForm,
-		Message:         q.Prompt(),
-		RequestedSchema: q.Schema(),
-	}})
+	res, err := a.mcp.RequestElicitation(ctx, mcp.ElicitationRequest{Params: elicitation(q)})
 	if err != nil {
 		return agent.Answer{}, fmt.Errorf("elicitation: %w", err)
 	}

@@ -280,3 +280,28 @@ func TestUnattendedPauseIsSwept(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryWithoutTheAnswerAsksAgain: a retry that answers nothing gets the
+// same question again, under a fresh state, and the turn still completes.
+func TestRetryWithoutTheAnswerAsksAgain(t *testing.T) {
+	h := newHarness(t, mcpserver.GuardOptions{}, ollamatest.WithReplyFunc(askingOllama))
+	token := h.token("alice")
+	_, first := rawCall(t, h.URL, token, map[string]any{"name": "assistant", "arguments": map[string]any{"message": "hi"}})
+	state := resultOf(t, first)["requestState"].(string)
+	_, again := rawCall(t, h.URL, token, map[string]any{"name": "assistant", "arguments": map[string]any{"message": "hi"},
+		"requestState": state, "inputResponses": map[string]any{"unrelated": map[string]any{"action": "accept"}}})
+	r := resultOf(t, again)
+	reqs, _ := r["inputRequests"].(map[string]any)
+	newState, _ := r["requestState"].(string)
+	if r["resultType"] != "input_required" || reqs["q1"] == nil || newState == "" || newState == state {
+		t.Fatalf("retry without the answer = %v", r)
+	}
+	_, done := rawCall(t, h.URL, token, map[string]any{"name": "assistant", "arguments": map[string]any{"message": "hi"},
+		"requestState": newState, "inputResponses": answer("Ada")})
+	if res := resultOf(t, done); !strings.Contains(fmt.Sprint(res["content"]), "answer was: Ada") {
+		t.Errorf("after answering = %v", res)
+	}
+	if n := len(h.ollama.ChatRequests()); n != 2 {
+		t.Errorf("Ollama served %d chats, want 2", n)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -25,36 +26,36 @@ type parkedTurn struct {
 	id        string
 	principal string
 	cancel    context.CancelCauseFunc
-	asks      chan *heldRequest        // what the turn needs from the client
+	asks      chan *inputRound         // what the turn needs from the client
 	done      chan *mcp.CallToolResult // buffered: the turn's result
+	samples   atomic.Int64             // sampling requests made, for their keys
 
 	mu           sync.Mutex
-	seq          int          // requests handed to the client so far
-	held         *heldRequest // the request out with the client
+	rounds       int         // rounds handed to the client so far
+	held         *inputRound // the round out with the client
 	conversation string
 	deadline     time.Time // a pause unattended past this is swept
 }
 
-// heldRequest is a question for the client's user, or a completion from
-// the client's model (sampling).
-type heldRequest struct {
+// inputRound is what a turn needs from the client at one point: input
+// requests (elicitation, sampling) by key, answered together. A retry may
+// answer some keys only; the rest are asked again.
+type inputRound struct {
 	seq      int
-	question *agent.Question
-	sample   *mcp.CreateMessageParams
-	reply    chan clientReply // buffered: the first reply is taken
+	requests mcp.InputRequests
+	got      mcp.InputResponses      // answers so far
+	reply    chan mcp.InputResponses // buffered: the complete answers
 }
 
-func (h *heldRequest) key() string {
-	if h.sample != nil {
-		return fmt.Sprintf("s%d", h.seq)
+// missing is what the client has not answered yet.
+func (r *inputRound) missing() mcp.InputRequests {
+	out := make(mcp.InputRequests, len(r.requests))
+	for k, v := range r.requests {
+		if _, ok := r.got[k]; !ok {
+			out[k] = v
+		}
 	}
-	return fmt.Sprintf("q%d", h.seq)
-}
-
-type clientReply struct {
-	answer     agent.Answer
-	completion *mcp.CreateMessageResult
-	err        error
+	return out
 }
 
 // pausedTurns holds the parked turns, at most max of them.
@@ -127,19 +128,20 @@ func (p *pausedTurns) sweepLocked() {
 	}
 }
 
-// handOut gives a request to whichever call of the client waits on the
-// turn, and waits for the client's reply.
-func (t *parkedTurn) handOut(ctx context.Context, h *heldRequest) (clientReply, error) {
+// handOut gives input requests to whichever call of the client waits on
+// the turn, and waits for the client's answers.
+func (t *parkedTurn) handOut(ctx context.Context, requests mcp.InputRequests) (mcp.InputResponses, error) {
+	r := &inputRound{requests: requests, got: make(mcp.InputResponses), reply: make(chan mcp.InputResponses, 1)}
 	select {
-	case t.asks <- h:
+	case t.asks <- r:
 	case <-ctx.Done():
-		return clientReply{}, ctx.Err()
+		return nil, ctx.Err()
 	}
 	select {
-	case r := <-h.reply:
-		return r, r.err
+	case got := <-r.reply:
+		return got, nil
 	case <-ctx.Done():
-		return clientReply{}, ctx.Err()
+		return nil, ctx.Err()
 	}
 }
 
@@ -147,8 +149,19 @@ func (t *parkedTurn) handOut(ctx context.Context, h *heldRequest) (clientReply, 
 type mrtrAsker struct{ t *parkedTurn }
 
 func (a mrtrAsker) Ask(ctx context.Context, q agent.Question) (agent.Answer, error) {
-	r, err := a.t.handOut(ctx, &heldRequest{question: &q, reply: make(chan clientReply, 1)})
-	return r.answer, err
+	a.t.mu.Lock()
+	a.t.conversation = q.ConversationID
+	a.t.mu.Unlock()
+	key := fmt.Sprintf("q%d", q.Seq)
+	got, err := a.t.handOut(ctx, mcp.InputRequests{key: mcp.NewElicitationInputRequest(elicitation(q))})
+	if err != nil {
+		return agent.Answer{}, err
+	}
+	resp := server.ElicitationResponse(got, key)
+	if resp == nil {
+		return agent.Answer{}, fmt.Errorf("the client's answer to %s is not an elicitation result", key)
+	}
+	return answerFrom(q, resp.ElicitationResponse)
 }
 
 // mrtrSampler asks the client's model through the parked turn.
@@ -158,18 +171,31 @@ type mrtrSampler struct {
 }
 
 func (m mrtrSampler) CreateMessage(ctx context.Context, p mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-	r, err := m.t.handOut(ctx, &heldRequest{sample: &p, reply: make(chan clientReply, 1)})
-	return r.completion, err
+	key := fmt.Sprintf("s%d", m.t.samples.Add(1))
+	got, err := m.t.handOut(ctx, mcp.InputRequests{key: mcp.NewSamplingInputRequest(p)})
+	if err != nil {
+		return nil, err
+	}
+	res := server.SamplingResponse(got, key)
+	if res == nil {
+		return nil, fmt.Errorf("the client's answer to %s is not a sampling result", key)
+	}
+	return res, nil
 }
 
 func (m mrtrSampler) SupportsTools() bool { return m.tools }
+
+// elicitation is the form a question is put in.
+func elicitation(q agent.Question) mcp.ElicitationParams {
+	return mcp.ElicitationParams{Mode: mcp.ElicitationModeForm, Message: q.Prompt(), RequestedSchema: q.Schema()}
+}
 
 // callModern runs a modern-era call: a new turn, or the resumption of a
 // parked one named by a verified requestState.
 func (s *Server) callModern(ctx context.Context, req mcp.CallToolRequest, a agent.Agent, run agent.RunRequest) (*mcp.CallToolResult, error) {
 	claims, resumed := claimsFrom(ctx)
 	if !resumed {
-		t := &parkedTurn{id: newID(), principal: run.Principal, asks: make(chan *heldRequest), done: make(chan *mcp.CallToolResult, 1)}
+		t := &parkedTurn{id: newID(), principal: run.Principal, asks: make(chan *inputRound), done: make(chan *mcp.CallToolResult, 1)}
 		turnCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 		t.cancel = cancel
 		caps := clientCaps(ctx)
@@ -192,20 +218,24 @@ func (s *Server) callModern(ctx context.Context, req mcp.CallToolRequest, a agen
 		return mcp.NewToolResultError("this paused turn no longer exists (Deskhand restarted, or the turn ended or expired); call again without requestState to start over"), nil
 	}
 	t.mu.Lock()
-	h := t.held
+	r := t.held
 	t.deadline = time.Time{} // a call waits on it again: not unattended
-	t.mu.Unlock()
-	if h != nil && h.seq == claims.Seq {
-		reply, answered := replyFrom(h, req.Params.InputResponses)
-		if !answered {
-			// Nothing answered: put the same request again.
-			t.mu.Lock()
+	if r != nil && r.seq == claims.Seq {
+		for k, v := range req.Params.InputResponses {
+			if _, asked := r.requests[k]; asked {
+				r.got[k] = v
+			}
+		}
+		if len(r.missing()) > 0 {
+			// Not all answered: ask again for the rest.
 			t.deadline = s.paused.now().Add(s.paused.ttl)
 			t.mu.Unlock()
-			return s.inputRequired(req, t, h), nil
+			return s.inputRequired(req, t, r), nil
 		}
-		h.reply <- reply
+		t.held = nil
+		r.reply <- r.got
 	}
+	t.mu.Unlock()
 	// Otherwise the desktop answered first: this call attaches to the turn
 	// and gets what it has now.
 	return s.wait(ctx, req, t)
@@ -215,13 +245,10 @@ func (s *Server) callModern(ctx context.Context, req mcp.CallToolRequest, a agen
 // closes this call while the turn runs cancels the turn.
 func (s *Server) wait(ctx context.Context, req mcp.CallToolRequest, t *parkedTurn) (*mcp.CallToolResult, error) {
 	select {
-	case h := <-t.asks:
+	case r := <-t.asks:
 		t.mu.Lock()
-		t.seq++
-		h.seq, t.held = t.seq, h
-		if h.question != nil {
-			t.conversation = h.question.ConversationID
-		}
+		t.rounds++
+		r.seq, t.held = t.rounds, r
 		t.deadline = s.paused.now().Add(s.paused.ttl)
 		t.mu.Unlock()
 		if !s.paused.park(t) {
@@ -230,7 +257,7 @@ func (s *Server) wait(ctx context.Context, req mcp.CallToolRequest, t *parkedTur
 			<-t.done
 			return mcp.NewToolResultError(full.Msg), nil
 		}
-		return s.inputRequired(req, t, h), nil
+		return s.inputRequired(req, t, r), nil
 	case res := <-t.done:
 		s.paused.drop(t)
 		return res, nil
@@ -241,35 +268,12 @@ func (s *Server) wait(ctx context.Context, req mcp.CallToolRequest, t *parkedTur
 	}
 }
 
-// inputRequired hands the request to the client with a sealed state.
-func (s *Server) inputRequired(req mcp.CallToolRequest, t *parkedTurn, h *heldRequest) *mcp.CallToolResult {
-	state := s.sealer.seal(stateClaims{Turn: t.id, Seq: h.seq, Tool: req.Params.Name, Principal: t.principal})
-	b := server.NewInputRequestBuilder(state)
-	if h.sample != nil {
-		b.Sample(h.key(), *h.sample)
-	} else {
-		b.Elicit(h.key(), mcp.ElicitationParams{
-			Mode:            mcp.ElicitationModeForm,
-			Message:         h.question.Prompt(),
-			RequestedSchema: h.question.Schema(),
-		})
+// inputRequired hands the round's unanswered requests to the client with a
+// sealed state.
+func (s *Server) inputRequired(req mcp.CallToolRequest, t *parkedTurn, r *inputRound) *mcp.CallToolResult {
+	state := s.sealer.seal(stateClaims{Turn: t.id, Seq: r.seq, Tool: req.Params.Name, Principal: t.principal})
+	return &mcp.CallToolResult{
+		Result:               mcp.Result{ResultType: mcp.ResultTypeInputRequired},
+		MultiRoundTripResult: mcp.MultiRoundTripResult{InputRequests: r.missing(), RequestState: state},
 	}
-	return b.ToolResult()
-}
-
-// replyFrom reads the client's reply to h from a retry's inputResponses.
-func replyFrom(h *heldRequest, responses mcp.InputResponses) (clientReply, bool) {
-	if h.sample != nil {
-		res := server.SamplingResponse(responses, h.key())
-		if res == nil {
-			return clientReply{}, false
-		}
-		return clientReply{completion: res}, true
-	}
-	resp := server.ElicitationResponse(responses, h.key())
-	if resp == nil {
-		return clientReply{}, false
-	}
-	ans, err := answerFrom(*h.question, resp.ElicitationResponse)
-	return clientReply{answer: ans, err: err}, true
 }

@@ -52,7 +52,7 @@ type task struct {
 	updated   time.Time
 	status    string
 	message   string
-	pending   map[string]*heldRequest // questions out with the client, by question ID
+	pending   map[string]*openQuestion // questions out with the client, by question ID
 	result    *mcp.CallToolResult
 	failure   *jsonrpcError
 	expiresAt time.Time // once finished
@@ -95,11 +95,17 @@ func (tt *taskTable) get(id, principal string) *task {
 	return nil
 }
 
+// openQuestion is a question of the task's turn waiting for tasks/update.
+type openQuestion struct {
+	q     agent.Question
+	reply chan agent.Answer // buffered: the first fitting answer
+}
+
 // taskAsker puts the turn's questions on the task for tasks/update.
 type taskAsker struct{ t *task }
 
 func (a taskAsker) Ask(ctx context.Context, q agent.Question) (agent.Answer, error) {
-	h := &heldRequest{question: &q, reply: make(chan clientReply, 1)}
+	h := &openQuestion{q: q, reply: make(chan agent.Answer, 1)}
 	a.t.mu.Lock()
 	a.t.pending[q.ID] = h
 	a.t.setStatusLocked(taskInputRequired, "")
@@ -113,8 +119,8 @@ func (a taskAsker) Ask(ctx context.Context, q agent.Question) (agent.Answer, err
 		a.t.mu.Unlock()
 	}()
 	select {
-	case r := <-h.reply:
-		return r.answer, r.err
+	case answer := <-h.reply:
+		return answer, nil
 	case <-ctx.Done():
 		return agent.Answer{}, ctx.Err()
 	}
@@ -244,7 +250,7 @@ var errTaskCancelled = &agent.UserError{Msg: "the client cancelled the task"}
 // createTask starts the agent's turn as a task and answers at once.
 func (s *Server) createTask(w http.ResponseWriter, msg rpcPeek, a agent.Agent, principal string) {
 	now := time.Now().UTC()
-	t := &task{id: newID(), principal: principal, turn: uuid.NewString(), created: now, updated: now, status: taskWorking, pending: make(map[string]*heldRequest)}
+	t := &task{id: newID(), principal: principal, turn: uuid.NewString(), created: now, updated: now, status: taskWorking, pending: make(map[string]*openQuestion)}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	t.cancel = cancel
 	if msg.declaresElicitation() {
@@ -325,12 +331,11 @@ func (t *task) update(responses mcp.InputResponses) error {
 		if resp == nil {
 			continue
 		}
-		ans, err := answerFrom(*h.question, resp.ElicitationResponse)
-		reply := clientReply{answer: ans, err: err}
-		if reply.err != nil {
-			return fmt.Errorf("the answer to %s does not fit its question: %s", id, agent.UserMessage(reply.err))
+		ans, err := answerFrom(h.q, resp.ElicitationResponse)
+		if err != nil {
+			return fmt.Errorf("the answer to %s does not fit its question: %s", id, agent.UserMessage(err))
 		}
-		h.reply <- reply
+		h.reply <- ans
 		delete(t.pending, id)
 	}
 	return nil
@@ -369,8 +374,7 @@ func (t *task) detail() map[string]any {
 	case taskInputRequired:
 		reqs := make(map[string]any, len(t.pending))
 		for id, h := range t.pending {
-			reqs[id] = mcp.InputRequest{Method: mcp.MethodElicitationCreate, Elicitation: &mcp.ElicitationParams{
-				Mode: mcp.ElicitationModeForm, Message: h.question.Prompt(), RequestedSchema: h.question.Schema()}}
+			reqs[id] = mcp.NewElicitationInputRequest(elicitation(h.q))
 		}
 		d["inputRequests"] = reqs
 	case taskCompleted:
