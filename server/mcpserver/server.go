@@ -62,6 +62,12 @@ type Options struct {
 	StateTTL time.Duration
 	// MaxPaused bounds the paused turns (default DefaultMaxPaused).
 	MaxPaused int
+	// ExtraTools are served beside the agents, as plain mcp-go tools. One
+	// that keeps state across input rounds seals it with Server.SealState;
+	// a tampered or replayed state never reaches it.
+	ExtraTools []server.ServerTool
+	// ExtraPrompts are served as they are.
+	ExtraPrompts []server.ServerPrompt
 	Logger    *slog.Logger
 }
 
@@ -146,6 +152,9 @@ func New(core Core, opts Options) (*Server, error) {
 		server.WithDisableLocalhostProtection(len(opts.Guard.AllowedHosts) > 0),
 	)
 	s.syncTools()
+	if len(opts.ExtraPrompts) > 0 {
+		s.mcp.AddPrompts(opts.ExtraPrompts...)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopSync = cancel
 	events := core.Subscribe(ctx)
@@ -223,7 +232,7 @@ func (s *Server) syncTools() {
 	for _, a := range agents {
 		tools = append(tools, server.ServerTool{Tool: agentTool(a, capacity, idle), Handler: s.handleCall(a.Slug)})
 	}
-	s.mcp.SetTools(tools...)
+	s.mcp.SetTools(append(tools, s.opts.ExtraTools...)...)
 }
 
 // bindSessions binds each legacy MCP session to the principal that opened

@@ -129,6 +129,20 @@ func (s *sealer) open(state, tool, principal string) (stateClaims, error) {
 	return c, nil
 }
 
+// SealState returns a requestState for a tool's next input round: sealed,
+// bound to the tool and the calling principal, single-use and expiring.
+// The retry reaches the tool only if the state is intact (StateVerified).
+func (s *Server) SealState(ctx context.Context, tool string, round int) string {
+	return s.sealer.seal(stateClaims{Turn: "tool:" + tool, Seq: round, Tool: tool, Principal: PrincipalFrom(ctx)})
+}
+
+// StateVerified reports the round of the verified requestState the call
+// carries, if any.
+func StateVerified(ctx context.Context) (round int, ok bool) {
+	c, ok := claimsFrom(ctx)
+	return c.Seq, ok
+}
+
 type claimsKey struct{}
 
 func claimsFrom(ctx context.Context) (stateClaims, bool) {

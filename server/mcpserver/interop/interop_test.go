@@ -208,15 +208,19 @@ func TestConformanceSuite(t *testing.T) {
 	if node.node22Reason != "" {
 		t.Skip(node.node22Reason)
 	}
-	cli := conformanceCLI(t, node.dir)
+	cli := conformanceCLI(t, node.dir, "@modelcontextprotocol/conformance")
 	bins := buildBinaries(t)
 	ollama := startFakeOllama(t, bins.fakeOllama)
 	d := startDeskhand(t, bins.deskhand, ollama, "--insecure-no-auth")
+	runConformance(t, node, cli, d.url, conformanceScenarios)
+}
 
-	for _, scenario := range conformanceScenarios {
+// runConformance runs each scenario as a subtest and judges its checks.
+func runConformance(t *testing.T, node nodeSetup, cli, url string, scenarios []string) {
+	for _, scenario := range scenarios {
 		t.Run(scenario, func(t *testing.T) {
 			out := t.TempDir()
-			run := runNode(t, node, nil, cli, "server", "--url", d.url, "--scenario", scenario, "-o", out)
+			run := runNode(t, node, nil, cli, "server", "--url", url, "--scenario", scenario, "-o", out)
 			t.Logf("conformance %s took %s", scenario, run.took.Round(10*time.Millisecond))
 			defer func() {
 				if t.Failed() {
@@ -263,10 +267,11 @@ func judgeScenario(t *testing.T, checks []conformanceCheck) {
 	}
 }
 
-// conformanceCLI is the conformance package's "conformance" bin entry.
-func conformanceCLI(t *testing.T, dir string) string {
+// conformanceCLI is the "conformance" bin entry of the package installed
+// under node_modules/pkg.
+func conformanceCLI(t *testing.T, dir, pkgName string) string {
 	t.Helper()
-	pkgDir := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance")
+	pkgDir := filepath.Join(dir, "node_modules", filepath.FromSlash(pkgName))
 	var pkg struct {
 		Version string          `json:"version"`
 		Bin     json.RawMessage `json:"bin"`

@@ -1,0 +1,72 @@
+package interop_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/mcpserver"
+	"github.com/deskhand/deskhand/store/storetest"
+)
+
+// inputRequiredScenarios are the 2026-07-28 scenarios of conformance
+// 0.2.0-alpha.12 that exercise input rounds (SEP-2322).
+var inputRequiredScenarios = []string{
+	"input-required-result-basic-elicitation",
+	"input-required-result-basic-sampling",
+	"input-required-result-basic-list-roots",
+	"input-required-result-request-state",
+	"input-required-result-multiple-input-requests",
+	"input-required-result-multi-round",
+	"input-required-result-missing-input-response",
+	"input-required-result-non-tool-request",
+	"input-required-result-result-type",
+	"input-required-result-unsupported-methods",
+	"input-required-result-tampered-state",
+	"input-required-result-capability-check",
+	"input-required-result-ignore-extra-params",
+	"input-required-result-validate-input",
+}
+
+// startFixtureServer serves the conformance fixtures with Deskhand's real
+// protocol layer on 127.0.0.1, tokens off as the suite sends none.
+func startFixtureServer(t *testing.T) string {
+	t.Helper()
+	core, err := agent.New(t.Context(), agent.Config{History: storetest.Open(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(core.Close)
+	var srv *mcpserver.Server
+	tools, prompts := inputRequiredFixtures(&srv)
+	srv, err = mcpserver.New(core, mcpserver.Options{
+		Guard:        mcpserver.GuardOptions{InsecureNoAuth: true},
+		ExtraTools:   tools,
+		ExtraPrompts: prompts,
+		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		hs.CloseClientConnections()
+		hs.Close()
+		_ = srv.Close(context.Background())
+	})
+	return hs.URL + mcpserver.EndpointPath
+}
+
+// TestConformanceInputRequired runs the suite's input-round scenarios
+// against fixtures served by the real protocol layer.
+func TestConformanceInputRequired(t *testing.T) {
+	node := setupNode(t)
+	if node.node22Reason != "" {
+		t.Skip(node.node22Reason)
+	}
+	cli := conformanceCLI(t, node.dir, "conformance-alpha")
+	runConformance(t, node, cli, startFixtureServer(t), inputRequiredScenarios)
+}
