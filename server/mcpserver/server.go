@@ -68,7 +68,7 @@ type Options struct {
 	ExtraTools []server.ServerTool
 	// ExtraPrompts are served as they are.
 	ExtraPrompts []server.ServerPrompt
-	Logger    *slog.Logger
+	Logger       *slog.Logger
 }
 
 // Server serves the enabled agents of a Core as MCP tools.
