@@ -53,6 +53,7 @@ type task struct {
 	status    string
 	message   string
 	pending   map[string]*openQuestion // questions out with the client, by question ID
+	inputs    *inputRound              // an extra tool's input requests, by its keys
 	result    *mcp.CallToolResult
 	failure   *jsonrpcError
 	expiresAt time.Time // once finished
@@ -193,9 +194,22 @@ func (s *Server) protocol(next http.Handler) http.Handler {
 			s.taskMethod(w, r, msg, principal)
 			return
 		case string(mcp.MethodToolsCall):
+			if tool, ok := s.extraTool(msg.Params.Name); ok && taskSupport(tool) == mcp.TaskSupportRequired && !msg.declaresTasks() {
+				writeJSONRPCErrorData(w, msg.ID, mcp.MISSING_REQUIRED_CLIENT_CAPABILITY,
+					fmt.Sprintf("the tool %q runs only as a task: declare the %s extension", msg.Params.Name, TasksExtension), requiresTasks)
+				return
+			}
 			if _, resuming := claimsFrom(r.Context()); !resuming && msg.declaresTasks() && r.Header.Get("Mcp-Method") == msg.Method {
 				if a, ok := s.agent(msg.Params.Name); ok {
-					s.createTask(w, msg, a, principal)
+					s.createTask(w, msg, principal, func(ctx context.Context, t *task) *mcp.CallToolResult {
+						return s.runTask(ctx, t, msg, a, principal)
+					})
+					return
+				}
+				if tool, ok := s.extraTool(msg.Params.Name); ok && taskSupport(tool) != mcp.TaskSupportForbidden {
+					s.createTask(w, msg, principal, func(ctx context.Context, t *task) *mcp.CallToolResult {
+						return s.runToolTask(withPrincipal(ctx, principal), t, tool, msg)
+					})
 					return
 				}
 			}
@@ -213,7 +227,7 @@ func (s *Server) taskMethod(w http.ResponseWriter, r *http.Request, msg rpcPeek,
 		writeJSONRPCError(w, msg.ID, mcp.HEADER_MISMATCH, "the Mcp-Name header must carry the taskId")
 		return
 	case !msg.declaresTasks():
-		writeJSONRPCError(w, msg.ID, mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, "declare the "+TasksExtension+" extension in this request's client capabilities to use tasks")
+		writeJSONRPCErrorData(w, msg.ID, mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, "declare the "+TasksExtension+" extension in this request's client capabilities to use tasks", requiresTasks)
 		return
 	}
 	t := s.tasks.get(msg.Params.TaskID, principal)
@@ -247,8 +261,9 @@ func (s *Server) taskMethod(w http.ResponseWriter, r *http.Request, msg rpcPeek,
 
 var errTaskCancelled = &agent.UserError{Msg: "the client cancelled the task"}
 
-// createTask starts the agent's turn as a task and answers at once.
-func (s *Server) createTask(w http.ResponseWriter, msg rpcPeek, a agent.Agent, principal string) {
+// createTask starts the call as a task and answers at once. run does the
+// call; a nil result means a fault inside Deskhand (the task fails).
+func (s *Server) createTask(w http.ResponseWriter, msg rpcPeek, principal string, run func(ctx context.Context, t *task) *mcp.CallToolResult) {
 	now := time.Now().UTC()
 	t := &task{id: newID(), principal: principal, turn: uuid.NewString(), created: now, updated: now, status: taskWorking, pending: make(map[string]*openQuestion)}
 	ctx, cancel := context.WithCancelCause(context.Background())
@@ -257,12 +272,11 @@ func (s *Server) createTask(w http.ResponseWriter, msg rpcPeek, a agent.Agent, p
 		ctx = agent.WithAsker(ctx, taskAsker{t})
 	}
 	s.tasks.add(t)
-	detail := t.envelope()
-	writeJSONRPCResult(w, msg.ID, detail)
+	writeJSONRPCResult(w, msg.ID, t.envelope())
 
 	go func() {
 		defer cancel(nil)
-		res := s.runTask(ctx, t, msg, a, principal)
+		res := run(ctx, t)
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		switch {
@@ -275,8 +289,54 @@ func (s *Server) createTask(w http.ResponseWriter, msg rpcPeek, a agent.Agent, p
 			t.result = res
 			t.setStatusLocked(taskCompleted, "")
 		}
+		t.inputs = nil
 		t.expiresAt = time.Now().Add(s.tasks.ttl)
 	}()
+}
+
+// runToolTask runs an extra tool as a task. When it asks for input, the
+// task waits in input_required for tasks/update, then calls it again with
+// the answers, as a client would retry.
+func (s *Server) runToolTask(ctx context.Context, t *task, tool server.ServerTool, msg rpcPeek) (res *mcp.CallToolResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("task panicked", "tool", tool.Tool.Name, "panic", p)
+			res = nil
+		}
+	}()
+	var req mcp.CallToolRequest
+	req.Params.Name, req.Params.Arguments = msg.Params.Name, msg.Params.Arguments
+	for {
+		out, err := tool.Handler(ctx, req)
+		if err != nil || out == nil {
+			s.log.Error("task failed", "tool", tool.Tool.Name, "err", err)
+			return nil
+		}
+		if out.ResultType != mcp.ResultTypeInputRequired {
+			return out
+		}
+		got, err := t.awaitInput(ctx, out.InputRequests)
+		if err != nil {
+			return mcp.NewToolResultError("the task ended while waiting for input")
+		}
+		req.Params.InputResponses, req.Params.RequestState = got, out.RequestState
+	}
+}
+
+// awaitInput parks the task in input_required until tasks/update has
+// answered every request (one at a time if the client likes).
+func (t *task) awaitInput(ctx context.Context, requests mcp.InputRequests) (mcp.InputResponses, error) {
+	r := &inputRound{requests: requests, got: make(mcp.InputResponses), reply: make(chan mcp.InputResponses, 1)}
+	t.mu.Lock()
+	t.inputs = r
+	t.setStatusLocked(taskInputRequired, "")
+	t.mu.Unlock()
+	select {
+	case got := <-r.reply:
+		return got, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // runTask is the call the task stands for; nil means a fault in Deskhand.
@@ -317,6 +377,18 @@ func isUserError(err error) bool {
 func (t *task) update(responses mcp.InputResponses) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if r := t.inputs; r != nil {
+		for k, v := range responses {
+			if _, asked := r.requests[k]; asked {
+				r.got[k] = v
+			}
+		}
+		if len(r.missing()) == 0 {
+			t.inputs = nil
+			t.setStatusLocked(taskWorking, "")
+			r.reply <- r.got
+		}
+	}
 	ids := make([]string, 0, len(responses))
 	for id := range responses {
 		ids = append(ids, id)
@@ -373,6 +445,11 @@ func (t *task) detail() map[string]any {
 	switch t.status {
 	case taskInputRequired:
 		reqs := make(map[string]any, len(t.pending))
+		if t.inputs != nil {
+			for k, v := range t.inputs.missing() {
+				reqs[k] = v
+			}
+		}
 		for id, h := range t.pending {
 			reqs[id] = mcp.NewElicitationInputRequest(elicitation(h.q))
 		}
@@ -391,4 +468,36 @@ func writeJSONRPCResult(w http.ResponseWriter, id json.RawMessage, result any) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+func (s *Server) extraTool(name string) (server.ServerTool, bool) {
+	for _, t := range s.opts.ExtraTools {
+		if t.Tool.Name == name {
+			return t, true
+		}
+	}
+	return server.ServerTool{}, false
+}
+
+func taskSupport(t server.ServerTool) mcp.TaskSupport {
+	if t.Tool.Execution == nil || t.Tool.Execution.TaskSupport == "" {
+		return mcp.TaskSupportForbidden
+	}
+	return t.Tool.Execution.TaskSupport
+}
+
+// requiresTasks is the data of a -32021 error for the extension.
+var requiresTasks = map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}}}
+
+func writeJSONRPCErrorData(w http.ResponseWriter, id json.RawMessage, code int, message string, data any) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      id,
+		"error":   map[string]any{"code": code, "message": message, "data": data},
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -194,4 +195,59 @@ func inputRequiredFixtures(srv **mcpserver.Server) ([]server.ServerTool, []serve
 		},
 	}}
 	return tools, prompts
+}
+
+// taskFixtures are the tools of the suite's Tasks scenarios.
+func taskFixtures() []server.ServerTool {
+	sleep := func(ctx context.Context, seconds float64) error {
+		select {
+		case <-time.After(time.Duration(seconds * float64(time.Second))):
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	confirm := func(key, message string) mcp.InputRequest { return elicit(message, "confirm", "boolean") }
+	withTask := func(name string, support mcp.TaskSupport, props ...mcp.ToolOption) mcp.Tool {
+		opts := append([]mcp.ToolOption{mcp.WithDescription("conformance fixture"), mcp.WithTaskSupport(support)}, props...)
+		return mcp.NewTool(name, opts...)
+	}
+	return []server.ServerTool{
+		{Tool: mcp.NewTool("greet", mcp.WithDescription("conformance fixture"), mcp.WithString("name")),
+			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return mcp.NewToolResultText("Hello, " + req.GetString("name", "world") + "!"), nil
+			}},
+		{Tool: withTask("slow_compute", mcp.TaskSupportOptional, mcp.WithNumber("seconds"), mcp.WithString("label")),
+			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				if err := sleep(ctx, req.GetFloat("seconds", 0)); err != nil {
+					return mcp.NewToolResultError("cancelled"), nil
+				}
+				return mcp.NewToolResultText("computed " + req.GetString("label", "")), nil
+			}},
+		{Tool: withTask("failing_job", mcp.TaskSupportRequired),
+			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				_ = sleep(ctx, 1)
+				return mcp.NewToolResultError("the job failed, as it always does"), nil
+			}},
+		{Tool: withTask("protocol_error_job", mcp.TaskSupportOptional),
+			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				panic("protocol_error_job always panics")
+			}},
+		{Tool: withTask("confirm_delete", mcp.TaskSupportOptional),
+			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				if ok, answered := accepted(req, "confirm", "confirm"); answered {
+					return mcp.NewToolResultText(fmt.Sprintf("deleted: %v", ok)), nil
+				}
+				return inputRequired(mcp.InputRequests{"confirm": confirm("confirm", "Delete the file?")}, ""), nil
+			}},
+		{Tool: withTask("multi_input", mcp.TaskSupportOptional),
+			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				a, okA := accepted(req, "first", "confirm")
+				b, okB := accepted(req, "second", "confirm")
+				if okA && okB {
+					return mcp.NewToolResultText(fmt.Sprintf("first=%v second=%v", a, b)), nil
+				}
+				return inputRequired(mcp.InputRequests{"first": confirm("first", "First?"), "second": confirm("second", "Second?")}, ""), nil
+			}},
+	}
 }

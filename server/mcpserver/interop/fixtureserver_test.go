@@ -42,6 +42,7 @@ func startFixtureServer(t *testing.T) string {
 	t.Cleanup(core.Close)
 	var srv *mcpserver.Server
 	tools, prompts := inputRequiredFixtures(&srv)
+	tools = append(tools, taskFixtures()...)
 	srv, err = mcpserver.New(core, mcpserver.Options{
 		Guard:        mcpserver.GuardOptions{InsecureNoAuth: true},
 		ExtraTools:   tools,
@@ -58,6 +59,32 @@ func startFixtureServer(t *testing.T) string {
 		_ = srv.Close(context.Background())
 	})
 	return hs.URL + mcpserver.EndpointPath
+}
+
+// taskScenarios are the Tasks extension's scenarios of conformance
+// 0.2.0-alpha.12 (tasks-status-notifications only skips, pending a rewrite
+// of the suite; tasks-mrtr-composition needs a tool that turns into a task
+// after its input rounds, which Deskhand's tools do not do).
+var taskScenarios = []string{
+	"tasks-lifecycle",
+	"tasks-capability-negotiation",
+	"tasks-wire-fields",
+	"tasks-request-state-removal",
+	"tasks-mrtr-input",
+	"tasks-request-headers",
+	"tasks-dispatch-and-envelope",
+	"tasks-required-task-error",
+}
+
+// TestConformanceTasks runs the suite's Tasks scenarios against fixtures
+// served by the real protocol layer.
+func TestConformanceTasks(t *testing.T) {
+	node := setupNode(t)
+	if node.node22Reason != "" {
+		t.Skip(node.node22Reason)
+	}
+	cli := conformanceCLI(t, node.dir, "conformance-alpha")
+	runConformance(t, node, cli, startFixtureServer(t), taskScenarios)
 }
 
 // TestConformanceInputRequired runs the suite's input-round scenarios
