@@ -33,7 +33,16 @@ func (f elicitFn) Elicit(ctx context.Context, r mcp.ElicitationRequest) (*mcp.El
 	return f(ctx, r)
 }
 
-func TestLegacyClientAnswersByElicitation(t *testing.T) {
+// TestClientAnswersByElicitation: accept, decline and cancel on both eras
+// (elicitation/create on the legacy call stream; InputRequiredResult on
+// 2026-07-28).
+func TestClientAnswersByElicitation(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) { clientAnswers(t, era) })
+	}
+}
+
+func clientAnswers(t *testing.T, era string) {
 	h := newHarness(t, mcpserver.GuardOptions{}, ollamatest.WithReplyFunc(askingOllama))
 	for _, tc := range []struct {
 		name   string
@@ -47,7 +56,7 @@ func TestLegacyClientAnswersByElicitation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			before := len(h.ollama.ChatRequests())
 			var asked mcp.ElicitationRequest
-			c := connect(t, h.URL, mcp.ProtocolVersion20251125, h.token("c-"+tc.name),
+			c := connect(t, h.URL, era, h.token("c-"+tc.name),
 				client.WithElicitationHandler(elicitFn(func(ctx context.Context, r mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 					asked = r
 					return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: tc.action, Content: map[string]any{"answer": "Ada"}}}, nil

@@ -36,26 +36,54 @@ func twoQuestions(req api.ChatRequest) ollamatest.Reply {
 	return ollamatest.Reply{Content: "answers: " + strings.Join(answers, ", ")}
 }
 
-func TestModernClientAnswersByInputRequired(t *testing.T) {
-	h := newHarness(t, mcpserver.GuardOptions{}, ollamatest.WithReplyFunc(twoQuestions))
-	var asked atomic.Int32
-	c := connect(t, h.URL, mcp.ProtocolVersion20260728, h.token("alice"),
-		client.WithElicitationHandler(elicitFn(func(ctx context.Context, r mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
-			n := asked.Add(1)
-			return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept,
-				Content: map[string]any{"answer": fmt.Sprintf("A%d to %s", n, r.Params.Message)}}}, nil
-		})))
-	res := call(t, c, "assistant", map[string]any{"message": "ask me twice"}, nil)
-	if res.IsError || firstText(res) != "answers: A1 to Q1?, A2 to Q2?" {
-		t.Fatalf("got %v", texts(res))
+// TestTurnAsksTwice: on both eras the client answers two questions of one
+// turn, which runs once (Ollama serves one chat per round, no replays).
+func TestTurnAsksTwice(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			h := newHarness(t, mcpserver.GuardOptions{}, ollamatest.WithReplyFunc(twoQuestions))
+			var asked atomic.Int32
+			c := connect(t, h.URL, era, h.token("alice"),
+				client.WithElicitationHandler(elicitFn(func(ctx context.Context, r mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+					n := asked.Add(1)
+					return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept,
+						Content: map[string]any{"answer": fmt.Sprintf("A%d to %s", n, r.Params.Message)}}}, nil
+				})))
+			res := call(t, c, "assistant", map[string]any{"message": "ask me twice"}, nil)
+			if res.IsError || firstText(res) != "answers: A1 to Q1?, A2 to Q2?" {
+				t.Fatalf("got %v", texts(res))
+			}
+			if n := len(h.ollama.ChatRequests()); n != 3 {
+				t.Errorf("Ollama served %d chat requests, want 3: the turn was replayed", n)
+			}
+			qs, err := h.db.Questions(t.Context(), handleOf(t, res))
+			if err != nil || len(qs) != 2 || qs[1].Answer.By != agent.ByClient {
+				t.Errorf("recorded %+v %v", qs, err)
+			}
+		})
 	}
-	if n := len(h.ollama.ChatRequests()); n != 3 {
-		t.Errorf("Ollama served %d chat requests, want 3: the turn was replayed", n)
+}
+
+// TestDeclineRoutingFailsLoudly: an agent set to ask nobody fails its turn
+// with a tool error saying so, on both eras, even for a client that could
+// answer.
+func TestDeclineRoutingFailsLoudly(t *testing.T) {
+	h := newHarness(t, mcpserver.GuardOptions{}, ollamatest.WithReplyFunc(askingOllama))
+	if _, err := h.core.SaveAgent(t.Context(), agent.Agent{Slug: "loner", Model: ollamatest.DefaultModel, Enabled: true, Routing: agent.RouteDecline}); err != nil {
+		t.Fatal(err)
 	}
-	handleOf(t, res)
-	qs, err := h.db.Questions(t.Context(), handleOf(t, res))
-	if err != nil || len(qs) != 2 || qs[1].Answer.By != agent.ByClient {
-		t.Errorf("recorded %+v %v", qs, err)
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			c := connect(t, h.URL, era, h.token("l-"+era),
+				client.WithElicitationHandler(elicitFn(func(ctx context.Context, r mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+					t.Error("a client was asked by an agent set to ask nobody")
+					return nil, fmt.Errorf("unexpected")
+				})))
+			res := call(t, c, "loner", map[string]any{"message": "hi"}, nil)
+			if !res.IsError || !strings.Contains(firstText(res), "ask nobody") {
+				t.Errorf("got %v", texts(res))
+			}
+		})
 	}
 }
 
