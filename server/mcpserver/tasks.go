@@ -199,17 +199,17 @@ func (s *Server) protocol(next http.Handler) http.Handler {
 					fmt.Sprintf("the tool %q runs only as a task: declare the %s extension", msg.Params.Name, TasksExtension), requiresTasks)
 				return
 			}
-			if _, resuming := claimsFrom(r.Context()); !resuming && msg.declaresTasks() && r.Header.Get("Mcp-Method") == msg.Method {
+			if msg.declaresTasks() && r.Header.Get("Mcp-Method") == msg.Method {
+				// A retry of a parked turn resumes it (paused.go); any other
+				// call on an agent becomes a task.
 				if a, ok := s.agent(msg.Params.Name); ok {
-					s.createTask(w, msg, principal, func(ctx context.Context, t *task) *mcp.CallToolResult {
-						return s.runTask(ctx, t, msg, a, principal)
-					})
-					return
+					if _, resuming := claimsFrom(r.Context()); !resuming {
+						s.agentTask(w, msg, a, principal)
+						return
+					}
 				}
 				if tool, ok := s.extraTool(msg.Params.Name); ok && taskSupport(tool) != mcp.TaskSupportForbidden {
-					s.createTask(w, msg, principal, func(ctx context.Context, t *task) *mcp.CallToolResult {
-						return s.runToolTask(withPrincipal(ctx, principal), t, tool, msg)
-					})
+					s.toolTask(w, r, msg, tool, principal)
 					return
 				}
 			}
@@ -261,16 +261,14 @@ func (s *Server) taskMethod(w http.ResponseWriter, r *http.Request, msg rpcPeek,
 
 var errTaskCancelled = &agent.UserError{Msg: "the client cancelled the task"}
 
-// createTask starts the call as a task and answers at once. run does the
-// call; a nil result means a fault inside Deskhand (the task fails).
-func (s *Server) createTask(w http.ResponseWriter, msg rpcPeek, principal string, run func(ctx context.Context, t *task) *mcp.CallToolResult) {
+// startTask makes the call a task, answers with the task at once, and runs
+// run under ctx (cancel ends it, on tasks/cancel). A nil result means a
+// fault inside Deskhand: the task fails.
+func (s *Server) startTask(w http.ResponseWriter, msg rpcPeek, principal string, ctx context.Context, cancel context.CancelCauseFunc,
+	run func(ctx context.Context, t *task) *mcp.CallToolResult) {
 	now := time.Now().UTC()
-	t := &task{id: newID(), principal: principal, turn: uuid.NewString(), created: now, updated: now, status: taskWorking, pending: make(map[string]*openQuestion)}
-	ctx, cancel := context.WithCancelCause(context.Background())
-	t.cancel = cancel
-	if msg.declaresElicitation() {
-		ctx = agent.WithAsker(ctx, taskAsker{t})
-	}
+	t := &task{id: newID(), principal: principal, turn: uuid.NewString(), created: now, updated: now, status: taskWorking,
+		pending: make(map[string]*openQuestion), cancel: cancel}
 	s.tasks.add(t)
 	writeJSONRPCResult(w, msg.ID, t.envelope())
 
@@ -294,33 +292,89 @@ func (s *Server) createTask(w http.ResponseWriter, msg rpcPeek, principal string
 	}()
 }
 
-// runToolTask runs an extra tool as a task. When it asks for input, the
-// task waits in input_required for tasks/update, then calls it again with
-// the answers, as a client would retry.
-func (s *Server) runToolTask(ctx context.Context, t *task, tool server.ServerTool, msg rpcPeek) (res *mcp.CallToolResult) {
+// taskContext is where a task runs: not the HTTP request's, which ends
+// with the answer.
+func taskContext(principal string) (context.Context, context.CancelCauseFunc) {
+	return context.WithCancelCause(withPrincipal(context.Background(), principal))
+}
+
+// agentTask runs an agent's turn as a task; its questions wait for
+// tasks/update when the client can answer them.
+func (s *Server) agentTask(w http.ResponseWriter, msg rpcPeek, a agent.Agent, principal string) {
+	ctx, cancel := taskContext(principal)
+	s.startTask(w, msg, principal, ctx, cancel, func(ctx context.Context, t *task) *mcp.CallToolResult {
+		if msg.declaresElicitation() {
+			ctx = agent.WithAsker(ctx, taskAsker{t})
+		}
+		return s.runTask(ctx, t, msg, a, principal)
+	})
+}
+
+// toolRequest is the call as an extra tool's handler receives it.
+func toolRequest(msg rpcPeek) mcp.CallToolRequest {
+	var req mcp.CallToolRequest
+	req.Params.Name, req.Params.Arguments = msg.Params.Name, msg.Params.Arguments
+	req.Params.InputResponses, req.Params.RequestState = msg.Params.InputResponses, msg.Params.RequestState
+	return req
+}
+
+// taskOnlyGrace is how long a task-only tool may take to ask for input
+// (answered as ordinary retries) before its call becomes a task.
+const taskOnlyGrace = 200 * time.Millisecond
+
+// toolTask runs an extra tool as a task. A task-only tool gathers its
+// input first with ordinary InputRequiredResults and becomes a task once
+// it stops asking; any other tool is a task from the start, and its input
+// rounds wait in input_required for tasks/update.
+func (s *Server) toolTask(w http.ResponseWriter, r *http.Request, msg rpcPeek, tool server.ServerTool, principal string) {
+	ctx, cancel := taskContext(principal)
+	if c, ok := claimsFrom(r.Context()); ok {
+		ctx = context.WithValue(ctx, claimsKey{}, c)
+	}
+	req := toolRequest(msg)
+	first := make(chan *mcp.CallToolResult, 1)
+	go func() { first <- s.callExtra(ctx, tool, req) }()
+	if taskSupport(tool) == mcp.TaskSupportRequired {
+		select {
+		case out := <-first:
+			if out != nil && out.ResultType == mcp.ResultTypeInputRequired {
+				cancel(nil)
+				writeJSONRPCResult(w, msg.ID, out)
+				return
+			}
+			first <- out
+		case <-time.After(taskOnlyGrace):
+		}
+	}
+	s.startTask(w, msg, principal, ctx, cancel, func(ctx context.Context, t *task) *mcp.CallToolResult {
+		out := <-first
+		for out != nil && out.ResultType == mcp.ResultTypeInputRequired {
+			got, err := t.awaitInput(ctx, out.InputRequests)
+			if err != nil {
+				return mcp.NewToolResultError("the task ended while waiting for input")
+			}
+			req.Params.InputResponses, req.Params.RequestState = got, out.RequestState
+			out = s.callExtra(ctx, tool, req)
+		}
+		return out
+	})
+}
+
+// callExtra runs an extra tool's handler once; nil means it failed (an
+// error or a panic: a fault, not a tool error).
+func (s *Server) callExtra(ctx context.Context, tool server.ServerTool, req mcp.CallToolRequest) (res *mcp.CallToolResult) {
 	defer func() {
 		if p := recover(); p != nil {
-			s.log.Error("task panicked", "tool", tool.Tool.Name, "panic", p)
+			s.log.Error("tool panicked", "tool", tool.Tool.Name, "panic", p)
 			res = nil
 		}
 	}()
-	var req mcp.CallToolRequest
-	req.Params.Name, req.Params.Arguments = msg.Params.Name, msg.Params.Arguments
-	for {
-		out, err := tool.Handler(ctx, req)
-		if err != nil || out == nil {
-			s.log.Error("task failed", "tool", tool.Tool.Name, "err", err)
-			return nil
-		}
-		if out.ResultType != mcp.ResultTypeInputRequired {
-			return out
-		}
-		got, err := t.awaitInput(ctx, out.InputRequests)
-		if err != nil {
-			return mcp.NewToolResultError("the task ended while waiting for input")
-		}
-		req.Params.InputResponses, req.Params.RequestState = got, out.RequestState
+	out, err := tool.Handler(ctx, req)
+	if err != nil {
+		s.log.Error("tool failed", "tool", tool.Tool.Name, "err", err)
+		return nil
 	}
+	return out
 }
 
 // awaitInput parks the task in input_required until tasks/update has

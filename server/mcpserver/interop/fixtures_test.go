@@ -240,6 +240,17 @@ func taskFixtures() []server.ServerTool {
 				}
 				return inputRequired(mcp.InputRequests{"confirm": confirm("confirm", "Delete the file?")}, ""), nil
 			}},
+		{Tool: withTask("test_tool_with_task", mcp.TaskSupportRequired),
+			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				name, ok := accepted(req, "user_name", "name")
+				if !ok {
+					return inputRequired(mcp.InputRequests{"user_name": elicit("What is your name?", "name", "string")}, ""), nil
+				}
+				if err := sleep(ctx, 0.5); err != nil {
+					return mcp.NewToolResultError("cancelled"), nil
+				}
+				return mcp.NewToolResultText(fmt.Sprintf("Hello, %v, from a task!", name)), nil
+			}},
 		{Tool: withTask("multi_input", mcp.TaskSupportOptional),
 			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				a, okA := accepted(req, "first", "confirm")
