@@ -166,14 +166,5 @@ func (s *Server) verifyState(w http.ResponseWriter, r *http.Request, msg rpcPeek
 }
 
 func writeJSONRPCError(w http.ResponseWriter, id json.RawMessage, code int, message string) {
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusBadRequest)
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"jsonrpc": "2.0",
-		"id":      id,
-		"error":   map[string]any{"code": code, "message": message},
-	})
+	writeJSONRPCErrorData(w, id, code, message, nil)
 }

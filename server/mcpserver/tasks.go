@@ -543,15 +543,17 @@ func taskSupport(t server.ServerTool) mcp.TaskSupport {
 // requiresTasks is the data of a -32021 error for the extension.
 var requiresTasks = map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}}}
 
+// writeJSONRPCErrorData answers a request we refuse ahead of mcp-go, with
+// HTTP 400 as the 2026-07-28 mapping has it for these codes.
 func writeJSONRPCErrorData(w http.ResponseWriter, id json.RawMessage, code int, message string, data any) {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
+	e := map[string]any{"code": code, "message": message}
+	if data != nil {
+		e["data"] = data
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadRequest)
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"jsonrpc": "2.0",
-		"id":      id,
-		"error":   map[string]any{"code": code, "message": message, "data": data},
-	})
+	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": id, "error": e})
 }
