@@ -26,12 +26,12 @@ deps: ## install what building and testing need (Debian/Ubuntu; says what to ins
 build: deps ## build bin/deskhand
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) .
 
-run: build ## build and start Deskhand (headless until the desktop app lands)
-	./$(BIN) serve
+run: build ## build and start Deskhand: the tray app, or headless serving when there is no display
+	./$(BIN)
 
 test: deps ## vet, then every test with -race, including the real-keychain and interop tests
 	$(GO) vet ./...
-	$(GO) test -race -count=1 ./...
+	LANG=en_US.UTF-8 $(GO) test -race -count=1 ./...
 	store/keychain/testdata/real-keyring.sh -v
 
 bench: ## run the benchmarks

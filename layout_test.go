@@ -40,11 +40,13 @@ const module = "github.com/deskhand/deskhand/"
 // TestImportRules enforces the "may import" column of DESIGN.md §1.
 func TestImportRules(t *testing.T) {
 	// forbidden[pkg] lists import-path prefixes pkg must not depend on.
-	adapters := []string{module + "store", module + "models", module + "ui", module + "server/mcpserver", module + "server/control"}
+	adapters := []string{module + "store", module + "models", module + "ui", module + "assets", module + "server/mcpserver", module + "server/control"}
 	forbidden := map[string][]string{
 		"server/agent":     append(adapters, "fyne.io/", "database/sql", "github.com/mattn/go-sqlite3", "github.com/zalando/go-keyring", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama", "net/http"),
 		"server/mcpserver": {module + "store", module + "models", module + "ui", "fyne.io/", "database/sql", "github.com/mattn/go-sqlite3", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
 		"server/tools":     {module + "store", module + "models", module + "ui", module + "server/mcpserver", module + "server/control", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
+		"ui":               {module + "store", module + "models", module + "server/mcpserver", module + "server/control", module + "server/tools", "database/sql", "github.com/mattn/go-sqlite3", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
+		"assets":           {module + "store", module + "models", module + "server", module + "ui", "database/sql", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama"},
 		"server/control":   {module + "store", module + "models", module + "ui", module + "server/mcpserver", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go"},
 		"store":            {module + "ui", module + "models", module + "server/mcpserver", module + "server/control", "fyne.io/", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
 		"store/keychain":   {module + "ui", module + "models", module + "server/mcpserver", module + "store", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama"},

@@ -22,6 +22,11 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"fyne.io/fyne/v2"
+	fyneapp "fyne.io/fyne/v2/app"
+	"github.com/godbus/dbus/v5"
+
+	"github.com/deskhand/deskhand/assets"
 	"github.com/deskhand/deskhand/models/ollama"
 	"github.com/deskhand/deskhand/models/sampling"
 	"github.com/deskhand/deskhand/server/agent"
@@ -30,6 +35,7 @@ import (
 	"github.com/deskhand/deskhand/server/tools"
 	"github.com/deskhand/deskhand/store"
 	"github.com/deskhand/deskhand/store/keychain"
+	"github.com/deskhand/deskhand/ui"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -41,7 +47,10 @@ const DefaultAddr = "127.0.0.1:7345"
 const usage = `Deskhand serves your own AI agents as MCP tools to every AI client on this computer.
 
 Usage:
-  deskhand [flags] <command> [arguments]
+  deskhand [flags] [command] [arguments]
+
+Without a command, Deskhand starts as a tray app with its window (headless when there is
+no display).
 
 Commands:
   serve                 serve the agents headless on http://ADDR/mcp until stopped (Ctrl-C)
@@ -87,7 +96,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 	if len(words) == 0 {
-		return userf("no command given; try 'deskhand serve', or 'deskhand --help'")
+		return desktop(ctx, opts, stderr)
 	}
 	switch cmd, rest := words[0], words[1:]; cmd {
 	case "serve":
@@ -244,6 +253,30 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 		return err
 	}
 	defer cleanup()
+	srv, err := startServing(ctx, opts, a, stderr)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		a.log.Info("shutting down")
+	case err = <-srv.failed:
+		a.log.Error("HTTP server stopped", "err", err)
+	}
+	srv.stop()
+	return nil
+}
+
+// serving is the MCP endpoint and the control channel, running.
+type serving struct {
+	url    string
+	failed <-chan error // the HTTP server stopped by itself
+	stop   func()       // ends turns (recorded interrupted), then streams, then the servers
+}
+
+// startServing serves the app's agents on the MCP endpoint and opens the
+// control channel.
+func startServing(ctx context.Context, opts options, a *app, stderr io.Writer) (*serving, error) {
 	log := a.log
 	if err := a.secrets.Probe(); err != nil {
 		log.Warn(agent.UserMessage(err))
@@ -253,10 +286,9 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 	} else {
 		log.Info("using Ollama", "url", a.ollama.BaseURL(), "version", v)
 	}
-
 	keys, err := stateKeys(os.Getenv("DESKHAND_STATE_KEYS"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	mcp, err := mcpserver.New(a.core, mcpserver.Options{
 		Info: serverInfo(ctx, a.core),
@@ -269,11 +301,11 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 		Logger:    log,
 	})
 	if err != nil {
-		return agent.Userf(err, "DESKHAND_STATE_KEYS is not usable")
+		return nil, agent.Userf(err, "DESKHAND_STATE_KEYS is not usable")
 	}
 	listeners, err := listen(opts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ctl, err := control.Listen(filepath.Join(opts.data, control.SocketName), a.core)
 	if err != nil {
@@ -281,9 +313,9 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 			ln.Close()
 		}
 		if errors.Is(err, control.ErrAlreadyRunning) {
-			return agent.Userf(err, "Deskhand is already running with the data folder %s", opts.data)
+			return nil, agent.Userf(err, "Deskhand is already running with the data folder %s", opts.data)
 		}
-		return err
+		return nil, err
 	}
 
 	// Cancelled on shutdown: subscriptions/listen streams wait on it.
@@ -295,9 +327,9 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 		BaseContext:       func(net.Listener) context.Context { return baseCtx },
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	serveErr := make(chan error, len(listeners))
+	failed := make(chan error, len(listeners))
 	for _, ln := range listeners {
-		go func() { serveErr <- srv.Serve(ln) }()
+		go func() { failed <- srv.Serve(ln) }()
 	}
 	url := "http://" + listeners[0].Addr().String() + mcpserver.EndpointPath
 	fmt.Fprintf(stderr, "Deskhand %s is serving your agents at %s\n", version, url)
@@ -307,28 +339,89 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 	} else {
 		fmt.Fprintln(stderr, "Clients need a token: run 'deskhand token create NAME' and send 'Authorization: Bearer <token>'.")
 	}
+	stop := func() {
+		a.core.Close()
+		cancelBase()
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := mcp.Close(shutdownCtx); err != nil {
+			log.Warn("close MCP sessions", "err", err)
+		}
+		if err := srv.Shutdown(shutdownCtx); err != nil {
+			log.Warn("shut down HTTP server", "err", err)
+		}
+		if err := ctl.Close(shutdownCtx); err != nil {
+			log.Warn("close control channel", "err", err)
+		}
+	}
+	return &serving{url: url, failed: failed, stop: stop}, nil
+}
 
-	select {
-	case <-ctx.Done():
-		log.Info("shutting down")
-	case err = <-serveErr:
-		log.Error("HTTP server stopped", "err", err)
+// desktop runs the tray app: the agents served, the window and the popups.
+// With no display it says so and serves headless.
+func desktop(ctx context.Context, opts options, stderr io.Writer) error {
+	if !haveDisplay() {
+		fmt.Fprintln(stderr, "No display (DISPLAY and WAYLAND_DISPLAY are unset): serving headless. Answer questions with 'deskhand questions' and 'deskhand answer'.")
+		return serve(ctx, opts, stderr)
 	}
-	// Order: end turns (recorded interrupted), then streams, then the server.
-	a.core.Close()
-	cancelBase()
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := mcp.Close(shutdownCtx); err != nil {
-		log.Warn("close MCP sessions", "err", err)
+	ctx, a, cleanup, err := boot(ctx, opts, stderr, true)
+	if err != nil {
+		return err
 	}
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		log.Warn("shut down HTTP server", "err", err)
+	defer cleanup()
+	srv, err := startServing(ctx, opts, a, stderr)
+	if err != nil {
+		return err
 	}
-	if err := ctl.Close(shutdownCtx); err != nil {
-		log.Warn("close control channel", "err", err)
+	defer srv.stop()
+
+	fy := fyneapp.NewWithID("io.deskhand.Deskhand")
+	tray := sessionBusReachable()
+	if !tray {
+		a.log.Info("no D-Bus session bus: running without a tray icon")
 	}
+	win := ui.New(fy, a.core, ui.Options{Tray: tray, ServerURL: srv.url, Icon: assets.Icon, Logger: a.log})
+	followCtx, stopFollowing := context.WithCancel(ctx)
+	defer stopFollowing()
+	win.Follow(followCtx)
+	go func() {
+		select {
+		case <-followCtx.Done():
+		case err := <-srv.failed:
+			a.log.Error("HTTP server stopped", "err", err)
+		}
+		fyne.Do(fy.Quit)
+	}()
+	win.Show()
+	fy.Run()
 	return nil
+}
+
+// haveDisplay tells whether a window can be shown (on Linux and the BSDs:
+// whether an X11 or Wayland display is set).
+func haveDisplay() bool {
+	switch runtime.GOOS {
+	case "windows", "darwin":
+		return true
+	}
+	return os.Getenv("DISPLAY") != "" || os.Getenv("WAYLAND_DISPLAY") != ""
+}
+
+// sessionBusReachable tells whether the tray can be used: fyne's tray
+// crashes on quit when there is no D-Bus session bus.
+func sessionBusReachable() bool {
+	if runtime.GOOS != "linux" && runtime.GOOS != "freebsd" && runtime.GOOS != "openbsd" {
+		return true
+	}
+	if os.Getenv("DBUS_SESSION_BUS_ADDRESS") == "" {
+		return false
+	}
+	conn, err := dbus.ConnectSessionBus()
+	if err != nil {
+		return false
+	}
+	conn.Close()
+	return true
 }
 
 // listen binds the MCP address: loopback only unless a non-loopback address

@@ -47,6 +47,28 @@ func deskhand(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	return out.String(), errOut.String(), err
 }
 
+// TestNoDisplayServesHeadless: "deskhand" alone is the tray app; with no
+// display it says so and serves headless.
+func TestNoDisplayServesHeadless(t *testing.T) {
+	t.Setenv("DISPLAY", "")
+	t.Setenv("WAYLAND_DISPLAY", "")
+	fake := ollamatest.NewServer(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	var stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"--data", t.TempDir(), "--addr", "127.0.0.1:0", "--ollama", fake.URL}, strings.NewReader(""), io.Discard, &stderr)
+	}()
+	waitFor(t, &stderr, regexp.MustCompile(`serving your agents at (\S+)`))
+	if !strings.Contains(stderr.String(), "No display") {
+		t.Errorf("no word about the missing display:\n%s", stderr.String())
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Error(err)
+	}
+}
+
 func TestParseArgs(t *testing.T) {
 	t.Setenv("DESKHAND_DATA", "/from/env")
 	t.Setenv("DESKHAND_ADDR", "127.0.0.1:9")
@@ -85,7 +107,6 @@ func TestCommandErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "no command"},
 		{[]string{"frobnicate"}, "unknown command"},
 		{[]string{"--data", dir, "token"}, "usage"},
 		{[]string{"--data", dir, "token", "create"}, "usage"},

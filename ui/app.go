@@ -1,0 +1,134 @@
+package ui
+
+import (
+	"cmp"
+	"context"
+	"io"
+	"log/slog"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+// Options configures the desktop.
+type Options struct {
+	// Tray puts Deskhand in the system tray; main sets it only when a
+	// D-Bus session bus is there (fyne's tray crashes on quit without one).
+	Tray bool
+	// ServerURL is where the agents are served, shown in the window.
+	ServerURL string
+	Icon      fyne.Resource
+	Logger    *slog.Logger
+}
+
+// App is the desktop.
+type App struct {
+	fy   fyne.App
+	core Core
+	opts Options
+	log  *slog.Logger
+
+	win       fyne.Window
+	agents    *agentsView
+	questions *questionsView
+	trayMenu  *fyne.Menu
+}
+
+// New builds the window (hidden) and the tray.
+func New(fy fyne.App, core Core, opts Options) *App {
+	a := &App{fy: fy, core: core, opts: opts, log: cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))}
+	if opts.Icon != nil {
+		fy.SetIcon(opts.Icon)
+	}
+	a.win = fy.NewWindow("Deskhand")
+	a.agents = newAgentsView(a)
+	a.questions = newQuestionsView(a)
+	status := widget.NewLabel("Serving your agents at " + cmp.Or(opts.ServerURL, "(not serving)"))
+	tabs := container.NewAppTabs(
+		container.NewTabItem("Agents", a.agents.content()),
+		container.NewTabItem("Questions", a.questions.content()),
+	)
+	a.win.SetContent(container.NewBorder(nil, status, nil, nil, tabs))
+	a.win.Resize(fyne.NewSize(900, 600))
+	if opts.Tray {
+		a.win.SetCloseIntercept(a.win.Hide) // closing the window keeps the app in the tray
+		a.setTray()
+	}
+	return a
+}
+
+// Window is the main window.
+func (a *App) Window() fyne.Window { return a.win }
+
+// Follow keeps the desktop in step with the core until ctx ends: the only
+// goroutine that reacts to core events, and it touches widgets only
+// through fyne.Do.
+func (a *App) Follow(ctx context.Context) {
+	events := a.core.Subscribe(ctx)
+	fyne.Do(a.refresh)
+	go func() {
+		for e := range events {
+			fyne.Do(func() { a.handle(e) })
+		}
+	}()
+}
+
+// handle runs on fyne's goroutine.
+func (a *App) handle(e agent.Event) {
+	switch e.Kind {
+	case agent.EventAgentsChanged:
+		a.agents.refresh()
+		a.setTray()
+	case agent.EventQuestionAsked:
+		a.questions.refresh()
+		a.questions.popup(e.Question)
+		a.setTray()
+		a.fy.SendNotification(fyne.NewNotification("Deskhand: a question", e.Text))
+	case agent.EventQuestionClosed:
+		a.questions.closed(e.Question, e.Text)
+		a.questions.refresh()
+		a.setTray()
+	}
+}
+
+func (a *App) refresh() {
+	a.agents.refresh()
+	a.questions.refresh()
+	a.setTray()
+}
+
+// Show brings the window forward.
+func (a *App) Show() {
+	a.win.Show()
+	a.win.RequestFocus()
+}
+
+// setTray rebuilds the tray menu: open, each agent's kill switch, the
+// questions waiting, quit (fyne adds Quit itself).
+func (a *App) setTray() {
+	desk, ok := a.fy.(desktop.App)
+	if !ok || !a.opts.Tray {
+		return
+	}
+	items := []*fyne.MenuItem{fyne.NewMenuItem("Open Deskhand", a.Show), fyne.NewMenuItemSeparator()}
+	for _, ag := range a.core.Agents() {
+		item := fyne.NewMenuItem(agentLabel(ag), nil)
+		item.Checked = ag.Enabled
+		item.Action = func() { a.agents.setEnabled(ag.Slug, !ag.Enabled) }
+		items = append(items, item)
+	}
+	pending := fyne.NewMenuItem(pendingLabel(len(a.core.Pending())), func() {
+		a.Show()
+		a.questions.openAll()
+	})
+	items = append(items, fyne.NewMenuItemSeparator(), pending)
+	a.trayMenu = fyne.NewMenu("Deskhand", items...)
+	desk.SetSystemTrayMenu(a.trayMenu)
+	if a.opts.Icon != nil {
+		desk.SetSystemTrayIcon(a.opts.Icon)
+	}
+}

@@ -1,0 +1,23 @@
+// Package ui is Deskhand's desktop: the tray, the main window (agents and
+// the questions waiting for you) and a popup for each question. It calls
+// the core through the small Core interface and learns what changed from
+// the core's events; one goroutine turns events into fyne.Do calls, so
+// only fyne's own goroutine touches widgets. Logic that decides what to
+// show lives in plain functions, tested without a display.
+package ui
+
+import (
+	"context"
+
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+// Core is what the desktop needs of the core.
+type Core interface {
+	Agents() []agent.Agent
+	SaveAgent(ctx context.Context, a agent.Agent) (agent.Agent, error)
+	SetAgentEnabled(ctx context.Context, slug string, enabled bool) error
+	Pending() []agent.Question
+	AnswerQuestion(id string, content map[string]any, declined bool) error
+	Subscribe(ctx context.Context) <-chan agent.Event
+}

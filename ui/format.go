@@ -1,0 +1,91 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+// agentLabel is how an agent reads in lists and the tray.
+func agentLabel(a agent.Agent) string {
+	if a.Name == "" || a.Name == a.Slug {
+		return a.Slug
+	}
+	return fmt.Sprintf("%s (%s)", a.Name, a.Slug)
+}
+
+// pendingLabel is the tray's entry for the questions waiting.
+func pendingLabel(n int) string {
+	switch n {
+	case 0:
+		return "No questions waiting"
+	case 1:
+		return "1 question waiting…"
+	}
+	return fmt.Sprintf("%d questions waiting…", n)
+}
+
+// questionTitle heads a question's popup.
+func questionTitle(q agent.Question) string {
+	if q.Kind == agent.KindApproval {
+		return fmt.Sprintf("%s asks to run %s", q.Agent, q.Tool)
+	}
+	return q.Agent + " asks"
+}
+
+// expiresIn says how long a question waits, for its popup.
+func expiresIn(q agent.Question, now time.Time) string {
+	left := q.ExpiresAt.Sub(now).Round(time.Second)
+	if left <= 0 {
+		return "expired"
+	}
+	return "waits " + left.String() + " more"
+}
+
+// schemaProblem checks a response schema as it is typed: "" when it is
+// empty or a JSON object, else what is wrong.
+func schemaProblem(text string) string {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return ""
+	}
+	var v any
+	if err := json.Unmarshal([]byte(text), &v); err != nil {
+		return "not valid JSON: " + err.Error()
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return "a response schema is a JSON object, like {\"type\": \"object\", …}"
+	}
+	return ""
+}
+
+// editorFields are the agent editor's values as typed.
+type editorFields struct {
+	Name, Slug, Description, Prompt, Model, Schema string
+	Backend                                        agent.Backend
+	Routing                                        agent.Routing
+	Conversations, Enabled                         bool
+}
+
+func fieldsOf(a agent.Agent) editorFields {
+	return editorFields{Name: a.Name, Slug: a.Slug, Description: a.Description, Prompt: a.Prompt, Model: a.Model,
+		Schema: string(a.ResponseSchema), Backend: a.Backend, Routing: a.Routing, Conversations: a.Conversations, Enabled: a.Enabled}
+}
+
+// apply puts the editor's values on base (which keeps what the editor
+// does not show); an invalid schema is refused before anything is saved.
+func (f editorFields) apply(base agent.Agent) (agent.Agent, error) {
+	if p := schemaProblem(f.Schema); p != "" {
+		return agent.Agent{}, agent.Userf(nil, "response schema: %s", p)
+	}
+	base.Name, base.Slug, base.Description, base.Prompt, base.Model = f.Name, f.Slug, f.Description, f.Prompt, f.Model
+	base.Backend, base.Routing, base.Conversations, base.Enabled = f.Backend, f.Routing, f.Conversations, f.Enabled
+	base.ResponseSchema = nil
+	if s := strings.TrimSpace(f.Schema); s != "" {
+		base.ResponseSchema = json.RawMessage(s)
+	}
+	return base, nil
+}

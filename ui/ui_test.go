@@ -1,0 +1,253 @@
+package ui
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+// fakeCore records what the desktop asks of the core.
+type fakeCore struct {
+	mu       sync.Mutex
+	agents   []agent.Agent
+	pending  []agent.Question
+	saved    []agent.Agent
+	enabled  map[string]bool
+	answers  []map[string]any
+	declined []string
+	saveErr  error
+}
+
+func (f *fakeCore) Agents() []agent.Agent {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]agent.Agent(nil), f.agents...)
+}
+
+func (f *fakeCore) SaveAgent(_ context.Context, a agent.Agent) (agent.Agent, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.saveErr != nil {
+		return agent.Agent{}, f.saveErr
+	}
+	f.saved = append(f.saved, a)
+	if a.ID == "" {
+		a.ID = "new-id"
+	}
+	return a, nil
+}
+
+func (f *fakeCore) SetAgentEnabled(_ context.Context, slug string, on bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.enabled == nil {
+		f.enabled = map[string]bool{}
+	}
+	f.enabled[slug] = on
+	return nil
+}
+
+func (f *fakeCore) Pending() []agent.Question {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]agent.Question(nil), f.pending...)
+}
+
+func (f *fakeCore) AnswerQuestion(id string, content map[string]any, declined bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, q := range f.pending {
+		if q.ID == id {
+			if declined {
+				f.declined = append(f.declined, id)
+				return nil
+			}
+			if _, err := q.ParseAnswer(content, agent.ByDesktop); err != nil {
+				return err
+			}
+			f.answers = append(f.answers, content)
+			return nil
+		}
+	}
+	return agent.ErrQuestionClosed
+}
+
+func (f *fakeCore) Subscribe(ctx context.Context) <-chan agent.Event {
+	ch := make(chan agent.Event)
+	context.AfterFunc(ctx, func() { close(ch) })
+	return ch
+}
+
+func newTestApp(t *testing.T, core *fakeCore) *App {
+	t.Helper()
+	fy := test.NewTempApp(t)
+	return New(fy, core, Options{ServerURL: "http://127.0.0.1:7345/mcp"})
+}
+
+func TestEditorSavesAnAgent(t *testing.T) {
+	core := &fakeCore{}
+	a := newTestApp(t, core)
+	v := a.agents
+	test.Type(v.name, "Researcher")
+	test.Type(v.slug, "researcher")
+	test.Type(v.prompt, "Find sources.")
+	test.Type(v.model, "qwen3:8b")
+	v.routing.SetSelected(string(agent.RouteDesktop))
+	test.Type(v.schema, `{"type":"object"}`)
+	test.Tap(v.save)
+	if len(core.saved) != 1 {
+		t.Fatalf("saved %d agents; status %q", len(core.saved), v.status.Text)
+	}
+	got := core.saved[0]
+	want := agent.Agent{Name: "Researcher", Slug: "researcher", Prompt: "Find sources.", Model: "qwen3:8b",
+		Backend: agent.BackendOllama, Routing: agent.RouteDesktop, Conversations: true, Enabled: true,
+		ResponseSchema: json.RawMessage(`{"type":"object"}`)}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("saved agent (-want +got):\n%s", diff)
+	}
+	if !strings.HasPrefix(v.status.Text, "Saved") {
+		t.Errorf("status = %q", v.status.Text)
+	}
+}
+
+func TestEditorRefusesABadSchema(t *testing.T) {
+	core := &fakeCore{}
+	a := newTestApp(t, core)
+	v := a.agents
+	test.Type(v.slug, "x")
+	test.Type(v.schema, `[1, 2`)
+	if !strings.Contains(v.schemaHint.Text, "not valid JSON") {
+		t.Errorf("hint while typing = %q", v.schemaHint.Text)
+	}
+	test.Tap(v.save)
+	if len(core.saved) != 0 || !strings.Contains(v.status.Text, "response schema") {
+		t.Errorf("saved %v, status %q", core.saved, v.status.Text)
+	}
+	core.saveErr = agent.Userf(nil, "slug %q is not valid", "Bad Slug")
+	v.schema.SetText("")
+	test.Tap(v.save)
+	if !strings.Contains(v.status.Text, "is not valid") {
+		t.Errorf("core's refusal not shown: %q", v.status.Text)
+	}
+}
+
+func TestKillSwitch(t *testing.T) {
+	core := &fakeCore{agents: []agent.Agent{{ID: "1", Slug: "assistant", Name: "Assistant", Enabled: true}}}
+	a := newTestApp(t, core)
+	a.agents.refresh()
+	row := a.agents.list.CreateItem()
+	a.agents.list.UpdateItem(0, row)
+	check := row.(*fyne.Container).Objects[1].(*widget.Check)
+	if !check.Checked {
+		t.Fatal("an enabled agent shows unchecked")
+	}
+	test.Tap(check)
+	if on, set := core.enabled["assistant"]; !set || on {
+		t.Errorf("kill switch: SetAgentEnabled calls = %v", core.enabled)
+	}
+}
+
+func question(id string) agent.Question {
+	return agent.Question{ID: id, Kind: agent.KindQuestion, Agent: "assistant", Text: "What is your name?",
+		AskedAt: time.Now(), ExpiresAt: time.Now().Add(10 * time.Minute), Status: agent.QuestionPending}
+}
+
+func TestPopupAnswerReachesTheCore(t *testing.T) {
+	core := &fakeCore{pending: []agent.Question{question("q1")}}
+	a := newTestApp(t, core)
+	a.handle(agent.Event{Kind: agent.EventQuestionAsked, Question: "q1", Text: "What is your name?"})
+	p := a.questions.popups["q1"]
+	if p == nil {
+		t.Fatal("no popup for the question")
+	}
+	if len(a.questions.pending) != 1 {
+		t.Error("the question is not listed in the window")
+	}
+	test.Tap(p.send) // empty: refused, and the popup says why
+	if len(core.answers) != 0 || !strings.Contains(p.status.Text, "empty") {
+		t.Errorf("empty answer: answers %v, status %q", core.answers, p.status.Text)
+	}
+	test.Type(p.text, "Ada")
+	test.Tap(p.send)
+	if !cmp.Equal(core.answers, []map[string]any{{"answer": "Ada"}}) {
+		t.Fatalf("answers = %v", core.answers)
+	}
+	// The core confirms: the popup closes and the list empties.
+	core.pending = nil
+	a.handle(agent.Event{Kind: agent.EventQuestionClosed, Question: "q1", Text: string(agent.QuestionAnswered)})
+	if _, open := a.questions.popups["q1"]; open || len(a.questions.pending) != 0 {
+		t.Error("the popup or the list still shows the answered question")
+	}
+}
+
+func TestPopupClosesWhenTheClientAnswersFirst(t *testing.T) {
+	core := &fakeCore{pending: []agent.Question{question("q1")}}
+	a := newTestApp(t, core)
+	a.handle(agent.Event{Kind: agent.EventQuestionAsked, Question: "q1"})
+	core.pending = nil
+	a.handle(agent.Event{Kind: agent.EventQuestionClosed, Question: "q1", Text: string(agent.QuestionAnswered)})
+	if _, open := a.questions.popups["q1"]; open {
+		t.Error("popup still open after the client answered")
+	}
+	if len(core.answers) != 0 {
+		t.Error("the desktop answered too")
+	}
+}
+
+func TestChoiceAndApprovalPopups(t *testing.T) {
+	choice := question("c1")
+	choice.Choices = []string{"red", "blue"}
+	approval := agent.Question{ID: "a1", Kind: agent.KindApproval, Agent: "scribe", Tool: "write_file",
+		Arguments: json.RawMessage(`{"path":"notes.txt"}`), ExpiresAt: time.Now().Add(time.Minute)}
+	core := &fakeCore{pending: []agent.Question{choice, approval}}
+	a := newTestApp(t, core)
+	a.handle(agent.Event{Kind: agent.EventQuestionAsked, Question: "c1"})
+	a.handle(agent.Event{Kind: agent.EventQuestionAsked, Question: "a1"})
+	c, ap := a.questions.popups["c1"], a.questions.popups["a1"]
+	if len(c.choices) != 2 || c.text != nil {
+		t.Fatalf("choice popup has %d choice buttons", len(c.choices))
+	}
+	test.Tap(c.choices[1])
+	test.Type(ap.comment, "only this once")
+	test.Tap(ap.approve)
+	want := []map[string]any{{"answer": "blue"}, {"approve": true, "comment": "only this once"}}
+	if diff := cmp.Diff(want, core.answers); diff != "" {
+		t.Errorf("answers (-want +got):\n%s", diff)
+	}
+	test.Tap(c.decline)
+	if !cmp.Equal(core.declined, []string{"c1"}) {
+		t.Errorf("declined = %v", core.declined)
+	}
+}
+
+func TestFormatting(t *testing.T) {
+	now := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	cases := []struct{ got, want string }{
+		{agentLabel(agent.Agent{Slug: "a", Name: "a"}), "a"},
+		{agentLabel(agent.Agent{Slug: "a", Name: "Alpha"}), "Alpha (a)"},
+		{pendingLabel(0), "No questions waiting"},
+		{pendingLabel(1), "1 question waiting…"},
+		{pendingLabel(3), "3 questions waiting…"},
+		{questionTitle(agent.Question{Kind: agent.KindApproval, Agent: "s", Tool: "write_file"}), "s asks to run write_file"},
+		{expiresIn(agent.Question{ExpiresAt: now.Add(90 * time.Second)}, now), "waits 1m30s more"},
+		{expiresIn(agent.Question{ExpiresAt: now.Add(-time.Second)}, now), "expired"},
+		{schemaProblem(""), ""},
+		{schemaProblem(`{"type":"object"}`), ""},
+		{schemaProblem(`"string"`), `a response schema is a JSON object, like {"type": "object", …}`},
+	}
+	for i, c := range cases {
+		if c.got != c.want {
+			t.Errorf("case %d: got %q, want %q", i, c.got, c.want)
+		}
+	}
+}
