@@ -9,13 +9,14 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
 # Debian/Ubuntu packages: cgo (SQLite), the GL/X11 headers the desktop app
-# builds against, Xvfb for GUI tests, a real Secret Service (gnome-keyring on
-# a D-Bus session) for the keychain tests, and npm for the interop tests.
+# builds against, Xvfb, ImageMagick and xdotool for the headed GUI check, a
+# real Secret Service (gnome-keyring on a D-Bus session) for the keychain
+# tests, and npm for the interop tests.
 # dbus-x11 is deliberately absent: it makes D-Bus auto-launch daemons that
 # outlive the tests.
 APT_PACKAGES := gcc libc6-dev pkg-config git ca-certificates \
 	libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev \
-	xvfb xauth dbus gnome-keyring libsecret-tools nodejs npm
+	xvfb xauth dbus gnome-keyring libsecret-tools nodejs npm curl imagemagick xdotool
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -33,6 +34,10 @@ test: deps ## vet, then every test with -race, including the real-keychain and i
 	$(GO) vet ./...
 	LANG=en_US.UTF-8 $(GO) test -race -count=1 ./...
 	store/keychain/testdata/real-keyring.sh -v
+	.ci/gui-check.sh
+
+gui-check: deps ## run the desktop app under Xvfb, answer a question in its popup, keep screenshots
+	.ci/gui-check.sh
 
 bench: ## run the benchmarks
 	$(GO) test -run '^$$' -bench . -benchmem ./...
@@ -44,6 +49,6 @@ tidy-check: ## fail when go.mod/go.sum are not tidy
 	$(GO) mod tidy -diff
 
 clean: ## remove build output
-	rm -rf bin
+	rm -rf bin artifacts
 
-.PHONY: help deps build run test bench fuzz tidy-check clean
+.PHONY: help deps build run test gui-check bench fuzz tidy-check clean
