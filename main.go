@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -253,7 +254,7 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 		return err
 	}
 	defer cleanup()
-	srv, err := startServing(ctx, opts, a, stderr)
+	srv, err := startServing(ctx, opts, a, stderr, nil)
 	if err != nil {
 		return err
 	}
@@ -275,8 +276,9 @@ type serving struct {
 }
 
 // startServing serves the app's agents on the MCP endpoint and opens the
-// control channel.
-func startServing(ctx context.Context, opts options, a *app, stderr io.Writer) (*serving, error) {
+// control channel; show (may be nil) brings a window forward for a second
+// launch.
+func startServing(ctx context.Context, opts options, a *app, stderr io.Writer, show func() bool) (*serving, error) {
 	log := a.log
 	if err := a.secrets.Probe(); err != nil {
 		log.Warn(agent.UserMessage(err))
@@ -307,7 +309,7 @@ func startServing(ctx context.Context, opts options, a *app, stderr io.Writer) (
 	if err != nil {
 		return nil, err
 	}
-	ctl, err := control.Listen(filepath.Join(opts.data, control.SocketName), a.core)
+	ctl, err := control.Listen(filepath.Join(opts.data, control.SocketName), a.core, show)
 	if err != nil {
 		for _, ln := range listeners {
 			ln.Close()
@@ -364,23 +366,41 @@ func desktop(ctx context.Context, opts options, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "No display (DISPLAY and WAYLAND_DISPLAY are unset): serving headless. Answer questions with 'deskhand questions' and 'deskhand answer'.")
 		return serve(ctx, opts, stderr)
 	}
+	// A second launch shows the first one's window instead.
+	if ctl, err := control.Dial(filepath.Join(opts.data, control.SocketName)); err == nil {
+		if err := ctl.ShowWindow(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintln(stderr, "Deskhand is already running; its window is shown.")
+		return nil
+	}
 	ctx, a, cleanup, err := boot(ctx, opts, stderr, true)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	srv, err := startServing(ctx, opts, a, stderr)
+	fy := fyneapp.NewWithID("io.deskhand.Deskhand")
+	var shown atomic.Pointer[ui.App] // set once the window exists
+	show := func() bool {
+		fyne.Do(func() {
+			if w := shown.Load(); w != nil {
+				w.Show()
+			}
+		})
+		return true
+	}
+	srv, err := startServing(ctx, opts, a, stderr, show)
 	if err != nil {
 		return err
 	}
 	defer srv.stop()
 
-	fy := fyneapp.NewWithID("io.deskhand.Deskhand")
 	tray := sessionBusReachable()
 	if !tray {
 		a.log.Info("no D-Bus session bus: running without a tray icon")
 	}
 	win := ui.New(fy, a.core, ui.Options{Tray: tray, ServerURL: srv.url, Icon: assets.Icon, Logger: a.log})
+	shown.Store(win)
 	followCtx, stopFollowing := context.WithCancel(ctx)
 	defer stopFollowing()
 	win.Follow(followCtx)

@@ -58,6 +58,11 @@ func (c *Client) RevokeToken(ctx context.Context, name string) error {
 	return c.do(ctx, http.MethodDelete, "/v1/tokens/"+url.PathEscape(name), nil, nil)
 }
 
+// ShowWindow asks the running app to bring its window forward.
+func (c *Client) ShowWindow(ctx context.Context) error {
+	return c.do(ctx, http.MethodPost, "/v1/window/show", nil, nil)
+}
+
 // Questions lists the questions waiting for a person.
 func (c *Client) Questions(ctx context.Context) ([]QuestionInfo, error) {
 	var out []QuestionInfo

@@ -45,7 +45,8 @@ type Server struct {
 }
 
 // Listen takes the socket at path, removing a stale one left by a crash.
-func Listen(path string, core Core) (*Server, error) {
+// show, when not nil, brings the app's window forward for a second launch.
+func Listen(path string, core Core, show func() bool) (*Server, error) {
 	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
 		c.Close()
 		return nil, ErrAlreadyRunning
@@ -64,7 +65,7 @@ func Listen(path string, core Core) (*Server, error) {
 		return nil, fmt.Errorf("listen on control socket %s: %w", path, err)
 	}
 	s := &Server{ln: ln, path: path, done: make(chan error, 1),
-		srv: &http.Server{Handler: handler(core), ReadHeaderTimeout: 10 * time.Second}}
+		srv: &http.Server{Handler: handler(core, show), ReadHeaderTimeout: 10 * time.Second}}
 	go func() { s.done <- s.srv.Serve(ln) }()
 	return s, nil
 }
@@ -125,8 +126,15 @@ type problem struct {
 	Error string `json:"error"`
 }
 
-func handler(core Core) http.Handler {
+func handler(core Core, show func() bool) http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/window/show", func(w http.ResponseWriter, r *http.Request) {
+		if show == nil || !show() {
+			reply(w, http.StatusConflict, problem{"this Deskhand runs headless: it has no window to show"})
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
 	mux.HandleFunc("GET /v1/tokens", func(w http.ResponseWriter, r *http.Request) {
 		reply(w, http.StatusOK, tokenInfos(core.Clients()))
 	})

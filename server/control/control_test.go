@@ -37,7 +37,7 @@ func newCore(t *testing.T) *agent.Core {
 
 func listen(t *testing.T, path string, core control.Core) *control.Server {
 	t.Helper()
-	srv, err := control.Listen(path, core)
+	srv, err := control.Listen(path, core, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestSecondInstanceIsRefused(t *testing.T) {
 	path := socketPath(t)
 	core := newCore(t)
 	listen(t, path, core)
-	if _, err := control.Listen(path, core); !errors.Is(err, control.ErrAlreadyRunning) {
+	if _, err := control.Listen(path, core, nil); !errors.Is(err, control.ErrAlreadyRunning) {
 		t.Errorf("second Listen: %v, want ErrAlreadyRunning", err)
 	}
 }
@@ -151,5 +151,25 @@ func TestQuestionsThroughTheSocket(t *testing.T) {
 	err = c.Answer(t.Context(), "no-such-question", map[string]any{"answer": "x"}, false)
 	if err == nil || !strings.Contains(agent.UserMessage(err), "no longer open") {
 		t.Errorf("answering an unknown question: %v", err)
+	}
+}
+
+func TestShowWindow(t *testing.T) {
+	path := socketPath(t)
+	shown := 0
+	srv, err := control.Listen(path, newCore(t), func() bool { shown++; return true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close(context.Background()) })
+	c, _ := control.Dial(path)
+	if err := c.ShowWindow(t.Context()); err != nil || shown != 1 {
+		t.Fatalf("show: %v (shown %d)", err, shown)
+	}
+	headless := socketPath(t)
+	listen(t, headless, newCore(t))
+	c, _ = control.Dial(headless)
+	if err := c.ShowWindow(t.Context()); err == nil || !strings.Contains(agent.UserMessage(err), "headless") {
+		t.Errorf("headless show: %v", err)
 	}
 }
