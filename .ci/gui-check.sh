@@ -11,5 +11,7 @@ go build -o bin/deskhand .
 go build -o bin/fakeollama ./models/ollama/ollamatest/testdata/fakeollama
 # A home of its own: fyne's settings and the D-Bus-activated keyring daemon
 # write there, not in the user's.
-HOME=$(mktemp -d) LANG=en_US.UTF-8 timeout 120 xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- .ci/gui-session.sh "$out"
+home=$(mktemp -d)
+trap 'rm -rf "$home"' EXIT
+HOME=$home LANG=en_US.UTF-8 timeout 120 xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- .ci/gui-session.sh "$out"
 echo "gui check passed; screenshots in $out"
