@@ -399,7 +399,8 @@ func desktop(ctx context.Context, opts options, stderr io.Writer) error {
 	if !tray {
 		a.log.Info("no D-Bus session bus: running without a tray icon")
 	}
-	win := ui.New(fy, a.core, ui.Options{Tray: tray, ServerURL: srv.url, Icon: assets.Icon, Logger: a.log})
+	win := ui.New(fy, a.core, ui.Options{Tray: tray, ServerURL: srv.url, Logger: a.log,
+		Icon: assets.Icon, PausedIcon: assets.PausedIcon, QuestionIcon: assets.QuestionIcon})
 	shown.Store(win)
 	followCtx, stopFollowing := context.WithCancel(ctx)
 	defer stopFollowing()

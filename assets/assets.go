@@ -7,8 +7,21 @@ import (
 	"fyne.io/fyne/v2"
 )
 
-//go:embed icon.png
-var iconPNG []byte
+//go:generate go run ./mkicons
 
-// Icon is the app's icon, also used in the tray.
-var Icon = fyne.NewStaticResource("icon.png", iconPNG)
+var (
+	//go:embed icon.png
+	iconPNG []byte
+	//go:embed paused.png
+	pausedPNG []byte
+	//go:embed question.png
+	questionPNG []byte
+)
+
+// The app's icon, and the tray's while serving, paused, or with a question
+// waiting for the person.
+var (
+	Icon         = fyne.NewStaticResource("icon.png", iconPNG)
+	PausedIcon   = fyne.NewStaticResource("paused.png", pausedPNG)
+	QuestionIcon = fyne.NewStaticResource("question.png", questionPNG)
+)

@@ -21,8 +21,9 @@ type Options struct {
 	Tray bool
 	// ServerURL is where the agents are served, shown in the window.
 	ServerURL string
-	Icon      fyne.Resource
-	Logger    *slog.Logger
+	// Icons of the app and the tray: serving, paused, question waiting.
+	Icon, PausedIcon, QuestionIcon fyne.Resource
+	Logger                         *slog.Logger
 }
 
 // App is the desktop.
@@ -121,14 +122,31 @@ func (a *App) setTray() {
 		item.Action = func() { a.agents.setEnabled(ag.Slug, !ag.Enabled) }
 		items = append(items, item)
 	}
-	pending := fyne.NewMenuItem(pendingLabel(len(a.core.Pending())), func() {
+	waiting := len(a.core.Pending())
+	pending := fyne.NewMenuItem(pendingLabel(waiting), func() {
 		a.Show()
 		a.questions.openAll()
 	})
-	items = append(items, fyne.NewMenuItemSeparator(), pending)
+	paused := a.core.Paused()
+	pause := fyne.NewMenuItem(pauseLabel(paused), func() {
+		a.core.SetPaused(!paused)
+	})
+	items = append(items, fyne.NewMenuItemSeparator(), pending, pause)
 	a.trayMenu = fyne.NewMenu("Deskhand", items...)
 	desk.SetSystemTrayMenu(a.trayMenu)
-	if a.opts.Icon != nil {
-		desk.SetSystemTrayIcon(a.opts.Icon)
+	if icon := trayIcon(a.opts, paused, waiting); icon != nil {
+		desk.SetSystemTrayIcon(icon)
 	}
+}
+
+// trayIcon shows the state at a glance: a question waiting wins over
+// paused, which wins over serving.
+func trayIcon(o Options, paused bool, waiting int) fyne.Resource {
+	switch {
+	case waiting > 0 && o.QuestionIcon != nil:
+		return o.QuestionIcon
+	case paused && o.PausedIcon != nil:
+		return o.PausedIcon
+	}
+	return o.Icon
 }

@@ -20,4 +20,6 @@ type Core interface {
 	Pending() []agent.Question
 	AnswerQuestion(id string, content map[string]any, declined bool) error
 	Subscribe(ctx context.Context) <-chan agent.Event
+	SetPaused(paused bool)
+	Paused() bool
 }

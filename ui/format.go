@@ -28,6 +28,14 @@ func pendingLabel(n int) string {
 	return fmt.Sprintf("%d questions waiting…", n)
 }
 
+// pauseLabel is the tray's pause switch.
+func pauseLabel(paused bool) string {
+	if paused {
+		return "Resume serving"
+	}
+	return "Pause serving"
+}
+
 // questionTitle heads a question's popup.
 func questionTitle(q agent.Question) string {
 	if q.Kind == agent.KindApproval {

@@ -82,6 +82,10 @@ func (f *fakeCore) AnswerQuestion(id string, content map[string]any, declined bo
 	return agent.ErrQuestionClosed
 }
 
+func (f *fakeCore) SetPaused(bool) {}
+
+func (f *fakeCore) Paused() bool { return false }
+
 func (f *fakeCore) Subscribe(ctx context.Context) <-chan agent.Event {
 	ch := make(chan agent.Event)
 	context.AfterFunc(ctx, func() { close(ch) })
@@ -238,6 +242,8 @@ func TestFormatting(t *testing.T) {
 		{pendingLabel(0), "No questions waiting"},
 		{pendingLabel(1), "1 question waiting…"},
 		{pendingLabel(3), "3 questions waiting…"},
+		{pauseLabel(false), "Pause serving"},
+		{pauseLabel(true), "Resume serving"},
 		{questionTitle(agent.Question{Kind: agent.KindApproval, Agent: "s", Tool: "write_file"}), "s asks to run write_file"},
 		{expiresIn(agent.Question{ExpiresAt: now.Add(90 * time.Second)}, now), "waits 1m30s more"},
 		{expiresIn(agent.Question{ExpiresAt: now.Add(-time.Second)}, now), "expired"},
@@ -251,3 +257,18 @@ func TestFormatting(t *testing.T) {
 		}
 	}
 }
+
+func TestTrayIconShowsTheState(t *testing.T) {
+	o := Options{Icon: assetIcon("serving"), PausedIcon: assetIcon("paused"), QuestionIcon: assetIcon("question")}
+	for _, c := range []struct {
+		paused  bool
+		waiting int
+		want    string
+	}{{false, 0, "serving"}, {true, 0, "paused"}, {false, 2, "question"}, {true, 1, "question"}} {
+		if got := trayIcon(o, c.paused, c.waiting).Name(); got != c.want {
+			t.Errorf("paused=%v waiting=%d: icon %s, want %s", c.paused, c.waiting, got, c.want)
+		}
+	}
+}
+
+func assetIcon(name string) fyne.Resource { return fyne.NewStaticResource(name, []byte(name)) }

@@ -59,6 +59,8 @@ type Core struct {
 	clients []Client
 	// agentsRev counts agent changes, so adapters can tell a stale copy.
 	agentsRev atomic.Uint64
+	// paused serves no agent at all until resumed.
+	paused atomic.Bool
 
 	// base ends every running turn when the core closes.
 	base    context.Context
@@ -150,10 +152,26 @@ func (c *Core) Agents() []Agent {
 // AgentsRevision changes whenever an agent is created or changed.
 func (c *Core) AgentsRevision() uint64 { return c.agentsRev.Load() }
 
-// EnabledAgents lists the agents served as tools, in slug order.
+// EnabledAgents lists the agents served as tools, in slug order: none
+// while serving is paused.
 func (c *Core) EnabledAgents() []Agent {
+	if c.paused.Load() {
+		return nil
+	}
 	return slices.DeleteFunc(c.Agents(), func(a Agent) bool { return !a.Enabled })
 }
+
+// SetPaused pauses serving (every agent leaves the tool list; turns already
+// running finish) or resumes it.
+func (c *Core) SetPaused(paused bool) {
+	if c.paused.Swap(paused) != paused {
+		c.agentsRev.Add(1)
+		c.publish(Event{Kind: EventAgentsChanged})
+	}
+}
+
+// Paused reports whether serving is paused.
+func (c *Core) Paused() bool { return c.paused.Load() }
 
 // AgentBySlug finds an agent; ok is false when none has the slug.
 func (c *Core) AgentBySlug(slug string) (Agent, bool) {

@@ -640,3 +640,19 @@ func TestCallerNamesTheTurn(t *testing.T) {
 		t.Errorf("a non-UUID turn id was taken: %+v %v", res, err)
 	}
 }
+
+func TestPause(t *testing.T) {
+	f := newFixture(t, agent.Config{}, agent.Agent{})
+	rev := f.core.AgentsRevision()
+	f.core.SetPaused(true)
+	if len(f.core.EnabledAgents()) != 0 || !f.core.Paused() || f.core.AgentsRevision() == rev {
+		t.Fatal("paused core still serves agents, or adapters were not told")
+	}
+	if _, err := f.run(t, "p", "", "hi"); err == nil || !strings.Contains(agent.UserMessage(err), "paused") {
+		t.Errorf("run while paused: %v", err)
+	}
+	f.core.SetPaused(false)
+	if len(f.core.EnabledAgents()) != 1 {
+		t.Error("resume did not bring the agent back")
+	}
+}

@@ -48,6 +48,9 @@ func (c *Core) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	if !ok || !agent.Enabled {
 		return nil, Userf(ErrNotFound, "no enabled agent named %q", req.Agent)
 	}
+	if c.paused.Load() {
+		return nil, Userf(nil, "Deskhand is paused: it serves no agent until it is resumed from its tray menu")
+	}
 	if strings.TrimSpace(req.Message) == "" {
 		return nil, Userf(nil, "'message' is empty: say what you want the agent to do")
 	}

@@ -250,3 +250,17 @@ func TestClosedCall(t *testing.T) {
 		})
 	}
 }
+
+func TestPausedServingListsNoTools(t *testing.T) {
+	h := newHarness(t, mcpserver.GuardOptions{})
+	c := connect(t, h.URL, mcp.ProtocolVersion20260728, h.token("alice"))
+	h.core.SetPaused(true)
+	tools, err := c.ListTools(t.Context(), mcp.ListToolsRequest{})
+	if err != nil || len(tools.Tools) != 0 {
+		t.Fatalf("tools while paused = %+v, %v", tools, err)
+	}
+	h.core.SetPaused(false)
+	if tools, _ := c.ListTools(t.Context(), mcp.ListToolsRequest{}); len(tools.Tools) != 1 {
+		t.Errorf("tools after resuming = %+v", tools)
+	}
+}
