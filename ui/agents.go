@@ -16,12 +16,15 @@ type agentsView struct {
 	list   *widget.List
 	agents []agent.Agent
 
-	editing                                        agent.Agent // the agent in the editor; ID "" for a new one
-	name, slug, description, prompt, model, schema *widget.Entry
-	backend, routing                               *widget.Select
-	conversations, enabled                         *widget.Check
-	schemaHint, status                             *widget.Label
-	save                                           *widget.Button
+	editing                                 agent.Agent // the agent in the editor; ID "" for a new one
+	name, slug, description, prompt, schema *widget.Entry
+	model                                   *widget.SelectEntry
+	folders                                 *widget.Entry
+	tools                                   []toolSwitch
+	backend, routing                        *widget.Select
+	conversations, enabled                  *widget.Check
+	schemaHint, status                      *widget.Label
+	save                                    *widget.Button
 }
 
 var (
@@ -47,7 +50,14 @@ func newAgentsView(app *App) *agentsView {
 		})
 	v.list.OnSelected = func(i widget.ListItemID) { v.edit(v.agents[i]) }
 
-	v.name, v.slug, v.description, v.model = widget.NewEntry(), widget.NewEntry(), widget.NewEntry(), widget.NewEntry()
+	v.name, v.slug, v.description = widget.NewEntry(), widget.NewEntry(), widget.NewEntry()
+	v.model = widget.NewSelectEntry(nil)
+	v.model.SetPlaceHolder("e.g. llama3.2 — refresh to list the installed ones")
+	v.folders = widget.NewMultiLineEntry()
+	v.folders.SetPlaceHolder("folders the file tools may use, one per line")
+	for _, info := range app.core.AvailableTools() {
+		v.tools = append(v.tools, newToolSwitch(info))
+	}
 	v.prompt, v.schema = widget.NewMultiLineEntry(), widget.NewMultiLineEntry()
 	v.prompt.SetMinRowsVisible(4)
 	v.schema.SetMinRowsVisible(3)
@@ -64,13 +74,20 @@ func newAgentsView(app *App) *agentsView {
 }
 
 func (v *agentsView) content() fyne.CanvasObject {
+	refresh := widget.NewButton("Refresh", v.refreshModels)
+	toolRows := container.NewVBox()
+	for _, ts := range v.tools {
+		toolRows.Add(container.NewHBox(ts.use, ts.ask))
+	}
 	form := widget.NewForm(
 		widget.NewFormItem("Name", v.name),
 		widget.NewFormItem("Slug (tool name)", v.slug),
 		widget.NewFormItem("Description", v.description),
 		widget.NewFormItem("Prompt", v.prompt),
 		widget.NewFormItem("Model backend", v.backend),
-		widget.NewFormItem("Ollama model", v.model),
+		widget.NewFormItem("Ollama model", container.NewBorder(nil, nil, nil, refresh, v.model)),
+		widget.NewFormItem("Tools", toolRows),
+		widget.NewFormItem("Allowed folders", v.folders),
 		widget.NewFormItem("Questions go to", v.routing),
 		widget.NewFormItem("Response schema", container.NewVBox(v.schema, v.schemaHint)),
 		widget.NewFormItem("", container.NewVBox(v.conversations, v.enabled)),
@@ -101,6 +118,10 @@ func (v *agentsView) edit(a agent.Agent) {
 	v.prompt.SetText(f.Prompt)
 	v.model.SetText(f.Model)
 	v.schema.SetText(f.Schema)
+	v.folders.SetText(f.Folders)
+	for _, ts := range v.tools {
+		ts.set(f.Tools)
+	}
 	v.backend.SetSelected(string(f.Backend))
 	v.routing.SetSelected(string(f.Routing))
 	v.conversations.SetChecked(f.Conversations)
@@ -113,7 +134,7 @@ func (v *agentsView) edit(a agent.Agent) {
 func (v *agentsView) saveEditor() {
 	f := editorFields{
 		Name: v.name.Text, Slug: v.slug.Text, Description: v.description.Text, Prompt: v.prompt.Text,
-		Model: v.model.Text, Schema: v.schema.Text,
+		Model: v.model.Text, Schema: v.schema.Text, Folders: v.folders.Text, Tools: switchedOn(v.tools),
 		Backend: agent.Backend(v.backend.Selected), Routing: agent.Routing(v.routing.Selected),
 		Conversations: v.conversations.Checked, Enabled: v.enabled.Checked,
 	}
@@ -135,4 +156,65 @@ func (v *agentsView) setEnabled(slug string, on bool) {
 	if err := v.app.core.SetAgentEnabled(context.Background(), slug, on); err != nil {
 		v.status.SetText(agent.UserMessage(err))
 	}
+}
+
+// refreshModels lists the installed Ollama models in the model picker,
+// asking Ollama off fyne's goroutine.
+func (v *agentsView) refreshModels() {
+	v.status.SetText("Asking Ollama for its models…")
+	go func() {
+		names, err := v.app.core.InstalledModels(context.Background())
+		fyne.Do(func() {
+			if err != nil {
+				v.status.SetText(agent.UserMessage(err))
+				return
+			}
+			v.model.SetOptions(names)
+			v.status.SetText(modelsFound(len(names)))
+		})
+	}()
+}
+
+// toolSwitch turns one tool on for the agent, and says whether it asks
+// before each call.
+type toolSwitch struct {
+	info     agent.ToolInfo
+	use, ask *widget.Check
+}
+
+func newToolSwitch(info agent.ToolInfo) toolSwitch {
+	ts := toolSwitch{info: info, use: widget.NewCheck(info.Name, nil), ask: widget.NewCheck("ask me first", nil)}
+	ts.use.OnChanged = func(on bool) {
+		if on {
+			ts.ask.SetChecked(info.NeedsApproval)
+			ts.ask.Enable()
+		} else {
+			ts.ask.Disable()
+		}
+	}
+	ts.ask.Disable()
+	return ts
+}
+
+// set shows the agent's setting of this tool.
+func (ts toolSwitch) set(tools []agent.AgentTool) {
+	for _, t := range tools {
+		if t.Name == ts.info.Name {
+			ts.use.SetChecked(true)
+			ts.ask.SetChecked(t.NeedsApproval)
+			return
+		}
+	}
+	ts.use.SetChecked(false)
+	ts.ask.SetChecked(ts.info.NeedsApproval)
+}
+
+func switchedOn(switches []toolSwitch) []agent.AgentTool {
+	var out []agent.AgentTool
+	for _, ts := range switches {
+		if ts.use.Checked {
+			out = append(out, agent.AgentTool{Name: ts.info.Name, NeedsApproval: ts.ask.Checked})
+		}
+	}
+	return out
 }

@@ -22,4 +22,6 @@ type Core interface {
 	Subscribe(ctx context.Context) <-chan agent.Event
 	SetPaused(paused bool)
 	Paused() bool
+	AvailableTools() []agent.ToolInfo
+	InstalledModels(ctx context.Context) ([]string, error)
 }

@@ -28,6 +28,17 @@ func pendingLabel(n int) string {
 	return fmt.Sprintf("%d questions waiting…", n)
 }
 
+// modelsFound reports a refresh of the model list.
+func modelsFound(n int) string {
+	switch n {
+	case 0:
+		return "Ollama has no model installed: pull one, e.g. 'ollama pull llama3.2'."
+	case 1:
+		return "1 installed model."
+	}
+	return fmt.Sprintf("%d installed models.", n)
+}
+
 // pauseLabel is the tray's pause switch.
 func pauseLabel(paused bool) string {
 	if paused {
@@ -76,11 +87,25 @@ type editorFields struct {
 	Backend                                        agent.Backend
 	Routing                                        agent.Routing
 	Conversations, Enabled                         bool
+	Tools                                          []agent.AgentTool
+	Folders                                        string // one per line
 }
 
 func fieldsOf(a agent.Agent) editorFields {
 	return editorFields{Name: a.Name, Slug: a.Slug, Description: a.Description, Prompt: a.Prompt, Model: a.Model,
-		Schema: string(a.ResponseSchema), Backend: a.Backend, Routing: a.Routing, Conversations: a.Conversations, Enabled: a.Enabled}
+		Schema: string(a.ResponseSchema), Backend: a.Backend, Routing: a.Routing, Conversations: a.Conversations, Enabled: a.Enabled,
+		Tools: a.Tools, Folders: strings.Join(a.Folders, "\n")}
+}
+
+// folders reads the folder list: one per line, blank lines ignored.
+func folders(text string) []string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		if f := strings.TrimSpace(line); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // apply puts the editor's values on base (which keeps what the editor
@@ -91,6 +116,7 @@ func (f editorFields) apply(base agent.Agent) (agent.Agent, error) {
 	}
 	base.Name, base.Slug, base.Description, base.Prompt, base.Model = f.Name, f.Slug, f.Description, f.Prompt, f.Model
 	base.Backend, base.Routing, base.Conversations, base.Enabled = f.Backend, f.Routing, f.Conversations, f.Enabled
+	base.Tools, base.Folders = f.Tools, folders(f.Folders)
 	base.ResponseSchema = nil
 	if s := strings.TrimSpace(f.Schema); s != "" {
 		base.ResponseSchema = json.RawMessage(s)

@@ -82,6 +82,14 @@ func (f *fakeCore) AnswerQuestion(id string, content map[string]any, declined bo
 	return agent.ErrQuestionClosed
 }
 
+func (f *fakeCore) AvailableTools() []agent.ToolInfo {
+	return []agent.ToolInfo{{Name: "read_file"}, {Name: "write_file", NeedsApproval: true}}
+}
+
+func (f *fakeCore) InstalledModels(context.Context) ([]string, error) {
+	return []string{"llama3.2", "qwen3:8b"}, nil
+}
+
 func (f *fakeCore) SetPaused(bool) {}
 
 func (f *fakeCore) Paused() bool { return false }
@@ -108,6 +116,9 @@ func TestEditorSavesAnAgent(t *testing.T) {
 	test.Type(v.model, "qwen3:8b")
 	v.routing.SetSelected(string(agent.RouteDesktop))
 	test.Type(v.schema, `{"type":"object"}`)
+	test.Tap(v.tools[1].use) // write_file: asks first by default
+	test.Tap(v.tools[0].use)
+	test.Type(v.folders, "/home/ada/notes\n\n/tmp/x")
 	test.Tap(v.save)
 	if len(core.saved) != 1 {
 		t.Fatalf("saved %d agents; status %q", len(core.saved), v.status.Text)
@@ -115,7 +126,9 @@ func TestEditorSavesAnAgent(t *testing.T) {
 	got := core.saved[0]
 	want := agent.Agent{Name: "Researcher", Slug: "researcher", Prompt: "Find sources.", Model: "qwen3:8b",
 		Backend: agent.BackendOllama, Routing: agent.RouteDesktop, Conversations: true, Enabled: true,
-		ResponseSchema: json.RawMessage(`{"type":"object"}`)}
+		ResponseSchema: json.RawMessage(`{"type":"object"}`),
+		Tools:          []agent.AgentTool{{Name: "read_file"}, {Name: "write_file", NeedsApproval: true}},
+		Folders:        []string{"/home/ada/notes", "/tmp/x"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("saved agent (-want +got):\n%s", diff)
 	}
@@ -142,6 +155,20 @@ func TestEditorRefusesABadSchema(t *testing.T) {
 	test.Tap(v.save)
 	if !strings.Contains(v.status.Text, "is not valid") {
 		t.Errorf("core's refusal not shown: %q", v.status.Text)
+	}
+}
+
+func TestEditorShowsAnAgentsTools(t *testing.T) {
+	core := &fakeCore{}
+	a := newTestApp(t, core)
+	v := a.agents
+	v.edit(agent.Agent{Slug: "scribe", Tools: []agent.AgentTool{{Name: "write_file", NeedsApproval: false}}, Folders: []string{"/a", "/b"}})
+	if v.tools[0].use.Checked || !v.tools[1].use.Checked || v.tools[1].ask.Checked || v.folders.Text != "/a\n/b" {
+		t.Errorf("editor shows read_file=%v write_file=%v ask=%v folders=%q",
+			v.tools[0].use.Checked, v.tools[1].use.Checked, v.tools[1].ask.Checked, v.folders.Text)
+	}
+	if !v.tools[0].ask.Disabled() {
+		t.Error("'ask me first' is editable for a tool that is off")
 	}
 }
 
@@ -242,6 +269,8 @@ func TestFormatting(t *testing.T) {
 		{pendingLabel(0), "No questions waiting"},
 		{pendingLabel(1), "1 question waiting…"},
 		{pendingLabel(3), "3 questions waiting…"},
+		{modelsFound(0), "Ollama has no model installed: pull one, e.g. 'ollama pull llama3.2'."},
+		{modelsFound(2), "2 installed models."},
 		{pauseLabel(false), "Pause serving"},
 		{pauseLabel(true), "Resume serving"},
 		{questionTitle(agent.Question{Kind: agent.KindApproval, Agent: "s", Tool: "write_file"}), "s asks to run write_file"},

@@ -287,11 +287,7 @@ func (c *Core) EnsureDefaultAgent(ctx context.Context, model string) (Agent, boo
 }
 
 func (c *Core) firstInstalledModel(ctx context.Context) string {
-	l, ok := c.models[BackendOllama].(ModelLister)
-	if !ok {
-		return ""
-	}
-	names, err := l.ListModels(ctx)
+	names, err := c.InstalledModels(ctx)
 	if err != nil {
 		c.log.Warn("list installed models for the default agent", "err", err)
 		return ""
@@ -300,6 +296,37 @@ func (c *Core) firstInstalledModel(ctx context.Context) string {
 		return ""
 	}
 	return names[0]
+}
+
+// ToolInfo describes a tool agents may switch on.
+type ToolInfo struct {
+	Name, Description string
+	// NeedsApproval is the tool's default: it asks before each call.
+	NeedsApproval bool
+}
+
+// AvailableTools lists the tools agents may switch on, by name.
+func (c *Core) AvailableTools() []ToolInfo {
+	out := make([]ToolInfo, 0, len(c.tools))
+	for _, t := range c.tools {
+		spec := t.Spec()
+		info := ToolInfo{Name: spec.Name, Description: spec.Description}
+		if d, ok := t.(ApprovalDefaulter); ok {
+			info.NeedsApproval = d.NeedsApprovalByDefault()
+		}
+		out = append(out, info)
+	}
+	slices.SortFunc(out, func(a, b ToolInfo) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// InstalledModels lists the models the Ollama backend has installed.
+func (c *Core) InstalledModels(ctx context.Context) ([]string, error) {
+	l, ok := c.models[BackendOllama].(ModelLister)
+	if !ok {
+		return nil, Userf(nil, "no Ollama backend is configured")
+	}
+	return l.ListModels(ctx)
 }
 
 // ---- clients (principals) ----

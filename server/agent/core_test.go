@@ -656,3 +656,24 @@ func TestPause(t *testing.T) {
 		t.Error("resume did not bring the agent back")
 	}
 }
+
+func TestAvailableToolsAndModels(t *testing.T) {
+	tools := []agent.Tool{
+		agenttest.Tool{Name: "write_file", Approval: true},
+		agenttest.Tool{Name: "current_time"},
+	}
+	db := storetest.Open(t)
+	core, err := agent.New(t.Context(), agent.Config{History: db, Tools: tools,
+		Models: map[agent.Backend]agent.Model{agent.BackendOllama: &listingModel{names: []string{"llama3.2"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer core.Close()
+	want := []agent.ToolInfo{{Name: "current_time", Description: "test tool current_time"}, {Name: "write_file", Description: "test tool write_file", NeedsApproval: true}}
+	if diff := cmp.Diff(want, core.AvailableTools()); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+	if names, err := core.InstalledModels(t.Context()); err != nil || !cmp.Equal(names, []string{"llama3.2"}) {
+		t.Errorf("models = %v, %v", names, err)
+	}
+}
