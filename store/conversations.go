@@ -52,6 +52,35 @@ func (db *DB) Conversation(ctx context.Context, id string) (agent.Conversation, 
 	return c, nil
 }
 
+// RecentConversations lists the conversations last active first, with
+// the status of each one's latest turn (empty when it has none).
+func (db *DB) RecentConversations(ctx context.Context, limit int) ([]agent.ConversationSummary, error) {
+	rows, err := db.db.QueryContext(ctx, `SELECT c.id, c.agent_id, c.principal, c.title, c.created_at, c.updated_at,
+		COALESCE((SELECT t.status FROM turns t WHERE t.conversation_id = c.id ORDER BY t.started_at DESC, t.rowid DESC LIMIT 1), '')
+		FROM conversations c ORDER BY c.updated_at DESC, c.rowid DESC LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list conversations: %w", err)
+	}
+	defer rows.Close()
+	var out []agent.ConversationSummary
+	for rows.Next() {
+		var (
+			s                agent.ConversationSummary
+			created, updated int64
+			status           string
+		)
+		if err := rows.Scan(&s.ID, &s.AgentID, &s.Principal, &s.Title, &created, &updated, &status); err != nil {
+			return nil, fmt.Errorf("read conversation: %w", err)
+		}
+		s.CreatedAt, s.UpdatedAt, s.LastStatus = fromMillis(created), fromMillis(updated), agent.TurnStatus(status)
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list conversations: %w", err)
+	}
+	return out, nil
+}
+
 // checkConversation returns an error wrapping agent.ErrNotFound when the
 // conversation does not exist.
 func (db *DB) checkConversation(ctx context.Context, id string) error {

@@ -600,3 +600,32 @@ func TestConcurrentTurns(t *testing.T) {
 		}
 	}
 }
+
+func TestRecentConversations(t *testing.T) {
+	db := storetest.Open(t)
+	ctx := t.Context()
+	a := agent.Agent{ID: "a1", Slug: "helper", Name: "Helper", Backend: agent.BackendOllama, CreatedAt: time.UnixMilli(1000).UTC(), UpdatedAt: time.UnixMilli(1000).UTC()}
+	if err := db.PutAgent(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range []string{"c-old", "c-new"} {
+		at := time.UnixMilli(int64(2000 + i*1000)).UTC()
+		if err := db.CreateConversation(ctx, agent.Conversation{ID: id, AgentID: "a1", Principal: "p", Title: id, CreatedAt: at, UpdatedAt: at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	turn := agent.Turn{ID: "t1", ConversationID: "c-old", AgentID: "a1", Principal: "p", Status: agent.TurnRunning, StartedAt: time.UnixMilli(5000).UTC()}
+	if err := db.BeginTurn(ctx, turn, agent.Message{Role: agent.RoleUser, Content: "hi", CreatedAt: turn.StartedAt}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.RecentConversations(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].ID != "c-old" || got[0].LastStatus != agent.TurnRunning || got[1].ID != "c-new" || got[1].LastStatus != "" {
+		t.Errorf("recent = %+v", got)
+	}
+	if one, _ := db.RecentConversations(ctx, 1); len(one) != 1 {
+		t.Errorf("limit ignored: %d", len(one))
+	}
+}

@@ -33,10 +33,11 @@ type App struct {
 	opts Options
 	log  *slog.Logger
 
-	win       fyne.Window
-	agents    *agentsView
-	questions *questionsView
-	trayMenu  *fyne.Menu
+	win           fyne.Window
+	agents        *agentsView
+	questions     *questionsView
+	conversations *conversationsView
+	trayMenu      *fyne.Menu
 }
 
 // New builds the window (hidden) and the tray.
@@ -48,10 +49,12 @@ func New(fy fyne.App, core Core, opts Options) *App {
 	a.win = fy.NewWindow("Deskhand")
 	a.agents = newAgentsView(a)
 	a.questions = newQuestionsView(a)
+	a.conversations = newConversationsView(a)
 	status := widget.NewLabel("Serving your agents at " + cmp.Or(opts.ServerURL, "(not serving)"))
 	tabs := container.NewAppTabs(
 		container.NewTabItem("Agents", a.agents.content()),
 		container.NewTabItem("Questions", a.questions.content()),
+		container.NewTabItem("Conversations", a.conversations.content()),
 	)
 	a.win.SetContent(container.NewBorder(nil, status, nil, nil, tabs))
 	a.win.Resize(fyne.NewSize(900, 600))
@@ -80,6 +83,7 @@ func (a *App) Follow(ctx context.Context) {
 
 // handle runs on fyne's goroutine.
 func (a *App) handle(e agent.Event) {
+	a.conversations.event(e)
 	switch e.Kind {
 	case agent.EventAgentsChanged:
 		a.agents.refresh()
@@ -98,8 +102,19 @@ func (a *App) handle(e agent.Event) {
 
 func (a *App) refresh() {
 	a.agents.refresh()
+	a.conversations.refresh()
 	a.questions.refresh()
 	a.setTray()
+}
+
+// agentSlug names an agent by its ID, for lists.
+func (a *App) agentSlug(id string) string {
+	for _, ag := range a.agents.agents {
+		if ag.ID == id {
+			return ag.Slug
+		}
+	}
+	return "(deleted agent)"
 }
 
 // Show brings the window forward.

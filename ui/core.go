@@ -23,5 +23,7 @@ type Core interface {
 	SetPaused(paused bool)
 	Paused() bool
 	AvailableTools() []agent.ToolInfo
+	RecentConversations(ctx context.Context, limit int) ([]agent.ConversationSummary, error)
+	Transcript(ctx context.Context, conversationID string) ([]agent.Message, []agent.Turn, error)
 	InstalledModels(ctx context.Context) ([]string, error)
 }

@@ -123,3 +123,77 @@ func (f editorFields) apply(base agent.Agent) (agent.Agent, error) {
 	}
 	return base, nil
 }
+
+// conversationLabel is a conversation's line in the list.
+func conversationLabel(c agent.ConversationSummary, slug string) string {
+	state := string(c.LastStatus)
+	switch c.LastStatus {
+	case "":
+		state = "new"
+	case agent.TurnRunning:
+		state = "running"
+	}
+	return fmt.Sprintf("%s · %s · %s · %s", slug, c.Title, state, c.UpdatedAt.Local().Format("Jan 2 15:04"))
+}
+
+// filterConversations keeps those whose title or agent contains the text.
+func filterConversations(all []agent.ConversationSummary, text string, slugOf func(id string) string) []agent.ConversationSummary {
+	text = strings.ToLower(strings.TrimSpace(text))
+	if text == "" {
+		return all
+	}
+	var out []agent.ConversationSummary
+	for _, c := range all {
+		if strings.Contains(strings.ToLower(c.Title), text) || strings.Contains(strings.ToLower(slugOf(c.AgentID)), text) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// renderTranscript writes a conversation as text: each message by role,
+// and after each turn what it cost.
+func renderTranscript(msgs []agent.Message, turns []agent.Turn) string {
+	var b strings.Builder
+	for i, t := range turns {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		for _, m := range msgs {
+			if m.TurnID != t.ID {
+				continue
+			}
+			switch {
+			case m.Role == agent.RoleAssistant && len(m.ToolCalls) > 0:
+				for _, c := range m.ToolCalls {
+					fmt.Fprintf(&b, "assistant calls %s %s\n", c.Name, c.Arguments)
+				}
+			case m.Role == agent.RoleTool:
+				fmt.Fprintf(&b, "%s returned: %s\n", m.ToolName, m.Content)
+			default:
+				fmt.Fprintf(&b, "%s: %s\n", m.Role, m.Content)
+			}
+		}
+		b.WriteString(turnSummary(t) + "\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// turnSummary is a turn's outcome and cost.
+func turnSummary(t agent.Turn) string {
+	s := fmt.Sprintf("— %s", t.Status)
+	if d := t.Duration(); d > 0 {
+		s += " in " + d.Round(10*time.Millisecond).String()
+	}
+	if t.Model != "" {
+		s += " on " + t.Model
+	}
+	s += fmt.Sprintf(", %d→%d tokens", t.PromptTokens, t.OutputTokens)
+	if t.ToolCalls > 0 {
+		s += fmt.Sprintf(", %d tool calls", t.ToolCalls)
+	}
+	if t.Error != "" {
+		s += ": " + t.Error
+	}
+	return s
+}

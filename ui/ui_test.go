@@ -26,6 +26,10 @@ type fakeCore struct {
 	answers  []map[string]any
 	declined []string
 	saveErr  error
+
+	conversations []agent.ConversationSummary
+	messages      map[string][]agent.Message
+	turns         map[string][]agent.Turn
 }
 
 func (f *fakeCore) Agents() []agent.Agent {
@@ -88,6 +92,18 @@ func (f *fakeCore) AvailableTools() []agent.ToolInfo {
 
 func (f *fakeCore) InstalledModels(context.Context) ([]string, error) {
 	return []string{"llama3.2", "qwen3:8b"}, nil
+}
+
+func (f *fakeCore) RecentConversations(context.Context, int) ([]agent.ConversationSummary, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]agent.ConversationSummary(nil), f.conversations...), nil
+}
+
+func (f *fakeCore) Transcript(_ context.Context, id string) ([]agent.Message, []agent.Turn, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.messages[id], f.turns[id], nil
 }
 
 func (f *fakeCore) SetPaused(bool) {}
@@ -301,3 +317,45 @@ func TestTrayIconShowsTheState(t *testing.T) {
 }
 
 func assetIcon(name string) fyne.Resource { return fyne.NewStaticResource(name, []byte(name)) }
+
+func TestConversationsFollowTheCore(t *testing.T) {
+	at := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	core := &fakeCore{
+		agents: []agent.Agent{{ID: "a1", Slug: "assistant"}, {ID: "a2", Slug: "scribe"}},
+		conversations: []agent.ConversationSummary{
+			{Conversation: agent.Conversation{ID: "c1", AgentID: "a1", Title: "name game", UpdatedAt: at}, LastStatus: agent.TurnCompleted},
+			{Conversation: agent.Conversation{ID: "c2", AgentID: "a2", Title: "notes", UpdatedAt: at}, LastStatus: agent.TurnRunning},
+		},
+		messages: map[string][]agent.Message{"c1": {
+			{Role: agent.RoleUser, Content: "My name is Ada.", TurnID: "t1"},
+			{Role: agent.RoleAssistant, Content: "Hello Ada.", TurnID: "t1"},
+		}},
+		turns: map[string][]agent.Turn{"c1": {{ID: "t1", Status: agent.TurnCompleted, Model: "llama3.2",
+			StartedAt: at, EndedAt: at.Add(1200 * time.Millisecond), PromptTokens: 42, OutputTokens: 7}}},
+	}
+	a := newTestApp(t, core)
+	a.refresh()
+	v := a.conversations
+	if len(v.shown) != 2 {
+		t.Fatalf("listed %d conversations", len(v.shown))
+	}
+	test.Type(v.search, "scribe")
+	if len(v.shown) != 1 || v.shown[0].ID != "c2" {
+		t.Errorf("search by agent: %+v", v.shown)
+	}
+	v.search.SetText("")
+	v.open("c1")
+	want := "user: My name is Ada.\nassistant: Hello Ada.\n— completed in 1.2s on llama3.2, 42→7 tokens"
+	if v.transcript.Text != want {
+		t.Errorf("transcript = %q, want %q", v.transcript.Text, want)
+	}
+	a.handle(agent.Event{Kind: agent.EventDelta, Conversation: "c1", Text: "Wri"})
+	a.handle(agent.Event{Kind: agent.EventDelta, Conversation: "c1", Text: "ting"})
+	a.handle(agent.Event{Kind: agent.EventDelta, Conversation: "c2", Text: "elsewhere"})
+	if !strings.HasSuffix(v.transcript.Text, "assistant (writing): Writing") {
+		t.Errorf("live text = %q", v.transcript.Text)
+	}
+	if label := conversationLabel(core.conversations[1], "scribe"); !strings.HasPrefix(label, "scribe · notes · running · ") {
+		t.Errorf("label = %q", label)
+	}
+}

@@ -329,6 +329,23 @@ func (c *Core) InstalledModels(ctx context.Context) ([]string, error) {
 	return l.ListModels(ctx)
 }
 
+// ---- conversations, for the desktop ----
+
+// RecentConversations lists up to limit conversations, last active first.
+func (c *Core) RecentConversations(ctx context.Context, limit int) ([]ConversationSummary, error) {
+	return c.history.RecentConversations(ctx, limit)
+}
+
+// Transcript is a conversation's messages and turns.
+func (c *Core) Transcript(ctx context.Context, conversationID string) ([]Message, []Turn, error) {
+	msgs, err := c.history.Messages(ctx, conversationID)
+	if err != nil {
+		return nil, nil, err
+	}
+	turns, err := c.history.Turns(ctx, conversationID)
+	return msgs, turns, err
+}
+
 // ---- clients (principals) ----
 
 // CreateClient registers a client and returns its bearer token, which is

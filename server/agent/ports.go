@@ -88,6 +88,8 @@ type ConversationStore interface {
 	// EndTurn records the turn's outcome and the messages it produced atomically.
 	EndTurn(ctx context.Context, t Turn, produced []Message) error
 	Turns(ctx context.Context, conversationID string) ([]Turn, error)
+	// RecentConversations lists conversations, last active first.
+	RecentConversations(ctx context.Context, limit int) ([]ConversationSummary, error)
 	// InterruptRunningTurns marks every turn still running as interrupted;
 	// called once at start, after a crash.
 	InterruptRunningTurns(ctx context.Context, at time.Time) (int, error)

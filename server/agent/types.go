@@ -93,6 +93,12 @@ type Conversation struct {
 	UpdatedAt time.Time
 }
 
+// ConversationSummary is a conversation as lists show it.
+type ConversationSummary struct {
+	Conversation
+	LastStatus TurnStatus // of its latest turn; "" when it has none
+}
+
 // TurnStatus is the state of a turn.
 type TurnStatus string
 

@@ -1,0 +1,112 @@
+package ui
+
+import (
+	"context"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+// conversationsShown bounds the list.
+const conversationsShown = 200
+
+// conversationsView lists conversations, live, and shows one's transcript
+// with the text the model is writing right now.
+type conversationsView struct {
+	app    *App
+	list   *widget.List
+	search *widget.Entry
+	all    []agent.ConversationSummary
+	shown  []agent.ConversationSummary
+
+	current    string // the conversation in the transcript
+	history    string // its stored transcript
+	live       string // what the running turn has written so far
+	transcript *widget.Label
+	status     *widget.Label
+}
+
+func newConversationsView(app *App) *conversationsView {
+	v := &conversationsView{app: app, search: widget.NewEntry(), transcript: widget.NewLabel(""), status: widget.NewLabel("")}
+	v.transcript.Wrapping = fyne.TextWrapWord
+	v.transcript.Selectable = true
+	v.search.SetPlaceHolder("search conversations")
+	v.search.OnChanged = func(string) { v.filter() }
+	v.list = widget.NewList(
+		func() int { return len(v.shown) },
+		func() fyne.CanvasObject { return widget.NewLabel("conversation") },
+		func(i widget.ListItemID, o fyne.CanvasObject) {
+			o.(*widget.Label).SetText(conversationLabel(v.shown[i], v.app.agentSlug(v.shown[i].AgentID)))
+		})
+	v.list.OnSelected = func(i widget.ListItemID) { v.open(v.shown[i].ID) }
+	return v
+}
+
+func (v *conversationsView) content() fyne.CanvasObject {
+	left := container.NewBorder(v.search, nil, nil, nil, v.list)
+	right := container.NewBorder(nil, v.status, nil, nil, container.NewVScroll(v.transcript))
+	split := container.NewHSplit(left, right)
+	split.Offset = 0.35
+	return split
+}
+
+// refresh re-reads the list from the store.
+func (v *conversationsView) refresh() {
+	all, err := v.app.core.RecentConversations(context.Background(), conversationsShown)
+	if err != nil {
+		v.status.SetText(agent.UserMessage(err))
+		return
+	}
+	v.all = all
+	v.filter()
+}
+
+func (v *conversationsView) filter() {
+	v.shown = filterConversations(v.all, v.search.Text, v.app.agentSlug)
+	v.list.Refresh()
+}
+
+// open shows a conversation's transcript.
+func (v *conversationsView) open(id string) {
+	msgs, turns, err := v.app.core.Transcript(context.Background(), id)
+	if err != nil {
+		v.status.SetText(agent.UserMessage(err))
+		return
+	}
+	v.current, v.history, v.live = id, renderTranscript(msgs, turns), ""
+	v.status.SetText("")
+	v.show()
+}
+
+func (v *conversationsView) show() {
+	text := v.history
+	if v.live != "" {
+		text += "\n\nassistant (writing): " + v.live
+	}
+	v.transcript.SetText(text)
+}
+
+// event follows the core: the list on every turn, the open transcript as
+// the model writes.
+func (v *conversationsView) event(e agent.Event) {
+	switch e.Kind {
+	case agent.EventTurnStarted, agent.EventTurnEnded:
+		v.refresh()
+		if e.Conversation == v.current {
+			v.open(e.Conversation)
+		}
+	case agent.EventDelta:
+		if e.Conversation == v.current {
+			v.live += e.Text
+			v.show()
+		}
+	case agent.EventToolCall:
+		if e.Conversation == v.current {
+			v.live += " [calls " + e.Text + "] "
+			v.show()
+		}
+	}
+}
