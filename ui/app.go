@@ -37,6 +37,7 @@ type App struct {
 	agents        *agentsView
 	questions     *questionsView
 	conversations *conversationsView
+	settings      *settingsView
 	trayMenu      *fyne.Menu
 }
 
@@ -50,11 +51,13 @@ func New(fy fyne.App, core Core, opts Options) *App {
 	a.agents = newAgentsView(a)
 	a.questions = newQuestionsView(a)
 	a.conversations = newConversationsView(a)
+	a.settings = newSettingsView(a)
 	status := widget.NewLabel("Serving your agents at " + cmp.Or(opts.ServerURL, "(not serving)"))
 	tabs := container.NewAppTabs(
 		container.NewTabItem("Agents", a.agents.content()),
 		container.NewTabItem("Questions", a.questions.content()),
 		container.NewTabItem("Conversations", a.conversations.content()),
+		container.NewTabItem("Settings", a.settings.content()),
 	)
 	a.win.SetContent(container.NewBorder(nil, status, nil, nil, tabs))
 	a.win.Resize(fyne.NewSize(900, 600))
@@ -93,6 +96,8 @@ func (a *App) handle(e agent.Event) {
 		a.questions.popup(e.Question)
 		a.setTray()
 		a.fy.SendNotification(fyne.NewNotification("Deskhand: a question", e.Text))
+	case agent.EventClientsChanged:
+		a.settings.refreshClients()
 	case agent.EventQuestionClosed:
 		a.questions.closed(e.Question, e.Text)
 		a.questions.refresh()
@@ -103,6 +108,7 @@ func (a *App) handle(e agent.Event) {
 func (a *App) refresh() {
 	a.agents.refresh()
 	a.conversations.refresh()
+	a.settings.refresh()
 	a.questions.refresh()
 	a.setTray()
 }

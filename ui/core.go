@@ -23,6 +23,11 @@ type Core interface {
 	SetPaused(paused bool)
 	Paused() bool
 	AvailableTools() []agent.ToolInfo
+	Clients() []agent.Client
+	CreateClient(ctx context.Context, name string) (agent.Client, string, error)
+	RevokeClient(ctx context.Context, name string) error
+	Setting(ctx context.Context, key, def string) (string, error)
+	SetSetting(ctx context.Context, key, value string) error
 	RecentConversations(ctx context.Context, limit int) ([]agent.ConversationSummary, error)
 	Transcript(ctx context.Context, conversationID string) ([]agent.Message, []agent.Turn, error)
 	InstalledModels(ctx context.Context) ([]string, error)

@@ -197,3 +197,26 @@ func turnSummary(t agent.Turn) string {
 	}
 	return s
 }
+
+// clientLabel is a client's line: its name and when its token was made
+// and last used.
+func clientLabel(c agent.Client, now time.Time) string {
+	last := "never used"
+	if !c.LastUsedAt.IsZero() {
+		last = "last used " + ago(now.Sub(c.LastUsedAt))
+	}
+	return fmt.Sprintf("%s · created %s · %s", c.Name, c.CreatedAt.Local().Format("Jan 2 2006"), last)
+}
+
+// ago says how long ago, coarsely.
+func ago(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%d min ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d h ago", int(d.Hours()))
+	}
+	return fmt.Sprintf("%d days ago", int(d.Hours()/24))
+}

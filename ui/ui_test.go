@@ -27,6 +27,10 @@ type fakeCore struct {
 	declined []string
 	saveErr  error
 
+	clients  []agent.Client
+	revoked  []string
+	settings map[string]string
+
 	conversations []agent.ConversationSummary
 	messages      map[string][]agent.Message
 	turns         map[string][]agent.Turn
@@ -104,6 +108,49 @@ func (f *fakeCore) Transcript(_ context.Context, id string) ([]agent.Message, []
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.messages[id], f.turns[id], nil
+}
+
+func (f *fakeCore) Clients() []agent.Client {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]agent.Client(nil), f.clients...)
+}
+
+func (f *fakeCore) CreateClient(_ context.Context, name string) (agent.Client, string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if name == "" {
+		return agent.Client{}, "", agent.Userf(nil, "client name %q is not valid", name)
+	}
+	c := agent.Client{ID: "id-" + name, Name: name, CreatedAt: time.Now()}
+	f.clients = append(f.clients, c)
+	return c, "dh_secret-for-" + name, nil
+}
+
+func (f *fakeCore) RevokeClient(_ context.Context, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.revoked = append(f.revoked, name)
+	return nil
+}
+
+func (f *fakeCore) Setting(_ context.Context, key, def string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if v, ok := f.settings[key]; ok {
+		return v, nil
+	}
+	return def, nil
+}
+
+func (f *fakeCore) SetSetting(_ context.Context, key, value string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.settings == nil {
+		f.settings = map[string]string{}
+	}
+	f.settings[key] = value
+	return nil
 }
 
 func (f *fakeCore) SetPaused(bool) {}
@@ -357,5 +404,39 @@ func TestConversationsFollowTheCore(t *testing.T) {
 	}
 	if label := conversationLabel(core.conversations[1], "scribe"); !strings.HasPrefix(label, "scribe · notes · running · ") {
 		t.Errorf("label = %q", label)
+	}
+}
+
+func TestSettingsTokensAndServer(t *testing.T) {
+	core := &fakeCore{settings: map[string]string{"server.title": "My agents"}}
+	a := newTestApp(t, core)
+	a.refresh()
+	v := a.settings
+	if v.entries["server.title"].Text != "My agents" {
+		t.Errorf("saved setting not shown: %q", v.entries["server.title"].Text)
+	}
+	test.Tap(widget.NewButton("", v.create)) // an empty name is refused, and said so
+	if !strings.Contains(v.status.Text, "not valid") {
+		t.Errorf("status = %q", v.status.Text)
+	}
+	test.Type(v.newName, "cursor")
+	v.create()
+	if len(v.clients) != 1 || v.clients[0].Name != "cursor" || v.newName.Text != "" {
+		t.Fatalf("clients = %+v", v.clients)
+	}
+	v.revoke("cursor")
+	if !cmp.Equal(core.revoked, []string{"cursor"}) {
+		t.Errorf("revoked = %v", core.revoked)
+	}
+	v.entries["server.allowed_hosts"].SetText("*.dev.example")
+	v.save()
+	if core.settings["server.allowed_hosts"] != "*.dev.example" || core.settings["server.title"] != "My agents" {
+		t.Errorf("settings = %v", core.settings)
+	}
+	if got := clientLabel(agent.Client{Name: "c", CreatedAt: time.Date(2026, 1, 2, 0, 0, 0, 0, time.Local)}, time.Now()); got != "c · created Jan 2 2026 · never used" {
+		t.Errorf("label = %q", got)
+	}
+	if ago(90*time.Minute) != "1 h ago" || ago(3*24*time.Hour) != "3 days ago" || ago(time.Second) != "just now" {
+		t.Error("ago")
 	}
 }

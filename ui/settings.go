@@ -1,0 +1,141 @@
+package ui
+
+import (
+	"context"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+// Settings keys the desktop edits; the server reads them at start.
+var metadataSettings = []struct{ key, label string }{
+	{"server.name", "Server name"},
+	{"server.title", "Title"},
+	{"server.description", "Description"},
+	{"server.instructions", "Instructions for clients"},
+	{"server.website", "Website"},
+	{"server.allowed_hosts", "Allowed hosts (besides loopback; *.example.com for subdomains)"},
+	{"server.allowed_origins", "Allowed origins (e.g. https://app.example.com)"},
+}
+
+// settingsView holds the clients and their tokens, and the server's
+// settings.
+type settingsView struct {
+	app     *App
+	clients []agent.Client
+	list    *widget.List
+	newName *widget.Entry
+	entries map[string]*widget.Entry
+	status  *widget.Label
+}
+
+func newSettingsView(app *App) *settingsView {
+	v := &settingsView{app: app, newName: widget.NewEntry(), entries: make(map[string]*widget.Entry), status: widget.NewLabel("")}
+	v.status.Wrapping = fyne.TextWrapWord
+	v.newName.SetPlaceHolder("client name, e.g. cursor")
+	v.list = widget.NewList(
+		func() int { return len(v.clients) },
+		func() fyne.CanvasObject {
+			return container.NewBorder(nil, nil, nil, widget.NewButton("Revoke", nil), widget.NewLabel("client"))
+		},
+		func(i widget.ListItemID, o fyne.CanvasObject) {
+			row := o.(*fyne.Container)
+			c := v.clients[i]
+			row.Objects[0].(*widget.Label).SetText(clientLabel(c, time.Now()))
+			row.Objects[1].(*widget.Button).OnTapped = func() { v.revoke(c.Name) }
+		})
+	for _, s := range metadataSettings {
+		e := widget.NewEntry()
+		if s.key == "server.instructions" || s.key == "server.description" {
+			e = widget.NewMultiLineEntry()
+			e.SetMinRowsVisible(2)
+		}
+		v.entries[s.key] = e
+	}
+	return v
+}
+
+func (v *settingsView) content() fyne.CanvasObject {
+	create := widget.NewButton("Create token", v.create)
+	clients := container.NewBorder(
+		container.NewVBox(widget.NewLabel("Clients: each has its own token; revoking one shuts it out at once."),
+			container.NewBorder(nil, nil, nil, create, v.newName)),
+		nil, nil, nil, v.list)
+	form := widget.NewForm()
+	for _, s := range metadataSettings {
+		form.Append(s.label, v.entries[s.key])
+	}
+	save := widget.NewButton("Save settings", v.save)
+	server := container.NewVBox(widget.NewLabel("Server (applies at the next start)"), form, save, v.status)
+	split := container.NewVSplit(clients, container.NewVScroll(server))
+	split.Offset = 0.4
+	return split
+}
+
+// refresh re-reads the clients and the saved settings.
+func (v *settingsView) refresh() {
+	v.refreshClients()
+	for _, s := range metadataSettings {
+		val, err := v.app.core.Setting(context.Background(), s.key, "")
+		if err == nil {
+			v.entries[s.key].SetText(val)
+		}
+	}
+}
+
+// refreshClients re-reads the clients only, keeping unsaved edits.
+func (v *settingsView) refreshClients() {
+	v.clients = v.app.core.Clients()
+	v.list.Refresh()
+}
+
+// create makes a client token and shows it once.
+func (v *settingsView) create() {
+	_, token, err := v.app.core.CreateClient(context.Background(), v.newName.Text)
+	if err != nil {
+		v.status.SetText(agent.UserMessage(err))
+		return
+	}
+	name := v.newName.Text
+	v.newName.SetText("")
+	v.status.SetText("")
+	v.refreshClients()
+	v.showToken(name, token)
+}
+
+// showToken shows a new token once, with a button to copy it.
+func (v *settingsView) showToken(name, token string) {
+	shown := widget.NewEntry()
+	shown.SetText(token)
+	copyButton := widget.NewButton("Copy", func() { v.app.fy.Clipboard().SetContent(token) })
+	body := container.NewVBox(
+		widget.NewLabel("The token of "+name+". It is shown only now; Deskhand keeps only its hash."),
+		container.NewBorder(nil, nil, nil, copyButton, shown),
+		widget.NewLabel("Send it as 'Authorization: Bearer <token>' to "+v.app.opts.ServerURL),
+	)
+	dialog.ShowCustom("New client token", "Done", body, v.app.win)
+}
+
+func (v *settingsView) revoke(name string) {
+	if err := v.app.core.RevokeClient(context.Background(), name); err != nil {
+		v.status.SetText(agent.UserMessage(err))
+		return
+	}
+	v.status.SetText("Revoked " + name + ".")
+	v.refreshClients()
+}
+
+func (v *settingsView) save() {
+	for _, s := range metadataSettings {
+		if err := v.app.core.SetSetting(context.Background(), s.key, v.entries[s.key].Text); err != nil {
+			v.status.SetText(agent.UserMessage(err))
+			return
+		}
+	}
+	v.status.SetText("Saved. The server uses these settings from its next start.")
+}
