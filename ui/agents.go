@@ -3,6 +3,8 @@ package ui
 import (
 	"context"
 
+	"github.com/google/uuid"
+
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
@@ -25,6 +27,11 @@ type agentsView struct {
 	conversations, enabled                  *widget.Check
 	schemaHint, status                      *widget.Label
 	save                                    *widget.Button
+
+	try       *widget.Entry // "Try it": a message to the saved agent
+	tryButton *widget.Button
+	tryTurn   string        // the turn "Try it" follows
+	tryOutput *widget.Label // its answer as it streams
 }
 
 var (
@@ -69,6 +76,11 @@ func newAgentsView(app *App) *agentsView {
 	v.routing = widget.NewSelect(routingChoices, nil)
 	v.conversations, v.enabled = widget.NewCheck("keeps conversations", nil), widget.NewCheck("enabled (served as a tool)", nil)
 	v.save = widget.NewButton("Save", v.saveEditor)
+	v.try, v.tryOutput = widget.NewEntry(), widget.NewLabel("")
+	v.try.SetPlaceHolder("Try it: a message to this agent (save first)")
+	v.tryOutput.Wrapping = fyne.TextWrapWord
+	v.tryButton = widget.NewButton("Send", v.tryIt)
+	v.try.OnSubmitted = func(string) { v.tryIt() }
 	v.edit(agent.Agent{Backend: agent.BackendOllama, Routing: agent.RouteClient, Conversations: true, Enabled: true})
 	return v
 }
@@ -96,7 +108,8 @@ func (v *agentsView) content() fyne.CanvasObject {
 		v.list.UnselectAll()
 		v.edit(agent.Agent{Backend: agent.BackendOllama, Routing: agent.RouteClient, Conversations: true, Enabled: true})
 	})
-	editor := container.NewBorder(nil, container.NewVBox(v.save, v.status), nil, nil, container.NewVScroll(form))
+	tryIt := container.NewVBox(container.NewBorder(nil, nil, nil, v.tryButton, v.try), v.tryOutput)
+	editor := container.NewBorder(nil, container.NewVBox(v.save, v.status, widget.NewSeparator(), tryIt), nil, nil, container.NewVScroll(form))
 	split := container.NewHSplit(container.NewBorder(nil, newAgent, nil, nil, v.list), editor)
 	split.Offset = 0.3
 	return split
@@ -164,7 +177,7 @@ func (v *agentsView) refreshModels() {
 	v.status.SetText("Asking Ollama for its models…")
 	go func() {
 		names, err := v.app.core.InstalledModels(context.Background())
-		fyne.Do(func() {
+		v.app.do(func() {
 			if err != nil {
 				v.status.SetText(agent.UserMessage(err))
 				return
@@ -217,4 +230,45 @@ func switchedOn(switches []toolSwitch) []agent.AgentTool {
 		}
 	}
 	return out
+}
+
+// tryIt sends the message to the saved agent from the desktop; the answer
+// streams into the editor.
+func (v *agentsView) tryIt() {
+	if v.editing.ID == "" {
+		v.tryOutput.SetText("Save the agent first.")
+		return
+	}
+	msg := v.try.Text
+	turn := uuid.NewString()
+	v.tryTurn = turn
+	v.tryOutput.SetText("…")
+	v.tryButton.Disable()
+	slug := v.editing.Slug
+	go func() {
+		res, err := v.app.core.Run(context.Background(), agent.RunRequest{Agent: slug, Principal: agent.LocalPrincipal, Message: msg, TurnID: turn})
+		v.app.do(func() {
+			v.tryButton.Enable()
+			if v.tryTurn != turn {
+				return
+			}
+			v.tryTurn = "" // finished: late events change nothing
+			if err != nil {
+				v.tryOutput.SetText(agent.UserMessage(err))
+				return
+			}
+			v.tryOutput.SetText(res.Text)
+		})
+	}()
+}
+
+// tryEvent streams the "Try it" turn's text as the model writes it.
+func (v *agentsView) tryEvent(e agent.Event) {
+	if e.Kind != agent.EventDelta || e.Turn != v.tryTurn || v.tryTurn == "" {
+		return
+	}
+	if v.tryOutput.Text == "…" {
+		v.tryOutput.SetText("")
+	}
+	v.tryOutput.SetText(v.tryOutput.Text + e.Text)
 }

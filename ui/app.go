@@ -33,6 +33,9 @@ type App struct {
 	opts Options
 	log  *slog.Logger
 
+	// do runs a function on fyne's goroutine (fyne.Do; tests queue it).
+	do func(func())
+
 	win           fyne.Window
 	agents        *agentsView
 	questions     *questionsView
@@ -43,7 +46,7 @@ type App struct {
 
 // New builds the window (hidden) and the tray.
 func New(fy fyne.App, core Core, opts Options) *App {
-	a := &App{fy: fy, core: core, opts: opts, log: cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))}
+	a := &App{fy: fy, core: core, opts: opts, log: cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))), do: fyne.Do}
 	if opts.Icon != nil {
 		fy.SetIcon(opts.Icon)
 	}
@@ -76,10 +79,10 @@ func (a *App) Window() fyne.Window { return a.win }
 // through fyne.Do.
 func (a *App) Follow(ctx context.Context) {
 	events := a.core.Subscribe(ctx)
-	fyne.Do(a.refresh)
+	a.do(a.refresh)
 	go func() {
 		for e := range events {
-			fyne.Do(func() { a.handle(e) })
+			a.do(func() { a.handle(e) })
 		}
 	}()
 }
@@ -87,6 +90,7 @@ func (a *App) Follow(ctx context.Context) {
 // handle runs on fyne's goroutine.
 func (a *App) handle(e agent.Event) {
 	a.conversations.event(e)
+	a.agents.tryEvent(e)
 	switch e.Kind {
 	case agent.EventAgentsChanged:
 		a.agents.refresh()

@@ -47,7 +47,12 @@ func newConversationsView(app *App) *conversationsView {
 
 func (v *conversationsView) content() fyne.CanvasObject {
 	left := container.NewBorder(v.search, nil, nil, nil, v.list)
-	right := container.NewBorder(nil, v.status, nil, nil, container.NewVScroll(v.transcript))
+	stop := widget.NewButton("Stop the running turn", func() {
+		if v.current == "" || !v.app.core.CancelTurn(v.current) {
+			v.status.SetText("No turn is running in this conversation.")
+		}
+	})
+	right := container.NewBorder(nil, container.NewVBox(stop, v.status), nil, nil, container.NewVScroll(v.transcript))
 	split := container.NewHSplit(left, right)
 	split.Offset = 0.35
 	return split

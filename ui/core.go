@@ -30,5 +30,7 @@ type Core interface {
 	SetSetting(ctx context.Context, key, value string) error
 	RecentConversations(ctx context.Context, limit int) ([]agent.ConversationSummary, error)
 	Transcript(ctx context.Context, conversationID string) ([]agent.Message, []agent.Turn, error)
+	CancelTurn(conversationID string) bool
+	Run(ctx context.Context, req agent.RunRequest) (*agent.RunResult, error)
 	InstalledModels(ctx context.Context) ([]string, error)
 }

@@ -27,6 +27,10 @@ type fakeCore struct {
 	declined []string
 	saveErr  error
 
+	cancelled []string
+	runs      []agent.RunRequest
+	runGate   chan struct{} // Run waits for it when set
+
 	clients  []agent.Client
 	revoked  []string
 	settings map[string]string
@@ -151,6 +155,24 @@ func (f *fakeCore) SetSetting(_ context.Context, key, value string) error {
 	}
 	f.settings[key] = value
 	return nil
+}
+
+func (f *fakeCore) CancelTurn(conversationID string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.cancelled = append(f.cancelled, conversationID)
+	return true
+}
+
+func (f *fakeCore) Run(_ context.Context, req agent.RunRequest) (*agent.RunResult, error) {
+	f.mu.Lock()
+	f.runs = append(f.runs, req)
+	gate := f.runGate
+	f.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
+	return &agent.RunResult{Text: "echo: " + req.Message}, nil
 }
 
 func (f *fakeCore) SetPaused(bool) {}
@@ -438,5 +460,35 @@ func TestSettingsTokensAndServer(t *testing.T) {
 	}
 	if ago(90*time.Minute) != "1 h ago" || ago(3*24*time.Hour) != "3 days ago" || ago(time.Second) != "just now" {
 		t.Error("ago")
+	}
+}
+
+func TestTryIt(t *testing.T) {
+	core := &fakeCore{runGate: make(chan struct{})}
+	a := newTestApp(t, core)
+	ui := make(chan func(), 1)
+	a.do = func(f func()) { ui <- f } // run on the test's goroutine, as on fyne's
+	v := a.agents
+	test.Tap(v.tryButton)
+	if v.tryOutput.Text != "Save the agent first." {
+		t.Errorf("unsaved: %q", v.tryOutput.Text)
+	}
+	v.edit(agent.Agent{ID: "a1", Slug: "helper"})
+	test.Type(v.try, "hello")
+	test.Tap(v.tryButton)
+	a.handle(agent.Event{Kind: agent.EventDelta, Turn: v.tryTurn, Text: "ech"})
+	a.handle(agent.Event{Kind: agent.EventDelta, Turn: "another turn", Text: "!!"})
+	if v.tryOutput.Text != "ech" {
+		t.Errorf("streamed = %q", v.tryOutput.Text)
+	}
+	close(core.runGate)
+	(<-ui)()
+	if v.tryOutput.Text != "echo: hello" {
+		t.Errorf("try output = %q", v.tryOutput.Text)
+	}
+	core.mu.Lock()
+	defer core.mu.Unlock()
+	if len(core.runs) != 1 || core.runs[0].Agent != "helper" || core.runs[0].Principal != agent.LocalPrincipal || core.runs[0].TurnID == "" {
+		t.Errorf("runs = %+v", core.runs)
 	}
 }

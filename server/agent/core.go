@@ -61,6 +61,8 @@ type Core struct {
 	agentsRev atomic.Uint64
 	// paused serves no agent at all until resumed.
 	paused atomic.Bool
+	// cancels holds each running turn's cancel, by conversation ID.
+	cancels sync.Map
 
 	// base ends every running turn when the core closes.
 	base    context.Context
@@ -334,6 +336,18 @@ func (c *Core) InstalledModels(ctx context.Context) ([]string, error) {
 // RecentConversations lists up to limit conversations, last active first.
 func (c *Core) RecentConversations(ctx context.Context, limit int) ([]ConversationSummary, error) {
 	return c.history.RecentConversations(ctx, limit)
+}
+
+// errCancelledHere is why a turn stopped when the person stopped it.
+var errCancelledHere = &UserError{Msg: "the turn was stopped from the Deskhand desktop"}
+
+// CancelTurn stops the turn running in a conversation; false when none runs.
+func (c *Core) CancelTurn(conversationID string) bool {
+	cancel, ok := c.cancels.Load(conversationID)
+	if ok {
+		cancel.(context.CancelCauseFunc)(errCancelledHere)
+	}
+	return ok
 }
 
 // Transcript is a conversation's messages and turns.

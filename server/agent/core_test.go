@@ -677,3 +677,30 @@ func TestAvailableToolsAndModels(t *testing.T) {
 		t.Errorf("models = %v, %v", names, err)
 	}
 }
+
+func TestCancelTurnFromTheDesktop(t *testing.T) {
+	f := newFixture(t, agent.Config{}, agent.Agent{})
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	defer close(release)
+	*f.model = *blockingModel(started, release)
+	events := f.core.Subscribe(t.Context())
+	done := f.runAsync(t, t.Context(), "slow")
+	<-started
+	var conv string
+	for e := range events {
+		if e.Kind == agent.EventTurnStarted {
+			conv = e.Conversation
+			break
+		}
+	}
+	if !f.core.CancelTurn(conv) {
+		t.Fatal("no running turn found")
+	}
+	out := <-done
+	if out.res.Turn.Status != agent.TurnCancelled || !strings.Contains(agent.UserMessage(out.err), "stopped from the Deskhand desktop") {
+		t.Errorf("turn %+v, %v", out.res.Turn, out.err)
+	}
+	if f.core.CancelTurn(conv) {
+		t.Error("a finished turn was cancelled again")
+	}
+}

@@ -69,6 +69,8 @@ func (c *Core) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	defer cancel(nil)
 	stopOnClose := context.AfterFunc(c.base, func() { cancel(context.Cause(c.base)) })
 	defer stopOnClose()
+	c.cancels.Store(conv.ID, cancel)
+	defer c.cancels.Delete(conv.ID)
 
 	content := req.Message
 	if strings.TrimSpace(req.Context) != "" {
