@@ -28,6 +28,10 @@ type agentsView struct {
 	schemaHint, status                      *widget.Label
 	save                                    *widget.Button
 
+	pullButton, cancelPull *widget.Button
+	pullBar                *widget.ProgressBar
+	stopPull               context.CancelFunc
+
 	try       *widget.Entry // "Try it": a message to the saved agent
 	tryButton *widget.Button
 	tryTurn   string        // the turn "Try it" follows
@@ -87,6 +91,15 @@ func newAgentsView(app *App) *agentsView {
 
 func (v *agentsView) content() fyne.CanvasObject {
 	refresh := widget.NewButton("Refresh", v.refreshModels)
+	v.pullButton = widget.NewButton("Pull", v.pullModel)
+	v.cancelPull = widget.NewButton("Cancel", func() {
+		if v.stopPull != nil {
+			v.stopPull()
+		}
+	})
+	v.cancelPull.Hide()
+	v.pullBar = widget.NewProgressBar()
+	v.pullBar.Hide()
 	toolRows := container.NewVBox()
 	for _, ts := range v.tools {
 		toolRows.Add(container.NewHBox(ts.use, ts.ask))
@@ -97,7 +110,8 @@ func (v *agentsView) content() fyne.CanvasObject {
 		widget.NewFormItem("Description", v.description),
 		widget.NewFormItem("Prompt", v.prompt),
 		widget.NewFormItem("Model backend", v.backend),
-		widget.NewFormItem("Ollama model", container.NewBorder(nil, nil, nil, refresh, v.model)),
+		widget.NewFormItem("Ollama model", container.NewVBox(
+			container.NewBorder(nil, nil, nil, container.NewHBox(refresh, v.pullButton, v.cancelPull), v.model), v.pullBar)),
 		widget.NewFormItem("Tools", toolRows),
 		widget.NewFormItem("Allowed folders", v.folders),
 		widget.NewFormItem("Questions go to", v.routing),
@@ -271,4 +285,44 @@ func (v *agentsView) tryEvent(e agent.Event) {
 		v.tryOutput.SetText("")
 	}
 	v.tryOutput.SetText(v.tryOutput.Text + e.Text)
+}
+
+// pullModel downloads the model named in the picker, with a progress bar
+// and a cancel button; Ollama is asked off fyne's goroutine.
+func (v *agentsView) pullModel() {
+	name := v.model.Text
+	ctx, cancel := context.WithCancel(context.Background())
+	v.stopPull = cancel
+	v.pullButton.Hide()
+	v.cancelPull.Show()
+	v.pullBar.SetValue(0)
+	v.pullBar.Show()
+	v.status.SetText("Pulling " + name + "…")
+	go func() {
+		err := v.app.core.PullModel(ctx, name, func(p agent.PullProgress) {
+			v.app.do(func() {
+				if p.Total > 0 {
+					v.pullBar.SetValue(float64(p.Completed) / float64(p.Total))
+				}
+				v.status.SetText(name + ": " + p.Status)
+			})
+		})
+		cancelled := ctx.Err() != nil
+		cancel()
+		v.app.do(func() {
+			v.stopPull = nil
+			v.pullBar.Hide()
+			v.cancelPull.Hide()
+			v.pullButton.Show()
+			switch {
+			case cancelled:
+				v.status.SetText("Pull of " + name + " cancelled.")
+			case err != nil:
+				v.status.SetText(agent.UserMessage(err))
+			default:
+				v.status.SetText("Pulled " + name + ".")
+				v.refreshModels()
+			}
+		})
+	}()
 }

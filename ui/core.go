@@ -33,4 +33,5 @@ type Core interface {
 	CancelTurn(conversationID string) bool
 	Run(ctx context.Context, req agent.RunRequest) (*agent.RunResult, error)
 	InstalledModels(ctx context.Context) ([]string, error)
+	PullModel(ctx context.Context, name string, progress func(agent.PullProgress)) error
 }

@@ -175,6 +175,15 @@ func (f *fakeCore) Run(_ context.Context, req agent.RunRequest) (*agent.RunResul
 	return &agent.RunResult{Text: "echo: " + req.Message}, nil
 }
 
+func (f *fakeCore) PullModel(ctx context.Context, name string, progress func(agent.PullProgress)) error {
+	progress(agent.PullProgress{Status: "pulling", Completed: 50, Total: 100})
+	if strings.HasPrefix(name, "missing") {
+		return agent.Userf(nil, "Ollama could not pull %q", name)
+	}
+	progress(agent.PullProgress{Status: "success", Completed: 100, Total: 100})
+	return nil
+}
+
 func (f *fakeCore) SetPaused(bool) {}
 
 func (f *fakeCore) Paused() bool { return false }
@@ -490,5 +499,41 @@ func TestTryIt(t *testing.T) {
 	defer core.mu.Unlock()
 	if len(core.runs) != 1 || core.runs[0].Agent != "helper" || core.runs[0].Principal != agent.LocalPrincipal || core.runs[0].TurnID == "" {
 		t.Errorf("runs = %+v", core.runs)
+	}
+}
+
+func TestPullModel(t *testing.T) {
+	core := &fakeCore{}
+	a := newTestApp(t, core)
+	queue := make(chan func(), 16)
+	a.do = func(f func()) { queue <- f }
+	v := a.agents
+	drain := func() {
+		for {
+			select {
+			case f := <-queue:
+				f()
+			case <-time.After(200 * time.Millisecond):
+				return
+			}
+		}
+	}
+	v.model.SetText("qwen3:8b")
+	test.Tap(v.pullButton)
+	if v.pullBar.Hidden || v.cancelPull.Hidden {
+		t.Error("no progress shown while pulling")
+	}
+	drain()
+	if !strings.HasPrefix(v.status.Text, "2 installed models") && v.status.Text != "Pulled qwen3:8b." {
+		t.Errorf("after the pull: %q", v.status.Text)
+	}
+	if !v.pullBar.Hidden || v.pullButton.Hidden {
+		t.Error("progress still shown after the pull")
+	}
+	v.model.SetText("missing-model")
+	test.Tap(v.pullButton)
+	drain()
+	if !strings.Contains(v.status.Text, "could not pull") {
+		t.Errorf("failed pull: %q", v.status.Text)
 	}
 }

@@ -41,6 +41,7 @@ const defaultPort = "11434"
 var (
 	_ agent.Model       = (*Model)(nil)
 	_ agent.ModelLister = (*Model)(nil)
+	_ agent.ModelPuller = (*Model)(nil)
 )
 
 // Model talks to one Ollama server. It is safe for concurrent use.
@@ -203,6 +204,34 @@ func (m *Model) ListModels(ctx context.Context) ([]string, error) {
 		names = append(names, mr.Name)
 	}
 	return names, nil
+}
+
+// PullModel downloads a model, reporting progress as it goes. Like Chat it
+// checks what api.Client does not: a cancelled or cut pull is an error.
+func (m *Model) PullModel(ctx context.Context, name string, progress func(agent.PullProgress)) error {
+	done := false
+	err := m.client.Pull(ctx, &api.PullRequest{Model: name}, func(p api.ProgressResponse) error {
+		done = done || p.Status == "success"
+		if progress != nil {
+			progress(agent.PullProgress{Status: p.Status, Completed: p.Completed, Total: p.Total})
+		}
+		return nil
+	})
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	if err == nil && !done {
+		err = agent.Userf(ErrStreamCut, "the download of %q from Ollama at %s stopped before it finished", name, m.BaseURL())
+	}
+	var ue *agent.UserError
+	switch {
+	case err == nil, ctx.Err() != nil, errors.As(err, &ue):
+	case isDialError(err):
+		err = m.userError(ctx, err, "")
+	default:
+		err = agent.Userf(err, "Ollama could not pull %q: %s", name, err)
+	}
+	return err
 }
 
 // Version returns the server's version, for example "0.17.4".

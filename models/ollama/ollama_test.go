@@ -667,3 +667,30 @@ func TestOllamaComWithoutAPIKeyOrKeyFile(t *testing.T) {
 		t.Errorf("message = %q", msg)
 	}
 }
+
+func TestPullModel(t *testing.T) {
+	srv := ollamatest.NewServer(t)
+	m, err := ollama.New(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []agent.PullProgress
+	if err := m.PullModel(t.Context(), "qwen3:8b", func(p agent.PullProgress) { seen = append(seen, p) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) < 3 || seen[len(seen)-1].Status != "success" || seen[2].Total != 1000 {
+		t.Errorf("progress = %+v", seen)
+	}
+	err = m.PullModel(t.Context(), "missing-model", nil)
+	if err == nil || !strings.Contains(agent.UserMessage(err), "could not pull") || !strings.Contains(agent.UserMessage(err), "file does not exist") {
+		t.Errorf("unknown model: %v", err)
+	}
+
+	slow := ollamatest.NewServer(t, ollamatest.WithChunkDelay(time.Second))
+	m, _ = ollama.New(slow.URL)
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	if err := m.PullModel(ctx, "qwen3:8b", nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("cancelled pull: %v", err)
+	}
+}

@@ -331,6 +331,18 @@ func (c *Core) InstalledModels(ctx context.Context) ([]string, error) {
 	return l.ListModels(ctx)
 }
 
+// PullModel downloads a model to the Ollama backend.
+func (c *Core) PullModel(ctx context.Context, name string, progress func(PullProgress)) error {
+	p, ok := c.models[BackendOllama].(ModelPuller)
+	if !ok {
+		return Userf(nil, "no Ollama backend is configured")
+	}
+	if strings.TrimSpace(name) == "" {
+		return Userf(nil, "type the name of the model to pull, e.g. llama3.2")
+	}
+	return p.PullModel(ctx, strings.TrimSpace(name), progress)
+}
+
 // ---- conversations, for the desktop ----
 
 // RecentConversations lists up to limit conversations, last active first.

@@ -19,6 +19,17 @@ type ModelLister interface {
 	ListModels(ctx context.Context) ([]string, error)
 }
 
+// ModelPuller is implemented by models that can download a model.
+type ModelPuller interface {
+	PullModel(ctx context.Context, name string, progress func(PullProgress)) error
+}
+
+// PullProgress is how far a download got.
+type PullProgress struct {
+	Status           string
+	Completed, Total int64
+}
+
 // ChatRequest is one model call.
 type ChatRequest struct {
 	Model    string

@@ -169,8 +169,43 @@ func Handler(opts ...Option) http.Handler {
 	mux.HandleFunc("POST /api/show", f.show)
 	mux.HandleFunc("POST /api/chat", f.chat)
 	mux.HandleFunc("GET /_fake/stats", f.stats)
+	mux.HandleFunc("POST /api/pull", f.pull)
 	f.mux = mux
 	return f
+}
+
+// pull streams Ollama's pull progress; a model whose name starts with
+// "missing" fails as an unknown model does.
+func (f *fake) pull(w http.ResponseWriter, r *http.Request) {
+	var req api.PullRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	enc := json.NewEncoder(w)
+	flush := func() {
+		if fl, ok := w.(http.Flusher); ok {
+			fl.Flush()
+		}
+	}
+	_ = enc.Encode(api.ProgressResponse{Status: "pulling manifest"})
+	flush()
+	if strings.HasPrefix(req.Model, "missing") {
+		_ = enc.Encode(map[string]string{"error": "pull model manifest: file does not exist"})
+		return
+	}
+	const total = 1000
+	for done := int64(0); done <= total; done += 500 {
+		if !f.wait(r.Context()) {
+			return
+		}
+		_ = enc.Encode(api.ProgressResponse{Status: "pulling 500a1f067a9f", Digest: "sha256:500a1f067a9f", Total: total, Completed: done})
+		flush()
+	}
+	for _, status := range []string{"verifying sha256 digest", "writing manifest", "success"} {
+		_ = enc.Encode(api.ProgressResponse{Status: status})
+	}
 }
 
 // stats reports how many chats were served.
