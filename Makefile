@@ -45,10 +45,17 @@ bench: ## run the benchmarks
 fuzz: ## fuzz the HTTP handler for a minute (its corpus also runs in make test)
 	$(GO) test -run '^$$' -fuzz FuzzHandler -fuzztime 60s ./server/mcpserver
 
+# The fyne tool, pinned here rather than in go.mod's tool block: as a module
+# requirement it would upgrade the fyne library this app builds against.
+FYNE_TOOL := fyne.io/tools/cmd/fyne@v1.7.4
+
+package: deps ## build the Linux bundle (Deskhand.tar.xz) with the pinned fyne tool
+	$(GO) run $(FYNE_TOOL) package --os linux --release
+
 tidy-check: ## fail when go.mod/go.sum are not tidy
 	$(GO) mod tidy -diff
 
 clean: ## remove build output
 	rm -rf bin artifacts
 
-.PHONY: help deps build run test gui-check bench fuzz tidy-check clean
+.PHONY: help deps build run test gui-check package bench fuzz tidy-check clean

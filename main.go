@@ -163,8 +163,8 @@ func defaultDataDir() string {
 
 func userf(format string, args ...any) error { return agent.Userf(nil, format, args...) }
 
-// app is the wired core with what it owns.
-type app struct {
+// wiring is the core with what it owns.
+type wiring struct {
 	db      *store.DB
 	core    *agent.Core
 	secrets *keychain.Store
@@ -175,7 +175,7 @@ type app struct {
 // open wires store, keychain, models and core.
 // desktop says whether a person here can answer questions (serve's
 // command line); stdio has nobody to ask but the client.
-func open(ctx context.Context, opts options, log *slog.Logger, desktop bool) (*app, error) {
+func open(ctx context.Context, opts options, log *slog.Logger, desktop bool) (*wiring, error) {
 	if err := os.MkdirAll(opts.data, 0o700); err != nil {
 		return nil, agent.Userf(err, "cannot create the data folder %s", opts.data)
 	}
@@ -207,10 +207,10 @@ func open(ctx context.Context, opts options, log *slog.Logger, desktop bool) (*a
 		db.Close()
 		return nil, err
 	}
-	return &app{db: db, core: core, secrets: secrets, ollama: model, log: log}, nil
+	return &wiring{db: db, core: core, secrets: secrets, ollama: model, log: log}, nil
 }
 
-func (a *app) close() {
+func (a *wiring) close() {
 	a.core.Close()
 	if err := a.db.Close(); err != nil {
 		a.log.Error("close database", "err", err)
@@ -219,7 +219,7 @@ func (a *app) close() {
 
 // ensureAssistant creates the default agent on first start, and applies
 // --model to it.
-func (a *app) ensureAssistant(ctx context.Context, model string) error {
+func (a *wiring) ensureAssistant(ctx context.Context, model string) error {
 	assistant, ok, err := a.core.EnsureDefaultAgent(ctx, model)
 	if err != nil {
 		return err
@@ -232,7 +232,7 @@ func (a *app) ensureAssistant(ctx context.Context, model string) error {
 
 // boot starts what serve and stdio share: logs on stderr, a context that
 // ends on SIGINT or SIGTERM, and the opened app with its default agent.
-func boot(ctx context.Context, opts options, stderr io.Writer, desktop bool) (context.Context, *app, func(), error) {
+func boot(ctx context.Context, opts options, stderr io.Writer, desktop bool) (context.Context, *wiring, func(), error) {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	a, err := open(ctx, opts, log, desktop)
@@ -278,7 +278,7 @@ type serving struct {
 // startServing serves the app's agents on the MCP endpoint and opens the
 // control channel; show (may be nil) brings a window forward for a second
 // launch.
-func startServing(ctx context.Context, opts options, a *app, stderr io.Writer, show func() bool) (*serving, error) {
+func startServing(ctx context.Context, opts options, a *wiring, stderr io.Writer, show func() bool) (*serving, error) {
 	log := a.log
 	if err := a.secrets.Probe(); err != nil {
 		log.Warn(agent.UserMessage(err))
