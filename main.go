@@ -125,7 +125,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 func parseArgs(args []string, stderr io.Writer) (options, []string, error) {
 	opts := options{
 		data:       os.Getenv("DESKHAND_DATA"),
-		addr:       cmp.Or(os.Getenv("DESKHAND_ADDR"), DefaultAddr),
+		addr:       os.Getenv("DESKHAND_ADDR"), // else Settings, else DefaultAddr
 		ollamaHost: os.Getenv("OLLAMA_HOST"),
 	}
 	fs := flag.NewFlagSet("deskhand", flag.ContinueOnError)
@@ -175,7 +175,10 @@ type wiring struct {
 // open wires store, keychain, models and core.
 // desktop says whether a person here can answer questions (serve's
 // command line); stdio has nobody to ask but the client.
-func open(ctx context.Context, opts options, log *slog.Logger, desktop bool) (*wiring, error) {
+// Flags and environment variables win over what Settings saved (the
+// address, the Ollama host, open local development), which wins over the
+// defaults; opts is completed accordingly.
+func open(ctx context.Context, opts *options, log *slog.Logger, desktop bool) (*wiring, error) {
 	if err := os.MkdirAll(opts.data, 0o700); err != nil {
 		return nil, agent.Userf(err, "cannot create the data folder %s", opts.data)
 	}
@@ -183,6 +186,13 @@ func open(ctx context.Context, opts options, log *slog.Logger, desktop bool) (*w
 	if err != nil {
 		return nil, agent.Userf(err, "cannot open the database in %s", opts.data)
 	}
+	saved := func(key string) string {
+		v, _ := db.Setting(ctx, key)
+		return v
+	}
+	opts.addr = cmp.Or(opts.addr, saved("server.addr"), DefaultAddr)
+	opts.ollamaHost = cmp.Or(opts.ollamaHost, saved("ollama.host"))
+	opts.insecureNoAuth = opts.insecureNoAuth || saved("server.insecure_no_auth") == "true"
 	secrets := keychain.New(keychain.Options{
 		FallbackPath: filepath.Join(opts.data, "secrets.json"),
 		Warn:         func(msg string) { log.Warn(msg) },
@@ -232,7 +242,7 @@ func (a *wiring) ensureAssistant(ctx context.Context, model string) error {
 
 // boot starts what serve and stdio share: logs on stderr, a context that
 // ends on SIGINT or SIGTERM, and the opened app with its default agent.
-func boot(ctx context.Context, opts options, stderr io.Writer, desktop bool) (context.Context, *wiring, func(), error) {
+func boot(ctx context.Context, opts *options, stderr io.Writer, desktop bool) (context.Context, *wiring, func(), error) {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	a, err := open(ctx, opts, log, desktop)
@@ -249,7 +259,7 @@ func boot(ctx context.Context, opts options, stderr io.Writer, desktop bool) (co
 }
 
 func serve(ctx context.Context, opts options, stderr io.Writer) error {
-	ctx, a, cleanup, err := boot(ctx, opts, stderr, true)
+	ctx, a, cleanup, err := boot(ctx, &opts, stderr, true)
 	if err != nil {
 		return err
 	}
@@ -374,7 +384,7 @@ func desktop(ctx context.Context, opts options, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "Deskhand is already running; its window is shown.")
 		return nil
 	}
-	ctx, a, cleanup, err := boot(ctx, opts, stderr, true)
+	ctx, a, cleanup, err := boot(ctx, &opts, stderr, true)
 	if err != nil {
 		return err
 	}
@@ -399,7 +409,7 @@ func desktop(ctx context.Context, opts options, stderr io.Writer) error {
 	if !tray {
 		a.log.Info("no D-Bus session bus: running without a tray icon")
 	}
-	win := ui.New(fy, a.core, ui.Options{Tray: tray, ServerURL: srv.url, Logger: a.log,
+	win := ui.New(fy, a.core, ui.Options{Tray: tray, ServerURL: srv.url, DataDir: opts.data, Logger: a.log,
 		Icon: assets.Icon, PausedIcon: assets.PausedIcon, QuestionIcon: assets.QuestionIcon})
 	shown.Store(win)
 	followCtx, stopFollowing := context.WithCancel(ctx)
@@ -526,7 +536,7 @@ func serverInfo(ctx context.Context, core *agent.Core) mcpserver.Info {
 }
 
 func stdioServe(ctx context.Context, opts options, stdin io.Reader, stdout, stderr io.Writer) error {
-	ctx, a, cleanup, err := boot(ctx, opts, stderr, false)
+	ctx, a, cleanup, err := boot(ctx, &opts, stderr, false)
 	if err != nil {
 		return err
 	}
@@ -579,7 +589,7 @@ func tokenCommand(ctx context.Context, opts options, args []string, stdout, stde
 		}
 	}
 
-	a, err := open(ctx, opts, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), false)
+	a, err := open(ctx, &opts, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), false)
 	if err != nil {
 		return err
 	}

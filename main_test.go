@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/deskhand/deskhand/models/ollama/ollamatest"
 	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/store"
 )
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
@@ -356,4 +358,36 @@ func TestQuestionsNeedTheApp(t *testing.T) {
 	if err == nil || !strings.Contains(agent.UserMessage(err), "not running") {
 		t.Errorf("err = %v", err)
 	}
+}
+
+// TestSavedSettingsApplyAtStart: the address and Ollama host saved in
+// Settings are used when no flag or environment variable says otherwise.
+func TestSavedSettingsApplyAtStart(t *testing.T) {
+	t.Setenv("DESKHAND_ADDR", "")
+	t.Setenv("OLLAMA_HOST", "")
+	fake := ollamatest.NewServer(t)
+	dir := t.TempDir()
+	db, err := store.Open(t.Context(), filepath.Join(dir, store.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"server.addr": "127.0.0.1:0", "ollama.host": fake.URL} {
+		if err := db.SetSetting(t.Context(), k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	var stderr syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"serve", "--data", dir}, strings.NewReader(""), io.Discard, &stderr) }()
+	url := waitFor(t, &stderr, regexp.MustCompile(`serving your agents at (\S+)`))
+	if strings.Contains(url, ":7345/") {
+		t.Errorf("the saved address was ignored: %s", url)
+	}
+	if !strings.Contains(stderr.String(), fake.URL) {
+		t.Errorf("the saved Ollama host was ignored:\n%s", stderr.String())
+	}
+	cancel()
+	<-done
 }

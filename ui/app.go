@@ -21,6 +21,8 @@ type Options struct {
 	Tray bool
 	// ServerURL is where the agents are served, shown in the window.
 	ServerURL string
+	// DataDir is the data folder, shown in Settings.
+	DataDir string
 	// Icons of the app and the tray: serving, paused, question waiting.
 	Icon, PausedIcon, QuestionIcon fyne.Resource
 	Logger                         *slog.Logger

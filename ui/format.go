@@ -3,6 +3,7 @@ package ui
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -219,4 +220,26 @@ func ago(d time.Duration) string {
 		return fmt.Sprintf("%d h ago", int(d.Hours()))
 	}
 	return fmt.Sprintf("%d days ago", int(d.Hours()/24))
+}
+
+// addrProblem checks the address setting: "" when fine. A non-loopback
+// address needs tokens on.
+func addrProblem(addr string, insecure bool) string {
+	addr = strings.TrimSpace(addr)
+	if addr == "" {
+		return ""
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || port == "" {
+		return fmt.Sprintf("address %q is not HOST:PORT, e.g. 127.0.0.1:7345", addr)
+	}
+	if host != "localhost" && !isLoopbackIP(host) && insecure {
+		return "a non-loopback address requires tokens: turn open local development off, or use 127.0.0.1"
+	}
+	return ""
+}
+
+func isLoopbackIP(host string) bool {
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
 }

@@ -2,6 +2,8 @@ package ui
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -14,6 +16,8 @@ import (
 
 // Settings keys the desktop edits; the server reads them at start.
 var metadataSettings = []struct{ key, label string }{
+	{"server.addr", "Address (HOST:PORT; a non-loopback one requires tokens)"},
+	{"ollama.host", "Ollama host (empty: http://127.0.0.1:11434 or OLLAMA_HOST)"},
 	{"server.name", "Server name"},
 	{"server.title", "Title"},
 	{"server.description", "Description"},
@@ -26,16 +30,22 @@ var metadataSettings = []struct{ key, label string }{
 // settingsView holds the clients and their tokens, and the server's
 // settings.
 type settingsView struct {
-	app     *App
-	clients []agent.Client
-	list    *widget.List
-	newName *widget.Entry
-	entries map[string]*widget.Entry
-	status  *widget.Label
+	app      *App
+	clients  []agent.Client
+	list     *widget.List
+	newName  *widget.Entry
+	entries  map[string]*widget.Entry
+	insecure *widget.Check
+	login    *widget.Check
+	ollama   *widget.Label
+	status   *widget.Label
 }
 
 func newSettingsView(app *App) *settingsView {
-	v := &settingsView{app: app, newName: widget.NewEntry(), entries: make(map[string]*widget.Entry), status: widget.NewLabel("")}
+	v := &settingsView{app: app, newName: widget.NewEntry(), entries: make(map[string]*widget.Entry), status: widget.NewLabel(""),
+		ollama: widget.NewLabel("")}
+	v.insecure = widget.NewCheck("Open local development: accept requests without a token (INSECURE)", nil)
+	v.login = widget.NewCheck("Start Deskhand when I log in", nil)
 	v.status.Wrapping = fyne.TextWrapWord
 	v.newName.SetPlaceHolder("client name, e.g. cursor")
 	v.list = widget.NewList(
@@ -70,8 +80,13 @@ func (v *settingsView) content() fyne.CanvasObject {
 	for _, s := range metadataSettings {
 		form.Append(s.label, v.entries[s.key])
 	}
+	form.Append("", v.insecure)
 	save := widget.NewButton("Save settings", v.save)
-	server := container.NewVBox(widget.NewLabel("Server (applies at the next start)"), form, save, v.status)
+	check := widget.NewButton("Check Ollama", v.checkOllama)
+	where := widget.NewLabel("Data folder: " + v.app.opts.DataDir + "\nEndpoint: " + v.app.opts.ServerURL)
+	where.Wrapping = fyne.TextWrapWord
+	server := container.NewVBox(widget.NewLabel("Server (applies at the next start)"), form, save, v.status,
+		widget.NewSeparator(), container.NewBorder(nil, nil, nil, check, v.ollama), v.login, where)
 	split := container.NewVSplit(clients, container.NewVScroll(server))
 	split.Offset = 0.4
 	return split
@@ -80,11 +95,22 @@ func (v *settingsView) content() fyne.CanvasObject {
 // refresh re-reads the clients and the saved settings.
 func (v *settingsView) refresh() {
 	v.refreshClients()
+	insecure, _ := v.app.core.Setting(context.Background(), "server.insecure_no_auth", "")
+	v.insecure.SetChecked(insecure == "true")
+	v.login.OnChanged = nil // showing the state is no change
+	v.login.SetChecked(launchesAtLogin())
+	v.login.OnChanged = v.setLogin
 	for _, s := range metadataSettings {
 		val, err := v.app.core.Setting(context.Background(), s.key, "")
 		if err == nil {
 			v.entries[s.key].SetText(val)
 		}
+	}
+}
+
+func (v *settingsView) setLogin(on bool) {
+	if err := setLaunchAtLogin(on); err != nil {
+		v.status.SetText(agent.UserMessage(err))
 	}
 }
 
@@ -131,11 +157,34 @@ func (v *settingsView) revoke(name string) {
 }
 
 func (v *settingsView) save() {
+	if p := addrProblem(v.entries["server.addr"].Text, v.insecure.Checked); p != "" {
+		v.status.SetText(p)
+		return
+	}
+	values := map[string]string{"server.insecure_no_auth": fmt.Sprint(v.insecure.Checked)}
 	for _, s := range metadataSettings {
-		if err := v.app.core.SetSetting(context.Background(), s.key, v.entries[s.key].Text); err != nil {
+		values[s.key] = strings.TrimSpace(v.entries[s.key].Text)
+	}
+	for key, value := range values {
+		if err := v.app.core.SetSetting(context.Background(), key, value); err != nil {
 			v.status.SetText(agent.UserMessage(err))
 			return
 		}
 	}
 	v.status.SetText("Saved. The server uses these settings from its next start.")
+}
+
+// checkOllama asks Ollama for its models, off fyne's goroutine.
+func (v *settingsView) checkOllama() {
+	v.ollama.SetText("Asking Ollama…")
+	go func() {
+		names, err := v.app.core.InstalledModels(context.Background())
+		v.app.do(func() {
+			if err != nil {
+				v.ollama.SetText("✖ " + agent.UserMessage(err))
+				return
+			}
+			v.ollama.SetText("● Ollama answers: " + modelsFound(len(names)))
+		})
+	}()
 }

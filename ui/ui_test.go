@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -460,9 +461,24 @@ func TestSettingsTokensAndServer(t *testing.T) {
 		t.Errorf("revoked = %v", core.revoked)
 	}
 	v.entries["server.allowed_hosts"].SetText("*.dev.example")
+	v.entries["server.addr"].SetText("0.0.0.0:7345")
+	v.insecure.SetChecked(true)
 	v.save()
-	if core.settings["server.allowed_hosts"] != "*.dev.example" || core.settings["server.title"] != "My agents" {
+	if !strings.Contains(v.status.Text, "requires tokens") || core.settings["server.addr"] != "" {
+		t.Errorf("a non-loopback address without tokens was saved: %q %v", v.status.Text, core.settings)
+	}
+	v.insecure.SetChecked(false)
+	v.save()
+	if core.settings["server.allowed_hosts"] != "*.dev.example" || core.settings["server.title"] != "My agents" ||
+		core.settings["server.addr"] != "0.0.0.0:7345" || core.settings["server.insecure_no_auth"] != "false" {
 		t.Errorf("settings = %v", core.settings)
+	}
+	queue := make(chan func(), 1)
+	a.do = func(f func()) { queue <- f }
+	v.checkOllama()
+	(<-queue)()
+	if !strings.Contains(v.ollama.Text, "2 installed models") {
+		t.Errorf("Ollama status = %q", v.ollama.Text)
 	}
 	if got := clientLabel(agent.Client{Name: "c", CreatedAt: time.Date(2026, 1, 2, 0, 0, 0, 0, time.Local)}, time.Now()); got != "c · created Jan 2 2026 · never used" {
 		t.Errorf("label = %q", got)
@@ -535,5 +551,46 @@ func TestPullModel(t *testing.T) {
 	drain()
 	if !strings.Contains(v.status.Text, "could not pull") {
 		t.Errorf("failed pull: %q", v.status.Text)
+	}
+}
+
+func TestLaunchAtLogin(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	if launchesAtLogin() {
+		t.Fatal("on before being turned on")
+	}
+	if err := setLaunchAtLogin(true); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := autostartPath()
+	data, err := os.ReadFile(p)
+	if err != nil || !strings.Contains(string(data), "Exec=") || !launchesAtLogin() {
+		t.Fatalf("autostart entry: %q %v", data, err)
+	}
+	if err := setLaunchAtLogin(false); err != nil || launchesAtLogin() {
+		t.Errorf("off: %v", err)
+	}
+	if err := setLaunchAtLogin(false); err != nil {
+		t.Errorf("turning off twice: %v", err)
+	}
+}
+
+func TestAddrProblem(t *testing.T) {
+	for _, c := range []struct {
+		addr     string
+		insecure bool
+		want     string
+	}{
+		{"", true, ""},
+		{"127.0.0.1:7345", true, ""},
+		{"[::1]:7345", true, ""},
+		{"localhost:1", true, ""},
+		{"0.0.0.0:7345", false, ""},
+		{"0.0.0.0:7345", true, "requires tokens"},
+		{"7345", false, "not HOST:PORT"},
+	} {
+		if got := addrProblem(c.addr, c.insecure); (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("addrProblem(%q, %v) = %q", c.addr, c.insecure, got)
+		}
 	}
 }
