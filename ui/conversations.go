@@ -16,11 +16,13 @@ const conversationsShown = 200
 // conversationsView lists conversations, live, and shows one's transcript
 // with the text the model is writing right now.
 type conversationsView struct {
-	app    *App
-	list   *widget.List
-	search *widget.Entry
-	all    []agent.ConversationSummary
-	shown  []agent.ConversationSummary
+	app     *App
+	list    *widget.List
+	search  *widget.Entry
+	all     []agent.ConversationSummary
+	shown   []agent.ConversationSummary
+	clients []agent.Client  // to name principals
+	waiting map[string]bool // conversations with a question pending
 
 	current    string // the conversation in the transcript
 	history    string // its stored transcript
@@ -39,7 +41,8 @@ func newConversationsView(app *App) *conversationsView {
 		func() int { return len(v.shown) },
 		func() fyne.CanvasObject { return widget.NewLabel("conversation") },
 		func(i widget.ListItemID, o fyne.CanvasObject) {
-			o.(*widget.Label).SetText(conversationLabel(v.shown[i], v.app.agentSlug(v.shown[i].AgentID)))
+			c := v.shown[i]
+			o.(*widget.Label).SetText(conversationLabel(c, v.app.agentSlug(c.AgentID), clientName(c.Principal, v.clients), v.waiting[c.ID]))
 		})
 	v.list.OnSelected = func(i widget.ListItemID) { v.open(v.shown[i].ID) }
 	return v
@@ -66,6 +69,11 @@ func (v *conversationsView) refresh() {
 		return
 	}
 	v.all = all
+	v.clients = v.app.core.Clients()
+	v.waiting = make(map[string]bool)
+	for _, q := range v.app.core.Pending() {
+		v.waiting[q.ConversationID] = true
+	}
 	v.filter()
 }
 
@@ -98,7 +106,7 @@ func (v *conversationsView) show() {
 // the model writes.
 func (v *conversationsView) event(e agent.Event) {
 	switch e.Kind {
-	case agent.EventTurnStarted, agent.EventTurnEnded:
+	case agent.EventTurnStarted, agent.EventTurnEnded, agent.EventQuestionAsked, agent.EventQuestionClosed:
 		v.refresh()
 		if e.Conversation == v.current {
 			v.open(e.Conversation)

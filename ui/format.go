@@ -125,16 +125,32 @@ func (f editorFields) apply(base agent.Agent) (agent.Agent, error) {
 	return base, nil
 }
 
-// conversationLabel is a conversation's line in the list.
-func conversationLabel(c agent.ConversationSummary, slug string) string {
+// conversationLabel is a conversation's line in the list: agent, client,
+// title, state and last activity.
+func conversationLabel(c agent.ConversationSummary, slug, client string, waiting bool) string {
 	state := string(c.LastStatus)
-	switch c.LastStatus {
-	case "":
+	switch {
+	case waiting:
+		state = "waiting for an answer"
+	case c.LastStatus == "":
 		state = "new"
-	case agent.TurnRunning:
-		state = "running"
+	case c.LastStatus == agent.TurnCompleted:
+		state = "done"
 	}
-	return fmt.Sprintf("%s · %s · %s · %s", slug, c.Title, state, c.UpdatedAt.Local().Format("Jan 2 15:04"))
+	return fmt.Sprintf("%s · %s · %s · %s · %s", slug, client, c.Title, state, c.UpdatedAt.Local().Format("Jan 2 15:04"))
+}
+
+// clientName names a conversation's principal for people.
+func clientName(principal string, clients []agent.Client) string {
+	if principal == agent.LocalPrincipal {
+		return "this computer"
+	}
+	for _, c := range clients {
+		if c.ID == principal {
+			return c.Name
+		}
+	}
+	return "a revoked client"
 }
 
 // filterConversations keeps those whose title or agent contains the text.

@@ -434,8 +434,17 @@ func TestConversationsFollowTheCore(t *testing.T) {
 	if !strings.HasSuffix(v.transcript.Text, "assistant (writing): Writing") {
 		t.Errorf("live text = %q", v.transcript.Text)
 	}
-	if label := conversationLabel(core.conversations[1], "scribe"); !strings.HasPrefix(label, "scribe · notes · running · ") {
+	if label := conversationLabel(core.conversations[1], "scribe", "cursor", false); !strings.HasPrefix(label, "scribe · cursor · notes · running · ") {
 		t.Errorf("label = %q", label)
+	}
+	if label := conversationLabel(core.conversations[0], "assistant", "cursor", true); !strings.Contains(label, "waiting for an answer") {
+		t.Errorf("label = %q", label)
+	}
+	clients := []agent.Client{{ID: "c1", Name: "cursor"}}
+	for principal, want := range map[string]string{"c1": "cursor", agent.LocalPrincipal: "this computer", "gone": "a revoked client"} {
+		if got := clientName(principal, clients); got != want {
+			t.Errorf("clientName(%q) = %q", principal, got)
+		}
 	}
 }
 
