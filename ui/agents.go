@@ -25,7 +25,7 @@ type agentsView struct {
 	tools                                   []toolSwitch
 	backend, routing                        *widget.Select
 	conversations, enabled                  *widget.Check
-	schemaHint, status                      *widget.Label
+	schemaHint, slugHint, status            *widget.Label
 	save                                    *widget.Button
 
 	pullButton, cancelPull *widget.Button
@@ -76,6 +76,8 @@ func newAgentsView(app *App) *agentsView {
 	v.schemaHint, v.status = widget.NewLabel(""), widget.NewLabel("")
 	v.status.Wrapping = fyne.TextWrapWord
 	v.schema.OnChanged = func(s string) { v.schemaHint.SetText(schemaProblem(s)) }
+	v.slugHint = widget.NewLabel("")
+	v.slug.OnChanged = func(s string) { v.slugHint.SetText(slugProblem(s)) }
 	v.backend = widget.NewSelect(backendChoices, nil)
 	v.routing = widget.NewSelect(routingChoices, nil)
 	v.conversations, v.enabled = widget.NewCheck("keeps conversations", nil), widget.NewCheck("enabled (served as a tool)", nil)
@@ -106,7 +108,7 @@ func (v *agentsView) content() fyne.CanvasObject {
 	}
 	form := widget.NewForm(
 		widget.NewFormItem("Name", v.name),
-		widget.NewFormItem("Slug (tool name)", v.slug),
+		widget.NewFormItem("Slug (tool name)", container.NewVBox(v.slug, v.slugHint)),
 		widget.NewFormItem("Description", v.description),
 		widget.NewFormItem("Prompt", v.prompt),
 		widget.NewFormItem("Model backend", v.backend),

@@ -105,7 +105,11 @@ func (a *App) handle(e agent.Event) {
 	case agent.EventClientsChanged:
 		a.settings.refreshClients()
 	case agent.EventQuestionClosed:
-		a.questions.closed(e.Question, e.Text)
+		if a.questions.closed(e.Question) {
+			if note := closedNote(e); note != "" {
+				a.fy.SendNotification(fyne.NewNotification("Deskhand", note))
+			}
+		}
 		a.questions.refresh()
 		a.setTray()
 	}

@@ -65,6 +65,32 @@ func expiresIn(q agent.Question, now time.Time) string {
 	return "waits " + left.String() + " more"
 }
 
+// slugProblem checks a slug as it is typed: "" when it can name a tool.
+func slugProblem(slug string) string {
+	if slug == "" {
+		return ""
+	}
+	if err := agent.CheckSlug(slug); err != nil {
+		return agent.UserMessage(err)
+	}
+	return ""
+}
+
+// closedNote says why a question's popup closed, when someone else acted.
+func closedNote(e agent.Event) string {
+	switch {
+	case e.By == agent.ByClient && e.Text == string(agent.QuestionDeclined):
+		return "The client declined: " + e.Agent + " was told."
+	case e.By == agent.ByClient:
+		return "The client answered " + e.Agent + "'s question first."
+	case e.Text == string(agent.QuestionExpired):
+		return "Nobody answered " + e.Agent + "'s question in time."
+	case e.Text == string(agent.QuestionCancelled):
+		return e.Agent + "'s question was withdrawn: its turn ended."
+	}
+	return ""
+}
+
 // schemaProblem checks a response schema as it is typed: "" when it is
 // empty or a JSON object, else what is wrong.
 func schemaProblem(text string) string {

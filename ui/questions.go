@@ -68,11 +68,13 @@ func (v *questionsView) popup(id string) {
 }
 
 // closed closes a question's popup: it was answered (here or by the
-// client), declined, expired or cancelled.
-func (v *questionsView) closed(id, status string) {
-	if p, ok := v.popups[id]; ok {
+// client), declined, expired or cancelled. It reports whether one was open.
+func (v *questionsView) closed(id string) bool {
+	p, ok := v.popups[id]
+	if ok {
 		p.close()
 	}
+	return ok
 }
 
 // popup is one question's window.

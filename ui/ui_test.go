@@ -267,6 +267,14 @@ func TestEditorShowsAnAgentsTools(t *testing.T) {
 	}
 }
 
+func TestSlugHint(t *testing.T) {
+	a := newTestApp(t, &fakeCore{})
+	test.Type(a.agents.slug, "Has Space")
+	if !strings.Contains(a.agents.slugHint.Text, "not valid") {
+		t.Errorf("hint = %q", a.agents.slugHint.Text)
+	}
+}
+
 func TestKillSwitch(t *testing.T) {
 	core := &fakeCore{agents: []agent.Agent{{ID: "1", Slug: "assistant", Name: "Assistant", Enabled: true}}}
 	a := newTestApp(t, core)
@@ -372,6 +380,11 @@ func TestFormatting(t *testing.T) {
 		{expiresIn(agent.Question{ExpiresAt: now.Add(90 * time.Second)}, now), "waits 1m30s more"},
 		{expiresIn(agent.Question{ExpiresAt: now.Add(-time.Second)}, now), "expired"},
 		{schemaProblem(""), ""},
+		{slugProblem(""), ""},
+		{slugProblem("ok-slug_1"), ""},
+		{closedNote(agent.Event{By: agent.ByClient, Agent: "a", Text: "answered"}), "The client answered a's question first."},
+		{closedNote(agent.Event{Agent: "a", Text: "expired"}), "Nobody answered a's question in time."},
+		{closedNote(agent.Event{By: agent.ByDesktop, Agent: "a", Text: "answered"}), ""},
 		{schemaProblem(`{"type":"object"}`), ""},
 		{schemaProblem(`"string"`), `a response schema is a JSON object, like {"type": "object", …}`},
 	}

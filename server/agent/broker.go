@@ -208,7 +208,11 @@ func (c *Core) ask(ctx context.Context, run *turnRun, q Question) (Answer, error
 	if perr := c.history.PutQuestion(context.WithoutCancel(ctx), q); perr != nil {
 		c.log.Error("record the answer", "question", q.ID, "err", perr)
 	}
-	c.publish(Event{Kind: EventQuestionClosed, Agent: agent.Slug, Conversation: q.ConversationID, Turn: q.TurnID, Question: q.ID, Text: string(q.Status)})
+	closed := Event{Kind: EventQuestionClosed, Agent: agent.Slug, Conversation: q.ConversationID, Turn: q.TurnID, Question: q.ID, Text: string(q.Status)}
+	if q.Answer != nil {
+		closed.By = q.Answer.By
+	}
+	c.publish(closed)
 	return answer, err
 }
 

@@ -229,10 +229,18 @@ func (c *Core) SetAgentEnabled(ctx context.Context, slug string, enabled bool) e
 	return err
 }
 
+// CheckSlug says whether slug can name an agent's tool.
+func CheckSlug(slug string) error {
+	if !slugPattern.MatchString(slug) {
+		return Userf(nil, "slug %q is not valid: use 1-64 lower-case letters, digits, '-' or '_', starting with a letter or digit", slug)
+	}
+	return nil
+}
+
 func validateAgent(a *Agent) error {
 	a.Slug = strings.TrimSpace(a.Slug)
-	if !slugPattern.MatchString(a.Slug) {
-		return Userf(nil, "slug %q is not valid: use 1-64 lower-case letters, digits, '-' or '_', starting with a letter or digit", a.Slug)
+	if err := CheckSlug(a.Slug); err != nil {
+		return err
 	}
 	a.Name = cmp.Or(strings.TrimSpace(a.Name), a.Slug)
 	a.Backend = cmp.Or(a.Backend, BackendOllama)

@@ -33,6 +33,7 @@ type Event struct {
 	Text         string
 	Status       TurnStatus // for EventTurnEnded
 	Question     string     // question ID, for question events
+	By           Answerer   // who answered, for EventQuestionClosed
 }
 
 // subscriberBuffer bounds each subscriber; a full one loses events rather
