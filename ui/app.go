@@ -39,6 +39,7 @@ type App struct {
 	do func(func())
 
 	win           fyne.Window
+	tabs          *container.AppTabs
 	agents        *agentsView
 	questions     *questionsView
 	conversations *conversationsView
@@ -58,13 +59,13 @@ func New(fy fyne.App, core Core, opts Options) *App {
 	a.conversations = newConversationsView(a)
 	a.settings = newSettingsView(a)
 	status := widget.NewLabel("Serving your agents at " + cmp.Or(opts.ServerURL, "(not serving)"))
-	tabs := container.NewAppTabs(
+	a.tabs = container.NewAppTabs(
 		container.NewTabItem("Agents", a.agents.content()),
 		container.NewTabItem("Questions", a.questions.content()),
 		container.NewTabItem("Conversations", a.conversations.content()),
 		container.NewTabItem("Settings", a.settings.content()),
 	)
-	a.win.SetContent(container.NewBorder(nil, status, nil, nil, tabs))
+	a.win.SetContent(container.NewBorder(nil, status, nil, nil, a.tabs))
 	a.win.Resize(fyne.NewSize(900, 600))
 	if opts.Tray {
 		a.win.SetCloseIntercept(a.win.Hide) // closing the window keeps the app in the tray
@@ -133,6 +134,16 @@ func (a *App) agentSlug(id string) string {
 	return "(deleted agent)"
 }
 
+// tabSettings is the Settings tab's index (agents, questions,
+// conversations, settings).
+const tabSettings = 3
+
+// showTab brings the window forward on a tab.
+func (a *App) showTab(i int) {
+	a.tabs.SelectIndex(i)
+	a.Show()
+}
+
 // Show brings the window forward.
 func (a *App) Show() {
 	a.win.Show()
@@ -162,7 +173,9 @@ func (a *App) setTray() {
 	pause := fyne.NewMenuItem(pauseLabel(paused), func() {
 		a.core.SetPaused(!paused)
 	})
-	items = append(items, fyne.NewMenuItemSeparator(), pending, pause)
+	connect := fyne.NewMenuItem("Connect a client…", func() { a.showTab(tabSettings) })
+	settings := fyne.NewMenuItem("Settings…", func() { a.showTab(tabSettings) })
+	items = append(items, fyne.NewMenuItemSeparator(), pending, connect, settings, pause)
 	a.trayMenu = fyne.NewMenu("Deskhand", items...)
 	desk.SetSystemTrayMenu(a.trayMenu)
 	if icon := trayIcon(a.opts, paused, waiting); icon != nil {

@@ -51,13 +51,15 @@ func newSettingsView(app *App) *settingsView {
 	v.list = widget.NewList(
 		func() int { return len(v.clients) },
 		func() fyne.CanvasObject {
-			return container.NewBorder(nil, nil, nil, widget.NewButton("Revoke", nil), widget.NewLabel("client"))
+			return container.NewBorder(nil, nil, nil, container.NewHBox(widget.NewButton("Rotate", nil), widget.NewButton("Revoke", nil)), widget.NewLabel("client"))
 		},
 		func(i widget.ListItemID, o fyne.CanvasObject) {
 			row := o.(*fyne.Container)
 			c := v.clients[i]
 			row.Objects[0].(*widget.Label).SetText(clientLabel(c, time.Now()))
-			row.Objects[1].(*widget.Button).OnTapped = func() { v.revoke(c.Name) }
+			buttons := row.Objects[1].(*fyne.Container).Objects
+			buttons[0].(*widget.Button).OnTapped = func() { v.rotate(c.Name) }
+			buttons[1].(*widget.Button).OnTapped = func() { v.revoke(c.Name) }
 		})
 	for _, s := range metadataSettings {
 		e := widget.NewEntry()
@@ -154,6 +156,23 @@ func (v *settingsView) revoke(name string) {
 	}
 	v.status.SetText("Revoked " + name + ".")
 	v.refreshClients()
+}
+
+// rotate replaces a client's token: the old one stops working at once and
+// the new one is shown once.
+func (v *settingsView) rotate(name string) {
+	if err := v.app.core.RevokeClient(context.Background(), name); err != nil {
+		v.status.SetText(agent.UserMessage(err))
+		return
+	}
+	_, token, err := v.app.core.CreateClient(context.Background(), name)
+	if err != nil {
+		v.status.SetText(agent.UserMessage(err))
+		return
+	}
+	v.refreshClients()
+	v.status.SetText("Rotated the token of " + name + ": update the client with the new one.")
+	v.showToken(name, token)
 }
 
 func (v *settingsView) save() {

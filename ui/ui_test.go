@@ -478,8 +478,12 @@ func TestSettingsTokensAndServer(t *testing.T) {
 	if len(v.clients) != 1 || v.clients[0].Name != "cursor" || v.newName.Text != "" {
 		t.Fatalf("clients = %+v", v.clients)
 	}
+	v.rotate("cursor")
+	if !cmp.Equal(core.revoked, []string{"cursor"}) || len(core.clients) != 2 || !strings.Contains(v.status.Text, "Rotated") {
+		t.Errorf("rotate: revoked %v, clients %v, status %q", core.revoked, core.clients, v.status.Text)
+	}
 	v.revoke("cursor")
-	if !cmp.Equal(core.revoked, []string{"cursor"}) {
+	if !cmp.Equal(core.revoked, []string{"cursor", "cursor"}) {
 		t.Errorf("revoked = %v", core.revoked)
 	}
 	v.entries["server.allowed_hosts"].SetText("*.dev.example")

@@ -1,0 +1,77 @@
+package ui
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/agent/agenttest"
+	"github.com/deskhand/deskhand/store/storetest"
+)
+
+// With the real core: the desktop's kill switch takes the agent off the
+// served list, and an answer typed in a popup reaches the broker and
+// completes the waiting turn.
+func TestWithTheRealCore(t *testing.T) {
+	model := &agenttest.Model{Reply: func(ctx context.Context, n int, req agent.ChatRequest, onDelta func(agent.Delta)) (agent.ChatResponse, error) {
+		if n == 1 {
+			return agenttest.Calls("q1", "ask_user", map[string]any{"question": "Your name?"}), nil
+		}
+		return agenttest.Text("hello " + req.Messages[len(req.Messages)-1].Content), nil
+	}}
+	core, err := agent.New(t.Context(), agent.Config{History: storetest.Open(t), Desktop: true,
+		Models: map[agent.Backend]agent.Model{agent.BackendOllama: model}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(core.Close)
+	if _, err := core.SaveAgent(t.Context(), agent.Agent{Slug: "assistant", Model: "m", Enabled: true, Conversations: true}); err != nil {
+		t.Fatal(err)
+	}
+	a := New(test.NewTempApp(t), core, Options{})
+	a.refresh()
+
+	// The popup.
+	events := core.Subscribe(t.Context())
+	done := make(chan *agent.RunResult, 1)
+	go func() {
+		res, err := core.Run(context.Background(), agent.RunRequest{Agent: "assistant", Principal: "p", Message: "hi"})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	var p *popup
+	for p == nil {
+		select {
+		case e := <-events:
+			a.handle(e) // as the event pump would, on fyne's goroutine
+			p = a.questions.popups[e.Question]
+		case <-time.After(10 * time.Second):
+			t.Fatal("no popup")
+		}
+	}
+	test.Type(p.text, "Ada")
+	test.Tap(p.send)
+	select {
+	case res := <-done:
+		if res.Text != "hello Ada" {
+			t.Errorf("the turn got %q", res.Text)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the answer did not reach the turn")
+	}
+
+	// The kill switch.
+	row := a.agents.list.CreateItem()
+	a.agents.list.UpdateItem(0, row)
+	test.Tap(row.(*fyne.Container).Objects[1].(*widget.Check))
+	if served := core.EnabledAgents(); len(served) != 0 {
+		t.Errorf("still served after the kill switch: %+v", served)
+	}
+}
