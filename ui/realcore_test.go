@@ -75,3 +75,62 @@ func TestWithTheRealCore(t *testing.T) {
 		t.Errorf("still served after the kill switch: %+v", served)
 	}
 }
+
+// slowClient answers a question as a client would, once told to.
+type slowClient struct{ answer chan struct{} }
+
+func (c slowClient) Ask(ctx context.Context, q agent.Question) (agent.Answer, error) {
+	select {
+	case <-c.answer:
+		return agent.Answer{Text: "from the client"}, nil
+	case <-ctx.Done():
+		return agent.Answer{}, ctx.Err()
+	}
+}
+
+// TestClientAnswersFirstClosesThePopup: with the real broker, the client's
+// answer closes the desktop's popup.
+func TestClientAnswersFirstClosesThePopup(t *testing.T) {
+	model := &agenttest.Model{Reply: func(ctx context.Context, n int, req agent.ChatRequest, onDelta func(agent.Delta)) (agent.ChatResponse, error) {
+		if n == 1 {
+			return agenttest.Calls("q1", "ask_user", map[string]any{"question": "Your name?"}), nil
+		}
+		return agenttest.Text("hello " + req.Messages[len(req.Messages)-1].Content), nil
+	}}
+	core, err := agent.New(t.Context(), agent.Config{History: storetest.Open(t), Desktop: true,
+		Models: map[agent.Backend]agent.Model{agent.BackendOllama: model}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(core.Close)
+	if _, err := core.SaveAgent(t.Context(), agent.Agent{Slug: "assistant", Model: "m", Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	a := New(test.NewTempApp(t), core, Options{})
+	events := core.Subscribe(t.Context())
+	client := slowClient{answer: make(chan struct{})}
+	go func() {
+		_, _ = core.Run(agent.WithAsker(context.Background(), client), agent.RunRequest{Agent: "assistant", Principal: "p", Message: "hi"})
+	}()
+	var id string
+	for id == "" {
+		e := <-events
+		a.handle(e)
+		if _, open := a.questions.popups[e.Question]; open {
+			id = e.Question
+		}
+	}
+	close(client.answer)
+	timeout := time.After(time.Second) // the popup closes within a second
+	for {
+		select {
+		case e := <-events:
+			a.handle(e)
+			if _, open := a.questions.popups[id]; !open {
+				return
+			}
+		case <-timeout:
+			t.Fatal("the popup stayed open after the client answered")
+		}
+	}
+}
