@@ -18,18 +18,7 @@ import (
 // served list, and an answer typed in a popup reaches the broker and
 // completes the waiting turn.
 func TestWithTheRealCore(t *testing.T) {
-	model := &agenttest.Model{Reply: func(ctx context.Context, n int, req agent.ChatRequest, onDelta func(agent.Delta)) (agent.ChatResponse, error) {
-		if n == 1 {
-			return agenttest.Calls("q1", "ask_user", map[string]any{"question": "Your name?"}), nil
-		}
-		return agenttest.Text("hello " + req.Messages[len(req.Messages)-1].Content), nil
-	}}
-	core, err := agent.New(t.Context(), agent.Config{History: storetest.Open(t), Desktop: true,
-		Models: map[agent.Backend]agent.Model{agent.BackendOllama: model}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(core.Close)
+	core := askingCore(t)
 	if _, err := core.SaveAgent(t.Context(), agent.Agent{Slug: "assistant", Model: "m", Enabled: true, Conversations: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -76,6 +65,25 @@ func TestWithTheRealCore(t *testing.T) {
 	}
 }
 
+// askingCore is a real core (SQLite file, broker, desktop on) whose model
+// asks "Your name?" once, then greets whatever it was told.
+func askingCore(t *testing.T) *agent.Core {
+	t.Helper()
+	model := &agenttest.Model{Reply: func(ctx context.Context, n int, req agent.ChatRequest, onDelta func(agent.Delta)) (agent.ChatResponse, error) {
+		if n == 1 {
+			return agenttest.Calls("q1", "ask_user", map[string]any{"question": "Your name?"}), nil
+		}
+		return agenttest.Text("hello " + req.Messages[len(req.Messages)-1].Content), nil
+	}}
+	core, err := agent.New(t.Context(), agent.Config{History: storetest.Open(t), Desktop: true,
+		Models: map[agent.Backend]agent.Model{agent.BackendOllama: model}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(core.Close)
+	return core
+}
+
 // slowClient answers a question as a client would, once told to.
 type slowClient struct{ answer chan struct{} }
 
@@ -91,18 +99,7 @@ func (c slowClient) Ask(ctx context.Context, q agent.Question) (agent.Answer, er
 // TestClientAnswersFirstClosesThePopup: with the real broker, the client's
 // answer closes the desktop's popup.
 func TestClientAnswersFirstClosesThePopup(t *testing.T) {
-	model := &agenttest.Model{Reply: func(ctx context.Context, n int, req agent.ChatRequest, onDelta func(agent.Delta)) (agent.ChatResponse, error) {
-		if n == 1 {
-			return agenttest.Calls("q1", "ask_user", map[string]any{"question": "Your name?"}), nil
-		}
-		return agenttest.Text("hello " + req.Messages[len(req.Messages)-1].Content), nil
-	}}
-	core, err := agent.New(t.Context(), agent.Config{History: storetest.Open(t), Desktop: true,
-		Models: map[agent.Backend]agent.Model{agent.BackendOllama: model}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(core.Close)
+	core := askingCore(t)
 	if _, err := core.SaveAgent(t.Context(), agent.Agent{Slug: "assistant", Model: "m", Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
