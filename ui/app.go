@@ -74,9 +74,6 @@ func New(fy fyne.App, core Core, opts Options) *App {
 	return a
 }
 
-// Window is the main window.
-func (a *App) Window() fyne.Window { return a.win }
-
 // Follow keeps the desktop in step with the core until ctx ends: the only
 // goroutine that reacts to core events, and it touches widgets only
 // through fyne.Do.
@@ -131,7 +128,7 @@ func (a *App) agentSlug(id string) string {
 			return ag.Slug
 		}
 	}
-	return "(deleted agent)"
+	return "(unknown agent)"
 }
 
 // tabSettings is the Settings tab's index (agents, questions,
