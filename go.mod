@@ -10,6 +10,8 @@ require (
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/mattn/go-sqlite3 v1.14.53
 	github.com/ollama/ollama v0.17.4
+	github.com/pelletier/go-toml/v2 v2.2.2
+	github.com/tailscale/hujson v0.0.0-20260727124030-b80ff77dac4f
 	github.com/zalando/go-keyring v0.2.8
 	go.uber.org/goleak v1.3.0
 )

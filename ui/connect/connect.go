@@ -1,0 +1,473 @@
+// Package connect writes, reads back and removes Deskhand's entry in the
+// configuration files of MCP clients (Cursor, Claude Code, VS Code, Windsurf,
+// Codex and Claude Desktop).
+//
+// Every edit follows the same rules: the file is parsed strictly and refused
+// (left untouched) when it does not parse; only our entry is changed and the
+// rest of the file is kept byte-for-byte (other servers, comments, key order,
+// line endings); an edit that would not change our entry writes nothing; the
+// previous file is backed up next to it (the last five backups are kept); and
+// the new file is written to a temporary file in the same folder, synced and
+// renamed into place, with mode 0600 when it holds a token.
+//
+// Paths are resolved from an Env so that callers (and tests) can point the
+// package at any home folder and operating system.
+package connect
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// DefaultName is the entry name used when Entry.Name is empty.
+const DefaultName = "deskhand"
+
+// Client identifies an MCP client whose configuration we can edit.
+type Client struct {
+	ID   string // stable identifier, e.g. "cursor"
+	Name string // human-readable name, e.g. "Cursor"
+}
+
+// The supported clients.
+var (
+	Cursor        = Client{ID: "cursor", Name: "Cursor"}
+	ClaudeCode    = Client{ID: "claude-code", Name: "Claude Code"}
+	VSCode        = Client{ID: "vscode", Name: "VS Code"}
+	Windsurf      = Client{ID: "windsurf", Name: "Windsurf"}
+	Codex         = Client{ID: "codex", Name: "Codex"}
+	ClaudeDesktop = Client{ID: "claude-desktop", Name: "Claude Desktop"}
+)
+
+// Clients returns every supported client, in display order.
+func Clients() []Client {
+	return []Client{Cursor, ClaudeCode, VSCode, Windsurf, Codex, ClaudeDesktop}
+}
+
+// Lookup returns the client with the given ID.
+func Lookup(id string) (Client, bool) {
+	for _, c := range Clients() {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	return Client{}, false
+}
+
+// Env is where the package looks for configuration files. Empty fields are
+// derived from Home and Getenv; see DefaultEnv for the real machine.
+type Env struct {
+	OS           string              // "linux", "darwin" or "windows"; runtime.GOOS when empty
+	Home         string              // user home folder (%USERPROFILE% on Windows); required
+	Getenv       func(string) string // environment lookup (CODEX_HOME, XDG_CONFIG_HOME, …); may be nil
+	ConfigDir    string              // Linux config root; default $XDG_CONFIG_HOME or Home/.config
+	AppData      string              // Windows %APPDATA%; default Home/AppData/Roaming
+	LocalAppData string              // Windows %LOCALAPPDATA%; default Home/AppData/Local
+	Now          func() time.Time    // clock for backup names; time.Now when nil
+}
+
+// DefaultEnv describes the current user on the current machine.
+func DefaultEnv() (Env, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return Env{}, err
+	}
+	return Env{
+		OS:           runtime.GOOS,
+		Home:         home,
+		Getenv:       os.Getenv,
+		AppData:      os.Getenv("APPDATA"),
+		LocalAppData: os.Getenv("LOCALAPPDATA"),
+	}, nil
+}
+
+func (e Env) os() string {
+	if e.OS == "" {
+		return runtime.GOOS
+	}
+	return e.OS
+}
+
+func (e Env) getenv(k string) string {
+	if e.Getenv == nil {
+		return ""
+	}
+	return e.Getenv(k)
+}
+
+func (e Env) configDir() string {
+	if e.ConfigDir != "" {
+		return e.ConfigDir
+	}
+	if x := e.getenv("XDG_CONFIG_HOME"); x != "" && filepath.IsAbs(x) {
+		return x
+	}
+	return filepath.Join(e.Home, ".config")
+}
+
+func (e Env) appData() string {
+	if e.AppData != "" {
+		return e.AppData
+	}
+	if x := e.getenv("APPDATA"); x != "" {
+		return x
+	}
+	return filepath.Join(e.Home, "AppData", "Roaming")
+}
+
+func (e Env) localAppData() string {
+	if e.LocalAppData != "" {
+		return e.LocalAppData
+	}
+	if x := e.getenv("LOCALAPPDATA"); x != "" {
+		return x
+	}
+	return filepath.Join(e.Home, "AppData", "Local")
+}
+
+func (e Env) now() time.Time {
+	if e.Now == nil {
+		return time.Now()
+	}
+	return e.Now()
+}
+
+// Entry is the server entry we write.
+type Entry struct {
+	Name    string // entry name; DefaultName when empty; letters, digits, '_' and '-' only
+	URL     string // Streamable HTTP endpoint, e.g. http://127.0.0.1:PORT/mcp (HTTP clients)
+	Token   string // bearer token sent as "Authorization: Bearer TOKEN"; optional
+	Command string // absolute path of our binary (Claude Desktop, which gets a stdio entry)
+}
+
+// StdioArgs are the arguments written for the Claude Desktop stdio entry.
+var StdioArgs = []string{"stdio", "--client", "claude-desktop"}
+
+// Result describes what Connect or Disconnect did.
+type Result struct {
+	Path    string // the configuration file
+	Changed bool   // false when the file already held the wanted state (nothing written)
+	Created bool   // the file did not exist before
+	Backup  string // the backup of the previous file, if one was written
+}
+
+// Condition is the coarse state of our entry in a client.
+type Condition int
+
+// Conditions reported by Status.
+const (
+	NotInstalled Condition = iota // the client's config folder does not exist
+	NotConnected                  // installed, but our entry is absent
+	Connected                     // our entry is present
+)
+
+func (c Condition) String() string {
+	switch c {
+	case NotInstalled:
+		return "not installed"
+	case NotConnected:
+		return "not connected"
+	case Connected:
+		return "connected"
+	}
+	return fmt.Sprintf("Condition(%d)", int(c))
+}
+
+// State is our entry as read back from a client's configuration file.
+type State struct {
+	Condition Condition
+	Path      string   // the configuration file
+	URL       string   // the URL the entry points at (HTTP clients)
+	Command   string   // the command it runs (stdio entries)
+	Args      []string // the command's arguments (stdio entries)
+	HasToken  bool     // an Authorization header is present
+}
+
+// ParseError reports a configuration file that does not parse; the file is
+// never modified when this error is returned.
+type ParseError struct {
+	Path   string
+	Format string // "JSON", "JSONC" or "TOML"
+	Err    error
+}
+
+func (e *ParseError) Error() string {
+	return fmt.Sprintf("%s is not valid %s, left untouched: %v", e.Path, e.Format, e.Err)
+}
+
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// ErrUnknownClient is returned for a Client this package does not know.
+var ErrUnknownClient = errors.New("connect: unknown client")
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+func checkName(name string) (string, error) {
+	if name == "" {
+		name = DefaultName
+	}
+	if !nameRE.MatchString(name) {
+		return "", fmt.Errorf("connect: entry name %q: use only letters, digits, '_' and '-'", name)
+	}
+	return name, nil
+}
+
+// Path returns the user-level configuration file of client.
+func Path(c Client, env Env) (string, error) {
+	if env.Home == "" {
+		return "", errors.New("connect: Env.Home is empty")
+	}
+	h := env.Home
+	switch c.ID {
+	case Cursor.ID:
+		return filepath.Join(h, ".cursor", "mcp.json"), nil
+	case ClaudeCode.ID:
+		return filepath.Join(h, ".claude.json"), nil
+	case VSCode.ID:
+		switch env.os() {
+		case "darwin":
+			return filepath.Join(h, "Library", "Application Support", "Code", "User", "mcp.json"), nil
+		case "windows":
+			return filepath.Join(env.appData(), "Code", "User", "mcp.json"), nil
+		default:
+			return filepath.Join(env.configDir(), "Code", "User", "mcp.json"), nil
+		}
+	case Windsurf.ID:
+		return filepath.Join(h, ".codeium", "windsurf", "mcp_config.json"), nil
+	case Codex.ID:
+		return filepath.Join(codexHome(env), "config.toml"), nil
+	case ClaudeDesktop.ID:
+		return filepath.Join(claudeDesktopDir(env), "claude_desktop_config.json"), nil
+	}
+	return "", fmt.Errorf("%w %q", ErrUnknownClient, c.ID)
+}
+
+func codexHome(env Env) string {
+	if x := env.getenv("CODEX_HOME"); x != "" {
+		return x
+	}
+	return filepath.Join(env.Home, ".codex")
+}
+
+// msixPackage is the package folder of the Microsoft Store (MSIX) build of
+// Claude Desktop, which redirects %APPDATA% into its LocalCache.
+const msixPackage = "Claude_pzs8sxrjxfjjc"
+
+func claudeDesktopDir(env Env) string {
+	switch env.os() {
+	case "darwin":
+		return filepath.Join(env.Home, "Library", "Application Support", "Claude")
+	case "windows":
+		pkg := filepath.Join(env.localAppData(), "Packages", msixPackage)
+		if isDir(pkg) {
+			return filepath.Join(pkg, "LocalCache", "Roaming", "Claude")
+		}
+		return filepath.Join(env.appData(), "Claude")
+	default:
+		return filepath.Join(env.configDir(), "Claude")
+	}
+}
+
+// Installed reports whether client appears to be installed: its
+// configuration folder (or, for Claude Code, ~/.claude.json) exists.
+func Installed(c Client, env Env) bool {
+	p, err := Path(c, env)
+	if err != nil {
+		return false
+	}
+	switch c.ID {
+	case ClaudeCode.ID:
+		return exists(p) || isDir(filepath.Join(env.Home, ".claude"))
+	case VSCode.ID:
+		// …/Code/User/mcp.json: the Code folder exists once VS Code has run.
+		return isDir(filepath.Dir(filepath.Dir(p)))
+	case ClaudeDesktop.ID:
+		if env.os() == "windows" && isDir(filepath.Join(env.localAppData(), "Packages", msixPackage)) {
+			return true
+		}
+	}
+	return isDir(filepath.Dir(p))
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// format is the file-format specific half of an edit.
+type format interface {
+	// set returns the new content with our entry set to e; same reports
+	// that the existing entry is already exactly e.
+	set(path string, data []byte, name string, e Entry) (out []byte, same bool, err error)
+	// remove returns the content without our entry; found reports whether
+	// there was one.
+	remove(path string, data []byte, name string) (out []byte, found bool, err error)
+	// read returns our entry as found in data.
+	read(path string, data []byte, name string) (st State, found bool, err error)
+}
+
+func formatOf(c Client) (format, error) {
+	switch c.ID {
+	case Cursor.ID:
+		return jsonFormat{key: "mcpServers", shape: shapeCursor}, nil
+	case ClaudeCode.ID:
+		return jsonFormat{key: "mcpServers", shape: shapeTypedHTTP}, nil
+	case VSCode.ID:
+		return jsonFormat{key: "servers", shape: shapeTypedHTTP, jsonc: true}, nil
+	case Windsurf.ID:
+		return jsonFormat{key: "mcpServers", shape: shapeWindsurf}, nil
+	case ClaudeDesktop.ID:
+		return jsonFormat{key: "mcpServers", shape: shapeStdio}, nil
+	case Codex.ID:
+		return tomlFormat{}, nil
+	}
+	return nil, fmt.Errorf("%w %q", ErrUnknownClient, c.ID)
+}
+
+func validate(c Client, env Env, e Entry) (Entry, error) {
+	name, err := checkName(e.Name)
+	if err != nil {
+		return e, err
+	}
+	e.Name = name
+	if strings.ContainsAny(e.Token, "\r\n") {
+		return e, errors.New("connect: token contains a line break")
+	}
+	if c.ID == ClaudeDesktop.ID {
+		if !isAbs(env.os(), e.Command) {
+			return e, fmt.Errorf("connect: %s needs the absolute path of the deskhand binary, got %q", c.Name, e.Command)
+		}
+		return e, nil
+	}
+	if !strings.HasPrefix(e.URL, "http://") && !strings.HasPrefix(e.URL, "https://") {
+		return e, fmt.Errorf("connect: %s needs an http(s) URL, got %q", c.Name, e.URL)
+	}
+	return e, nil
+}
+
+func isAbs(goos, p string) bool {
+	if goos == "windows" {
+		if len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/') {
+			r := p[0] | 0x20
+			return r >= 'a' && r <= 'z'
+		}
+		return strings.HasPrefix(p, `\\`)
+	}
+	return strings.HasPrefix(p, "/")
+}
+
+// Connect writes (or replaces) our entry in client's configuration file,
+// creating the folder and file when missing.
+func Connect(c Client, env Env, e Entry) (Result, error) {
+	f, err := formatOf(c)
+	if err != nil {
+		return Result{}, err
+	}
+	e, err = validate(c, env, e)
+	if err != nil {
+		return Result{}, err
+	}
+	p, err := Path(c, env)
+	if err != nil {
+		return Result{}, err
+	}
+	target, old, existed, err := load(p)
+	if err != nil {
+		return Result{Path: p}, err
+	}
+	out, same, err := f.set(p, old, e.Name, e)
+	if err != nil {
+		return Result{Path: p}, err
+	}
+	res := Result{Path: p, Created: !existed}
+	if same && existed {
+		return res, nil
+	}
+	hasToken := e.Token != ""
+	res.Backup, err = commit(env, target, old, existed, out, hasToken)
+	if err != nil {
+		return res, err
+	}
+	res.Changed = true
+	return res, nil
+}
+
+// Disconnect removes our entry (named name, DefaultName when empty) from
+// client's configuration file. A missing file or entry is not an error.
+func Disconnect(c Client, env Env, name string) (Result, error) {
+	f, err := formatOf(c)
+	if err != nil {
+		return Result{}, err
+	}
+	name, err = checkName(name)
+	if err != nil {
+		return Result{}, err
+	}
+	p, err := Path(c, env)
+	if err != nil {
+		return Result{}, err
+	}
+	target, old, existed, err := load(p)
+	if err != nil || !existed {
+		return Result{Path: p}, err
+	}
+	out, found, err := f.remove(p, old, name)
+	if err != nil || !found {
+		return Result{Path: p}, err
+	}
+	res := Result{Path: p}
+	res.Backup, err = commit(env, target, old, true, out, false)
+	if err != nil {
+		return res, err
+	}
+	res.Changed = true
+	return res, nil
+}
+
+// Status reads our entry (named name, DefaultName when empty) back from
+// client's configuration file.
+func Status(c Client, env Env, name string) (State, error) {
+	f, err := formatOf(c)
+	if err != nil {
+		return State{}, err
+	}
+	name, err = checkName(name)
+	if err != nil {
+		return State{}, err
+	}
+	p, err := Path(c, env)
+	if err != nil {
+		return State{}, err
+	}
+	st := State{Path: p, Condition: NotConnected}
+	if !Installed(c, env) {
+		st.Condition = NotInstalled
+	}
+	_, data, existed, err := load(p)
+	if err != nil {
+		return st, err
+	}
+	if !existed {
+		return st, nil
+	}
+	got, found, err := f.read(p, data, name)
+	if err != nil {
+		return st, err
+	}
+	if found {
+		got.Path = p
+		got.Condition = Connected
+		return got, nil
+	}
+	return st, nil
+}

@@ -1,0 +1,582 @@
+package connect
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pelletier/go-toml/v2"
+	"github.com/tailscale/hujson"
+)
+
+const (
+	testURL   = "http://127.0.0.1:47111/mcp"
+	testToken = "tok-123"
+	testCmd   = "/opt/deskhand/bin/deskhand"
+)
+
+func testEnv(t *testing.T) Env {
+	t.Helper()
+	home := t.TempDir()
+	clock := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	return Env{
+		OS:     "linux",
+		Home:   home,
+		Getenv: func(string) string { return "" },
+		Now: func() time.Time {
+			clock = clock.Add(time.Second)
+			return clock
+		},
+	}
+}
+
+func serversKey(c Client) string {
+	switch c.ID {
+	case VSCode.ID:
+		return "servers"
+	case Codex.ID:
+		return "mcp_servers"
+	}
+	return "mcpServers"
+}
+
+func decode(t *testing.T, c Client, data []byte) map[string]any {
+	t.Helper()
+	m := map[string]any{}
+	if c.ID == Codex.ID {
+		if err := toml.Unmarshal(data, &m); err != nil {
+			t.Fatalf("result is not valid TOML: %v\n%s", err, data)
+		}
+		return m
+	}
+	std, err := hujson.Standardize(append([]byte(nil), data...))
+	if err != nil {
+		t.Fatalf("result is not valid JSONC: %v\n%s", err, data)
+	}
+	if c.ID != VSCode.ID && !bytes.Equal(std, data) {
+		t.Fatalf("result is not plain JSON:\n%s", data)
+	}
+	if err := json.Unmarshal(std, &m); err != nil {
+		t.Fatalf("result is not valid JSON: %v\n%s", err, data)
+	}
+	return m
+}
+
+func wantEntry(c Client) map[string]any {
+	auth := map[string]any{"Authorization": "Bearer " + testToken}
+	switch c.ID {
+	case Cursor.ID:
+		return map[string]any{"url": testURL, "headers": auth}
+	case ClaudeCode.ID, VSCode.ID:
+		return map[string]any{"type": "http", "url": testURL, "headers": auth}
+	case Windsurf.ID:
+		return map[string]any{"serverUrl": testURL, "headers": auth}
+	case Codex.ID:
+		return map[string]any{"url": testURL, "http_headers": auth}
+	case ClaudeDesktop.ID:
+		return map[string]any{"command": testCmd, "args": []any{"stdio", "--client", "claude-desktop"}}
+	}
+	return nil
+}
+
+// rest is the document without our entry (and without a servers table
+// left empty by removing it).
+func rest(c Client, m map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range m {
+		out[k] = v
+	}
+	if s, ok := m[serversKey(c)].(map[string]any); ok {
+		s2 := map[string]any{}
+		for k, v := range s {
+			if k != DefaultName {
+				s2[k] = v
+			}
+		}
+		if len(s2) == 0 {
+			delete(out, serversKey(c))
+		} else {
+			out[serversKey(c)] = s2
+		}
+	}
+	return out
+}
+
+func entryFor(c Client) Entry {
+	if c.ID == ClaudeDesktop.ID {
+		return Entry{Command: testCmd}
+	}
+	return Entry{URL: testURL, Token: testToken}
+}
+
+const cursorFixture = `{
+    "mcpServers": {
+        "github": {
+            "headers": {"Authorization": "Bearer gh-KEEP"},
+            "url": "https://api.githubcopilot.com/mcp/"
+        },
+        "deskhand": {"url": "http://127.0.0.1:1111/mcp"},
+        "fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]}
+    }
+}
+`
+
+const claudeCodeFixture = "{\r\n  \"numStartups\": 42,\r\n  \"theme\": \"dark\",\r\n  \"projects\": {\r\n    \"/home/u/proj\": {\r\n      \"mcpServers\": {},\r\n      \"allowedTools\": []\r\n    }\r\n  },\r\n  \"mcpServers\": {\r\n    \"sentry\": {\r\n      \"url\": \"https://mcp.sentry.dev/mcp\",\r\n      \"type\": \"http\"\r\n    }\r\n  },\r\n  \"userID\": \"abc\"\r\n}\r\n"
+
+const claudeCodeNoServers = `{
+  "numStartups": 1,
+  "userID": "abc"
+}
+`
+
+const vscodeFixture = `// VS Code MCP config KEEP-1
+{
+	"inputs": [
+		// prompt for a key KEEP-2
+		{"type": "promptString", "id": "key", "password": true,},
+	],
+	"servers": {
+		/* the fetch server KEEP-3 */
+		"fetch": {
+			"type": "stdio",
+			"command": "uvx",
+			"args": ["mcp-server-fetch"], // trailing KEEP-4
+		},
+		"deskhand": {"url": "http://old:1/mcp", "type": "http",},
+	},
+}
+`
+
+const vscodeNoEntry = "{\r\n\t// KEEP-5\r\n\t\"servers\": {\r\n\t\t\"fetch\": {\"type\": \"stdio\", \"command\": \"uvx\"},\r\n\t},\r\n}\r\n"
+
+const windsurfFixture = `{"mcpServers":{"other":{"serverUrl":"https://x.example/mcp"}},"zeta":true}` + "\n"
+
+const codexFixture = `# Codex configuration KEEP-1
+model = "o4-mini"
+approval_policy = "on-request"
+
+[mcp_servers.docs]
+command = "docs-mcp"
+args = [
+  "--port", # KEEP-2
+  "9000",
+]
+
+[mcp_servers.docs.env]
+TOKEN = "x" # KEEP-3
+
+# our old entry
+[mcp_servers.deskhand]
+url = "http://127.0.0.1:1111/mcp"
+# stale comment inside our table
+startup_timeout_sec = 5
+
+[mcp_servers.deskhand.http_headers]
+Authorization = "Bearer old"
+
+# profiles come next KEEP-4
+[profiles.fast]
+model = "gpt-5"
+`
+
+const codexNoEntryCRLF = "# KEEP-1\r\nmodel = \"o3\"\r\n\r\n[mcp_servers.other]\r\nurl = \"https://other.example/mcp\"\r\nhttp_headers = { \"X-Key\" = \"v\" } # KEEP-2\r\n"
+
+const codexDotted = `[mcp_servers]
+docs = { command = "docs-mcp" } # KEEP-1
+deskhand.url = "http://old/mcp"
+`
+
+const desktopFixture = `{
+  "globalShortcut": "Ctrl+Space",
+  "mcpServers": {
+    "weather": {
+      "command": "node",
+      "args": ["/home/u/weather/index.js"],
+      "env": {"API_KEY": "k"}
+    }
+  },
+  "preferences": {"menuBarEnabled": false}
+}
+`
+
+func TestConnectFixtures(t *testing.T) {
+	tests := []struct {
+		name   string
+		client Client
+		file   *string // nil: no file and no folder
+	}{
+		{"cursor stale entry 4-space", Cursor, ptr(cursorFixture)},
+		{"cursor missing folder", Cursor, nil},
+		{"claude-code CRLF other keys", ClaudeCode, ptr(claudeCodeFixture)},
+		{"claude-code no mcpServers", ClaudeCode, ptr(claudeCodeNoServers)},
+		{"claude-code missing file", ClaudeCode, nil},
+		{"vscode JSONC comments trailing commas", VSCode, ptr(vscodeFixture)},
+		{"vscode CRLF tabs no entry", VSCode, ptr(vscodeNoEntry)},
+		{"vscode empty file", VSCode, ptr("")},
+		{"vscode missing folder", VSCode, nil},
+		{"windsurf minified", Windsurf, ptr(windsurfFixture)},
+		{"windsurf missing folder", Windsurf, nil},
+		{"codex stale table with subtable", Codex, ptr(codexFixture)},
+		{"codex CRLF no entry", Codex, ptr(codexNoEntryCRLF)},
+		{"codex dotted entry", Codex, ptr(codexDotted)},
+		{"codex missing folder", Codex, nil},
+		{"claude-desktop other servers", ClaudeDesktop, ptr(desktopFixture)},
+		{"claude-desktop missing folder", ClaudeDesktop, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := testEnv(t)
+			c := tc.client
+			p, err := Path(c, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var before []byte
+			if tc.file != nil {
+				before = []byte(*tc.file)
+				writeFile(t, p, before, 0o644)
+			}
+			if got := Installed(c, env); got != (tc.file != nil) {
+				t.Errorf("Installed = %v, want %v", got, tc.file != nil)
+			}
+			hadEntry, hadServers := false, false
+			if len(before) > 0 {
+				var servers map[string]any
+				servers, hadServers = decode(t, c, before)[serversKey(c)].(map[string]any)
+				_, hadEntry = servers[DefaultName]
+			}
+
+			res, err := Connect(c, env, entryFor(c))
+			if err != nil {
+				t.Fatalf("Connect: %v", err)
+			}
+			if !res.Changed || res.Path != p || res.Created != (tc.file == nil) {
+				t.Errorf("Connect result = %+v", res)
+			}
+			after := readFile(t, p)
+			m := decode(t, c, after)
+			got := m[serversKey(c)].(map[string]any)[DefaultName]
+			if !reflect.DeepEqual(got, wantEntry(c)) {
+				t.Errorf("entry = %#v, want %#v\n%s", got, wantEntry(c), after)
+			}
+			if len(before) > 0 {
+				if !reflect.DeepEqual(rest(c, m), rest(c, decode(t, c, before))) {
+					t.Errorf("the rest of the file changed:\nbefore:\n%s\nafter:\n%s", before, after)
+				}
+			}
+			checkKept(t, before, after)
+			checkBackup(t, p, res.Backup, before, tc.file != nil)
+			wantMode := os.FileMode(0o600)
+			if c.ID == ClaudeDesktop.ID && tc.file != nil {
+				wantMode = 0o644 // no token: the existing mode is kept
+			}
+			if mode := fileMode(t, p); mode != wantMode {
+				t.Errorf("mode = %v, want %v", mode, wantMode)
+			}
+			if c.ID == ClaudeDesktop.ID && bytes.Contains(after, []byte(testToken)) {
+				t.Error("Claude Desktop config holds a token")
+			}
+
+			// A second Connect writes nothing.
+			old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+			if err := os.Chtimes(p, old, old); err != nil {
+				t.Fatal(err)
+			}
+			res, err = Connect(c, env, entryFor(c))
+			if err != nil || res.Changed || res.Backup != "" {
+				t.Fatalf("second Connect = %+v, %v", res, err)
+			}
+			if fi, _ := os.Stat(p); !fi.ModTime().Equal(old) || !bytes.Equal(readFile(t, p), after) {
+				t.Error("second Connect rewrote the file")
+			}
+
+			st, err := Status(c, env, "")
+			if err != nil || st.Condition != Connected || st.Path != p {
+				t.Fatalf("Status = %+v, %v", st, err)
+			}
+			if c.ID == ClaudeDesktop.ID {
+				if st.Command != testCmd || st.HasToken {
+					t.Errorf("Status = %+v", st)
+				}
+			} else if st.URL != testURL || !st.HasToken {
+				t.Errorf("Status = %+v", st)
+			}
+
+			res, err = Disconnect(c, env, "")
+			if err != nil || !res.Changed || res.Backup == "" {
+				t.Fatalf("Disconnect = %+v, %v", res, err)
+			}
+			gone := readFile(t, p)
+			m = decode(t, c, gone)
+			if servers, _ := m[serversKey(c)].(map[string]any); servers[DefaultName] != nil {
+				t.Errorf("entry still present after Disconnect:\n%s", gone)
+			}
+			if len(before) > 0 {
+				if !reflect.DeepEqual(rest(c, m), rest(c, decode(t, c, before))) {
+					t.Errorf("Disconnect changed the rest:\nbefore:\n%s\nafter:\n%s", before, gone)
+				}
+				if hadServers && !hadEntry && !bytes.Equal(gone, before) {
+					t.Errorf("Connect+Disconnect is not byte-identical:\nbefore:\n%q\nafter:\n%q", before, gone)
+				}
+			}
+			checkKept(t, before, gone)
+			if st, err := Status(c, env, ""); err != nil || st.Condition != NotConnected {
+				t.Errorf("Status after Disconnect = %+v, %v", st, err)
+			}
+			if res, err := Disconnect(c, env, ""); err != nil || res.Changed {
+				t.Errorf("second Disconnect = %+v, %v", res, err)
+			}
+		})
+	}
+}
+
+func TestInvalidFileRefused(t *testing.T) {
+	tests := []struct {
+		client Client
+		body   string
+	}{
+		{Cursor, `{"mcpServers": {"a": {"url": "x"}`},
+		{ClaudeCode, "{\n  // comments are not JSON\n  \"mcpServers\": {}\n}\n"},
+		{VSCode, "{ \"servers\": { \"a\": } }"},
+		{Windsurf, `["not", "an", "object"]`},
+		{Windsurf, `{"mcpServers": []}`},
+		{Codex, "[mcp_servers.x\nurl = \"u\"\n"},
+		{Codex, "mcp_servers = 3\n"},
+		{ClaudeDesktop, `{"mcpServers": {}} trailing`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.client.ID, func(t *testing.T) {
+			env := testEnv(t)
+			p, _ := Path(tc.client, env)
+			writeFile(t, p, []byte(tc.body), 0o644)
+			_, err := Connect(tc.client, env, entryFor(tc.client))
+			var pe *ParseError
+			if !errors.As(err, &pe) || pe.Path != p || !strings.Contains(err.Error(), p) {
+				t.Fatalf("Connect error = %v, want a ParseError for %s", err, p)
+			}
+			if _, err := Disconnect(tc.client, env, ""); !errors.As(err, &pe) {
+				t.Errorf("Disconnect error = %v", err)
+			}
+			if _, err := Status(tc.client, env, ""); !errors.As(err, &pe) {
+				t.Errorf("Status error = %v", err)
+			}
+			if got := readFile(t, p); string(got) != tc.body {
+				t.Errorf("file changed: %q", got)
+			}
+			if b := backups(p); len(b) != 0 {
+				t.Errorf("backups written: %v", b)
+			}
+			entries, _ := os.ReadDir(filepath.Dir(p))
+			if len(entries) != 1 {
+				t.Errorf("stray files: %v", entries)
+			}
+		})
+	}
+}
+
+func TestBackupsKeepLastFive(t *testing.T) {
+	env := testEnv(t)
+	p, _ := Path(Cursor, env)
+	writeFile(t, p, []byte(cursorFixture), 0o644)
+	var last []byte
+	for i := range 8 {
+		last = readFile(t, p)
+		e := entryFor(Cursor)
+		e.Token = strings.Repeat("t", i+1)
+		if _, err := Connect(Cursor, env, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := backups(p)
+	if len(b) != keepBackups {
+		t.Fatalf("backups = %v, want %d", b, keepBackups)
+	}
+	if got := readFile(t, b[len(b)-1]); !bytes.Equal(got, last) {
+		t.Errorf("newest backup = %s, want %s", got, last)
+	}
+	if mode := fileMode(t, b[0]); mode != 0o600 {
+		t.Errorf("backup mode = %v", mode)
+	}
+}
+
+func TestSymlinkKept(t *testing.T) {
+	env := testEnv(t)
+	p, _ := Path(Cursor, env)
+	real := filepath.Join(env.Home, "dotfiles", "mcp.json")
+	writeFile(t, real, []byte(cursorFixture), 0o600)
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, p); err != nil {
+		t.Skip(err)
+	}
+	if _, err := Connect(Cursor, env, entryFor(Cursor)); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(p); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("symlink replaced: %v", err)
+	}
+	if !bytes.Contains(readFile(t, real), []byte(testToken)) {
+		t.Error("target not updated")
+	}
+}
+
+func TestPath(t *testing.T) {
+	home := t.TempDir()
+	msix := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(msix, "Packages", "Claude_pzs8sxrjxfjjc"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	getenv := func(vars map[string]string) func(string) string {
+		return func(k string) string { return vars[k] }
+	}
+	tests := []struct {
+		client Client
+		env    Env
+		want   string
+	}{
+		{Cursor, Env{OS: "windows", Home: home}, filepath.Join(home, ".cursor", "mcp.json")},
+		{ClaudeCode, Env{OS: "darwin", Home: home}, filepath.Join(home, ".claude.json")},
+		{VSCode, Env{OS: "linux", Home: home}, filepath.Join(home, ".config", "Code", "User", "mcp.json")},
+		{VSCode, Env{OS: "linux", Home: home, Getenv: getenv(map[string]string{"XDG_CONFIG_HOME": "/xdg"})}, filepath.Join("/xdg", "Code", "User", "mcp.json")},
+		{VSCode, Env{OS: "darwin", Home: home}, filepath.Join(home, "Library", "Application Support", "Code", "User", "mcp.json")},
+		{VSCode, Env{OS: "windows", Home: home, AppData: "/appdata"}, filepath.Join("/appdata", "Code", "User", "mcp.json")},
+		{Windsurf, Env{OS: "linux", Home: home}, filepath.Join(home, ".codeium", "windsurf", "mcp_config.json")},
+		{Codex, Env{OS: "linux", Home: home}, filepath.Join(home, ".codex", "config.toml")},
+		{Codex, Env{OS: "linux", Home: home, Getenv: getenv(map[string]string{"CODEX_HOME": "/ch"})}, filepath.Join("/ch", "config.toml")},
+		{ClaudeDesktop, Env{OS: "darwin", Home: home}, filepath.Join(home, "Library", "Application Support", "Claude", "claude_desktop_config.json")},
+		{ClaudeDesktop, Env{OS: "linux", Home: home}, filepath.Join(home, ".config", "Claude", "claude_desktop_config.json")},
+		{ClaudeDesktop, Env{OS: "windows", Home: home}, filepath.Join(home, "AppData", "Roaming", "Claude", "claude_desktop_config.json")},
+		{ClaudeDesktop, Env{OS: "windows", Home: home, AppData: "/appdata", LocalAppData: msix},
+			filepath.Join(msix, "Packages", "Claude_pzs8sxrjxfjjc", "LocalCache", "Roaming", "Claude", "claude_desktop_config.json")},
+	}
+	for _, tc := range tests {
+		got, err := Path(tc.client, tc.env)
+		if err != nil || got != tc.want {
+			t.Errorf("Path(%s, %s) = %q, %v; want %q", tc.client.ID, tc.env.OS, got, err, tc.want)
+		}
+	}
+	if !Installed(ClaudeDesktop, Env{OS: "windows", Home: home, LocalAppData: msix}) {
+		t.Error("MSIX Claude Desktop not detected as installed")
+	}
+	if _, err := Path(Client{ID: "nope"}, Env{Home: home}); !errors.Is(err, ErrUnknownClient) {
+		t.Errorf("unknown client: %v", err)
+	}
+	if len(Clients()) != 6 {
+		t.Errorf("Clients() = %v", Clients())
+	}
+	for _, c := range Clients() {
+		if got, ok := Lookup(c.ID); !ok || got != c {
+			t.Errorf("Lookup(%q) = %v, %v", c.ID, got, ok)
+		}
+	}
+}
+
+func TestBadEntries(t *testing.T) {
+	env := testEnv(t)
+	tests := []struct {
+		client Client
+		entry  Entry
+	}{
+		{ClaudeDesktop, Entry{Command: "deskhand"}},
+		{Cursor, Entry{URL: "127.0.0.1:1/mcp"}},
+		{Codex, Entry{URL: testURL, Name: "desk.hand"}},
+		{VSCode, Entry{URL: testURL, Token: "a\nb"}},
+	}
+	for _, tc := range tests {
+		if _, err := Connect(tc.client, env, tc.entry); err == nil {
+			t.Errorf("Connect(%s, %+v) succeeded", tc.client.ID, tc.entry)
+		}
+		p, _ := Path(tc.client, env)
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s written for a bad entry", p)
+		}
+	}
+	if st, err := Status(Cursor, env, ""); err != nil || st.Condition != NotInstalled {
+		t.Errorf("Status = %+v, %v", st, err)
+	}
+}
+
+func TestConnectWithoutTokenKeepsMode(t *testing.T) {
+	env := testEnv(t)
+	p, _ := Path(Codex, env)
+	writeFile(t, p, []byte(codexNoEntryCRLF), 0o640)
+	if _, err := Connect(Codex, env, Entry{URL: testURL}); err != nil {
+		t.Fatal(err)
+	}
+	if mode := fileMode(t, p); mode != 0o640 {
+		t.Errorf("mode = %v, want 0640", mode)
+	}
+	got := decode(t, Codex, readFile(t, p))["mcp_servers"].(map[string]any)[DefaultName]
+	if !reflect.DeepEqual(got, map[string]any{"url": testURL}) {
+		t.Errorf("entry = %v", got)
+	}
+}
+
+// checkKept checks that every line marked KEEP in before is still in after.
+func checkKept(t *testing.T, before, after []byte) {
+	t.Helper()
+	for _, l := range strings.Split(string(before), "\n") {
+		if strings.Contains(l, "KEEP") && !bytes.Contains(after, []byte(strings.TrimSpace(l))) {
+			t.Errorf("lost line %q:\n%s", l, after)
+		}
+	}
+	if bytes.Contains(before, []byte("\r\n")) && bytes.Count(after, []byte("\n")) != bytes.Count(after, []byte("\r\n")) {
+		t.Errorf("CRLF line endings not kept: %q", after)
+	}
+}
+
+func checkBackup(t *testing.T, p, backup string, before []byte, existed bool) {
+	t.Helper()
+	if !existed {
+		if backup != "" || len(backups(p)) != 0 {
+			t.Errorf("backup of a new file: %q", backup)
+		}
+		return
+	}
+	if !strings.HasPrefix(backup, p+".deskhand-backup-") {
+		t.Fatalf("backup = %q", backup)
+	}
+	if got := readFile(t, backup); !bytes.Equal(got, before) {
+		t.Errorf("backup content = %q, want %q", got, before)
+	}
+}
+
+func ptr(s string) *string { return &s }
+
+func writeFile(t *testing.T, p string, b []byte, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func fileMode(t *testing.T, p string) os.FileMode {
+	t.Helper()
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Mode().Perm()
+}

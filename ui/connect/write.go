@@ -1,0 +1,125 @@
+package connect
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+)
+
+// backupInfix separates a file's name from the timestamp of its backups.
+const backupInfix = ".deskhand-backup-"
+
+// keepBackups is how many backups of each file are kept.
+const keepBackups = 5
+
+// load reads the file at p, following a symbolic link so that the link is
+// kept and its target edited. target is the path to write to.
+func load(p string) (target string, data []byte, existed bool, err error) {
+	target = p
+	if t, err := filepath.EvalSymlinks(p); err == nil {
+		target = t
+	}
+	data, err = os.ReadFile(target)
+	if errors.Is(err, fs.ErrNotExist) {
+		return target, nil, false, nil
+	}
+	if err != nil {
+		return target, nil, false, fmt.Errorf("connect: %w", err)
+	}
+	return target, data, true, nil
+}
+
+// commit backs up old (when the file existed) and atomically replaces path
+// with data. The mode is 0600 when secret is set or the file is new, and
+// the existing mode otherwise.
+func commit(env Env, path string, old []byte, existed bool, data []byte, secret bool) (backup string, err error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("connect: %w", err)
+	}
+	mode := fs.FileMode(0o600)
+	if existed && !secret {
+		if fi, err := os.Stat(path); err == nil {
+			mode = fi.Mode().Perm()
+		}
+	}
+	if existed {
+		backup = path + backupInfix + env.now().UTC().Format("20060102T150405.000000000Z")
+		if err := writeAtomic(backup, old, 0o600); err != nil {
+			return "", err
+		}
+		pruneBackups(path)
+	}
+	if err := writeAtomic(path, data, mode); err != nil {
+		return backup, err
+	}
+	return backup, nil
+}
+
+// writeAtomic writes data to a temporary file next to path, syncs it and
+// renames it over path.
+func writeAtomic(path string, data []byte, mode fs.FileMode) (err error) {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".deskhand-tmp-*")
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+			err = fmt.Errorf("connect: writing %s: %w", path, err)
+		}
+	}()
+	if err = tmp.Chmod(mode); err != nil && runtime.GOOS != "windows" {
+		return err
+	}
+	if _, err = tmp.Write(data); err != nil {
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	if d, derr := os.Open(dir); derr == nil {
+		_ = d.Sync() // best effort: persist the rename
+		d.Close()
+	}
+	return nil
+}
+
+// pruneBackups removes all but the newest keepBackups backups of path.
+func pruneBackups(path string) {
+	list := backups(path)
+	for len(list) > keepBackups {
+		os.Remove(list[0])
+		list = list[1:]
+	}
+}
+
+// backups lists the backups of path, oldest first.
+func backups(path string) []string {
+	entries, err := os.ReadDir(filepath.Dir(path))
+	if err != nil {
+		return nil
+	}
+	prefix := filepath.Base(path) + backupInfix
+	var out []string
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasPrefix(e.Name(), prefix) {
+			out = append(out, filepath.Join(filepath.Dir(path), e.Name()))
+		}
+	}
+	sort.Strings(out) // fixed-width UTC timestamps sort chronologically
+	return out
+}
