@@ -31,6 +31,7 @@ import (
 	"github.com/deskhand/deskhand/models/ollama"
 	"github.com/deskhand/deskhand/models/sampling"
 	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/bridge"
 	"github.com/deskhand/deskhand/server/control"
 	"github.com/deskhand/deskhand/server/mcpserver"
 	"github.com/deskhand/deskhand/server/tools"
@@ -55,7 +56,9 @@ no display).
 
 Commands:
   serve                 serve the agents headless on http://ADDR/mcp until stopped (Ctrl-C)
-  stdio                 serve the agents over standard input and output (for stdio-only clients)
+  stdio [--client NAME] serve the agents over standard input and output (for stdio-only clients);
+                        with --client, bridge to the running app with that client's token
+                        from the keychain
   token create NAME     create a bearer token for the client NAME; prints the token alone
   token list            list clients and when their tokens were created and last used
   token revoke NAME     revoke the client's token at once
@@ -77,6 +80,7 @@ type options struct {
 	insecureNoAuth                bool
 	decline                       bool   // answer
 	comment                       string // answer
+	client                        string // stdio: the bridged client's name
 }
 
 func main() {
@@ -138,6 +142,7 @@ func parseArgs(args []string, stderr io.Writer) (options, []string, error) {
 	fs.BoolVar(&opts.insecureNoAuth, "insecure-no-auth", false, "accept MCP requests without a token")
 	fs.BoolVar(&opts.decline, "decline", false, "answer: decline the question")
 	fs.StringVar(&opts.comment, "comment", "", "answer: a comment with an approval or denial")
+	fs.StringVar(&opts.client, "client", "", "stdio: bridge to the running app as this client")
 	var words []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -319,7 +324,8 @@ func startServing(ctx context.Context, opts options, a *wiring, stderr io.Writer
 	if err != nil {
 		return nil, err
 	}
-	ctl, err := control.Listen(filepath.Join(opts.data, control.SocketName), a.core, show)
+	url := "http://" + listeners[0].Addr().String() + mcpserver.EndpointPath
+	ctl, err := control.Listen(filepath.Join(opts.data, control.SocketName), a.core, control.Options{URL: url, Show: show})
 	if err != nil {
 		for _, ln := range listeners {
 			ln.Close()
@@ -343,7 +349,6 @@ func startServing(ctx context.Context, opts options, a *wiring, stderr io.Writer
 	for _, ln := range listeners {
 		go func() { failed <- srv.Serve(ln) }()
 	}
-	url := "http://" + listeners[0].Addr().String() + mcpserver.EndpointPath
 	fmt.Fprintf(stderr, "Deskhand %s is serving your agents at %s\n", version, url)
 	fmt.Fprintf(stderr, "Data folder: %s\n", opts.data)
 	if opts.insecureNoAuth {
@@ -535,7 +540,51 @@ func serverInfo(ctx context.Context, core *agent.Core) mcpserver.Info {
 	}
 }
 
+// clientTokenKey names a bridged client's token in the keychain.
+func clientTokenKey(client string) string { return "client-token:" + client }
+
+// bridge relays stdio to the running app as the named client, minting its
+// token (kept in the keychain, never in argv or a config file) the first
+// time. ok is false when no app is running.
+func bridgeStdio(ctx context.Context, opts options, stdin io.Reader, stdout, stderr io.Writer) (ok bool, err error) {
+	ctl, err := control.Dial(filepath.Join(opts.data, control.SocketName))
+	if err != nil {
+		return false, nil
+	}
+	st, err := ctl.Status(ctx)
+	if err != nil {
+		return true, err
+	}
+	secrets := keychain.New(keychain.Options{
+		FallbackPath: filepath.Join(opts.data, "secrets.json"),
+		Warn:         func(msg string) { fmt.Fprintln(stderr, msg) },
+	})
+	token, err := secrets.Get(clientTokenKey(opts.client))
+	if err != nil && !errors.Is(err, agent.ErrNotFound) {
+		// No keychain to read: a new token goes to the reported fallback.
+		fmt.Fprintln(stderr, agent.UserMessage(err))
+	}
+	if err != nil {
+		if token, err = ctl.CreateToken(ctx, opts.client); err != nil {
+			return true, err
+		}
+		if err := secrets.Set(clientTokenKey(opts.client), token); err != nil {
+			return true, err
+		}
+		fmt.Fprintf(stderr, "Created a token for %q; it is kept in the keychain (or the fallback file reported above), never in a config file or argv.\n", opts.client)
+	}
+	b := &bridge.Bridge{URL: st.URL, Token: token, Log: slog.New(slog.NewTextHandler(stderr, nil))}
+	return true, b.Run(ctx, stdin, stdout)
+}
+
 func stdioServe(ctx context.Context, opts options, stdin io.Reader, stdout, stderr io.Writer) error {
+	if opts.client != "" {
+		ran, err := bridgeStdio(ctx, opts, stdin, stdout, stderr)
+		if ran {
+			return err
+		}
+		fmt.Fprintln(stderr, "Deskhand is not running: serving in-process; questions can only go to this client.")
+	}
 	ctx, a, cleanup, err := boot(ctx, &opts, stderr, false)
 	if err != nil {
 		return err

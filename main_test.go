@@ -391,3 +391,48 @@ func TestSavedSettingsApplyAtStart(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// TestStdioBridgesToTheRunningApp: "deskhand stdio --client NAME" relays to
+// the running app with a token of its own, minted once and kept out of argv.
+func TestStdioBridgesToTheRunningApp(t *testing.T) {
+	srv := startServe(t, ollamatest.NewServer(t))
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(t.Context(), []string{"stdio", "--client", "claude-desktop", "--data", srv.dir}, inR, outW, &stderr)
+		outW.Close()
+	}()
+	c := client.NewClient(transport.NewIO(outR, inW, io.NopCloser(strings.NewReader(""))))
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var init mcp.InitializeRequest
+	init.Params.ProtocolVersion = mcp.ProtocolVersion20251125
+	init.Params.ClientInfo = mcp.Implementation{Name: "claude-desktop", Version: "0"}
+	initCtx, cancelInit := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancelInit()
+	if _, err := c.Initialize(initCtx, init); err != nil {
+		select {
+		case err := <-done:
+			t.Fatalf("the bridge ended: %v\n%s", err, stderr.String())
+		default:
+		}
+		t.Fatalf("initialize: %v\n%s", err, stderr.String())
+	}
+	res := callAssistant(t, c, map[string]any{"message": "My name is Ada."})
+	if res.IsError || !strings.Contains(res.Content[0].(mcp.TextContent).Text, "Ada") {
+		t.Fatalf("call through the bridge: %+v", res)
+	}
+	c.Close()
+	inW.Close()
+	if err := <-done; err != nil {
+		t.Errorf("bridge ended with %v", err)
+	}
+	list, _, _ := deskhand(t, "--data", srv.dir, "token", "list")
+	if !strings.Contains(list, "claude-desktop") || !strings.Contains(stderr.String(), "Created a token") {
+		t.Errorf("no token of its own: %q / %q", list, stderr.String())
+	}
+	srv.stop(t)
+}

@@ -58,6 +58,13 @@ func (c *Client) RevokeToken(ctx context.Context, name string) error {
 	return c.do(ctx, http.MethodDelete, "/v1/tokens/"+url.PathEscape(name), nil, nil)
 }
 
+// Status asks the running app about itself.
+func (c *Client) Status(ctx context.Context) (Status, error) {
+	var out Status
+	err := c.do(ctx, http.MethodGet, "/v1/status", nil, &out)
+	return out, err
+}
+
 // ShowWindow asks the running app to bring its window forward.
 func (c *Client) ShowWindow(ctx context.Context) error {
 	return c.do(ctx, http.MethodPost, "/v1/window/show", nil, nil)

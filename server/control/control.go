@@ -44,9 +44,16 @@ type Server struct {
 	path string
 }
 
+// Options are what the control channel tells or does beyond the core.
+type Options struct {
+	// URL is the MCP endpoint, for the stdio bridge.
+	URL string
+	// Show, when set, brings the app's window forward for a second launch.
+	Show func() bool
+}
+
 // Listen takes the socket at path, removing a stale one left by a crash.
-// show, when not nil, brings the app's window forward for a second launch.
-func Listen(path string, core Core, show func() bool) (*Server, error) {
+func Listen(path string, core Core, opts Options) (*Server, error) {
 	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
 		c.Close()
 		return nil, ErrAlreadyRunning
@@ -65,7 +72,7 @@ func Listen(path string, core Core, show func() bool) (*Server, error) {
 		return nil, fmt.Errorf("listen on control socket %s: %w", path, err)
 	}
 	s := &Server{ln: ln, path: path, done: make(chan error, 1),
-		srv: &http.Server{Handler: handler(core, show), ReadHeaderTimeout: 10 * time.Second}}
+		srv: &http.Server{Handler: handler(core, opts), ReadHeaderTimeout: 10 * time.Second}}
 	go func() { s.done <- s.srv.Serve(ln) }()
 	return s, nil
 }
@@ -92,6 +99,11 @@ type TokenInfo struct {
 type createdToken struct {
 	TokenInfo
 	Token string `json:"token"`
+}
+
+// Status is what the running app tells about itself.
+type Status struct {
+	URL string `json:"url"` // the MCP endpoint
 }
 
 // QuestionInfo is a pending question as the command line shows it.
@@ -126,10 +138,13 @@ type problem struct {
 	Error string `json:"error"`
 }
 
-func handler(core Core, show func() bool) http.Handler {
+func handler(core Core, opts Options) http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/status", func(w http.ResponseWriter, r *http.Request) {
+		reply(w, http.StatusOK, Status{URL: opts.URL})
+	})
 	mux.HandleFunc("POST /v1/window/show", func(w http.ResponseWriter, r *http.Request) {
-		if show == nil || !show() {
+		if opts.Show == nil || !opts.Show() {
 			reply(w, http.StatusConflict, problem{"this Deskhand runs headless: it has no window to show"})
 			return
 		}

@@ -37,7 +37,7 @@ func newCore(t *testing.T) *agent.Core {
 
 func listen(t *testing.T, path string, core control.Core) *control.Server {
 	t.Helper()
-	srv, err := control.Listen(path, core, nil)
+	srv, err := control.Listen(path, core, control.Options{URL: "http://127.0.0.1:1/mcp"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,6 +60,9 @@ func TestTokensThroughTheSocket(t *testing.T) {
 	c, err := control.Dial(path)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if st, err := c.Status(t.Context()); err != nil || st.URL != "http://127.0.0.1:1/mcp" {
+		t.Errorf("status = %+v, %v", st, err)
 	}
 	token, err := c.CreateToken(t.Context(), "cursor")
 	if err != nil {
@@ -90,7 +93,7 @@ func TestSecondInstanceIsRefused(t *testing.T) {
 	path := socketPath(t)
 	core := newCore(t)
 	listen(t, path, core)
-	if _, err := control.Listen(path, core, nil); !errors.Is(err, control.ErrAlreadyRunning) {
+	if _, err := control.Listen(path, core, control.Options{URL: "http://127.0.0.1:1/mcp"}); !errors.Is(err, control.ErrAlreadyRunning) {
 		t.Errorf("second Listen: %v, want ErrAlreadyRunning", err)
 	}
 }
@@ -157,7 +160,7 @@ func TestQuestionsThroughTheSocket(t *testing.T) {
 func TestShowWindow(t *testing.T) {
 	path := socketPath(t)
 	shown := 0
-	srv, err := control.Listen(path, newCore(t), func() bool { shown++; return true })
+	srv, err := control.Listen(path, newCore(t), control.Options{Show: func() bool { shown++; return true }})
 	if err != nil {
 		t.Fatal(err)
 	}
