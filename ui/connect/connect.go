@@ -402,18 +402,23 @@ func Connect(c Client, env Env, e Entry) (Result, error) {
 	return res, nil
 }
 
+// locate finds the client's file format, our entry's name and the file.
+func locate(c Client, env Env, name string) (format, string, string, error) {
+	f, err := formatOf(c)
+	if err != nil {
+		return nil, "", "", err
+	}
+	if name, err = checkName(name); err != nil {
+		return nil, "", "", err
+	}
+	p, err := Path(c, env)
+	return f, name, p, err
+}
+
 // Disconnect removes our entry (named name, DefaultName when empty) from
 // client's configuration file. A missing file or entry is not an error.
 func Disconnect(c Client, env Env, name string) (Result, error) {
-	f, err := formatOf(c)
-	if err != nil {
-		return Result{}, err
-	}
-	name, err = checkName(name)
-	if err != nil {
-		return Result{}, err
-	}
-	p, err := Path(c, env)
+	f, name, p, err := locate(c, env, name)
 	if err != nil {
 		return Result{}, err
 	}
@@ -437,15 +442,7 @@ func Disconnect(c Client, env Env, name string) (Result, error) {
 // Status reads our entry (named name, DefaultName when empty) back from
 // client's configuration file.
 func Status(c Client, env Env, name string) (State, error) {
-	f, err := formatOf(c)
-	if err != nil {
-		return State{}, err
-	}
-	name, err = checkName(name)
-	if err != nil {
-		return State{}, err
-	}
-	p, err := Path(c, env)
+	f, name, p, err := locate(c, env, name)
 	if err != nil {
 		return State{}, err
 	}
