@@ -225,25 +225,7 @@ func (s *served) stop(t *testing.T) {
 // TestStdio serves over pipes as "deskhand stdio" does.
 func TestStdio(t *testing.T) {
 	fake := ollamatest.NewServer(t)
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"stdio", "--data", t.TempDir(), "--ollama", fake.URL}, inR, outW, io.Discard)
-		outW.Close()
-	}()
-	c := client.NewClient(transport.NewIO(outR, inW, io.NopCloser(strings.NewReader(""))))
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	var init mcp.InitializeRequest
-	init.Params.ProtocolVersion = mcp.ProtocolVersion20251125
-	init.Params.ClientInfo = mcp.Implementation{Name: "stdio-test", Version: "0"}
-	if _, err := c.Initialize(t.Context(), init); err != nil {
-		t.Fatal(err)
-	}
+	c, inW, done := stdioSession(t, "stdio-test", io.Discard, "stdio", "--data", t.TempDir(), "--ollama", fake.URL)
 	first := callAssistant(t, c, map[string]any{"message": "My name is Ada."})
 	second := callAssistant(t, c, map[string]any{"message": "What is my name?"})
 	if got := second.Content[0].(mcp.TextContent).Text; got != "I remember: My name is Ada. | What is my name?" || first.IsError {
@@ -396,31 +378,8 @@ func TestSavedSettingsApplyAtStart(t *testing.T) {
 // the running app with a token of its own, minted once and kept out of argv.
 func TestStdioBridgesToTheRunningApp(t *testing.T) {
 	srv := startServe(t, ollamatest.NewServer(t))
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
 	var stderr syncBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(t.Context(), []string{"stdio", "--client", "claude-desktop", "--data", srv.dir}, inR, outW, &stderr)
-		outW.Close()
-	}()
-	c := client.NewClient(transport.NewIO(outR, inW, io.NopCloser(strings.NewReader(""))))
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	var init mcp.InitializeRequest
-	init.Params.ProtocolVersion = mcp.ProtocolVersion20251125
-	init.Params.ClientInfo = mcp.Implementation{Name: "claude-desktop", Version: "0"}
-	initCtx, cancelInit := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancelInit()
-	if _, err := c.Initialize(initCtx, init); err != nil {
-		select {
-		case err := <-done:
-			t.Fatalf("the bridge ended: %v\n%s", err, stderr.String())
-		default:
-		}
-		t.Fatalf("initialize: %v\n%s", err, stderr.String())
-	}
+	c, inW, done := stdioSession(t, "claude-desktop", &stderr, "stdio", "--client", "claude-desktop", "--data", srv.dir)
 	res := callAssistant(t, c, map[string]any{"message": "My name is Ada."})
 	if res.IsError || !strings.Contains(res.Content[0].(mcp.TextContent).Text, "Ada") {
 		t.Fatalf("call through the bridge: %+v", res)
@@ -435,4 +394,31 @@ func TestStdioBridgesToTheRunningApp(t *testing.T) {
 		t.Errorf("no token of its own: %q / %q", list, stderr.String())
 	}
 	srv.stop(t)
+}
+
+// stdioSession runs the command line with pipes for stdin and stdout and
+// connects a legacy-era mcp-go client to it. Closing stdin ends the run,
+// whose result arrives on done.
+func stdioSession(t *testing.T, name string, stderr io.Writer, args ...string) (*client.Client, *io.PipeWriter, <-chan error) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(t.Context(), args, inR, outW, stderr)
+		outW.Close()
+	}()
+	c := client.NewClient(transport.NewIO(outR, inW, io.NopCloser(strings.NewReader(""))))
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var init mcp.InitializeRequest
+	init.Params.ProtocolVersion = mcp.ProtocolVersion20251125
+	init.Params.ClientInfo = mcp.Implementation{Name: name, Version: "0"}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatalf("initialize over stdio: %v\n%v", err, stderr)
+	}
+	return c, inW, done
 }
