@@ -45,15 +45,16 @@ func TestImportRules(t *testing.T) {
 		"server/agent":     append(adapters, "fyne.io/", "database/sql", "github.com/mattn/go-sqlite3", "github.com/zalando/go-keyring", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama", "net/http"),
 		"server/mcpserver": {module + "store", module + "models", module + "ui", "fyne.io/", "database/sql", "github.com/mattn/go-sqlite3", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
 		"server/tools":     {module + "store", module + "models", module + "ui", module + "server/mcpserver", module + "server/control", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
-		"ui":               {module + "store", module + "models", module + "server/mcpserver", module + "server/control", module + "server/tools", "database/sql", "github.com/mattn/go-sqlite3", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
+		"ui":               {module + "store", module + "models", module + "server/mcpserver", module + "server/control", module + "server/tools", module + "ui/connect", "database/sql", "github.com/mattn/go-sqlite3", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
 		"assets":           {module + "store", module + "models", module + "server", module + "ui", "database/sql", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama"},
-		"ui/connect":       {module + "store", module + "models", module + "server/mcpserver", module + "server/control", "fyne.io/", "database/sql", "github.com/mattn/go-sqlite3", "github.com/ollama/ollama", "github.com/zalando/go-keyring", "github.com/mark3labs/mcp-go/server"},
-		"server/bridge":    {module + "store", module + "models", module + "ui", module + "server/agent", "fyne.io/", "database/sql", "github.com/ollama/ollama", "github.com/zalando/go-keyring", "github.com/mark3labs/mcp-go/server"},
-		"server/control":   {module + "store", module + "models", module + "ui", module + "server/mcpserver", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go"},
-		"store":            {module + "ui", module + "models", module + "server/mcpserver", module + "server/control", "fyne.io/", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
-		"store/keychain":   {module + "ui", module + "models", module + "server/mcpserver", module + "store", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama"},
-		"models/sampling":  {module + "store", module + "ui", module + "server/mcpserver", module + "models/ollama", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go/server", "github.com/mark3labs/mcp-go/client", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
-		"models/ollama":    {module + "store", module + "ui", module + "server/mcpserver", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go", "github.com/zalando/go-keyring"},
+		// mcp-go's client pulls its server package in (for in-process clients).
+		"ui/connect":      {module + "store", module + "models", module + "server/mcpserver", module + "server/control", module + "server/bridge", "fyne.io/", "database/sql", "github.com/mattn/go-sqlite3", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
+		"server/bridge":   {module + "store", module + "models", module + "ui", module + "server/agent", "fyne.io/", "database/sql", "github.com/ollama/ollama", "github.com/zalando/go-keyring", "github.com/mark3labs/mcp-go/server"},
+		"server/control":  {module + "store", module + "models", module + "ui", module + "server/mcpserver", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go"},
+		"store":           {module + "ui", module + "models", module + "server/mcpserver", module + "server/control", "fyne.io/", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
+		"store/keychain":  {module + "ui", module + "models", module + "server/mcpserver", module + "store", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama"},
+		"models/sampling": {module + "store", module + "ui", module + "server/mcpserver", module + "models/ollama", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go/server", "github.com/mark3labs/mcp-go/client", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
+		"models/ollama":   {module + "store", module + "ui", module + "server/mcpserver", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go", "github.com/zalando/go-keyring"},
 	}
 	seen := map[string]bool{}
 	for _, p := range listPackages(t) {

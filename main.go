@@ -602,21 +602,30 @@ func stdioServe(ctx context.Context, opts options, stdin io.Reader, stdout, stde
 	return nil
 }
 
+const tokenUsage = "usage: deskhand token create NAME | token list | token rotate NAME | token revoke NAME"
+
 // tokenCommand manages client tokens: through the running app when there
 // is one (so changes apply at once), else on the store directly.
 func tokenCommand(ctx context.Context, opts options, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return userf("usage: deskhand token create NAME | token list | token revoke NAME")
+		return userf(tokenUsage)
 	}
 	sub, rest := args[0], args[1:]
-	wantArgs := map[string]int{"create": 1, "list": 0, "revoke": 1}
+	wantArgs := map[string]int{"create": 1, "list": 0, "revoke": 1, "rotate": 1}
 	if n, known := wantArgs[sub]; !known || len(rest) != n {
-		return userf("usage: deskhand token create NAME | token list | token revoke NAME")
+		return userf(tokenUsage)
 	}
 	if ctl, err := control.Dial(filepath.Join(opts.data, control.SocketName)); err == nil {
 		switch sub {
 		case "create":
 			token, err := ctl.CreateToken(ctx, rest[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(stdout, token)
+			return nil
+		case "rotate":
+			token, err := ctl.RotateToken(ctx, rest[0])
 			if err != nil {
 				return err
 			}
@@ -646,6 +655,12 @@ func tokenCommand(ctx context.Context, opts options, args []string, stdout, stde
 	switch sub {
 	case "create":
 		_, token, err := a.core.CreateClient(ctx, rest[0])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, token)
+	case "rotate":
+		_, token, err := a.core.RotateClient(ctx, rest[0])
 		if err != nil {
 			return err
 		}

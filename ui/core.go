@@ -26,6 +26,7 @@ type Core interface {
 	Clients() []agent.Client
 	CreateClient(ctx context.Context, name string) (agent.Client, string, error)
 	RevokeClient(ctx context.Context, name string) error
+	RotateClient(ctx context.Context, name string) (agent.Client, string, error)
 	Setting(ctx context.Context, key, def string) (string, error)
 	SetSetting(ctx context.Context, key, value string) error
 	RecentConversations(ctx context.Context, limit int) ([]agent.ConversationSummary, error)

@@ -161,11 +161,7 @@ func (v *settingsView) revoke(name string) {
 // rotate replaces a client's token: the old one stops working at once and
 // the new one is shown once.
 func (v *settingsView) rotate(name string) {
-	if err := v.app.core.RevokeClient(context.Background(), name); err != nil {
-		v.status.SetText(agent.UserMessage(err))
-		return
-	}
-	_, token, err := v.app.core.CreateClient(context.Background(), name)
+	_, token, err := v.app.core.RotateClient(context.Background(), name)
 	if err != nil {
 		v.status.SetText(agent.UserMessage(err))
 		return

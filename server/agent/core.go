@@ -396,19 +396,53 @@ func (c *Core) CreateClient(ctx context.Context, name string) (Client, string, e
 			return Client{}, "", Userf(nil, "a client named %q already exists; revoke it first or pick another name", name)
 		}
 	}
-	secret := make([]byte, 32)
-	if _, err := rand.Read(secret); err != nil {
-		return Client{}, "", fmt.Errorf("make token: %w", err)
+	token, hash, err := newToken()
+	if err != nil {
+		return Client{}, "", err
 	}
-	token := "dh_" + base64.RawURLEncoding.EncodeToString(secret)
-	sum := sha256.Sum256([]byte(token))
-	cl := Client{ID: uuid.NewString(), Name: name, TokenHash: sum[:], CreatedAt: c.now()}
+	cl := Client{ID: uuid.NewString(), Name: name, TokenHash: hash, CreatedAt: c.now()}
 	if err := c.history.PutClient(ctx, cl); err != nil {
 		return Client{}, "", fmt.Errorf("save client %s: %w", name, err)
 	}
 	c.clients = append(c.clients, cl)
 	c.publish(Event{Kind: EventClientsChanged, Text: name})
 	return cl, token, nil
+}
+
+// RotateClient gives the named client a new token, creating the client
+// when there is none. The old token stops working at once; the client
+// stays the same principal, so its conversations remain its own.
+func (c *Core) RotateClient(ctx context.Context, name string) (Client, string, error) {
+	c.mu.Lock()
+	i := slices.IndexFunc(c.clients, func(cl Client) bool { return cl.Active() && cl.Name == name })
+	if i < 0 {
+		c.mu.Unlock()
+		return c.CreateClient(ctx, name)
+	}
+	defer c.mu.Unlock()
+	token, hash, err := newToken()
+	if err != nil {
+		return Client{}, "", err
+	}
+	cl := c.clients[i]
+	cl.TokenHash = hash
+	if err := c.history.PutClient(ctx, cl); err != nil {
+		return Client{}, "", fmt.Errorf("rotate the token of %s: %w", name, err)
+	}
+	c.clients[i] = cl
+	c.publish(Event{Kind: EventClientsChanged, Text: name})
+	return cl, token, nil
+}
+
+// newToken makes a 256-bit bearer token and the SHA-256 that is kept of it.
+func newToken() (token string, hash []byte, err error) {
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		return "", nil, fmt.Errorf("make token: %w", err)
+	}
+	token = "dh_" + base64.RawURLEncoding.EncodeToString(secret)
+	sum := sha256.Sum256([]byte(token))
+	return token, sum[:], nil
 }
 
 // RevokeClient stops accepting the named client's token at once.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -489,8 +490,28 @@ func TestClientTokens(t *testing.T) {
 	if err := f.core.RevokeClient(ctx, "cursor"); !errors.Is(err, agent.ErrNotFound) {
 		t.Errorf("second revoke: %v", err)
 	}
-	if _, _, err := f.core.CreateClient(ctx, "cursor"); err != nil {
-		t.Errorf("name not reusable after revoke: %v", err)
+	again, token, err := f.core.CreateClient(ctx, "cursor")
+	if err != nil {
+		t.Fatalf("name not reusable after revoke: %v", err)
+	}
+	// Rotating keeps the principal (and so its conversations) and retires
+	// the old token at once.
+	rotated, newToken, err := f.core.RotateClient(ctx, "cursor")
+	if err != nil || rotated.ID != again.ID || newToken == token {
+		t.Fatalf("rotate = %+v, %q, %v", rotated, newToken, err)
+	}
+	if _, ok := f.core.Authenticate(ctx, token); ok {
+		t.Error("token accepted after rotation")
+	}
+	if got, ok := f.core.Authenticate(ctx, newToken); !ok || got.ID != again.ID {
+		t.Errorf("rotated token: %+v, %v", got, ok)
+	}
+	if stored, _ := f.db.Clients(ctx); !slices.ContainsFunc(stored, func(c agent.Client) bool { return c.ID == again.ID && c.Active() }) || len(stored) != 2 {
+		t.Errorf("stored after rotation = %+v", stored)
+	}
+	// Rotating a client that does not exist creates it.
+	if cl, tok, err := f.core.RotateClient(ctx, "codex"); err != nil || cl.Name != "codex" || tok == "" {
+		t.Errorf("rotate a new client = %+v, %q, %v", cl, tok, err)
 	}
 }
 

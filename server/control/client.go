@@ -58,6 +58,14 @@ func (c *Client) RevokeToken(ctx context.Context, name string) error {
 	return c.do(ctx, http.MethodDelete, "/v1/tokens/"+url.PathEscape(name), nil, nil)
 }
 
+// RotateToken gives the named client a new token (creating the client if
+// needed); the old token stops working at once.
+func (c *Client) RotateToken(ctx context.Context, name string) (string, error) {
+	var out createdToken
+	err := c.do(ctx, http.MethodPost, "/v1/tokens/"+url.PathEscape(name)+"/rotate", nil, &out)
+	return out.Token, err
+}
+
 // Status asks the running app about itself.
 func (c *Client) Status(ctx context.Context) (Status, error) {
 	var out Status

@@ -28,6 +28,7 @@ const SocketName = "deskhand.sock"
 type Core interface {
 	CreateClient(ctx context.Context, name string) (agent.Client, string, error)
 	RevokeClient(ctx context.Context, name string) error
+	RotateClient(ctx context.Context, name string) (agent.Client, string, error)
 	Clients() []agent.Client
 	Pending() []agent.Question
 	AnswerQuestion(id string, content map[string]any, declined bool) error
@@ -165,6 +166,14 @@ func handler(core Core, opts Options) http.Handler {
 			return
 		}
 		reply(w, http.StatusCreated, createdToken{TokenInfo: tokenInfo(cl), Token: token})
+	})
+	mux.HandleFunc("POST /v1/tokens/{name}/rotate", func(w http.ResponseWriter, r *http.Request) {
+		cl, token, err := core.RotateClient(r.Context(), r.PathValue("name"))
+		if err != nil {
+			replyErr(w, err)
+			return
+		}
+		reply(w, http.StatusOK, createdToken{TokenInfo: tokenInfo(cl), Token: token})
 	})
 	mux.HandleFunc("DELETE /v1/tokens/{name}", func(w http.ResponseWriter, r *http.Request) {
 		if err := core.RevokeClient(r.Context(), r.PathValue("name")); err != nil {

@@ -78,10 +78,17 @@ func TestTokensThroughTheSocket(t *testing.T) {
 	if err != nil || len(list) != 1 || list[0].Name != "cursor" || list[0].CreatedAt.IsZero() {
 		t.Fatalf("tokens = %+v, %v", list, err)
 	}
+	rotated, err := c.RotateToken(t.Context(), "cursor")
+	if err != nil || rotated == token {
+		t.Fatalf("rotate = %q, %v", rotated, err)
+	}
+	if _, ok := core.Authenticate(t.Context(), token); ok {
+		t.Error("the token before rotation is still accepted")
+	}
 	if err := c.RevokeToken(t.Context(), "cursor"); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := core.Authenticate(t.Context(), token); ok {
+	if _, ok := core.Authenticate(t.Context(), rotated); ok {
 		t.Error("revoked token still accepted")
 	}
 	if err := c.RevokeToken(t.Context(), "cursor"); !errors.Is(err, agent.ErrNotFound) {

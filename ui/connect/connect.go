@@ -69,6 +69,10 @@ type Env struct {
 	AppData      string              // Windows %APPDATA%; default Home/AppData/Roaming
 	LocalAppData string              // Windows %LOCALAPPDATA%; default Home/AppData/Local
 	Now          func() time.Time    // clock for backup names; time.Now when nil
+	// Project, when set, is a project folder: Cursor, Claude Code and VS Code
+	// then use their project files there (.cursor/mcp.json, .mcp.json,
+	// .vscode/mcp.json); the other clients have no project scope.
+	Project string
 }
 
 // DefaultEnv describes the current user on the current machine.
@@ -142,11 +146,19 @@ type Entry struct {
 	Name    string // entry name; DefaultName when empty; letters, digits, '_' and '-' only
 	URL     string // Streamable HTTP endpoint, e.g. http://127.0.0.1:PORT/mcp (HTTP clients)
 	Token   string // bearer token sent as "Authorization: Bearer TOKEN"; optional
-	Command string // absolute path of our binary (Claude Desktop, which gets a stdio entry)
+	Command string   // absolute path of our binary (Claude Desktop, which gets a stdio entry)
+	Args    []string // the command's arguments; StdioArgs when nil
 }
 
 // StdioArgs are the arguments written for the Claude Desktop stdio entry.
-var StdioArgs = []string{"stdio", "--client", "claude-desktop"}
+var StdioArgs = []string{"stdio", "--client", ClaudeDesktop.ID}
+
+func (e Entry) args() []string {
+	if e.Args == nil {
+		return StdioArgs
+	}
+	return e.Args
+}
 
 // Result describes what Connect or Disconnect did.
 type Result struct {
@@ -186,6 +198,8 @@ type State struct {
 	Command   string   // the command it runs (stdio entries)
 	Args      []string // the command's arguments (stdio entries)
 	HasToken  bool     // an Authorization header is present
+
+	token string // the bearer token in the entry, for verification; never shown
 }
 
 // ParseError reports a configuration file that does not parse; the file is
@@ -205,6 +219,10 @@ func (e *ParseError) Unwrap() error { return e.Err }
 // ErrUnknownClient is returned for a Client this package does not know.
 var ErrUnknownClient = errors.New("connect: unknown client")
 
+// ErrNoProjectScope is returned for a project folder (Env.Project) with a
+// client that only has a user-level configuration.
+var ErrNoProjectScope = errors.New("has no project configuration")
+
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 func checkName(name string) (string, error) {
@@ -221,6 +239,9 @@ func checkName(name string) (string, error) {
 func Path(c Client, env Env) (string, error) {
 	if env.Home == "" {
 		return "", errors.New("connect: Env.Home is empty")
+	}
+	if env.Project != "" {
+		return projectPath(c, env.Project)
 	}
 	h := env.Home
 	switch c.ID {
@@ -243,6 +264,21 @@ func Path(c Client, env Env) (string, error) {
 		return filepath.Join(codexHome(env), "config.toml"), nil
 	case ClaudeDesktop.ID:
 		return filepath.Join(claudeDesktopDir(env), "claude_desktop_config.json"), nil
+	}
+	return "", fmt.Errorf("%w %q", ErrUnknownClient, c.ID)
+}
+
+// projectPath is client's configuration file in the project folder dir.
+func projectPath(c Client, dir string) (string, error) {
+	switch c.ID {
+	case Cursor.ID:
+		return filepath.Join(dir, ".cursor", "mcp.json"), nil
+	case ClaudeCode.ID:
+		return filepath.Join(dir, ".mcp.json"), nil
+	case VSCode.ID:
+		return filepath.Join(dir, ".vscode", "mcp.json"), nil
+	case Windsurf.ID, Codex.ID, ClaudeDesktop.ID:
+		return "", fmt.Errorf("connect: %s %w: connect it without a project folder", c.Name, ErrNoProjectScope)
 	}
 	return "", fmt.Errorf("%w %q", ErrUnknownClient, c.ID)
 }
@@ -279,6 +315,9 @@ func Installed(c Client, env Env) bool {
 	p, err := Path(c, env)
 	if err != nil {
 		return false
+	}
+	if env.Project != "" {
+		return isDir(env.Project)
 	}
 	switch c.ID {
 	case ClaudeCode.ID:
@@ -467,4 +506,13 @@ func Status(c Client, env Env, name string) (State, error) {
 		return got, nil
 	}
 	return st, nil
+}
+
+// bearer is the token in an Authorization header's value.
+func bearer(header string) string {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(token)
 }

@@ -34,7 +34,7 @@ func (s shape) entry(e Entry) jsonEntry {
 	var je jsonEntry
 	if s == shapeStdio {
 		je.Command = e.Command
-		je.Args = append([]string(nil), StdioArgs...)
+		je.Args = append([]string{}, e.args()...)
 		return je
 	}
 	if e.Token != "" {
@@ -217,7 +217,7 @@ func (f jsonFormat) read(path string, data []byte, name string) (State, bool, er
 	}
 	for k, h := range je.Headers {
 		if strings.EqualFold(k, "Authorization") && h != "" {
-			st.HasToken = true
+			st.HasToken, st.token = true, bearer(h)
 		}
 	}
 	return st, true, nil

@@ -171,7 +171,7 @@ func (tomlFormat) read(path string, data []byte, name string) (State, bool, erro
 	if h, ok := t["http_headers"].(map[string]any); ok {
 		for k, v := range h {
 			if s, _ := v.(string); strings.EqualFold(k, "Authorization") && s != "" {
-				st.HasToken = true
+				st.HasToken, st.token = true, bearer(s)
 			}
 		}
 	}

@@ -1,0 +1,323 @@
+package connect
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+// Tokens issues and revokes the clients' tokens. main backs it with the
+// running app's control channel, or with the store when the app is not
+// running.
+type Tokens interface {
+	// Rotate returns a new token for the client named name, creating the
+	// client when there is none; its earlier token stops working at once.
+	Rotate(ctx context.Context, name string) (string, error)
+	// Revoke stops the named client's token; agent.ErrNotFound when the
+	// client has none.
+	Revoke(ctx context.Context, name string) error
+}
+
+// SecretKey names a stdio client's token in the keychain, where
+// `deskhand stdio --client ID` reads it.
+func SecretKey(clientID string) string { return "client-token:" + clientID }
+
+// Manager connects clients to one running Deskhand: it mints each client
+// its own token, writes the entry, reads it back and verifies it with a
+// real MCP handshake, as the client itself would.
+type Manager struct {
+	Env     Env
+	URL     string        // Deskhand's MCP endpoint, as HTTP clients reach it
+	Command string        // absolute path of the deskhand binary, for Claude Desktop's stdio entry
+	Args    []string      // its arguments; StdioArgs when nil
+	Tokens  Tokens        // mints and revokes tokens
+	Secrets agent.Secrets // the keychain, where Claude Desktop's token lives
+	Name    string        // entry name; DefaultName when empty
+	Timeout time.Duration // bounds one verification; 20 s when zero
+}
+
+// Action is what Connect or Disconnect did to the client's file.
+type Action int
+
+// Actions.
+const (
+	NoAction   Action = iota // nothing written: already connected, or nothing to remove
+	Wrote                    // the entry was written (with a new token)
+	WouldWrite               // dry run: the entry would be written
+	Removed                  // the entry was removed
+)
+
+// Report is what the Manager found and did for one client.
+type Report struct {
+	Client Client
+	State  State  // the entry as read back from the file
+	Check  Check  // its verification
+	Action Action // what was done
+	Result Result // the write, when there was one
+	Hint   string // what the person still has to do in the client, if anything
+}
+
+// ConnectOptions change how Connect treats an entry that already works.
+type ConnectOptions struct {
+	Rotate bool // issue a new token even when the entry works
+	DryRun bool // write nothing and mint nothing; report what would happen
+}
+
+// ErrNotInstalled is returned when connecting a client that does not
+// appear to be installed.
+var ErrNotInstalled = errors.New("does not seem to be installed")
+
+func (m *Manager) args() []string { return Entry{Args: m.Args}.args() }
+
+func (m *Manager) timeout() time.Duration {
+	if m.Timeout == 0 {
+		return 20 * time.Second
+	}
+	return m.Timeout
+}
+
+// TokenName is the name of the token Deskhand issues to client: its ID,
+// plus the project folder for a project-scoped file, so that each file
+// holds a token of its own.
+func (m *Manager) TokenName(c Client) string {
+	if m.Env.Project == "" {
+		return c.ID
+	}
+	abs, err := filepath.Abs(m.Env.Project)
+	if err != nil {
+		abs = m.Env.Project
+	}
+	sum := sha256.Sum256([]byte(abs))
+	base := filepath.Base(abs)
+	if len(base) > 40 {
+		base = base[:40]
+	}
+	return c.ID + "@" + base + "-" + hex.EncodeToString(sum[:3])
+}
+
+// Status reads client's entry back and verifies it.
+func (m *Manager) Status(ctx context.Context, c Client) (Report, error) {
+	st, err := Status(c, m.Env, m.Name)
+	r := Report{Client: c, State: st}
+	if err != nil || st.Condition != Connected {
+		return r, err
+	}
+	r.Check = m.verify(ctx, c, st)
+	return r, nil
+}
+
+func (m *Manager) verify(ctx context.Context, c Client, st State) Check {
+	ctx, cancel := context.WithTimeout(ctx, m.timeout())
+	defer cancel()
+	if c.ID != ClaudeDesktop.ID {
+		switch {
+		case st.URL != m.URL:
+			return Check{Health: Stale, Detail: fmt.Sprintf("the entry points at %s, but Deskhand serves at %s: connect it again", st.URL, m.URL)}
+		case st.token == "":
+			return Check{Health: NoToken, Detail: "the entry sends no token: connect it again"}
+		}
+		return verifyHTTP(ctx, st.URL, st.token)
+	}
+	if st.Command != m.Command || !slices.Equal(st.Args, m.args()) {
+		return Check{Health: Stale, Detail: fmt.Sprintf("the entry runs %q %s, not %q %s: connect it again",
+			st.Command, strings.Join(st.Args, " "), m.Command, strings.Join(m.args(), " "))}
+	}
+	if m.Secrets == nil {
+		return Check{Health: Broken, Detail: "no keychain to read Claude Desktop's token from"}
+	}
+	token, err := m.Secrets.Get(SecretKey(c.ID))
+	if errors.Is(err, agent.ErrNotFound) {
+		return Check{Health: NoToken, Detail: "the keychain holds no token for Claude Desktop: connect it again"}
+	}
+	if err != nil {
+		return Check{Health: Broken, Detail: "reading Claude Desktop's token from the keychain: " + agent.UserMessage(err)}
+	}
+	// Over HTTP first, which tells a stopped app from a refused token,
+	// then as Claude Desktop does it: spawn the entry's command.
+	if chk := verifyHTTP(ctx, m.URL, token); chk.Health != Verified {
+		return chk
+	}
+	return verifyStdio(ctx, st.Command, st.Args, nil)
+}
+
+// Connect makes client's entry work: an entry that already verifies (or
+// matches while Deskhand is stopped) is left alone, byte for byte;
+// otherwise the client gets a new token, the entry is written, read back
+// and verified. A file that does not parse is refused before any token
+// is minted.
+func (m *Manager) Connect(ctx context.Context, c Client, opts ConnectOptions) (Report, error) {
+	r, err := m.Status(ctx, c)
+	if err != nil {
+		return r, err
+	}
+	if r.State.Condition == NotInstalled {
+		return r, fmt.Errorf("%s %w (no %s): install it first", c.Name, ErrNotInstalled, filepath.Dir(r.State.Path))
+	}
+	if !opts.Rotate && (r.Check.Health == Verified || r.Check.Health == NotRunning) {
+		return r, nil
+	}
+	if opts.DryRun {
+		r.Action = WouldWrite
+		return r, nil
+	}
+	token, err := m.Tokens.Rotate(ctx, m.TokenName(c))
+	if err != nil {
+		return r, fmt.Errorf("issue a token for %s: %w", c.Name, err)
+	}
+	e := Entry{Name: m.Name, URL: m.URL, Token: token}
+	if c.ID == ClaudeDesktop.ID {
+		if m.Secrets == nil {
+			return r, errors.New("connect: no keychain for Claude Desktop's token")
+		}
+		if err := m.Secrets.Set(SecretKey(c.ID), token); err != nil {
+			return r, fmt.Errorf("keep Claude Desktop's token in the keychain: %w", err)
+		}
+		e = Entry{Name: m.Name, Command: m.Command, Args: m.Args}
+	}
+	r.Result, err = Connect(c, m.Env, e)
+	if err != nil {
+		return r, fmt.Errorf("%w (the token it had before no longer works: fix this and connect it again)", err)
+	}
+	r.Action = Wrote
+	back, err := m.Status(ctx, c)
+	if err != nil {
+		return r, fmt.Errorf("read back %s: %w", r.Result.Path, err)
+	}
+	r.State, r.Check = back.State, back.Check
+	if r.State.Condition != Connected {
+		r.Check = Check{Health: Broken, Detail: "the entry is gone from the file right after writing it: another program rewrote it"}
+	}
+	r.Hint = m.hint(c)
+	return r, nil
+}
+
+// Disconnect removes client's entry and revokes its token (and, for
+// Claude Desktop, forgets it in the keychain).
+func (m *Manager) Disconnect(ctx context.Context, c Client) (Report, error) {
+	res, err := Disconnect(c, m.Env, m.Name)
+	r := Report{Client: c, Result: res, State: State{Path: res.Path, Condition: NotConnected}}
+	if err != nil {
+		return r, err
+	}
+	if res.Changed {
+		r.Action = Removed
+		r.Hint = removeHints[c.ID]
+	}
+	if err := m.Tokens.Revoke(ctx, m.TokenName(c)); err != nil && !errors.Is(err, agent.ErrNotFound) {
+		return r, fmt.Errorf("revoke %s's token: %w", c.Name, err)
+	}
+	if c.ID == ClaudeDesktop.ID && m.Secrets != nil {
+		if err := m.Secrets.Delete(SecretKey(c.ID)); err != nil && !errors.Is(err, agent.ErrNotFound) {
+			return r, fmt.Errorf("forget Claude Desktop's token in the keychain: %w", err)
+		}
+	}
+	return r, nil
+}
+
+// Preview is client's entry as Connect would write it, with the token
+// replaced by a placeholder: shown to the person before any write.
+func (m *Manager) Preview(c Client) (string, error) {
+	name, err := checkName(m.Name)
+	if err != nil {
+		return "", err
+	}
+	e := Entry{Name: name, URL: m.URL, Token: "<a new token for " + m.TokenName(c) + ">", Command: m.Command, Args: m.Args}
+	f, err := formatOf(c)
+	if err != nil {
+		return "", err
+	}
+	if _, ok := f.(tomlFormat); ok {
+		return tomlBlock("\n", name, e), nil
+	}
+	jf := f.(jsonFormat)
+	out, err := json.MarshalIndent(map[string]any{jf.key: map[string]any{name: jf.shape.entry(e)}}, "", "  ")
+	return string(out), err
+}
+
+// Link returns client's install deeplink (Cursor and VS Code have them)
+// and the JSON it carries. The link holds a token: the entry's current one
+// when it verifies, else a new one. Writing the file (Connect) keeps the
+// token off every command line, which opening a link cannot.
+func (m *Manager) Link(ctx context.Context, c Client) (link, config string, err error) {
+	if c.ID != Cursor.ID && c.ID != VSCode.ID {
+		return "", "", fmt.Errorf("%s has no install link: use 'deskhand connect %s'", c.Name, c.ID)
+	}
+	r, err := m.Status(ctx, c)
+	if err != nil {
+		return "", "", err
+	}
+	token := r.State.token
+	if r.Check.Health != Verified {
+		if token, err = m.Tokens.Rotate(ctx, m.TokenName(c)); err != nil {
+			return "", "", fmt.Errorf("issue a token for %s: %w", c.Name, err)
+		}
+	}
+	name, err := checkName(m.Name)
+	if err != nil {
+		return "", "", err
+	}
+	return Deeplink(c, name, m.URL, token)
+}
+
+// Deeplink builds client's install link for an HTTP entry.
+func Deeplink(c Client, name, endpoint, token string) (link, config string, err error) {
+	headers := map[string]string{"Authorization": "Bearer " + token}
+	switch c.ID {
+	case Cursor.ID:
+		raw, err := json.Marshal(jsonEntry{URL: endpoint, Headers: headers})
+		if err != nil {
+			return "", "", err
+		}
+		q := url.Values{"name": {name}, "config": {base64.StdEncoding.EncodeToString(raw)}}
+		return "cursor://anysphere.cursor-deeplink/mcp/install?" + q.Encode(), string(raw), nil
+	case VSCode.ID:
+		raw, err := json.Marshal(struct {
+			Name string `json:"name"`
+			jsonEntry
+		}{name, jsonEntry{Type: "http", URL: endpoint, Headers: headers}})
+		if err != nil {
+			return "", "", err
+		}
+		// encodeURIComponent: QueryEscape, with %20 rather than '+'.
+		return "vscode:mcp/install?" + strings.ReplaceAll(url.QueryEscape(string(raw)), "+", "%20"), string(raw), nil
+	}
+	return "", "", fmt.Errorf("%s has no install link", c.Name)
+}
+
+// connectHints say what a client needs before it uses a new entry.
+var connectHints = map[string]string{
+	Cursor.ID:        "Cursor loads it by itself; if Deskhand is not listed in Settings → MCP, restart Cursor.",
+	ClaudeCode.ID:    "Start a new Claude Code session (or run /mcp) to use it.",
+	VSCode.ID:        "In VS Code, run 'MCP: List Servers' and start deskhand; VS Code asks you to trust it the first time.",
+	Windsurf.ID:      "In Windsurf, press Refresh in Cascade's MCP servers panel.",
+	Codex.ID:         "Start a new Codex session to use it.",
+	ClaudeDesktop.ID: "Quit Claude Desktop completely and start it again to load the entry.",
+}
+
+// removeHints say what a client needs before it forgets a removed entry.
+var removeHints = map[string]string{
+	ClaudeDesktop.ID: "Quit Claude Desktop completely and start it again.",
+	Codex.ID:         "Running Codex sessions keep the old entry until they end.",
+}
+
+func (m *Manager) hint(c Client) string {
+	h := connectHints[c.ID]
+	if m.Env.Project != "" {
+		h += " The project file holds a token: keep it out of version control (add it to .gitignore)."
+		if c.ID == ClaudeCode.ID {
+			h += " Claude Code asks you to approve servers from .mcp.json the first time."
+		}
+	}
+	return h
+}
