@@ -143,9 +143,9 @@ func (e Env) now() time.Time {
 
 // Entry is the server entry we write.
 type Entry struct {
-	Name    string // entry name; DefaultName when empty; letters, digits, '_' and '-' only
-	URL     string // Streamable HTTP endpoint, e.g. http://127.0.0.1:PORT/mcp (HTTP clients)
-	Token   string // bearer token sent as "Authorization: Bearer TOKEN"; optional
+	Name    string   // entry name; DefaultName when empty; letters, digits, '_' and '-' only
+	URL     string   // Streamable HTTP endpoint, e.g. http://127.0.0.1:PORT/mcp (HTTP clients)
+	Token   string   // bearer token sent as "Authorization: Bearer TOKEN"; optional
 	Command string   // absolute path of our binary (Claude Desktop, which gets a stdio entry)
 	Args    []string // the command's arguments; StdioArgs when nil
 }
