@@ -38,6 +38,7 @@ import (
 	"github.com/deskhand/deskhand/store"
 	"github.com/deskhand/deskhand/store/keychain"
 	"github.com/deskhand/deskhand/ui"
+	"github.com/deskhand/deskhand/ui/connect"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -59,8 +60,22 @@ Commands:
   stdio [--client NAME] serve the agents over standard input and output (for stdio-only clients);
                         with --client, bridge to the running app with that client's token
                         from the keychain
+  connect CLIENT...|--all
+                        write Deskhand into each client's config with a token of its own,
+                        read it back and verify it with a real MCP handshake; clients:
+                        cursor, claude-code, vscode, windsurf, codex, claude-desktop
+      --project DIR     the project's file instead (Cursor, Claude Code, VS Code)
+      --dry-run         show what would be written, write nothing
+      --rotate          issue new tokens even where the entry works
+  connect --status [CLIENT...]
+                        report each client's entry: connected and verified, token
+                        refused, Deskhand not running, stale, not connected
+  connect --link CLIENT print Cursor's or VS Code's install link (it holds a token)
+  disconnect CLIENT...|--all
+                        remove Deskhand's entry and revoke that client's token
   token create NAME     create a bearer token for the client NAME; prints the token alone
   token list            list clients and when their tokens were created and last used
+  token rotate NAME     give the client a new token (its conversations stay its own)
   token revoke NAME     revoke the client's token at once
   questions             list the questions the agents are waiting on (while serve runs)
   answer ID TEXT        answer a question; for an approval, TEXT is approve or deny
@@ -81,6 +96,10 @@ type options struct {
 	decline                       bool   // answer
 	comment                       string // answer
 	client                        string // stdio: the bridged client's name
+
+	// connect and disconnect
+	all, dryRun, rotate, status, link bool
+	project                           string
 }
 
 func main() {
@@ -110,6 +129,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return stdioServe(ctx, opts, stdin, stdout, stderr)
 	case "token":
 		return tokenCommand(ctx, opts, rest, stdout, stderr)
+	case "connect", "disconnect":
+		return connectCommand(ctx, opts, cmd == "disconnect", rest, stdout, stderr)
 	case "questions":
 		return questionsCommand(ctx, opts, stdout)
 	case "answer":
@@ -143,6 +164,12 @@ func parseArgs(args []string, stderr io.Writer) (options, []string, error) {
 	fs.BoolVar(&opts.decline, "decline", false, "answer: decline the question")
 	fs.StringVar(&opts.comment, "comment", "", "answer: a comment with an approval or denial")
 	fs.StringVar(&opts.client, "client", "", "stdio: bridge to the running app as this client")
+	fs.BoolVar(&opts.all, "all", false, "connect: every installed client")
+	fs.StringVar(&opts.project, "project", "", "connect: the project folder's configuration (Cursor, Claude Code, VS Code)")
+	fs.BoolVar(&opts.dryRun, "dry-run", false, "connect: show what would be written, write nothing")
+	fs.BoolVar(&opts.rotate, "rotate", false, "connect: issue new tokens even where the entry works")
+	fs.BoolVar(&opts.status, "status", false, "connect: report each client's entry and verify it")
+	fs.BoolVar(&opts.link, "link", false, "connect: print the client's install link (Cursor, VS Code)")
 	var words []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -325,6 +352,10 @@ func startServing(ctx context.Context, opts options, a *wiring, stderr io.Writer
 		return nil, err
 	}
 	url := "http://" + listeners[0].Addr().String() + mcpserver.EndpointPath
+	// For 'deskhand connect' while the app is stopped.
+	if err := a.core.SetSetting(ctx, lastURLSetting, url); err != nil {
+		log.Warn("remember the endpoint", "err", err)
+	}
 	ctl, err := control.Listen(filepath.Join(opts.data, control.SocketName), a.core, control.Options{URL: url, Show: show})
 	if err != nil {
 		for _, ln := range listeners {
@@ -540,9 +571,6 @@ func serverInfo(ctx context.Context, core *agent.Core) mcpserver.Info {
 	}
 }
 
-// clientTokenKey names a bridged client's token in the keychain.
-func clientTokenKey(client string) string { return "client-token:" + client }
-
 // bridge relays stdio to the running app as the named client, minting its
 // token (kept in the keychain, never in argv or a config file) the first
 // time. ok is false when no app is running.
@@ -559,16 +587,18 @@ func bridgeStdio(ctx context.Context, opts options, stdin io.Reader, stdout, std
 		FallbackPath: filepath.Join(opts.data, "secrets.json"),
 		Warn:         func(msg string) { fmt.Fprintln(stderr, msg) },
 	})
-	token, err := secrets.Get(clientTokenKey(opts.client))
+	token, err := secrets.Get(connect.SecretKey(opts.client))
 	if err != nil && !errors.Is(err, agent.ErrNotFound) {
 		// No keychain to read: a new token goes to the reported fallback.
 		fmt.Fprintln(stderr, agent.UserMessage(err))
 	}
 	if err != nil {
-		if token, err = ctl.CreateToken(ctx, opts.client); err != nil {
+		// Rotate rather than create: the client may exist with a token this
+		// keychain lost.
+		if token, err = ctl.RotateToken(ctx, opts.client); err != nil {
 			return true, err
 		}
-		if err := secrets.Set(clientTokenKey(opts.client), token); err != nil {
+		if err := secrets.Set(connect.SecretKey(opts.client), token); err != nil {
 			return true, err
 		}
 		fmt.Fprintf(stderr, "Created a token for %q; it is kept in the keychain (or the fallback file reported above), never in a config file or argv.\n", opts.client)

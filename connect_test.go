@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/deskhand/deskhand/models/ollama/ollamatest"
+)
+
+// asMainEnv makes the test binary run main() instead of the tests, so that
+// a config entry naming os.Executable() runs deskhand, as it does for users.
+const asMainEnv = "DESKHAND_TEST_AS_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asMainEnv) == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// fakeHome gives the test a home folder where all six clients are
+// installed, with files like a real user's, and no keychain (secrets go
+// to the data folder's fallback file, never to a real keychain).
+func fakeHome(t *testing.T) string {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("CODEX_HOME", "")
+	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path="+filepath.Join(home, "no-bus"))
+	t.Setenv(asMainEnv, "1")
+	files := map[string]string{
+		".cursor/mcp.json":                          `{"mcpServers": {"github": {"url": "https://api.githubcopilot.com/mcp/"}}}`,
+		".claude.json":                              "{\r\n  \"numStartups\": 3,\r\n  \"userID\": \"abc\"\r\n}\r\n",
+		".config/Code/User/mcp.json":                "// mine\n{\n\t\"servers\": {\n\t\t\"fetch\": {\"type\": \"stdio\", \"command\": \"uvx\",},\n\t},\n}\n",
+		".codeium/windsurf/mcp_config.json":         `{"mcpServers":{}}`,
+		".codex/config.toml":                        "# mine\nmodel = \"o3\"\n",
+		".config/Claude/claude_desktop_config.json": `{"mcpServers": {"weather": {"command": "node"}}}`,
+	}
+	for name, text := range files {
+		p := filepath.Join(home, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return home
+}
+
+// TestConnectCommand: connect --all writes and verifies all six clients
+// (Claude Desktop's entry run as Claude Desktop runs it), a second run
+// writes nothing, --status tells a revoked token, and disconnect undoes it.
+func TestConnectCommand(t *testing.T) {
+	home := fakeHome(t)
+	srv := startServe(t, ollamatest.NewServer(t))
+	data := []string{"--data", srv.dir}
+
+	if out, _, err := deskhand(t, append(data, "connect", "--all", "--dry-run")...); err != nil || !strings.Contains(out, "would connect") || strings.Contains(out, "dh_") {
+		t.Fatalf("dry run: %v\n%s", err, out)
+	}
+	if list, _, _ := deskhand(t, append(data, "token", "list")...); strings.Count(list, "\n") != 1 {
+		t.Errorf("a dry run issued tokens:\n%s", list)
+	}
+
+	out, stderr, err := deskhand(t, append(data, "connect", "--all")...)
+	if err != nil || strings.Count(out, "written, verified") != 6 {
+		t.Fatalf("connect --all: %v\n%s\n%s", err, out, stderr)
+	}
+	if !strings.Contains(out, "Quit Claude Desktop completely") {
+		t.Errorf("no restart hint for Claude Desktop:\n%s", out)
+	}
+	desktop, err := os.ReadFile(filepath.Join(home, ".config", "Claude", "claude_desktop_config.json"))
+	if err != nil || bytes.Contains(desktop, []byte("dh_")) || !bytes.Contains(desktop, []byte(`"weather"`)) {
+		t.Errorf("Claude Desktop's file: %v\n%s", err, desktop)
+	}
+
+	// Claude Desktop's entry, started as Claude Desktop starts it, lists
+	// the tools through the bridge.
+	c := spawnEntry(t, filepath.Join(home, ".config", "Claude", "claude_desktop_config.json"))
+	tools, err := c.ListTools(t.Context(), mcp.ListToolsRequest{})
+	if err != nil || len(tools.Tools) == 0 {
+		t.Errorf("tools/list through Claude Desktop's entry: %v", err)
+	}
+	c.Close()
+
+	before := mtimes(t, home)
+	if out, _, err := deskhand(t, append(data, "connect", "--all")...); err != nil || strings.Count(out, "connected, verified") != 6 {
+		t.Fatalf("second connect --all: %v\n%s", err, out)
+	}
+	if after := mtimes(t, home); after != before {
+		t.Errorf("a second run touched files:\n%s\n%s", before, after)
+	}
+
+	if _, _, err := deskhand(t, append(data, "token", "revoke", "claude-desktop")...); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = deskhand(t, append(data, "connect", "--status")...)
+	if err == nil || !regexp.MustCompile(`Claude Desktop\s+connected, token refused`).MatchString(out) || strings.Count(out, "connected, verified") != 5 {
+		t.Errorf("status after a revoke: %v\n%s", err, out)
+	}
+
+	link, _, err := deskhand(t, append(data, "connect", "--link", "vscode")...)
+	if err != nil || !strings.Contains(link, "vscode:mcp/install?") {
+		t.Errorf("--link vscode: %v\n%s", err, link)
+	}
+
+	out, _, err = deskhand(t, append(data, "disconnect", "--all")...)
+	if err != nil || strings.Count(out, "disconnected, token revoked") != 6 {
+		t.Errorf("disconnect --all: %v\n%s", err, out)
+	}
+	if list, _, _ := deskhand(t, append(data, "token", "list")...); strings.Count(list, "\n") != 1 {
+		t.Errorf("tokens left after disconnect:\n%s", list)
+	}
+	srv.stop(t)
+}
+
+func TestConnectCommandErrors(t *testing.T) {
+	fakeHome(t)
+	data := []string{"--data", t.TempDir()}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"connect"}, "name a client"},
+		{[]string{"connect", "notepad"}, `unknown client "notepad"`},
+		{[]string{"connect", "--all", "cursor"}, "either --all or client names"},
+		{[]string{"connect", "--link", "codex"}, "has no install link"},
+		{[]string{"connect", "--project", t.TempDir(), "windsurf"}, "no project configuration"},
+	} {
+		_, _, err := deskhand(t, append(data, tc.args...)...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// spawnEntry starts the "deskhand" stdio entry of a Claude Desktop config
+// file the way Claude Desktop does, and initializes an MCP client on it.
+func spawnEntry(t *testing.T, config string) *client.Client {
+	t.Helper()
+	var cfg struct {
+		MCPServers map[string]struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		} `json:"mcpServers"`
+	}
+	data, err := os.ReadFile(config)
+	if err == nil {
+		err = json.Unmarshal(data, &cfg)
+	}
+	e, ok := cfg.MCPServers["deskhand"]
+	if err != nil || !ok || !filepath.IsAbs(e.Command) {
+		t.Fatalf("entry in %s: %v %+v", config, err, cfg)
+	}
+	c, err := client.NewStdioMCPClient(e.Command, nil, e.Args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	var init mcp.InitializeRequest
+	init.Params.ProtocolVersion = mcp.ProtocolVersion20250618
+	init.Params.ClientInfo = mcp.Implementation{Name: "claude-ai", Version: "0.1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatalf("initialize %s %v: %v", e.Command, e.Args, err)
+	}
+	return c
+}
+
+// mtimes lists every file under dir with its modification time.
+func mtimes(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		b.WriteString(p + " " + fi.ModTime().Format(time.RFC3339Nano) + "\n")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
