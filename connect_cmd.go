@@ -17,6 +17,7 @@ import (
 	"github.com/deskhand/deskhand/server/control"
 	"github.com/deskhand/deskhand/server/mcpserver"
 	"github.com/deskhand/deskhand/store/keychain"
+	"github.com/deskhand/deskhand/ui"
 	"github.com/deskhand/deskhand/ui/connect"
 )
 
@@ -292,4 +293,82 @@ func problem(err error) string {
 		return agent.UserMessage(err)
 	}
 	return strings.TrimPrefix(err.Error(), "connect: ")
+}
+
+// connector gives the desktop's Connect tab the config writers.
+type connector struct{ m *connect.Manager }
+
+func (c connector) state(r connect.Report, err error) ui.ClientState {
+	status, _ := describe(r, err)
+	st := ui.ClientState{
+		ID: r.Client.ID, Name: r.Client.Name, File: cmp.Or(r.State.Path, r.Result.Path), Status: status,
+		Installed: r.State.Condition != connect.NotInstalled,
+		Connected: r.State.Condition == connect.Connected,
+		Working:   r.State.Condition == connect.Connected && r.Check.Health == connect.Verified,
+		HasLink:   r.Client.ID == connect.Cursor.ID || r.Client.ID == connect.VSCode.ID,
+		Detail:    r.Hint,
+	}
+	switch {
+	case err != nil:
+		st.Detail = problem(err)
+	case r.Check.Health > connect.Verified:
+		st.Detail = strings.TrimSpace(r.Check.Detail + " " + r.Hint)
+	}
+	return st
+}
+
+func (c connector) Clients(ctx context.Context) []ui.ClientState {
+	var out []ui.ClientState
+	for _, cl := range connect.Clients() {
+		out = append(out, c.state(c.m.Status(ctx, cl)))
+	}
+	return out
+}
+
+func (c connector) lookup(id string) (connect.Client, error) {
+	cl, ok := connect.Lookup(id)
+	if !ok {
+		return cl, fmt.Errorf("unknown client %q", id)
+	}
+	return cl, nil
+}
+
+func (c connector) Connect(ctx context.Context, id string, rotate bool) (ui.ClientState, error) {
+	cl, err := c.lookup(id)
+	if err != nil {
+		return ui.ClientState{}, err
+	}
+	r, err := c.m.Connect(ctx, cl, connect.ConnectOptions{Rotate: rotate})
+	if err != nil {
+		return ui.ClientState{}, errors.New(problem(err))
+	}
+	return c.state(r, nil), nil
+}
+
+func (c connector) Disconnect(ctx context.Context, id string) (ui.ClientState, error) {
+	cl, err := c.lookup(id)
+	if err != nil {
+		return ui.ClientState{}, err
+	}
+	if _, err := c.m.Disconnect(ctx, cl); err != nil {
+		return ui.ClientState{}, errors.New(problem(err))
+	}
+	// Report what is left in the file now.
+	return c.state(c.m.Status(ctx, cl)), nil
+}
+
+func (c connector) Preview(id string) (string, error) {
+	cl, err := c.lookup(id)
+	if err != nil {
+		return "", err
+	}
+	return c.m.Preview(cl)
+}
+
+func (c connector) Link(ctx context.Context, id string) (string, string, error) {
+	cl, err := c.lookup(id)
+	if err != nil {
+		return "", "", err
+	}
+	return c.m.Link(ctx, cl)
 }

@@ -445,7 +445,13 @@ func desktop(ctx context.Context, opts options, stderr io.Writer) error {
 	if !tray {
 		a.log.Info("no D-Bus session bus: running without a tray icon")
 	}
-	win := ui.New(fy, a.core, ui.Options{Tray: tray, ServerURL: srv.url, DataDir: opts.data, Logger: a.log,
+	var conn ui.Connector
+	if m, err := newManager(opts, srv.url, coreTokens{a.core}, a.secrets); err != nil {
+		a.log.Warn("connecting clients is not available", "err", err)
+	} else {
+		conn = connector{m}
+	}
+	win := ui.New(fy, a.core, ui.Options{Tray: tray, ServerURL: srv.url, DataDir: opts.data, Logger: a.log, Connector: conn,
 		Icon: assets.Icon, PausedIcon: assets.PausedIcon, QuestionIcon: assets.QuestionIcon})
 	shown.Store(win)
 	followCtx, stopFollowing := context.WithCancel(ctx)

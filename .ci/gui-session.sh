@@ -5,7 +5,8 @@ out=$1
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 export HOME=$work/home LANG=en_US.UTF-8
-mkdir -p "$HOME"
+mkdir -p "$HOME/.cursor"
+echo '{"mcpServers": {"github": {"url": "https://api.githubcopilot.com/mcp/"}}}' > "$HOME/.cursor/mcp.json"
 
 fail() { echo "gui check: $*" >&2; echo "--- app log:" >&2; cat "$work/app.log" >&2 || true; exit 1; }
 
@@ -58,6 +59,23 @@ xdotool type --delay 30 "$value"
 xdotool mousemove 210 138 click 1
 wait $call || fail "the client's call failed"
 grep -q "You answered: $value" "$work/call.out" || fail "the client did not get the answer typed in the popup: $(cat "$work/call.out")"
+
+# The Connect tab: Cursor's Connect button, then "Write it" in the dialog
+# that shows the entry (the dialog is centred, so its buttons stay put).
+xdotool mousemove 320 21 click 1
+sleep 2
+import -window root "$out/connect.png"
+xdotool mousemove 34 219 click 1
+sleep 1
+import -window root "$out/connect-confirm.png"
+xdotool mousemove 535 428 click 1
+for _ in $(seq 100); do
+	grep -q '"deskhand"' "$HOME/.cursor/mcp.json" && break
+	sleep 0.1
+done
+bin/deskhand connect --status cursor --data "$work/data" | grep -q 'connected, verified' ||
+	fail "Cursor not connected from the Connect tab: $(cat "$HOME/.cursor/mcp.json")"
+grep -q '"github"' "$HOME/.cursor/mcp.json" || fail "the Connect tab lost Cursor's other servers"
 
 kill -INT $app
 wait $app || fail "Deskhand did not exit cleanly"

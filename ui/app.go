@@ -23,6 +23,9 @@ type Options struct {
 	ServerURL string
 	// DataDir is the data folder, shown in Settings.
 	DataDir string
+	// Connector connects MCP clients (the Connect tab); nil leaves the tab
+	// saying so.
+	Connector Connector
 	// Icons of the app and the tray: serving, paused, question waiting.
 	Icon, PausedIcon, QuestionIcon fyne.Resource
 	Logger                         *slog.Logger
@@ -43,6 +46,7 @@ type App struct {
 	agents        *agentsView
 	questions     *questionsView
 	conversations *conversationsView
+	connect       *connectView
 	settings      *settingsView
 	trayMenu      *fyne.Menu
 }
@@ -57,14 +61,21 @@ func New(fy fyne.App, core Core, opts Options) *App {
 	a.agents = newAgentsView(a)
 	a.questions = newQuestionsView(a)
 	a.conversations = newConversationsView(a)
+	a.connect = newConnectView(a, opts.Connector)
 	a.settings = newSettingsView(a)
 	status := widget.NewLabel("Serving your agents at " + cmp.Or(opts.ServerURL, "(not serving)"))
 	a.tabs = container.NewAppTabs(
 		container.NewTabItem("Agents", a.agents.content()),
 		container.NewTabItem("Questions", a.questions.content()),
 		container.NewTabItem("Conversations", a.conversations.content()),
+		container.NewTabItem("Connect", a.connect.content()),
 		container.NewTabItem("Settings", a.settings.content()),
 	)
+	a.tabs.OnSelected = func(t *container.TabItem) {
+		if t.Text == "Connect" && a.connect.clients == nil {
+			a.connect.refresh()
+		}
+	}
 	a.win.SetContent(container.NewBorder(nil, status, nil, nil, a.tabs))
 	a.win.Resize(fyne.NewSize(900, 600))
 	if opts.Tray {
@@ -131,9 +142,11 @@ func (a *App) agentSlug(id string) string {
 	return "(unknown agent)"
 }
 
-// tabSettings is the Settings tab's index (agents, questions,
-// conversations, settings).
-const tabSettings = 3
+// Tab indexes: agents, questions, conversations, connect, settings.
+const (
+	tabConnect  = 3
+	tabSettings = 4
+)
 
 // showTab brings the window forward on a tab.
 func (a *App) showTab(i int) {
@@ -170,7 +183,10 @@ func (a *App) setTray() {
 	pause := fyne.NewMenuItem(pauseLabel(paused), func() {
 		a.core.SetPaused(!paused)
 	})
-	connect := fyne.NewMenuItem("Connect a client…", func() { a.showTab(tabSettings) })
+	connect := fyne.NewMenuItem("Connect a client…", func() {
+		a.showTab(tabConnect)
+		a.connect.refresh()
+	})
 	settings := fyne.NewMenuItem("Settings…", func() { a.showTab(tabSettings) })
 	items = append(items, fyne.NewMenuItemSeparator(), pending, connect, settings, pause)
 	a.trayMenu = fyne.NewMenu("Deskhand", items...)

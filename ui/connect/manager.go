@@ -1,6 +1,7 @@
 package connect
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -241,8 +242,21 @@ func (m *Manager) Preview(c Client) (string, error) {
 		return tomlBlock("\n", name, e), nil
 	}
 	jf := f.(jsonFormat)
-	out, err := json.MarshalIndent(map[string]any{jf.key: map[string]any{name: jf.shape.entry(e)}}, "", "  ")
+	out, err := marshal(map[string]any{jf.key: map[string]any{name: jf.shape.entry(e)}}, "  ")
 	return string(out), err
+}
+
+// marshal is json.Marshal (indented when indent is set) without escaping
+// <, > and &, which people read.
+func marshal(v any, indent string) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", indent)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 // Link returns client's install deeplink (Cursor and VS Code have them)
@@ -275,17 +289,17 @@ func Deeplink(c Client, name, endpoint, token string) (link, config string, err 
 	headers := map[string]string{"Authorization": "Bearer " + token}
 	switch c.ID {
 	case Cursor.ID:
-		raw, err := json.Marshal(jsonEntry{URL: endpoint, Headers: headers})
+		raw, err := marshal(jsonEntry{URL: endpoint, Headers: headers}, "")
 		if err != nil {
 			return "", "", err
 		}
 		q := url.Values{"name": {name}, "config": {base64.StdEncoding.EncodeToString(raw)}}
 		return "cursor://anysphere.cursor-deeplink/mcp/install?" + q.Encode(), string(raw), nil
 	case VSCode.ID:
-		raw, err := json.Marshal(struct {
+		raw, err := marshal(struct {
 			Name string `json:"name"`
 			jsonEntry
-		}{name, jsonEntry{Type: "http", URL: endpoint, Headers: headers}})
+		}{name, jsonEntry{Type: "http", URL: endpoint, Headers: headers}}, "")
 		if err != nil {
 			return "", "", err
 		}

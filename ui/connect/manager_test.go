@@ -344,6 +344,11 @@ func TestManagerRefusesBeforeMinting(t *testing.T) {
 		t.Errorf("preview = %q, %v", preview, err)
 	}
 
+	preview, err = m.Preview(Cursor)
+	if err != nil || !strings.Contains(preview, `"Authorization": "Bearer <a new token for cursor>"`) {
+		t.Errorf("cursor preview = %s, %v", preview, err)
+	}
+
 	// An entry that points elsewhere is stale, and connecting fixes it.
 	other := *m
 	other.URL = "http://127.0.0.1:1/mcp"
