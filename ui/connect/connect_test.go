@@ -115,95 +115,28 @@ func entryFor(c Client) Entry {
 	return Entry{URL: testURL, Token: testToken}
 }
 
-const cursorFixture = `{
-    "mcpServers": {
-        "github": {
-            "headers": {"Authorization": "Bearer gh-KEEP"},
-            "url": "https://api.githubcopilot.com/mcp/"
-        },
-        "deskhand": {"url": "http://127.0.0.1:1111/mcp"},
-        "fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]}
-    }
+// Fixtures: files like real users' (other servers, comments, unusual key
+// order, Windows line endings, a stale entry of ours).
+var (
+	cursorFixture       = fixture("cursor-stale-entry.json")
+	claudeCodeFixture   = fixture("claude-code-crlf.json")
+	claudeCodeNoServers = fixture("claude-code-no-servers.json")
+	vscodeFixture       = fixture("vscode-jsonc.json")
+	vscodeNoEntry       = fixture("vscode-crlf-tabs.json")
+	windsurfFixture     = fixture("windsurf-minified.json")
+	codexFixture        = fixture("codex-stale-table.toml")
+	codexNoEntryCRLF    = fixture("codex-crlf.toml")
+	codexDotted         = fixture("codex-dotted.toml")
+	desktopFixture      = fixture("claude-desktop.json")
+)
+
+func fixture(name string) string {
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }
-`
-
-const claudeCodeFixture = "{\r\n  \"numStartups\": 42,\r\n  \"theme\": \"dark\",\r\n  \"projects\": {\r\n    \"/home/u/proj\": {\r\n      \"mcpServers\": {},\r\n      \"allowedTools\": []\r\n    }\r\n  },\r\n  \"mcpServers\": {\r\n    \"sentry\": {\r\n      \"url\": \"https://mcp.sentry.dev/mcp\",\r\n      \"type\": \"http\"\r\n    }\r\n  },\r\n  \"userID\": \"abc\"\r\n}\r\n"
-
-const claudeCodeNoServers = `{
-  "numStartups": 1,
-  "userID": "abc"
-}
-`
-
-const vscodeFixture = `// VS Code MCP config KEEP-1
-{
-	"inputs": [
-		// prompt for a key KEEP-2
-		{"type": "promptString", "id": "key", "password": true,},
-	],
-	"servers": {
-		/* the fetch server KEEP-3 */
-		"fetch": {
-			"type": "stdio",
-			"command": "uvx",
-			"args": ["mcp-server-fetch"], // trailing KEEP-4
-		},
-		"deskhand": {"url": "http://old:1/mcp", "type": "http",},
-	},
-}
-`
-
-const vscodeNoEntry = "{\r\n\t// KEEP-5\r\n\t\"servers\": {\r\n\t\t\"fetch\": {\"type\": \"stdio\", \"command\": \"uvx\"},\r\n\t},\r\n}\r\n"
-
-const windsurfFixture = `{"mcpServers":{"other":{"serverUrl":"https://x.example/mcp"}},"zeta":true}` + "\n"
-
-const codexFixture = `# Codex configuration KEEP-1
-model = "o4-mini"
-approval_policy = "on-request"
-
-[mcp_servers.docs]
-command = "docs-mcp"
-args = [
-  "--port", # KEEP-2
-  "9000",
-]
-
-[mcp_servers.docs.env]
-TOKEN = "x" # KEEP-3
-
-# our old entry
-[mcp_servers.deskhand]
-url = "http://127.0.0.1:1111/mcp"
-# stale comment inside our table
-startup_timeout_sec = 5
-
-[mcp_servers.deskhand.http_headers]
-Authorization = "Bearer old"
-
-# profiles come next KEEP-4
-[profiles.fast]
-model = "gpt-5"
-`
-
-const codexNoEntryCRLF = "# KEEP-1\r\nmodel = \"o3\"\r\n\r\n[mcp_servers.other]\r\nurl = \"https://other.example/mcp\"\r\nhttp_headers = { \"X-Key\" = \"v\" } # KEEP-2\r\n"
-
-const codexDotted = `[mcp_servers]
-docs = { command = "docs-mcp" } # KEEP-1
-deskhand.url = "http://old/mcp"
-`
-
-const desktopFixture = `{
-  "globalShortcut": "Ctrl+Space",
-  "mcpServers": {
-    "weather": {
-      "command": "node",
-      "args": ["/home/u/weather/index.js"],
-      "env": {"API_KEY": "k"}
-    }
-  },
-  "preferences": {"menuBarEnabled": false}
-}
-`
 
 func TestConnectFixtures(t *testing.T) {
 	tests := []struct {
@@ -341,14 +274,14 @@ func TestInvalidFileRefused(t *testing.T) {
 		client Client
 		body   string
 	}{
-		{Cursor, `{"mcpServers": {"a": {"url": "x"}`},
-		{ClaudeCode, "{\n  // comments are not JSON\n  \"mcpServers\": {}\n}\n"},
-		{VSCode, "{ \"servers\": { \"a\": } }"},
-		{Windsurf, `["not", "an", "object"]`},
-		{Windsurf, `{"mcpServers": []}`},
-		{Codex, "[mcp_servers.x\nurl = \"u\"\n"},
-		{Codex, "mcp_servers = 3\n"},
-		{ClaudeDesktop, `{"mcpServers": {}} trailing`},
+		{Cursor, fixture("invalid/cursor-unclosed.json")},
+		{ClaudeCode, fixture("invalid/claude-code-comments.json")},
+		{VSCode, fixture("invalid/vscode-missing-value.json")},
+		{Windsurf, fixture("invalid/windsurf-array.json")},
+		{Windsurf, fixture("invalid/windsurf-servers-array.json")},
+		{Codex, fixture("invalid/codex-unclosed-header.toml")},
+		{Codex, fixture("invalid/codex-servers-number.toml")},
+		{ClaudeDesktop, fixture("invalid/claude-desktop-trailing.json")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.client.ID, func(t *testing.T) {
@@ -453,6 +386,9 @@ func TestPath(t *testing.T) {
 		{ClaudeDesktop, Env{OS: "darwin", Home: home}, filepath.Join(home, "Library", "Application Support", "Claude", "claude_desktop_config.json")},
 		{ClaudeDesktop, Env{OS: "linux", Home: home}, filepath.Join(home, ".config", "Claude", "claude_desktop_config.json")},
 		{ClaudeDesktop, Env{OS: "windows", Home: home}, filepath.Join(home, "AppData", "Roaming", "Claude", "claude_desktop_config.json")},
+		{Cursor, Env{Home: home, Project: "/p"}, filepath.Join("/p", ".cursor", "mcp.json")},
+		{ClaudeCode, Env{Home: home, Project: "/p"}, filepath.Join("/p", ".mcp.json")},
+		{VSCode, Env{OS: "darwin", Home: home, Project: "/p"}, filepath.Join("/p", ".vscode", "mcp.json")},
 		{ClaudeDesktop, Env{OS: "windows", Home: home, AppData: "/appdata", LocalAppData: msix},
 			filepath.Join(msix, "Packages", "Claude_pzs8sxrjxfjjc", "LocalCache", "Roaming", "Claude", "claude_desktop_config.json")},
 	}
@@ -464,6 +400,11 @@ func TestPath(t *testing.T) {
 	}
 	if !Installed(ClaudeDesktop, Env{OS: "windows", Home: home, LocalAppData: msix}) {
 		t.Error("MSIX Claude Desktop not detected as installed")
+	}
+	for _, c := range []Client{Windsurf, Codex, ClaudeDesktop} {
+		if _, err := Path(c, Env{Home: home, Project: "/p"}); !errors.Is(err, ErrNoProjectScope) {
+			t.Errorf("Path(%s) in a project: %v", c.ID, err)
+		}
 	}
 	if _, err := Path(Client{ID: "nope"}, Env{Home: home}); !errors.Is(err, ErrUnknownClient) {
 		t.Errorf("unknown client: %v", err)
