@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
 
 	"github.com/deskhand/deskhand/models/ollama"
 	"github.com/deskhand/deskhand/models/ollama/ollamatest"
@@ -456,4 +457,25 @@ func TestManagerLinkReusesAWorkingToken(t *testing.T) {
 	if _, _, err := m.Link(t.Context(), Codex); err == nil {
 		t.Error("a link for Codex")
 	}
+}
+
+// TestVerifyLeavesNoGoroutine: a verification (HTTP, or a spawned stdio
+// entry) ends everything it started.
+func TestVerifyLeavesNoGoroutine(t *testing.T) {
+	r := startDeskhand(t)
+	env := testEnv(t)
+	realFiles(t, env)
+	m, _ := newManager(t, r, env)
+	for _, c := range []Client{Cursor, ClaudeDesktop} {
+		if _, err := m.Connect(t.Context(), c, ConnectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ignore := goleak.IgnoreCurrent()
+	for _, c := range []Client{Cursor, ClaudeDesktop} {
+		if rep, err := m.Status(t.Context(), c); err != nil || rep.Check.Health != Verified {
+			t.Fatalf("Status(%s) = %+v, %v", c.ID, rep.Check, err)
+		}
+	}
+	goleak.VerifyNone(t, ignore)
 }
