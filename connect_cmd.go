@@ -88,15 +88,15 @@ func connectCommand(ctx context.Context, opts options, disconnect bool, args []s
 		return err
 	}
 	var m *connect.Manager
-	secrets := keychain.New(keychain.Options{
-		FallbackPath: filepath.Join(opts.data, "secrets.json"),
-		Warn:         func(msg string) { fmt.Fprintln(stderr, msg) },
-	})
 	if ctl, err := control.Dial(filepath.Join(opts.data, control.SocketName)); err == nil {
 		st, err := ctl.Status(ctx)
 		if err != nil {
 			return err
 		}
+		secrets := keychain.New(keychain.Options{
+			FallbackPath: filepath.Join(opts.data, "secrets.json"),
+			Warn:         func(msg string) { fmt.Fprintln(stderr, msg) },
+		})
 		m, err = newManager(opts, st.URL, controlTokens{ctl}, secrets)
 		if err != nil {
 			return err
@@ -122,7 +122,7 @@ func connectCommand(ctx context.Context, opts options, disconnect bool, args []s
 	case opts.link:
 		link, config, err := m.Link(ctx, clients[0])
 		if err != nil {
-			return err
+			return asUserError(err)
 		}
 		fmt.Fprintf(stdout, "%s will be asked to add this server:\n%s\n\n%s\n", clients[0].Name, config, link)
 		fmt.Fprintln(stderr, "The link holds a token: treat it like a password. Opening it hands it to the client on a command line; 'deskhand connect "+clients[0].ID+"' writes the file instead and keeps it off every command line.")
@@ -136,7 +136,7 @@ func connectCommand(ctx context.Context, opts options, disconnect bool, args []s
 		for _, c := range clients {
 			preview, err := m.Preview(c)
 			if err != nil {
-				return err
+				return asUserError(err)
 			}
 			p, _ := connect.Path(c, m.Env)
 			fmt.Fprintf(stdout, "%s (%s) would get:\n%s\n\n", c.Name, p, preview)
@@ -174,7 +174,7 @@ func pickClients(opts options, disconnect bool, args []string) ([]connect.Client
 				return nil, userf("unknown client %q: %s", id, usage)
 			}
 			if _, err := connect.Path(c, connect.Env{Home: "/", Project: opts.project}); errors.Is(err, connect.ErrNoProjectScope) {
-				return nil, userf("%s", problem(err))
+				return nil, asUserError(err)
 			}
 			out = append(out, c)
 		}
@@ -282,6 +282,15 @@ func describe(r connect.Report, err error) (string, bool) {
 		return verb + ", not verified: Deskhand is not running", true
 	}
 	return verb + ", " + r.Check.Health.String(), false
+}
+
+// asUserError makes err one whose message main shows as it is.
+func asUserError(err error) error {
+	var ue *agent.UserError
+	if errors.As(err, &ue) {
+		return err
+	}
+	return agent.Userf(err, "%s", problem(err))
 }
 
 // problem words an error for the person: the connect package's errors

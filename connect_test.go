@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/deskhand/deskhand/models/ollama/ollamatest"
+	"github.com/deskhand/deskhand/server/agent"
 )
 
 // asMainEnv makes the test binary run main() instead of the tests, so that
@@ -141,7 +142,7 @@ func TestConnectCommandErrors(t *testing.T) {
 		{[]string{"connect", "--project", t.TempDir(), "windsurf"}, "no project configuration"},
 	} {
 		_, _, err := deskhand(t, append(data, tc.args...)...)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
+		if err == nil || !strings.Contains(agent.UserMessage(err), tc.want) {
 			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
 		}
 	}

@@ -271,8 +271,10 @@ func (m *Manager) Link(ctx context.Context, c Client) (link, config string, err 
 	if err != nil {
 		return "", "", err
 	}
+	// The entry's own token while it works (or may: Deskhand is stopped),
+	// so that the file keeps working.
 	token := r.State.token
-	if r.Check.Health != Verified {
+	if r.Check.Health != Verified && r.Check.Health != NotRunning {
 		if token, err = m.Tokens.Rotate(ctx, m.TokenName(c)); err != nil {
 			return "", "", fmt.Errorf("issue a token for %s: %w", c.Name, err)
 		}
