@@ -17,6 +17,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -342,6 +343,7 @@ func startServing(ctx context.Context, opts options, a *wiring, stderr io.Writer
 			InsecureNoAuth: opts.insecureNoAuth,
 		},
 		StateKeys: keys,
+		PageSize:  pageSize(setting(ctx, a.core, "server.page_size"), log),
 		Logger:    log,
 	})
 	if err != nil {
@@ -546,6 +548,19 @@ func stateKeys(env string) ([][]byte, error) {
 		keys = append(keys, k)
 	}
 	return keys, nil
+}
+
+// pageSize reads the tools/list page size setting; 0 means the default.
+func pageSize(v string, log *slog.Logger) int {
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		log.Warn("the setting server.page_size must be a whole number above 0; using the default", "value", v)
+		return 0
+	}
+	return n
 }
 
 func setting(ctx context.Context, core *agent.Core, key string) string {

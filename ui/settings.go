@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,6 +26,7 @@ var metadataSettings = []struct{ key, label string }{
 	{"server.website", "Website"},
 	{"server.allowed_hosts", "Allowed hosts (besides loopback; *.example.com for subdomains)"},
 	{"server.allowed_origins", "Allowed origins (e.g. https://app.example.com)"},
+	{"server.page_size", "Tools per tools/list page (empty: 1000)"},
 }
 
 // settingsView holds the clients and their tokens, and the server's
@@ -175,6 +177,12 @@ func (v *settingsView) save() {
 	if p := addrProblem(v.entries["server.addr"].Text, v.insecure.Checked); p != "" {
 		v.status.SetText(p)
 		return
+	}
+	if n := strings.TrimSpace(v.entries["server.page_size"].Text); n != "" {
+		if size, err := strconv.Atoi(n); err != nil || size < 1 {
+			v.status.SetText("Tools per page must be a whole number above 0 (or empty for 1000).")
+			return
+		}
 	}
 	values := map[string]string{"server.insecure_no_auth": fmt.Sprint(v.insecure.Checked)}
 	for _, s := range metadataSettings {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -66,6 +67,9 @@ type Options struct {
 	// that keeps state across input rounds seals it with Server.SealState;
 	// a tampered or replayed state never reaches it.
 	ExtraTools []server.ServerTool
+	// PageSize is how many tools a tools/list page holds (default
+	// DefaultPageSize).
+	PageSize int
 	// ExtraPrompts are served as they are.
 	ExtraPrompts []server.ServerPrompt
 	Logger       *slog.Logger
@@ -78,6 +82,9 @@ type Server struct {
 	log  *slog.Logger
 	mcp  *server.MCPServer
 	http *server.StreamableHTTPServer
+
+	cat     atomic.Pointer[catalog]
+	cursors *cursorCodec
 
 	sealer *sealer
 	paused *pausedTurns
@@ -113,6 +120,7 @@ func New(core Core, opts Options) (*Server, error) {
 		sessionConv:  make(map[string]map[string]string),
 		listeners:    make(map[string]int),
 		synced:       make(chan struct{}),
+		cursors:      newCursorCodec(),
 	}
 	now := time.Now
 	ttl := cmp.Or(opts.StateTTL, DefaultStateTTL)
@@ -126,6 +134,8 @@ func New(core Core, opts Options) (*Server, error) {
 	// Every request sees the current agents, even before the change event
 	// arrives; the event only makes list_changed prompt.
 	hooks.AddBeforeAny(func(context.Context, any, mcp.MCPMethod, any) { s.syncTools() })
+	hooks.AddBeforeListTools(s.beforeListTools)
+	hooks.AddAfterListTools(s.afterListTools)
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
 		s.mu.Lock()
 		delete(s.sessionOwner, cs.SessionID())
@@ -134,6 +144,7 @@ func New(core Core, opts Options) (*Server, error) {
 	})
 	s.mcp = server.NewMCPServer(opts.Info.Name, opts.Info.Version,
 		server.WithToolCapabilities(true),
+		server.WithMethodCacheHints(mcp.MethodToolsList, CatalogTTLMs, mcp.CacheScopePrivate),
 		server.WithTitle(opts.Info.Title),
 		server.WithDescription(opts.Info.Description),
 		server.WithWebsiteURL(opts.Info.WebsiteURL),
@@ -232,7 +243,13 @@ func (s *Server) syncTools() {
 	for _, a := range agents {
 		tools = append(tools, server.ServerTool{Tool: agentTool(a, capacity, idle), Handler: s.handleCall(a.Slug)})
 	}
-	s.mcp.SetTools(append(tools, s.opts.ExtraTools...)...)
+	tools = append(tools, s.opts.ExtraTools...)
+	list := make([]mcp.Tool, len(tools))
+	for i, t := range tools {
+		list[i] = t.Tool
+	}
+	s.cat.Store(newCatalog(list, rev))
+	s.mcp.SetTools(tools...)
 }
 
 // bindSessions binds each legacy MCP session to the principal that opened

@@ -141,6 +141,7 @@ type rpcPeek struct {
 		Arguments      any                `json:"arguments"`
 		RequestState   string             `json:"requestState"`
 		TaskID         string             `json:"taskId"`
+		Cursor         string             `json:"cursor"`
 		InputResponses mcp.InputResponses `json:"inputResponses"`
 		Meta           map[string]any     `json:"_meta"`
 	} `json:"params"`
@@ -182,6 +183,9 @@ func (s *Server) protocol(next http.Handler) http.Handler {
 		}
 		r, ok := s.verifyState(w, r, msg)
 		if !ok {
+			return
+		}
+		if msg.Method == string(mcp.MethodToolsList) && !s.listTools(w, r, msg) {
 			return
 		}
 		if !mcp.IsModernProtocol(r.Header.Get("Mcp-Protocol-Version")) {
