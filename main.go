@@ -78,6 +78,14 @@ Commands:
   token list            list clients and when their tokens were created and last used
   token rotate NAME     give the client a new token (its conversations stay its own)
   token revoke NAME     revoke the client's token at once
+  agent list            list the agents
+  agent add SLUG        add an agent (SLUG is its tool name) with --name, --model, --prompt,
+                        --description, --backend ollama|client
+  agent edit SLUG       change the given fields of an agent
+  agent enable SLUG | agent disable SLUG
+                        put an agent on the tool list or take it off
+  agent remove SLUG     delete an agent and its conversations
+                        (while the app runs, clients hear of every change at once)
   questions             list the questions the agents are waiting on (while serve runs)
   answer ID TEXT        answer a question; for an approval, TEXT is approve or deny
                         (add --comment TEXT for the agent); --decline declines instead
@@ -101,6 +109,11 @@ type options struct {
 	// connect and disconnect
 	all, dryRun, rotate, status, link bool
 	project                           string
+
+	// agent add and edit
+	name, prompt, description, backend string
+
+	set map[string]bool // the flags given
 }
 
 func main() {
@@ -132,6 +145,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return tokenCommand(ctx, opts, rest, stdout, stderr)
 	case "connect", "disconnect":
 		return connectCommand(ctx, opts, cmd == "disconnect", rest, stdout, stderr)
+	case "agent":
+		return agentCommand(ctx, opts, rest, stdout, stderr)
 	case "questions":
 		return questionsCommand(ctx, opts, stdout)
 	case "answer":
@@ -171,6 +186,10 @@ func parseArgs(args []string, stderr io.Writer) (options, []string, error) {
 	fs.BoolVar(&opts.rotate, "rotate", false, "connect: issue new tokens even where the entry works")
 	fs.BoolVar(&opts.status, "status", false, "connect: report each client's entry and verify it")
 	fs.BoolVar(&opts.link, "link", false, "connect: print the client's install link (Cursor, VS Code)")
+	fs.StringVar(&opts.name, "name", "", "agent: its display name")
+	fs.StringVar(&opts.prompt, "prompt", "", "agent: its system prompt")
+	fs.StringVar(&opts.description, "description", "", "agent: what it does, for the calling model")
+	fs.StringVar(&opts.backend, "backend", "", "agent: ollama or client (the calling client's model)")
 	var words []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -183,6 +202,8 @@ func parseArgs(args []string, stderr io.Writer) (options, []string, error) {
 		args = fs.Args()[1:]
 	}
 	opts.data = cmp.Or(opts.data, defaultDataDir())
+	opts.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { opts.set[f.Name] = true })
 	return opts, words, nil
 }
 

@@ -155,3 +155,16 @@ func decodeStrings(s string) ([]string, error) {
 	}
 	return ss, nil
 }
+
+// DeleteAgent removes the agent with its conversations, their turns and
+// messages; agent.ErrNotFound when there is no such agent.
+func (db *DB) DeleteAgent(ctx context.Context, id string) error {
+	res, err := db.db.ExecContext(ctx, "DELETE FROM agents WHERE id = ?", id)
+	if err != nil {
+		return fmt.Errorf("delete agent %s: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return fmt.Errorf("delete agent %s: %w", id, agent.ErrNotFound)
+	}
+	return nil
+}

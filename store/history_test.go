@@ -629,3 +629,35 @@ func TestRecentConversations(t *testing.T) {
 		t.Errorf("limit ignored: %d", len(one))
 	}
 }
+
+// TestDeleteAgent: an agent goes with its conversations, turns and
+// messages; other agents' stay.
+func TestDeleteAgent(t *testing.T) {
+	db := storetest.Open(t)
+	gone, kept := putAgent(t, db, "gone"), putAgent(t, db, "kept")
+	for _, c := range []agent.Conversation{createConversation(t, db, gone, "c-gone"), createConversation(t, db, kept, "c-kept")} {
+		turn, user := runningTurn(c, "t-"+c.ID, at(2))
+		if err := db.BeginTurn(ctx, turn, user); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.DeleteAgent(ctx, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Conversation(ctx, "c-gone"); !errors.Is(err, agent.ErrNotFound) {
+		t.Errorf("the deleted agent's conversation: %v", err)
+	}
+	if msgs, err := db.Messages(ctx, "c-gone"); !errors.Is(err, agent.ErrNotFound) || len(msgs) != 0 {
+		t.Errorf("the deleted agent's messages: %v, %v", msgs, err)
+	}
+	if msgs, err := db.Messages(ctx, "c-kept"); err != nil || len(msgs) != 1 {
+		t.Errorf("another agent's messages: %v, %v", msgs, err)
+	}
+	agents, _ := db.Agents(ctx)
+	if len(agents) != 1 || agents[0].Slug != "kept" {
+		t.Errorf("agents = %+v", agents)
+	}
+	if err := db.DeleteAgent(ctx, gone.ID); !errors.Is(err, agent.ErrNotFound) {
+		t.Errorf("deleting twice: %v", err)
+	}
+}

@@ -218,6 +218,26 @@ func (c *Core) SaveAgent(ctx context.Context, a Agent) (Agent, error) {
 	return a, nil
 }
 
+// DeleteAgent removes an agent with its conversations. A turn of it that
+// is running ends with an error.
+func (c *Core) DeleteAgent(ctx context.Context, slug string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, a := range c.agents {
+		if a.Slug != slug {
+			continue
+		}
+		if err := c.history.DeleteAgent(ctx, id); err != nil {
+			return fmt.Errorf("delete agent %s: %w", slug, err)
+		}
+		delete(c.agents, id)
+		c.agentsRev.Add(1)
+		c.publish(Event{Kind: EventAgentsChanged, Agent: slug})
+		return nil
+	}
+	return Userf(ErrNotFound, "no agent named %q", slug)
+}
+
 // SetAgentEnabled is the kill switch: a disabled agent leaves the tool list.
 func (c *Core) SetAgentEnabled(ctx context.Context, slug string, enabled bool) error {
 	a, ok := c.AgentBySlug(slug)

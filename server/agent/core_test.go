@@ -725,3 +725,24 @@ func TestCancelTurnFromTheDesktop(t *testing.T) {
 		t.Error("a finished turn was cancelled again")
 	}
 }
+
+func TestDeleteAgent(t *testing.T) {
+	f := newFixture(t, agent.Config{}, agent.Agent{})
+	events := f.core.Subscribe(t.Context())
+	rev := f.core.AgentsRevision()
+	if err := f.core.DeleteAgent(t.Context(), "helper"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.core.AgentBySlug("helper"); ok || f.core.AgentsRevision() == rev {
+		t.Error("the agent is still there, or the revision did not move")
+	}
+	if e := <-events; e.Kind != agent.EventAgentsChanged || e.Agent != "helper" {
+		t.Errorf("event = %+v", e)
+	}
+	if stored, _ := f.db.Agents(t.Context()); len(stored) != 0 {
+		t.Errorf("stored agents = %+v", stored)
+	}
+	if err := f.core.DeleteAgent(t.Context(), "helper"); !errors.Is(err, agent.ErrNotFound) {
+		t.Errorf("deleting twice: %v", err)
+	}
+}

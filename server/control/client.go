@@ -66,6 +66,30 @@ func (c *Client) RotateToken(ctx context.Context, name string) (string, error) {
 	return out.Token, err
 }
 
+// Agents lists every agent, enabled or not.
+func (c *Client) Agents(ctx context.Context) ([]agent.Agent, error) {
+	var out []agent.Agent
+	err := c.do(ctx, http.MethodGet, "/v1/agents", nil, &out)
+	return out, err
+}
+
+// SaveAgent creates (no ID) or updates an agent; clients hear of it at once.
+func (c *Client) SaveAgent(ctx context.Context, a agent.Agent) (agent.Agent, error) {
+	var out agent.Agent
+	err := c.do(ctx, http.MethodPut, "/v1/agents", a, &out)
+	return out, err
+}
+
+// SetAgentEnabled turns an agent on or off.
+func (c *Client) SetAgentEnabled(ctx context.Context, slug string, enabled bool) error {
+	return c.do(ctx, http.MethodPost, "/v1/agents/"+url.PathEscape(slug)+"/enabled", map[string]bool{"enabled": enabled}, nil)
+}
+
+// DeleteAgent removes an agent and its conversations.
+func (c *Client) DeleteAgent(ctx context.Context, slug string) error {
+	return c.do(ctx, http.MethodDelete, "/v1/agents/"+url.PathEscape(slug), nil, nil)
+}
+
 // Status asks the running app about itself.
 func (c *Client) Status(ctx context.Context) (Status, error) {
 	var out Status

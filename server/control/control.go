@@ -30,6 +30,10 @@ type Core interface {
 	RevokeClient(ctx context.Context, name string) error
 	RotateClient(ctx context.Context, name string) (agent.Client, string, error)
 	Clients() []agent.Client
+	Agents() []agent.Agent
+	SaveAgent(ctx context.Context, a agent.Agent) (agent.Agent, error)
+	SetAgentEnabled(ctx context.Context, slug string, enabled bool) error
+	DeleteAgent(ctx context.Context, slug string) error
 	Pending() []agent.Question
 	AnswerQuestion(id string, content map[string]any, declined bool) error
 }
@@ -177,6 +181,43 @@ func handler(core Core, opts Options) http.Handler {
 	})
 	mux.HandleFunc("DELETE /v1/tokens/{name}", func(w http.ResponseWriter, r *http.Request) {
 		if err := core.RevokeClient(r.Context(), r.PathValue("name")); err != nil {
+			replyErr(w, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /v1/agents", func(w http.ResponseWriter, r *http.Request) {
+		reply(w, http.StatusOK, core.Agents())
+	})
+	mux.HandleFunc("PUT /v1/agents", func(w http.ResponseWriter, r *http.Request) {
+		var a agent.Agent
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&a); err != nil {
+			reply(w, http.StatusBadRequest, problem{"the request body must be an agent as JSON"})
+			return
+		}
+		saved, err := core.SaveAgent(r.Context(), a)
+		if err != nil {
+			replyErr(w, err)
+			return
+		}
+		reply(w, http.StatusOK, saved)
+	})
+	mux.HandleFunc("POST /v1/agents/{slug}/enabled", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Enabled bool `json:"enabled"`
+		}
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10)).Decode(&req); err != nil {
+			reply(w, http.StatusBadRequest, problem{"the request body must be JSON like {\"enabled\": true}"})
+			return
+		}
+		if err := core.SetAgentEnabled(r.Context(), r.PathValue("slug"), req.Enabled); err != nil {
+			replyErr(w, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("DELETE /v1/agents/{slug}", func(w http.ResponseWriter, r *http.Request) {
+		if err := core.DeleteAgent(r.Context(), r.PathValue("slug")); err != nil {
 			replyErr(w, err)
 			return
 		}

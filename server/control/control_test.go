@@ -183,3 +183,40 @@ func TestShowWindow(t *testing.T) {
 		t.Errorf("headless show: %v", err)
 	}
 }
+
+func TestAgentsThroughTheSocket(t *testing.T) {
+	path := socketPath(t)
+	core := newCore(t)
+	listen(t, path, core)
+	c, err := control.Dial(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	saved, err := c.SaveAgent(ctx, agent.Agent{Name: "Writer", Slug: "writer", Backend: agent.BackendOllama, Model: "m", Enabled: true})
+	if err != nil || saved.ID == "" {
+		t.Fatalf("save = %+v, %v", saved, err)
+	}
+	if _, err := c.SaveAgent(ctx, agent.Agent{Name: "Bad", Slug: "Has Space", Backend: agent.BackendOllama}); err == nil || !strings.Contains(agent.UserMessage(err), "slug") {
+		t.Errorf("a bad slug: %v", err)
+	}
+	if err := c.SetAgentEnabled(ctx, "writer", false); err != nil {
+		t.Fatal(err)
+	}
+	if a, ok := core.AgentBySlug("writer"); !ok || a.Enabled {
+		t.Errorf("the running core sees %+v", a)
+	}
+	list, err := c.Agents(ctx)
+	if err != nil || len(list) != 1 || list[0].Slug != "writer" || list[0].Enabled {
+		t.Errorf("agents = %+v, %v", list, err)
+	}
+	if err := c.DeleteAgent(ctx, "writer"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DeleteAgent(ctx, "writer"); !errors.Is(err, agent.ErrNotFound) {
+		t.Errorf("deleting twice: %v", err)
+	}
+	if err := c.SetAgentEnabled(ctx, "nobody", true); !errors.Is(err, agent.ErrNotFound) {
+		t.Errorf("enabling an unknown agent: %v", err)
+	}
+}

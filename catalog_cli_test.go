@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bytes"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/deskhand/deskhand/models/ollama/ollamatest"
+)
+
+// listChanged counts a client's notifications/tools/list_changed.
+type listChanged struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (l *listChanged) observe(c *client.Client) {
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == string(mcp.MethodNotificationToolsListChanged) {
+			l.mu.Lock()
+			l.n++
+			l.mu.Unlock()
+		}
+	})
+}
+
+func (l *listChanged) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.n
+}
+
+// watcher connects a client of the era that listens for catalog changes:
+// a legacy one on its GET stream, a modern one through subscriptions/listen.
+func watcher(t *testing.T, url, token, era string) (*client.Client, *listChanged) {
+	t.Helper()
+	topts := []transport.StreamableHTTPCOption{transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token})}
+	if era != mcp.ProtocolVersion20260728 {
+		topts = append(topts, transport.WithContinuousListening())
+	}
+	tr, err := transport.NewStreamableHTTP(url, topts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(tr, client.WithProtocolVersion(era))
+	seen := &listChanged{}
+	seen.observe(c)
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	var init mcp.InitializeRequest
+	init.Params.ProtocolVersion = era
+	init.Params.ClientInfo = mcp.Implementation{Name: "watcher", Version: "0"}
+	if _, err := c.Initialize(t.Context(), init); err != nil {
+		t.Fatal(err)
+	}
+	if era == mcp.ProtocolVersion20260728 {
+		stop, err := c.ListenAsync(t.Context(), mcp.SubscriptionFilter{ToolsListChanged: true}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(stop)
+	}
+	return c, seen
+}
+
+// toolsETag is tools/list's ETag for a 2026-07-28 request.
+func toolsETag(t *testing.T, url, token string) string {
+	t.Helper()
+	params := `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"etag","version":"0"}}}`
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":`+params+`}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("ETag") == "" {
+		t.Fatalf("tools/list: %s, ETag %q", resp.Status, resp.Header.Get("ETag"))
+	}
+	return resp.Header.Get("ETag")
+}
+
+// deskhandProcess runs the deskhand command line in a process of its own.
+func deskhandProcess(t *testing.T, args ...string) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), exe, args...)
+	cmd.Env = append(os.Environ(), asMainEnv+"=1", "LANG=en_US.UTF-8")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("deskhand %v: %v\n%s", args, err, out.String())
+	}
+	return out.String()
+}
+
+// TestCatalogChangesReachBothEras: while a client of each era watches, a
+// third process edits the agents through the command line; both hear of
+// each change within a second, and the ETag moves.
+func TestCatalogChangesReachBothEras(t *testing.T) {
+	srv := startServe(t, ollamatest.NewServer(t))
+	token, _, err := deskhand(t, "--data", srv.dir, "token", "create", "watcher")
+	if err != nil {
+		t.Fatal(err)
+	}
+	token = strings.TrimSpace(token)
+	_, legacy := watcher(t, srv.url, token, mcp.ProtocolVersion20251125)
+	modern, modernSeen := watcher(t, srv.url, token, mcp.ProtocolVersion20260728)
+	time.Sleep(200 * time.Millisecond) // let the GET stream and the listen stream open
+	etag := toolsETag(t, srv.url, token)
+
+	for i, edit := range [][]string{
+		{"agent", "add", "researcher", "--name", "Researcher", "--model", "llama3.2", "--description", "Finds sources."},
+		{"agent", "disable", "assistant"},
+		{"agent", "edit", "researcher", "--prompt", "Cite everything."},
+		{"agent", "remove", "researcher"},
+	} {
+		before := [2]int{legacy.count(), modernSeen.count()}
+		deskhandProcess(t, append([]string{"--data", srv.dir}, edit...)...)
+		deadline := time.Now().Add(time.Second)
+		for time.Now().Before(deadline) && (legacy.count() == before[0] || modernSeen.count() == before[1]) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if legacy.count() == before[0] || modernSeen.count() == before[1] {
+			t.Errorf("edit %d (%v): list_changed within a second: legacy %v, modern %v", i, edit, legacy.count() > before[0], modernSeen.count() > before[1])
+		}
+		if now := toolsETag(t, srv.url, token); now == etag {
+			t.Errorf("edit %d (%v): the ETag did not change", i, edit)
+		} else {
+			etag = now
+		}
+	}
+	res, err := modern.ListTools(t.Context(), mcp.ListToolsRequest{})
+	if err != nil || len(res.Tools) != 0 {
+		t.Errorf("after the edits the list is %v, %v; want empty (assistant disabled, researcher removed)", res, err)
+	}
+	list := deskhandProcess(t, "--data", srv.dir, "agent", "list")
+	if !strings.Contains(list, "assistant") || strings.Contains(list, "researcher") || !strings.Contains(list, "false") {
+		t.Errorf("agent list:\n%s", list)
+	}
+	srv.stop(t)
+}
