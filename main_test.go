@@ -80,11 +80,13 @@ func TestParseArgs(t *testing.T) {
 		want  options
 		words []string
 	}{
-		{[]string{"serve"}, options{data: "/from/env", addr: "127.0.0.1:9", ollamaHost: "http://ollama.env:11434"}, []string{"serve"}},
+		{[]string{"serve"}, options{data: "/from/env", addr: "127.0.0.1:9", ollamaHost: "http://ollama.env:11434", set: map[string]bool{}}, []string{"serve"}},
 		{[]string{"--data", "/d", "serve", "--addr", "127.0.0.1:1", "--insecure-no-auth"},
-			options{data: "/d", addr: "127.0.0.1:1", ollamaHost: "http://ollama.env:11434", insecureNoAuth: true}, []string{"serve"}},
+			options{data: "/d", addr: "127.0.0.1:1", ollamaHost: "http://ollama.env:11434", insecureNoAuth: true,
+				set: map[string]bool{"data": true, "addr": true, "insecure-no-auth": true}}, []string{"serve"}},
 		{[]string{"token", "create", "cursor", "--data", "/x", "--model", "qwen3"},
-			options{data: "/x", addr: "127.0.0.1:9", ollamaHost: "http://ollama.env:11434", model: "qwen3"}, []string{"token", "create", "cursor"}},
+			options{data: "/x", addr: "127.0.0.1:9", ollamaHost: "http://ollama.env:11434", model: "qwen3",
+				set: map[string]bool{"data": true, "model": true}}, []string{"token", "create", "cursor"}},
 	}
 	for _, c := range cases {
 		got, words, err := parseArgs(c.args, io.Discard)

@@ -559,7 +559,7 @@ func TestSubscribeSeesTheTurn(t *testing.T) {
 			kinds = append(kinds, e.Kind)
 		}
 	}
-	want := []agent.EventKind{agent.EventTurnStarted, agent.EventDelta, agent.EventTurnEnded}
+	want := []agent.EventKind{agent.EventTurnStarted, agent.EventModelCall, agent.EventDelta, agent.EventTurnEnded}
 	if diff := cmp.Diff(want, kinds); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}

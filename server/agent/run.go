@@ -212,6 +212,7 @@ func (c *Core) loop(ctx context.Context, agent Agent, turn *Turn, past []Message
 		if round > maxRounds {
 			return produced, Userf(nil, "agent %q called tools %d times without giving an answer; the turn was stopped", agent.Slug, maxRounds)
 		}
+		c.publish(Event{Kind: EventModelCall, Agent: agent.Slug, Conversation: turn.ConversationID, Turn: turn.ID, Text: agent.Model})
 		resp, err := model.Chat(ctx, ChatRequest{Model: agent.Model, Messages: msgs, Tools: specs, Format: agent.ResponseSchema},
 			func(d Delta) {
 				if d.Content != "" {

@@ -33,6 +33,13 @@ func (f elicitFn) Elicit(ctx context.Context, r mcp.ElicitationRequest) (*mcp.El
 	return f(ctx, r)
 }
 
+// answerWith accepts every elicitation with text as the answer.
+func answerWith(text string) elicitFn {
+	return func(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+		return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"answer": text}}}, nil
+	}
+}
+
 // TestClientAnswersByElicitation: accept, decline and cancel on both eras
 // (elicitation/create on the legacy call stream; InputRequiredResult on
 // 2026-07-28).

@@ -57,6 +57,19 @@ func newHarness(t testing.TB, guard mcpserver.GuardOptions, ollamaOpts ...ollama
 	return h
 }
 
+// newHarnessWith is newHarness with server options (Info, Guard and
+// Logger are set by start).
+func newHarnessWith(t testing.TB, opts mcpserver.Options) *harness {
+	t.Helper()
+	h := &harness{t: t, dbPath: filepath.Join(t.TempDir(), store.FileName), ollama: ollamatest.NewServer(t), guard: opts.Guard, opts: opts}
+	h.start()
+	if _, _, err := h.core.EnsureDefaultAgent(t.Context(), ""); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.stop)
+	return h
+}
+
 func (h *harness) start() {
 	t := h.t
 	t.Helper()

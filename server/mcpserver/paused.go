@@ -24,6 +24,7 @@ const DefaultMaxPaused = 256
 // parkedTurn is a modern-era turn whose calls come and go.
 type parkedTurn struct {
 	id        string
+	turnID    string // the core's turn, whose events become progress
 	principal string
 	cancel    context.CancelCauseFunc
 	asks      chan *inputRound         // what the turn needs from the client
@@ -195,7 +196,8 @@ func elicitation(q agent.Question) mcp.ElicitationParams {
 func (s *Server) callModern(ctx context.Context, req mcp.CallToolRequest, a agent.Agent, run agent.RunRequest) (*mcp.CallToolResult, error) {
 	claims, resumed := claimsFrom(ctx)
 	if !resumed {
-		t := &parkedTurn{id: newID(), principal: run.Principal, asks: make(chan *inputRound), done: make(chan *mcp.CallToolResult, 1)}
+		t := &parkedTurn{id: newID(), turnID: run.TurnID, principal: run.Principal, asks: make(chan *inputRound), done: make(chan *mcp.CallToolResult, 1)}
+		defer s.followProgress(ctx, progressToken(req), t.turnID)()
 		turnCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 		t.cancel = cancel
 		caps := clientCaps(ctx)
@@ -217,6 +219,7 @@ func (s *Server) callModern(ctx context.Context, req mcp.CallToolRequest, a agen
 	if t == nil {
 		return mcp.NewToolResultError("this paused turn no longer exists (Deskhand restarted, or the turn ended or expired); call again without requestState to start over"), nil
 	}
+	defer s.followProgress(ctx, progressToken(req), t.turnID)()
 	t.mu.Lock()
 	r := t.held
 	t.deadline = time.Time{} // a call waits on it again: not unattended

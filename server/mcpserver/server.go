@@ -67,6 +67,9 @@ type Options struct {
 	// that keeps state across input rounds seals it with Server.SealState;
 	// a tampered or replayed state never reaches it.
 	ExtraTools []server.ServerTool
+	// KeepAlive is how often a tools/call that waits gets an SSE comment
+	// (default DefaultKeepAlive; negative: never).
+	KeepAlive time.Duration
 	// PageSize is how many tools a tools/list page holds (default
 	// DefaultPageSize).
 	PageSize int

@@ -181,45 +181,55 @@ func (s *Server) protocol(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r) // mcp-go answers malformed JSON-RPC
 			return
 		}
-		r, ok := s.verifyState(w, r, msg)
-		if !ok {
+		if msg.Method == string(mcp.MethodToolsCall) {
+			withCallStream(w, r, s.keepAlive(), func(w http.ResponseWriter, r *http.Request) { s.route(w, r, msg, next) })
 			return
 		}
-		if msg.Method == string(mcp.MethodToolsList) && !s.listTools(w, r, msg) {
+		s.route(w, r, msg, next)
+	})
+}
+
+// route sends one JSON-RPC message where it goes: our handling of what
+// mcp-go lacks, else mcp-go.
+func (s *Server) route(w http.ResponseWriter, r *http.Request, msg rpcPeek, next http.Handler) {
+	r, ok := s.verifyState(w, r, msg)
+	if !ok {
+		return
+	}
+	if msg.Method == string(mcp.MethodToolsList) && !s.listTools(w, r, msg) {
+		return
+	}
+	if !mcp.IsModernProtocol(r.Header.Get("Mcp-Protocol-Version")) {
+		next.ServeHTTP(w, r)
+		return
+	}
+	principal := PrincipalFrom(r.Context())
+	switch msg.Method {
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		s.taskMethod(w, r, msg, principal)
+		return
+	case string(mcp.MethodToolsCall):
+		if tool, ok := s.extraTool(msg.Params.Name); ok && taskSupport(tool) == mcp.TaskSupportRequired && !msg.declaresTasks() {
+			writeJSONRPCErrorData(w, msg.ID, mcp.MISSING_REQUIRED_CLIENT_CAPABILITY,
+				fmt.Sprintf("the tool %q runs only as a task: declare the %s extension", msg.Params.Name, TasksExtension), requiresTasks)
 			return
 		}
-		if !mcp.IsModernProtocol(r.Header.Get("Mcp-Protocol-Version")) {
-			next.ServeHTTP(w, r)
-			return
-		}
-		principal := PrincipalFrom(r.Context())
-		switch msg.Method {
-		case "tasks/get", "tasks/update", "tasks/cancel":
-			s.taskMethod(w, r, msg, principal)
-			return
-		case string(mcp.MethodToolsCall):
-			if tool, ok := s.extraTool(msg.Params.Name); ok && taskSupport(tool) == mcp.TaskSupportRequired && !msg.declaresTasks() {
-				writeJSONRPCErrorData(w, msg.ID, mcp.MISSING_REQUIRED_CLIENT_CAPABILITY,
-					fmt.Sprintf("the tool %q runs only as a task: declare the %s extension", msg.Params.Name, TasksExtension), requiresTasks)
-				return
-			}
-			if msg.declaresTasks() && r.Header.Get("Mcp-Method") == msg.Method {
-				// A retry of a parked turn resumes it (paused.go); any other
-				// call on an agent becomes a task.
-				if a, ok := s.agent(msg.Params.Name); ok {
-					if _, resuming := claimsFrom(r.Context()); !resuming {
-						s.agentTask(w, msg, a, principal)
-						return
-					}
-				}
-				if tool, ok := s.extraTool(msg.Params.Name); ok && taskSupport(tool) != mcp.TaskSupportForbidden {
-					s.toolTask(w, r, msg, tool, principal)
+		if msg.declaresTasks() && r.Header.Get("Mcp-Method") == msg.Method {
+			// A retry of a parked turn resumes it (paused.go); any other
+			// call on an agent becomes a task.
+			if a, ok := s.agent(msg.Params.Name); ok {
+				if _, resuming := claimsFrom(r.Context()); !resuming {
+					s.agentTask(w, msg, a, principal)
 					return
 				}
 			}
+			if tool, ok := s.extraTool(msg.Params.Name); ok && taskSupport(tool) != mcp.TaskSupportForbidden {
+				s.toolTask(w, r, msg, tool, principal)
+				return
+			}
 		}
-		next.ServeHTTP(w, r)
-	})
+	}
+	next.ServeHTTP(w, r)
 }
 
 func (s *Server) taskMethod(w http.ResponseWriter, r *http.Request, msg rpcPeek, principal string) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
@@ -179,6 +180,7 @@ func (s *Server) handleCall(slug string) server.ToolHandlerFunc {
 			Conversation: args.Conversation,
 			Message:      args.Message,
 			Context:      args.Context,
+			TurnID:       uuid.NewString(),
 		}
 		if server.IsModernRequest(ctx) {
 			return s.callModern(ctx, req, a, run)
@@ -194,7 +196,9 @@ func (s *Server) handleCall(slug string) server.ToolHandlerFunc {
 		}
 		// A legacy client that drops its connection does not cancel the
 		// turn: it finishes and is recorded, as that revision expects.
+		stop := s.followProgress(ctx, progressToken(req), run.TurnID)
 		res, err := s.core.Run(context.WithoutCancel(s.legacyContext(ctx)), run)
+		stop()
 		if res != nil && a.Conversations && sessionID != "" {
 			s.mu.Lock()
 			if s.sessionConv[sessionID] == nil {

@@ -1,0 +1,85 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+// Notify sends a notification to the client of the call in ctx: written
+// at once on the call's own event stream when it has one (see
+// callStream), so none is lost and it comes before the answer; through
+// mcp-go otherwise (stdio). Tools served beside the agents use it too.
+func (s *Server) Notify(ctx context.Context, method string, params map[string]any) error {
+	if cs := streamFrom(ctx); cs != nil {
+		err := cs.send(mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION,
+			Notification: mcp.Notification{Method: method, Params: mcp.NotificationParams{AdditionalFields: params}}})
+		if !errors.Is(err, errNoStream) {
+			return err
+		}
+	}
+	return s.mcp.SendNotificationToClient(ctx, method, params)
+}
+
+func (s *Server) keepAlive() time.Duration {
+	if s.opts.KeepAlive == 0 {
+		return DefaultKeepAlive
+	}
+	return s.opts.KeepAlive
+}
+
+// followProgress sends notifications/progress to the call in ctx as the
+// turn proceeds: each model round, tool call and question. It does nothing
+// when the call sent no progress token. stop ends it; the notifications
+// already sent are counted, so the answer waits for them.
+func (s *Server) followProgress(ctx context.Context, token mcp.ProgressToken, turnID string) (stop func()) {
+	if token == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	events := s.core.Subscribe(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		step, rounds := 0, 0
+		for e := range events {
+			if e.Turn != turnID {
+				continue
+			}
+			var msg string
+			switch e.Kind {
+			case agent.EventModelCall:
+				rounds++
+				msg = fmt.Sprintf("thinking (model round %d)", rounds)
+			case agent.EventToolCall:
+				msg = "calling the tool " + e.Text
+			case agent.EventQuestionAsked:
+				msg = "waiting for an answer: " + e.Text
+			default:
+				continue
+			}
+			step++
+			if err := s.Notify(ctx, string(mcp.MethodNotificationProgress), map[string]any{
+				"progressToken": token, "progress": step, "message": msg,
+			}); err != nil {
+				s.log.Debug("send progress", "err", err)
+			}
+		}
+	})
+	return func() {
+		cancel()
+		wg.Wait()
+	}
+}
+
+func progressToken(req mcp.CallToolRequest) mcp.ProgressToken {
+	if req.Params.Meta == nil {
+		return nil
+	}
+	return req.Params.Meta.ProgressToken
+}
