@@ -35,7 +35,8 @@ type parkedTurn struct {
 	rounds       int         // rounds handed to the client so far
 	held         *inputRound // the round out with the client
 	conversation string
-	deadline     time.Time // a pause unattended past this is swept
+	deadline     time.Time   // a pause unattended past this is swept
+	expiry       *time.Timer // sweeps at the deadline
 }
 
 // inputRound is what a turn needs from the client at one point: input
@@ -94,6 +95,18 @@ func (p *pausedTurns) drop(t *parkedTurn) {
 	p.mu.Lock()
 	delete(p.turns, t.id)
 	p.mu.Unlock()
+	t.mu.Lock()
+	if t.expiry != nil {
+		t.expiry.Stop()
+	}
+	t.mu.Unlock()
+}
+
+// sweep ends the turns whose pause expired.
+func (p *pausedTurns) sweep() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.sweepLocked()
 }
 
 // holdsConversation reports whether a parked turn waits in the conversation.
@@ -253,6 +266,11 @@ func (s *Server) wait(ctx context.Context, req mcp.CallToolRequest, t *parkedTur
 		t.rounds++
 		r.seq, t.held = t.rounds, r
 		t.deadline = s.paused.now().Add(s.paused.ttl)
+		if t.expiry != nil {
+			t.expiry.Stop()
+		}
+		// Swept when the TTL passes, even if no other call comes by.
+		t.expiry = time.AfterFunc(s.paused.ttl+time.Millisecond, s.paused.sweep)
 		t.mu.Unlock()
 		if !s.paused.park(t) {
 			full := &agent.UserError{Msg: fmt.Sprintf("Deskhand is already holding %d turns that wait for answers; answer or abandon some of them, then call again", s.paused.max)}

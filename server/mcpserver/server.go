@@ -101,6 +101,9 @@ type Server struct {
 	// listeners counts each legacy session's open GET streams: mcp-go
 	// sends sampling requests only there.
 	listeners map[string]int
+	// legacyCalls cancels the turn of a legacy call, by session and
+	// request id (cancel.go).
+	legacyCalls map[string]context.CancelCauseFunc
 
 	syncMu   sync.Mutex
 	syncedAt uint64 // the core's AgentsRevision the tools reflect, plus one
@@ -122,6 +125,7 @@ func New(core Core, opts Options) (*Server, error) {
 		sessionOwner: make(map[string]string),
 		sessionConv:  make(map[string]map[string]string),
 		listeners:    make(map[string]int),
+		legacyCalls:  make(map[string]context.CancelCauseFunc),
 		synced:       make(chan struct{}),
 		cursors:      newCursorCodec(),
 	}

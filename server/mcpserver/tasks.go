@@ -142,6 +142,7 @@ type rpcPeek struct {
 		RequestState   string             `json:"requestState"`
 		TaskID         string             `json:"taskId"`
 		Cursor         string             `json:"cursor"`
+		RequestID      json.RawMessage    `json:"requestId"`
 		InputResponses mcp.InputResponses `json:"inputResponses"`
 		Meta           map[string]any     `json:"_meta"`
 	} `json:"params"`
@@ -200,7 +201,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, msg rpcPeek, next
 		return
 	}
 	if !mcp.IsModernProtocol(r.Header.Get("Mcp-Protocol-Version")) {
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, s.followLegacyCall(r, msg))
 		return
 	}
 	principal := PrincipalFrom(r.Context())

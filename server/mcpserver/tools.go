@@ -195,9 +195,12 @@ func (s *Server) handleCall(slug string) server.ToolHandlerFunc {
 			s.mu.Unlock()
 		}
 		// A legacy client that drops its connection does not cancel the
-		// turn: it finishes and is recorded, as that revision expects.
+		// turn: it finishes and is recorded, as that revision expects; its
+		// notifications/cancelled does (cancel.go).
 		stop := s.followProgress(ctx, progressToken(req), run.TurnID)
-		res, err := s.core.Run(context.WithoutCancel(s.legacyContext(ctx)), run)
+		turnCtx, done := s.legacyTurnContext(s.legacyContext(ctx))
+		res, err := s.core.Run(turnCtx, run)
+		done()
 		stop()
 		if res != nil && a.Conversations && sessionID != "" {
 			s.mu.Lock()
