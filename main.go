@@ -363,9 +363,10 @@ func startServing(ctx context.Context, opts options, a *wiring, stderr io.Writer
 			AllowedOrigins: splitList(setting(ctx, a.core, "server.allowed_origins")),
 			InsecureNoAuth: opts.insecureNoAuth,
 		},
-		StateKeys: keys,
-		PageSize:  pageSize(setting(ctx, a.core, "server.page_size"), log),
-		Logger:    log,
+		StateKeys:    keys,
+		PageSize:     pageSize(setting(ctx, a.core, "server.page_size"), log),
+		SessionTools: setting(ctx, a.core, "server.session_tools") == "true",
+		Logger:       log,
 	})
 	if err != nil {
 		return nil, agent.Userf(err, "DESKHAND_STATE_KEYS is not usable")

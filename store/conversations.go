@@ -55,9 +55,28 @@ func (db *DB) Conversation(ctx context.Context, id string) (agent.Conversation, 
 // RecentConversations lists the conversations last active first, with
 // the status of each one's latest turn (empty when it has none).
 func (db *DB) RecentConversations(ctx context.Context, limit int) ([]agent.ConversationSummary, error) {
-	rows, err := db.db.QueryContext(ctx, `SELECT c.id, c.agent_id, c.principal, c.title, c.created_at, c.updated_at,
+	return db.summaries(ctx, "", nil, limit)
+}
+
+// ConversationsOf lists a principal's conversations, last active first,
+// from after the conversation last listed (keyset paging on the index).
+func (db *DB) ConversationsOf(ctx context.Context, principal string, after agent.PageMark, limit int) ([]agent.ConversationSummary, error) {
+	where := "WHERE c.principal = ?"
+	args := []any{principal}
+	if after.ID != "" {
+		ms := millis(after.UpdatedAt)
+		where += " AND (c.updated_at < ? OR (c.updated_at = ? AND c.id < ?))"
+		args = append(args, ms, ms, after.ID)
+	}
+	return db.summaries(ctx, where, args, limit)
+}
+
+const summaryColumns = `SELECT c.id, c.agent_id, c.principal, c.title, c.created_at, c.updated_at,
 		COALESCE((SELECT t.status FROM turns t WHERE t.conversation_id = c.id ORDER BY t.started_at DESC, t.rowid DESC LIMIT 1), '')
-		FROM conversations c ORDER BY c.updated_at DESC, c.rowid DESC LIMIT ?`, limit)
+		FROM conversations c `
+
+func (db *DB) summaries(ctx context.Context, where string, args []any, limit int) ([]agent.ConversationSummary, error) {
+	rows, err := db.db.QueryContext(ctx, summaryColumns+where+" ORDER BY c.updated_at DESC, c.id DESC LIMIT ?", append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("list conversations: %w", err)
 	}

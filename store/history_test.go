@@ -661,3 +661,42 @@ func TestDeleteAgent(t *testing.T) {
 		t.Errorf("deleting twice: %v", err)
 	}
 }
+
+// TestConversationsOfPages: a principal's conversations, last active
+// first, in pages that resume after the last one listed (ties on the
+// time broken by id), and no one else's.
+func TestConversationsOfPages(t *testing.T) {
+	db := storetest.Open(t)
+	a := putAgent(t, db, "helper")
+	for i, c := range []agent.Conversation{
+		{ID: "c1", UpdatedAt: at(10)}, {ID: "c2", UpdatedAt: at(30)}, {ID: "c3", UpdatedAt: at(30)}, {ID: "c4", UpdatedAt: at(20)},
+		{ID: "other", UpdatedAt: at(40), Principal: "someone-else"},
+	} {
+		c.AgentID, c.CreatedAt = a.ID, at(i)
+		if c.Principal == "" {
+			c.Principal = "me"
+		}
+		if err := db.CreateConversation(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	var after agent.PageMark
+	for page := 0; page < 5; page++ {
+		list, err := db.ConversationsOf(ctx, "me", after, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range list {
+			got = append(got, c.ID)
+		}
+		if len(list) < 3 {
+			break
+		}
+		last := list[len(list)-1]
+		after = agent.PageMark{UpdatedAt: last.UpdatedAt, ID: last.ID}
+	}
+	if want := []string{"c3", "c2", "c4", "c1"}; !cmp.Equal(got, want) {
+		t.Errorf("pages = %v, want %v", got, want)
+	}
+}

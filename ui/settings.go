@@ -38,6 +38,7 @@ type settingsView struct {
 	newName  *widget.Entry
 	entries  map[string]*widget.Entry
 	insecure *widget.Check
+	session  *widget.Check
 	login    *widget.Check
 	ollama   *widget.Label
 	status   *widget.Label
@@ -47,6 +48,7 @@ func newSettingsView(app *App) *settingsView {
 	v := &settingsView{app: app, newName: widget.NewEntry(), entries: make(map[string]*widget.Entry), status: widget.NewLabel(""),
 		ollama: widget.NewLabel("")}
 	v.insecure = widget.NewCheck("Open local development: accept requests without a token (INSECURE)", nil)
+	v.session = widget.NewCheck("Let each client list and read its own conversations (read-only tools)", nil)
 	v.login = widget.NewCheck("Start Deskhand when I log in", nil)
 	v.status.Wrapping = fyne.TextWrapWord
 	v.newName.SetPlaceHolder("client name, e.g. cursor")
@@ -85,6 +87,7 @@ func (v *settingsView) content() fyne.CanvasObject {
 		form.Append(s.label, v.entries[s.key])
 	}
 	form.Append("", v.insecure)
+	form.Append("", v.session)
 	save := widget.NewButton("Save settings", v.save)
 	check := widget.NewButton("Check Ollama", v.checkOllama)
 	where := widget.NewLabel("Data folder: " + v.app.opts.DataDir + "\nEndpoint: " + v.app.opts.ServerURL)
@@ -101,6 +104,8 @@ func (v *settingsView) refresh() {
 	v.refreshClients()
 	insecure, _ := v.app.core.Setting(context.Background(), "server.insecure_no_auth", "")
 	v.insecure.SetChecked(insecure == "true")
+	session, _ := v.app.core.Setting(context.Background(), "server.session_tools", "")
+	v.session.SetChecked(session == "true")
 	v.login.OnChanged = nil // showing the state is no change
 	v.login.SetChecked(launchesAtLogin())
 	v.login.OnChanged = v.setLogin
@@ -184,7 +189,7 @@ func (v *settingsView) save() {
 			return
 		}
 	}
-	values := map[string]string{"server.insecure_no_auth": fmt.Sprint(v.insecure.Checked)}
+	values := map[string]string{"server.insecure_no_auth": fmt.Sprint(v.insecure.Checked), "server.session_tools": fmt.Sprint(v.session.Checked)}
 	for _, s := range metadataSettings {
 		values[s.key] = strings.TrimSpace(v.entries[s.key].Text)
 	}

@@ -104,6 +104,9 @@ type ConversationStore interface {
 	Turns(ctx context.Context, conversationID string) ([]Turn, error)
 	// RecentConversations lists conversations, last active first.
 	RecentConversations(ctx context.Context, limit int) ([]ConversationSummary, error)
+	// ConversationsOf lists a principal's conversations, last active
+	// first, from after the mark (the zero mark: from the start).
+	ConversationsOf(ctx context.Context, principal string, after PageMark, limit int) ([]ConversationSummary, error)
 	// InterruptRunningTurns marks every turn still running as interrupted;
 	// called once at start, after a crash.
 	InterruptRunningTurns(ctx context.Context, at time.Time) (int, error)

@@ -99,6 +99,13 @@ type ConversationSummary struct {
 	LastStatus TurnStatus // of its latest turn; "" when it has none
 }
 
+// PageMark is where a listing of conversations resumes: after the one
+// last listed, which ordering (last active first) puts at UpdatedAt.
+type PageMark struct {
+	UpdatedAt time.Time
+	ID        string
+}
+
 // TurnStatus is the state of a turn.
 type TurnStatus string
 

@@ -29,6 +29,9 @@ const (
 type Core interface {
 	Authenticator
 	EnabledAgents() []agent.Agent
+	Agents() []agent.Agent
+	ConversationsOf(ctx context.Context, principal string, after agent.PageMark, limit int) ([]agent.ConversationSummary, error)
+	ConversationOf(ctx context.Context, principal, id string) (agent.Conversation, []agent.Message, error)
 	AgentsRevision() uint64
 	Run(ctx context.Context, req agent.RunRequest) (*agent.RunResult, error)
 	ConversationLimits() (capacity int, idle time.Duration)
@@ -70,6 +73,9 @@ type Options struct {
 	// KeepAlive is how often a tools/call that waits gets an SSE comment
 	// (default DefaultKeepAlive; negative: never).
 	KeepAlive time.Duration
+	// SessionTools serves the read-only tools that let a client list and
+	// read its own conversations (off by default).
+	SessionTools bool
 	// PageSize is how many tools a tools/list page holds (default
 	// DefaultPageSize).
 	PageSize int
@@ -249,6 +255,9 @@ func (s *Server) syncTools() {
 	tools := make([]server.ServerTool, 0, len(agents))
 	for _, a := range agents {
 		tools = append(tools, server.ServerTool{Tool: agentTool(a, capacity, idle), Handler: s.handleCall(a.Slug)})
+	}
+	if s.opts.SessionTools {
+		tools = append(tools, s.sessionTools()...)
 	}
 	tools = append(tools, s.opts.ExtraTools...)
 	list := make([]mcp.Tool, len(tools))
