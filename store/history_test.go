@@ -63,7 +63,8 @@ func TestAgentsRoundTrip(t *testing.T) {
 		Tools:     []agent.AgentTool{{Name: "read_file"}, {Name: "write_file", NeedsApproval: true}, {Name: "web_search"}},
 		Folders:   []string{"/home/ann/notes", `C:\Users\Ann\Documents & "Drafts" <2026>`},
 		MaxRounds: 12, Routing: agent.RouteDesktop, QuestionTimeout: 90 * time.Second,
-		CreatedAt: at(10), UpdatedAt: at(20),
+		StarterPrompts: []string{"Find three sources on \"local-first\" software.", "Summarise my notes"},
+		CreatedAt:      at(10), UpdatedAt: at(20),
 	}
 	bare := agent.Agent{ID: "a2", Slug: "echo", Backend: agent.BackendOllama, CreatedAt: at(30), UpdatedAt: at(30)}
 

@@ -22,6 +22,7 @@ type agentsView struct {
 	name, slug, description, prompt, schema *widget.Entry
 	model                                   *widget.SelectEntry
 	folders                                 *widget.Entry
+	starters                                *widget.Entry
 	tools                                   []toolSwitch
 	backend, routing                        *widget.Select
 	conversations, enabled                  *widget.Check
@@ -66,6 +67,8 @@ func newAgentsView(app *App) *agentsView {
 	v.model.SetPlaceHolder("e.g. llama3.2 — refresh to list the installed ones")
 	v.folders = widget.NewMultiLineEntry()
 	v.folders.SetPlaceHolder("folders the file tools may use, one per line")
+	v.starters = widget.NewMultiLineEntry()
+	v.starters.SetPlaceHolder("messages to start with, one per line: clients offer them as prompts")
 	for _, info := range app.core.AvailableTools() {
 		v.tools = append(v.tools, newToolSwitch(info))
 	}
@@ -116,6 +119,7 @@ func (v *agentsView) content() fyne.CanvasObject {
 			container.NewBorder(nil, nil, nil, container.NewHBox(refresh, v.pullButton, v.cancelPull), v.model), v.pullBar)),
 		widget.NewFormItem("Tools", toolRows),
 		widget.NewFormItem("Allowed folders", v.folders),
+		widget.NewFormItem("Starter prompts", v.starters),
 		widget.NewFormItem("Questions go to", v.routing),
 		widget.NewFormItem("Response schema", container.NewVBox(v.schema, v.schemaHint)),
 		widget.NewFormItem("", container.NewVBox(v.conversations, v.enabled)),
@@ -148,6 +152,7 @@ func (v *agentsView) edit(a agent.Agent) {
 	v.model.SetText(f.Model)
 	v.schema.SetText(f.Schema)
 	v.folders.SetText(f.Folders)
+	v.starters.SetText(f.Starters)
 	for _, ts := range v.tools {
 		ts.set(f.Tools)
 	}
@@ -163,7 +168,7 @@ func (v *agentsView) edit(a agent.Agent) {
 func (v *agentsView) saveEditor() {
 	f := editorFields{
 		Name: v.name.Text, Slug: v.slug.Text, Description: v.description.Text, Prompt: v.prompt.Text,
-		Model: v.model.Text, Schema: v.schema.Text, Folders: v.folders.Text, Tools: switchedOn(v.tools),
+		Model: v.model.Text, Schema: v.schema.Text, Folders: v.folders.Text, Starters: v.starters.Text, Tools: switchedOn(v.tools),
 		Backend: agent.Backend(v.backend.Selected), Routing: agent.Routing(v.routing.Selected),
 		Conversations: v.conversations.Checked, Enabled: v.enabled.Checked,
 	}

@@ -116,16 +116,17 @@ type editorFields struct {
 	Conversations, Enabled                         bool
 	Tools                                          []agent.AgentTool
 	Folders                                        string // one per line
+	Starters                                       string // starter prompts, one per line
 }
 
 func fieldsOf(a agent.Agent) editorFields {
 	return editorFields{Name: a.Name, Slug: a.Slug, Description: a.Description, Prompt: a.Prompt, Model: a.Model,
 		Schema: string(a.ResponseSchema), Backend: a.Backend, Routing: a.Routing, Conversations: a.Conversations, Enabled: a.Enabled,
-		Tools: a.Tools, Folders: strings.Join(a.Folders, "\n")}
+		Tools: a.Tools, Folders: strings.Join(a.Folders, "\n"), Starters: strings.Join(a.StarterPrompts, "\n")}
 }
 
-// folders reads the folder list: one per line, blank lines ignored.
-func folders(text string) []string {
+// lines reads a list typed one item per line, blank lines ignored.
+func lines(text string) []string {
 	var out []string
 	for _, line := range strings.Split(text, "\n") {
 		if f := strings.TrimSpace(line); f != "" {
@@ -143,7 +144,7 @@ func (f editorFields) apply(base agent.Agent) (agent.Agent, error) {
 	}
 	base.Name, base.Slug, base.Description, base.Prompt, base.Model = f.Name, f.Slug, f.Description, f.Prompt, f.Model
 	base.Backend, base.Routing, base.Conversations, base.Enabled = f.Backend, f.Routing, f.Conversations, f.Enabled
-	base.Tools, base.Folders = f.Tools, folders(f.Folders)
+	base.Tools, base.Folders, base.StarterPrompts = f.Tools, lines(f.Folders), lines(f.Starters)
 	base.ResponseSchema = nil
 	if s := strings.TrimSpace(f.Schema); s != "" {
 		base.ResponseSchema = json.RawMessage(s)

@@ -222,6 +222,7 @@ func TestEditorSavesAnAgent(t *testing.T) {
 	test.Tap(v.tools[1].use) // write_file: asks first by default
 	test.Tap(v.tools[0].use)
 	test.Type(v.folders, "/home/ada/notes\n\n/tmp/x")
+	test.Type(v.starters, "Plan my week\n\nSummarise my notes")
 	test.Tap(v.save)
 	if len(core.saved) != 1 {
 		t.Fatalf("saved %d agents; status %q", len(core.saved), v.status.Text)
@@ -231,7 +232,8 @@ func TestEditorSavesAnAgent(t *testing.T) {
 		Backend: agent.BackendOllama, Routing: agent.RouteDesktop, Conversations: true, Enabled: true,
 		ResponseSchema: json.RawMessage(`{"type":"object"}`),
 		Tools:          []agent.AgentTool{{Name: "read_file"}, {Name: "write_file", NeedsApproval: true}},
-		Folders:        []string{"/home/ada/notes", "/tmp/x"}}
+		Folders:        []string{"/home/ada/notes", "/tmp/x"},
+		StarterPrompts: []string{"Plan my week", "Summarise my notes"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("saved agent (-want +got):\n%s", diff)
 	}

@@ -270,6 +270,21 @@ func validateAgent(a *Agent) error {
 	if a.MaxRounds < 0 || a.MaxRounds > 100 {
 		return Userf(nil, "max rounds must be between 0 (default %d) and 100", DefaultMaxRounds)
 	}
+	starters := a.StarterPrompts[:0:0]
+	for _, p := range a.StarterPrompts {
+		if p = strings.TrimSpace(p); p != "" {
+			starters = append(starters, p)
+		}
+	}
+	a.StarterPrompts = starters
+	if len(starters) > MaxStarterPrompts {
+		return Userf(nil, "an agent may have at most %d starter prompts", MaxStarterPrompts)
+	}
+	for _, p := range starters {
+		if len(p) > 4000 {
+			return Userf(nil, "a starter prompt may be at most 4000 characters long")
+		}
+	}
 	if len(a.ResponseSchema) > 0 {
 		var schema map[string]any
 		if err := json.Unmarshal(a.ResponseSchema, &schema); err != nil {
@@ -278,6 +293,9 @@ func validateAgent(a *Agent) error {
 	}
 	return nil
 }
+
+// MaxStarterPrompts bounds an agent's starter prompts.
+const MaxStarterPrompts = 20
 
 // DefaultAgentSlug names the agent created on first start.
 const DefaultAgentSlug = "assistant"

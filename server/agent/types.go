@@ -40,8 +40,11 @@ type Agent struct {
 	Routing Routing
 	// QuestionTimeout bounds each wait for an answer (0: DefaultQuestionTimeout).
 	QuestionTimeout time.Duration
-	CreatedAt       time.Time
-	UpdatedAt       time.Time
+	// StarterPrompts are messages to start a conversation with, offered to
+	// MCP clients as prompts.
+	StarterPrompts []string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 }
 
 // AgentTool switches a tool on for an agent.

@@ -157,6 +157,8 @@ func New(core Core, opts Options) (*Server, error) {
 	})
 	s.mcp = server.NewMCPServer(opts.Info.Name, opts.Info.Version,
 		server.WithToolCapabilities(true),
+		server.WithResourceCapabilities(false, true),
+		server.WithPromptCapabilities(true),
 		server.WithMethodCacheHints(mcp.MethodToolsList, CatalogTTLMs, mcp.CacheScopePrivate),
 		server.WithTitle(opts.Info.Title),
 		server.WithDescription(opts.Info.Description),
@@ -175,10 +177,10 @@ func New(core Core, opts Options) (*Server, error) {
 		// second layer unless hosts are allow-listed, which it cannot know.
 		server.WithDisableLocalhostProtection(len(opts.Guard.AllowedHosts) > 0),
 	)
+	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(conversationTemplate, "Conversation",
+		mcp.WithTemplateDescription("One of your conversations, by its handle: what was asked and answered."),
+		mcp.WithTemplateMIMEType("text/markdown")), s.readConversationResource)
 	s.syncTools()
-	if len(opts.ExtraPrompts) > 0 {
-		s.mcp.AddPrompts(opts.ExtraPrompts...)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopSync = cancel
 	events := core.Subscribe(ctx)
@@ -240,8 +242,9 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 
 func newID() string { return rand.Text() }
 
-// syncTools makes the tool list match the enabled agents, if they changed
-// since the last sync; mcp-go notifies clients (list_changed).
+// syncTools makes the tools, resources and prompts match the enabled
+// agents, if they changed since the last sync; mcp-go notifies clients
+// (list_changed).
 func (s *Server) syncTools() {
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
@@ -253,9 +256,15 @@ func (s *Server) syncTools() {
 	agents := s.core.EnabledAgents()
 	capacity, idle := s.core.ConversationLimits()
 	tools := make([]server.ServerTool, 0, len(agents))
+	var resources []server.ServerResource
+	var prompts []server.ServerPrompt
 	for _, a := range agents {
 		tools = append(tools, server.ServerTool{Tool: agentTool(a, capacity, idle), Handler: s.handleCall(a.Slug)})
+		resources = append(resources, agentResource(a))
+		prompts = append(prompts, starterPrompts(a)...)
 	}
+	s.mcp.SetResources(resources...)
+	s.mcp.SetPrompts(append(prompts, s.opts.ExtraPrompts...)...)
 	if s.opts.SessionTools {
 		tools = append(tools, s.sessionTools()...)
 	}

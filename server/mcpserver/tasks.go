@@ -143,6 +143,7 @@ type rpcPeek struct {
 		TaskID         string             `json:"taskId"`
 		Cursor         string             `json:"cursor"`
 		RequestID      json.RawMessage    `json:"requestId"`
+		URI            string             `json:"uri"`
 		InputResponses mcp.InputResponses `json:"inputResponses"`
 		Meta           map[string]any     `json:"_meta"`
 	} `json:"params"`
@@ -198,6 +199,9 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, msg rpcPeek, next
 		return
 	}
 	if msg.Method == string(mcp.MethodToolsList) && !s.listTools(w, r, msg) {
+		return
+	}
+	if msg.Method == string(mcp.MethodResourcesRead) && !s.readResource(w, r, msg) {
 		return
 	}
 	if !mcp.IsModernProtocol(r.Header.Get("Mcp-Protocol-Version")) {
