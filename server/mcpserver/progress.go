@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/deskhand/deskhand/server/agent"
 )
@@ -25,6 +26,27 @@ func (s *Server) Notify(ctx context.Context, method string, params map[string]an
 		}
 	}
 	return s.mcp.SendNotificationToClient(ctx, method, params)
+}
+
+// Log sends a log message to the client of the call in ctx, as Notify
+// does, if the client asked for messages of that level: by
+// logging/setLevel on its session before 2026-07-28, in the request's
+// _meta since.
+func (s *Server) Log(ctx context.Context, level mcp.LoggingLevel, logger string, data any) error {
+	var want mcp.LoggingLevel
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		want = info.LogLevel
+	} else if session, ok := server.ClientSessionFromContext(ctx).(server.SessionWithLogging); ok {
+		want = session.GetLogLevel()
+	}
+	if want == "" || !level.ShouldSendTo(want) {
+		return nil
+	}
+	params := map[string]any{"level": level, "data": data}
+	if logger != "" {
+		params["logger"] = logger
+	}
+	return s.Notify(ctx, string(mcp.MethodNotificationMessage), params)
 }
 
 func (s *Server) keepAlive() time.Duration {

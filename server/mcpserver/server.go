@@ -79,9 +79,17 @@ type Options struct {
 	// PageSize is how many tools a tools/list page holds (default
 	// DefaultPageSize).
 	PageSize int
-	// ExtraPrompts are served as they are.
-	ExtraPrompts []server.ServerPrompt
-	Logger       *slog.Logger
+	// ExtraPrompts, ExtraResources and ExtraResourceTemplates are served
+	// as they are, beside the agents' own.
+	ExtraPrompts           []server.ServerPrompt
+	ExtraResources         []server.ServerResource
+	ExtraResourceTemplates []server.ServerResourceTemplate
+	// ExtraServerOptions and ExtraHTTPOptions go to mcp-go after ours (the
+	// conformance fixtures switch on logging, completions, resource
+	// subscriptions and an event store with them).
+	ExtraServerOptions []server.ServerOption
+	ExtraHTTPOptions   []server.StreamableHTTPOption
+	Logger             *slog.Logger
 }
 
 // Server serves the enabled agents of a Core as MCP tools.
@@ -155,7 +163,7 @@ func New(core Core, opts Options) (*Server, error) {
 		delete(s.sessionConv, cs.SessionID())
 		s.mu.Unlock()
 	})
-	s.mcp = server.NewMCPServer(opts.Info.Name, opts.Info.Version,
+	s.mcp = server.NewMCPServer(opts.Info.Name, opts.Info.Version, append([]server.ServerOption{
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(false, true),
 		server.WithPromptCapabilities(true),
@@ -168,18 +176,19 @@ func New(core Core, opts Options) (*Server, error) {
 		server.WithExtensions(map[string]any{TasksExtension: map[string]any{}}),
 		server.WithRecovery(),
 		server.WithHooks(hooks),
-	)
-	s.http = server.NewStreamableHTTPServer(s.mcp,
+	}, opts.ExtraServerOptions...)...)
+	s.http = server.NewStreamableHTTPServer(s.mcp, append([]server.StreamableHTTPOption{
 		server.WithStateful(true),
 		server.WithSessionIdleTTL(cmp.Or(opts.SessionIdleTTL, 30*time.Minute)),
 		server.WithStreamableHTTPLogger(s.log),
 		// The guard checks Host first; mcp-go's own check stays on as a
 		// second layer unless hosts are allow-listed, which it cannot know.
 		server.WithDisableLocalhostProtection(len(opts.Guard.AllowedHosts) > 0),
-	)
+	}, opts.ExtraHTTPOptions...)...)
 	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(conversationTemplate, "Conversation",
 		mcp.WithTemplateDescription("One of your conversations, by its handle: what was asked and answered."),
 		mcp.WithTemplateMIMEType("text/markdown")), s.readConversationResource)
+	s.mcp.AddResourceTemplates(opts.ExtraResourceTemplates...)
 	s.syncTools()
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopSync = cancel
@@ -263,7 +272,7 @@ func (s *Server) syncTools() {
 		resources = append(resources, agentResource(a))
 		prompts = append(prompts, starterPrompts(a)...)
 	}
-	s.mcp.SetResources(resources...)
+	s.mcp.SetResources(append(resources, s.opts.ExtraResources...)...)
 	s.mcp.SetPrompts(append(prompts, s.opts.ExtraPrompts...)...)
 	if s.opts.SessionTools {
 		tools = append(tools, s.sessionTools()...)
