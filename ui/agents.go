@@ -7,6 +7,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/deskhand/deskhand/server/agent"
@@ -27,7 +28,7 @@ type agentsView struct {
 	backend, routing                        *widget.Select
 	conversations, enabled                  *widget.Check
 	schemaHint, slugHint, status            *widget.Label
-	save                                    *widget.Button
+	save, remove                            *widget.Button
 
 	pullButton, cancelPull *widget.Button
 	pullBar                *widget.ProgressBar
@@ -85,6 +86,7 @@ func newAgentsView(app *App) *agentsView {
 	v.routing = widget.NewSelect(routingChoices, nil)
 	v.conversations, v.enabled = widget.NewCheck("keeps conversations", nil), widget.NewCheck("enabled (served as a tool)", nil)
 	v.save = widget.NewButton("Save", v.saveEditor)
+	v.remove = widget.NewButton("Delete…", v.confirmDelete)
 	v.try, v.tryOutput = widget.NewEntry(), widget.NewLabel("")
 	v.try.SetPlaceHolder("Try it: a message to this agent (save first)")
 	v.tryOutput.Wrapping = fyne.TextWrapWord
@@ -129,7 +131,8 @@ func (v *agentsView) content() fyne.CanvasObject {
 		v.edit(agent.Agent{Backend: agent.BackendOllama, Routing: agent.RouteClient, Conversations: true, Enabled: true})
 	})
 	tryIt := container.NewVBox(container.NewBorder(nil, nil, nil, v.tryButton, v.try), v.tryOutput)
-	editor := container.NewBorder(nil, container.NewVBox(v.save, v.status, widget.NewSeparator(), tryIt), nil, nil, container.NewVScroll(form))
+	buttons := container.NewBorder(nil, nil, nil, v.remove, v.save)
+	editor := container.NewBorder(nil, container.NewVBox(buttons, v.status, widget.NewSeparator(), tryIt), nil, nil, container.NewVScroll(form))
 	split := container.NewHSplit(container.NewBorder(nil, newAgent, nil, nil, v.list), editor)
 	split.Offset = 0.3
 	return split
@@ -182,6 +185,34 @@ func (v *agentsView) saveEditor() {
 	}
 	v.editing = a
 	v.status.SetText("Saved " + agentLabel(a) + ".")
+	v.refresh()
+}
+
+// confirmDelete asks before deleting the agent being edited, with its
+// conversations.
+func (v *agentsView) confirmDelete() {
+	a := v.editing
+	if a.ID == "" {
+		v.status.SetText("Nothing to delete: this agent is not saved.")
+		return
+	}
+	dialog.ShowConfirm("Delete "+a.Name+"?",
+		"Delete the agent "+agentLabel(a)+" and all its conversations? Clients lose its tool at once. This cannot be undone.",
+		func(ok bool) {
+			if ok {
+				v.deleteAgent(a.Slug)
+			}
+		}, v.app.win)
+}
+
+func (v *agentsView) deleteAgent(slug string) {
+	if err := v.app.core.DeleteAgent(context.Background(), slug); err != nil {
+		v.status.SetText("Not deleted: " + agent.UserMessage(err))
+		return
+	}
+	v.list.UnselectAll()
+	v.edit(agent.Agent{Backend: agent.BackendOllama, Routing: agent.RouteClient, Conversations: true, Enabled: true})
+	v.status.SetText("Deleted " + slug + ".")
 	v.refresh()
 }
 

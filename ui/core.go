@@ -17,6 +17,7 @@ type Core interface {
 	Agents() []agent.Agent
 	SaveAgent(ctx context.Context, a agent.Agent) (agent.Agent, error)
 	SetAgentEnabled(ctx context.Context, slug string, enabled bool) error
+	DeleteAgent(ctx context.Context, slug string) error
 	Pending() []agent.Question
 	AnswerQuestion(id string, content map[string]any, declined bool) error
 	Subscribe(ctx context.Context) <-chan agent.Event

@@ -71,6 +71,18 @@ func (f *fakeCore) SetAgentEnabled(_ context.Context, slug string, on bool) erro
 	return nil
 }
 
+func (f *fakeCore) DeleteAgent(_ context.Context, slug string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, a := range f.agents {
+		if a.Slug == slug {
+			f.agents = append(f.agents[:i], f.agents[i+1:]...)
+			return nil
+		}
+	}
+	return agent.Userf(agent.ErrNotFound, "no agent named %q", slug)
+}
+
 func (f *fakeCore) Pending() []agent.Question {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -628,5 +640,26 @@ func TestAddrProblem(t *testing.T) {
 		if got := addrProblem(c.addr, c.insecure); (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 			t.Errorf("addrProblem(%q, %v) = %q", c.addr, c.insecure, got)
 		}
+	}
+}
+
+func TestDeleteAgent(t *testing.T) {
+	core := &fakeCore{agents: []agent.Agent{{ID: "1", Slug: "helper", Name: "Helper"}}}
+	a := newTestApp(t, core)
+	a.refresh()
+	v := a.agents
+	v.edit(agent.Agent{})
+	v.confirmDelete()
+	if !strings.Contains(v.status.Text, "not saved") {
+		t.Errorf("deleting an unsaved agent: %q", v.status.Text)
+	}
+	v.edit(core.agents[0])
+	v.deleteAgent("helper")
+	if len(core.agents) != 0 || v.editing.ID != "" || !strings.Contains(v.status.Text, "Deleted helper") {
+		t.Errorf("after delete: agents %v, editing %+v, status %q", core.agents, v.editing, v.status.Text)
+	}
+	v.deleteAgent("helper")
+	if !strings.Contains(v.status.Text, "Not deleted") {
+		t.Errorf("deleting twice: %q", v.status.Text)
 	}
 }
