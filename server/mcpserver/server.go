@@ -102,6 +102,7 @@ type Server struct {
 
 	cat     atomic.Pointer[catalog]
 	cursors *cursorCodec
+	streams *resumables // call streams kept for resumption
 
 	sealer *sealer
 	paused *pausedTurns
@@ -142,6 +143,7 @@ func New(core Core, opts Options) (*Server, error) {
 		legacyCalls:  make(map[string]context.CancelCauseFunc),
 		synced:       make(chan struct{}),
 		cursors:      newCursorCodec(),
+		streams:      newResumables(),
 	}
 	now := time.Now
 	ttl := cmp.Or(opts.StateTTL, DefaultStateTTL)

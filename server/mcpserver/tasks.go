@@ -168,6 +168,9 @@ func (m rpcPeek) declaresElicitation() bool {
 // requestState and serves the Tasks extension (2026-07-28 only).
 func (s *Server) protocol(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && s.resume(w, r) {
+			return
+		}
 		if r.Method != http.MethodPost || r.Body == nil {
 			next.ServeHTTP(w, r)
 			return
@@ -184,7 +187,13 @@ func (s *Server) protocol(next http.Handler) http.Handler {
 			return
 		}
 		if msg.Method == string(mcp.MethodToolsCall) {
-			withCallStream(w, r, s.keepAlive(), func(w http.ResponseWriter, r *http.Request) { s.route(w, r, msg, next) })
+			// Streams of 2025-11-25 sessions are resumable; 2026-07-28
+			// dropped resumption (SEP-2575).
+			var streams *resumables
+			if !mcp.IsModernProtocol(r.Header.Get("Mcp-Protocol-Version")) && r.Header.Get(server.HeaderKeySessionID) != "" {
+				streams = s.streams
+			}
+			withCallStream(w, r, s.keepAlive(), streams, func(w http.ResponseWriter, r *http.Request) { s.route(w, r, msg, next) })
 			return
 		}
 		s.route(w, r, msg, next)

@@ -58,19 +58,6 @@ var everythingScenarios = []string{
 	"dns-rebinding-protection",
 }
 
-// pendingScenarios are skipped, with the reason: they need what Deskhand's
-// protocol layer does not do yet. Remove an entry to run the scenario.
-var pendingScenarios = map[string]string{
-	// Its checks server-sse-priming-event and server-sse-retry-field are
-	// WARNINGs and none succeeds: a POST event stream opens with no
-	// priming event (an id and empty data) and no retry field; its events
-	// carry no id, even with mcp-go's event store (callStream writes them
-	// around it: the store numbers only what mcp-go writes); and a tool
-	// cannot close its stream mid-call for the client to resume it with a
-	// GET and Last-Event-ID.
-	"server-sse-polling": "SEP-1699 polling (priming event, retry field, closing a call's stream mid-call, resuming it) is not served yet",
-}
-
 // repeatedScenarios send notifications while a call runs, the last of them
 // just before the answer: they are run DESKHAND_CONFORMANCE_REPEAT times
 // more (default 3), so a notification lost now and then shows.
@@ -87,13 +74,7 @@ func TestConformanceEverything(t *testing.T) {
 	repeat := conformanceRepeat(t)
 	cli := conformanceCLI(t, node.dir, "@modelcontextprotocol/conformance")
 	url := startEverythingServer(t)
-	for _, scenario := range everythingScenarios {
-		if reason, pending := pendingScenarios[scenario]; pending {
-			t.Run(scenario, func(t *testing.T) { t.Skip(reason) })
-			continue
-		}
-		runConformance(t, node, cli, url, []string{scenario})
-	}
+	runConformance(t, node, cli, url, everythingScenarios)
 	t.Run("repeat", func(t *testing.T) {
 		for _, scenario := range repeatedScenarios {
 			t.Run(scenario, func(t *testing.T) {
@@ -380,10 +361,12 @@ func everythingTools(srv **mcpserver.Server) []server.ServerTool {
 				return mcp.NewToolResultText("Hello, " + req.GetString("name", "world") + "!"), nil
 			}},
 
-		// server-sse-polling: a call that takes a while. The suite wants it
-		// to close its event stream before the answer, which a tool cannot
-		// ask of Deskhand's layer (see pendingScenarios).
+		// server-sse-polling (SEP-1699): the call closes its event stream
+		// before it answers; the client resumes with Last-Event-ID.
 		suiteTool("test_reconnection", func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if !(*srv).CloseCallStream(ctx) {
+				return mcp.NewToolResultError("this call's stream cannot be resumed (2025-11-25 sessions only)"), nil
+			}
 			waitFor(ctx, 100*time.Millisecond)
 			return mcp.NewToolResultText("Reconnection test completed"), nil
 		}),
