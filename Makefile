@@ -42,8 +42,15 @@ gui-check: deps ## run the desktop app under Xvfb, answer a question in its popu
 bench: ## run the benchmarks
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-fuzz: ## fuzz the HTTP handler for a minute (its corpus also runs in make test)
-	$(GO) test -run '^$$' -fuzz FuzzHandler -fuzztime 60s ./server/mcpserver
+# Each fuzz target and its package; make test runs their seed corpora.
+FUZZ_TARGETS := FuzzHandler:./server/mcpserver FuzzToolArguments:./server/mcpserver \
+	FuzzOpenState:./server/mcpserver FuzzWriters:./ui/connect
+FUZZTIME ?= 30s
+
+fuzz: ## fuzz each target for FUZZTIME (default 30s): HTTP entry, tool arguments, requestState, config writers
+	for t in $(FUZZ_TARGETS); do \
+		$(GO) test -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime $(FUZZTIME) "$${t#*:}" || exit 1; \
+	done
 
 # The fyne tool, pinned here rather than in go.mod's tool block: as a module
 # requirement it would upgrade the fyne library this app builds against.
