@@ -60,7 +60,7 @@ func (m *Model) Chat(ctx context.Context, req agent.ChatRequest, onDelta func(ag
 		return agent.ChatResponse{}, m.userError(ctx, err, req.Model)
 	}
 	if !done {
-		return agent.ChatResponse{}, &agent.UserError{Msg: "the Ollama stream ended early (cut connection?)", Err: ErrStreamCut}
+		return agent.ChatResponse{}, &agent.UserError{Msg: "Ollama stopped in the middle of its answer (its connection was cut: did it crash or restart?); nothing of that answer was kept, so call again", Err: ErrStreamCut}
 	}
 	out.Message = agent.Message{Role: agent.RoleAssistant, Content: content.String(), ToolCalls: calls}
 	return out, nil

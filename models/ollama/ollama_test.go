@@ -388,7 +388,7 @@ func TestChatErrors(t *testing.T) {
 		{
 			name:   "stream cut off",
 			fake:   []ollamatest.Option{ollamatest.WithCutStream()},
-			want:   "the Ollama stream ended early (cut connection?)",
+			want:   "Ollama stopped in the middle of its answer (its connection was cut: did it crash or restart?); nothing of that answer was kept, so call again",
 			wantIs: ollama.ErrStreamCut,
 		},
 		{
