@@ -547,6 +547,9 @@ func listen(opts options) ([]net.Listener, error) {
 			if i > 0 { // ::1 is a bonus; some machines have no IPv6 loopback
 				continue
 			}
+			if user := portUser(port); user != "" {
+				return nil, agent.Userf(err, "cannot listen on %s: the port is taken by %s; stop it or choose another port with --addr", net.JoinHostPort(h, port), user)
+			}
 			return nil, agent.Userf(err, "cannot listen on %s (is another program using the port? choose another with --addr)", net.JoinHostPort(h, port))
 		}
 		out = append(out, ln)

@@ -3,10 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -423,4 +427,22 @@ func stdioSession(t *testing.T, name string, stderr io.Writer, args ...string) (
 		t.Fatalf("initialize over stdio: %v\n%v", err, stderr)
 	}
 	return c, inW, done
+}
+
+// TestPortTaken: serving on a port another process holds fails at once,
+// naming that process where the OS tells.
+func TestPortTaken(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, _, err = deskhand(t, "serve", "--data", t.TempDir(), "--addr", ln.Addr().String(), "--ollama", "http://127.0.0.1:1")
+	msg := agent.UserMessage(err)
+	if err == nil || !strings.Contains(msg, "cannot listen on "+ln.Addr().String()) {
+		t.Fatalf("serve on a taken port: %v", err)
+	}
+	if runtime.GOOS == "linux" && !strings.Contains(msg, fmt.Sprintf("(pid %d)", os.Getpid())) {
+		t.Errorf("the message does not name the process holding the port: %s", msg)
+	}
 }
