@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -13,21 +18,44 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+	_ "github.com/mattn/go-sqlite3"
 
 	"github.com/deskhand/deskhand/models/ollama/ollamatest"
 	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/store"
 )
 
 // asMainEnv makes the test binary run main() instead of the tests, so that
 // a config entry naming os.Executable() runs deskhand, as it does for users.
 const asMainEnv = "DESKHAND_TEST_AS_MAIN"
 
+// lockDBEnv makes the test binary hold the write lock of the database it
+// names until its standard input closes: another program using the file.
+const lockDBEnv = "DESKHAND_TEST_LOCK_DB"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(asMainEnv) == "1" {
 		main()
 		os.Exit(0)
 	}
+	if path := os.Getenv(lockDBEnv); path != "" {
+		holdWriteLock(path)
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
+}
+
+func holdWriteLock(path string) {
+	db, err := sql.Open("sqlite3", path)
+	if err == nil {
+		_, err = db.Exec("BEGIN IMMEDIATE")
+	}
+	if err != nil {
+		fmt.Println("lock failed:", err)
+		os.Exit(1)
+	}
+	fmt.Println("locked")
+	_, _ = io.Copy(io.Discard, os.Stdin)
 }
 
 // fakeHome gives the test a home folder where all six clients are
@@ -200,4 +228,34 @@ func mtimes(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// TestDatabaseLockedByAnotherProcess: when another program holds the
+// database's write lock past the busy timeout, the command says so and
+// what to do, rather than failing with an internal error.
+func TestDatabaseLockedByAnotherProcess(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, err := deskhand(t, "--data", dir, "token", "create", "first"); err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	locker := exec.CommandContext(t.Context(), exe)
+	locker.Env = append(os.Environ(), lockDBEnv+"="+filepath.Join(dir, store.FileName))
+	stdin, _ := locker.StdinPipe()
+	stdout, _ := locker.StdoutPipe()
+	if err := locker.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Wait()
+	defer stdin.Close()
+	if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "locked\n" {
+		t.Fatalf("the locking process said %q", line)
+	}
+	_, _, err = deskhand(t, "--data", dir, "token", "create", "second")
+	if msg := agent.UserMessage(err); err == nil || !strings.Contains(msg, "locked by another program") {
+		t.Errorf("with the database locked: %v (%q)", err, msg)
+	}
 }

@@ -237,6 +237,9 @@ func open(ctx context.Context, opts *options, log *slog.Logger, desktop bool) (*
 		return nil, agent.Userf(err, "cannot create the data folder %s", opts.data)
 	}
 	db, err := store.Open(ctx, filepath.Join(opts.data, store.FileName))
+	if errors.Is(err, store.ErrBusy) {
+		return nil, agent.Userf(err, "the database in %s is locked by another program (a database browser, or a copy of Deskhand the control channel does not reach): close it and try again", opts.data)
+	}
 	if err != nil {
 		return nil, agent.Userf(err, "cannot open the database in %s", opts.data)
 	}

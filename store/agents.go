@@ -86,7 +86,7 @@ func (db *DB) PutAgent(ctx context.Context, a agent.Agent) error {
 	if len(a.ResponseSchema) > 0 {
 		schema = sql.NullString{String: string(a.ResponseSchema), Valid: true}
 	}
-	_, err = db.db.ExecContext(ctx, `INSERT INTO agents (id, slug, name, description, prompt, backend, model,
+	_, err = db.exec(ctx, `INSERT INTO agents (id, slug, name, description, prompt, backend, model,
 			response_schema, conversations, enabled, tools, folders, max_rounds, routing, question_timeout_ms,
 			starter_prompts, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -167,7 +167,7 @@ func decodeStrings(s string) ([]string, error) {
 // DeleteAgent removes the agent with its conversations, their turns and
 // messages; agent.ErrNotFound when there is no such agent.
 func (db *DB) DeleteAgent(ctx context.Context, id string) error {
-	res, err := db.db.ExecContext(ctx, "DELETE FROM agents WHERE id = ?", id)
+	res, err := db.exec(ctx, "DELETE FROM agents WHERE id = ?", id)
 	if err != nil {
 		return fmt.Errorf("delete agent %s: %w", id, err)
 	}

@@ -46,7 +46,7 @@ func (db *DB) PutClient(ctx context.Context, c agent.Client) error {
 	if hash == nil {
 		hash = []byte{} // go-sqlite3 binds a nil slice as NULL
 	}
-	_, err := db.db.ExecContext(ctx, `INSERT INTO clients (id, name, token_hash, created_at, last_used_at, revoked_at)
+	_, err := db.exec(ctx, `INSERT INTO clients (id, name, token_hash, created_at, last_used_at, revoked_at)
 		VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET
 			name = excluded.name, token_hash = excluded.token_hash, created_at = excluded.created_at,
@@ -61,7 +61,7 @@ func (db *DB) PutClient(ctx context.Context, c agent.Client) error {
 // TouchClient records the client's last use; agent.ErrNotFound if there
 // is no such client.
 func (db *DB) TouchClient(ctx context.Context, id string, at time.Time) error {
-	res, err := db.db.ExecContext(ctx, "UPDATE clients SET last_used_at = ? WHERE id = ?", millis(at), id)
+	res, err := db.exec(ctx, "UPDATE clients SET last_used_at = ? WHERE id = ?", millis(at), id)
 	if err != nil {
 		return fmt.Errorf("touch client %s: %w", id, err)
 	}

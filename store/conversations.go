@@ -20,7 +20,7 @@ const interruptedError = "Deskhand stopped while this turn was running"
 // CreateConversation inserts a conversation. It returns an error wrapping
 // agent.ErrNotFound when its agent does not exist.
 func (db *DB) CreateConversation(ctx context.Context, c agent.Conversation) error {
-	_, err := db.db.ExecContext(ctx, `INSERT INTO conversations (id, agent_id, principal, title, created_at, updated_at)
+	_, err := db.exec(ctx, `INSERT INTO conversations (id, agent_id, principal, title, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?)`,
 		c.ID, c.AgentID, c.Principal, c.Title, millis(c.CreatedAt), millis(c.UpdatedAt))
 	if isConstraint(err, sqlite3.ErrConstraintForeignKey) {
@@ -249,7 +249,7 @@ func (db *DB) EndTurn(ctx context.Context, t agent.Turn, produced []agent.Messag
 // start: a turn still running then was cut short by a crash or kill.
 func (db *DB) InterruptRunningTurns(ctx context.Context, at time.Time) (int, error) {
 	ms := millis(at)
-	res, err := db.db.ExecContext(ctx, `UPDATE turns SET status = ?, ended_at = ?, duration_ms = ? - started_at, error = ?
+	res, err := db.exec(ctx, `UPDATE turns SET status = ?, ended_at = ?, duration_ms = ? - started_at, error = ?
 		WHERE status = ?`,
 		string(agent.TurnInterrupted), ms, ms, interruptedError, string(agent.TurnRunning))
 	if err != nil {

@@ -133,7 +133,7 @@ func (db *DB) Questions(ctx context.Context, conversationID string) ([]agent.Que
 // nobody can answer it any more. Its ExpiresAt moves back to at if that
 // is earlier (the wait ended then); it stays unanswered (no answer time).
 func (db *DB) ExpirePendingQuestions(ctx context.Context, at time.Time) (int, error) {
-	res, err := db.db.ExecContext(ctx, `UPDATE questions SET status = ?, expires_at = MIN(expires_at, ?)
+	res, err := db.exec(ctx, `UPDATE questions SET status = ?, expires_at = MIN(expires_at, ?)
 		WHERE status = ?`,
 		string(agent.QuestionExpired), millis(at), string(agent.QuestionPending))
 	if err != nil {

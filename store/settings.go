@@ -24,7 +24,7 @@ func (db *DB) Setting(ctx context.Context, key string) (string, error) {
 
 // SetSetting stores a setting, replacing its previous value.
 func (db *DB) SetSetting(ctx context.Context, key, value string) error {
-	_, err := db.db.ExecContext(ctx, `INSERT INTO settings (key, value) VALUES (?, ?)
+	_, err := db.exec(ctx, `INSERT INTO settings (key, value) VALUES (?, ?)
 		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)
 	if err != nil {
 		return fmt.Errorf("set setting %s: %w", key, err)

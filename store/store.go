@@ -74,9 +74,32 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	if err := migrate(ctx, conn, path, migs); err != nil {
 		conn.Close()
-		return nil, err
+		return nil, busy(err)
 	}
 	return &DB{db: conn, path: path}, nil
+}
+
+// ErrBusy means another connection (another process) kept the database
+// locked for longer than the busy timeout.
+var ErrBusy = &agent.UserError{Msg: "the database is locked by another program (a database browser, or a copy of Deskhand working on the same data folder): close it and try again"}
+
+func isBusy(err error) bool {
+	var serr sqlite3.Error
+	return errors.As(err, &serr) && (serr.Code == sqlite3.ErrBusy || serr.Code == sqlite3.ErrLocked)
+}
+
+// busy marks a locked-database error as ErrBusy, so a person is told.
+func busy(err error) error {
+	if isBusy(err) {
+		return fmt.Errorf("%w: %w", ErrBusy, err)
+	}
+	return err
+}
+
+// exec runs a statement; a database locked past the busy timeout is ErrBusy.
+func (db *DB) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	res, err := db.db.ExecContext(ctx, query, args...)
+	return res, busy(err)
 }
 
 // openConn opens the database without touching its schema.
@@ -157,7 +180,7 @@ func (db *DB) Path() string { return db.path }
 func (db *DB) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := db.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("begin transaction: %w", err)
+		return fmt.Errorf("begin transaction: %w", busy(err))
 	}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
