@@ -8,11 +8,13 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -203,8 +205,14 @@ type served struct {
 // folder, with Ollama at fake; it is stopped when the test ends.
 func startServe(t *testing.T, fake *ollamatest.Server) *served {
 	t.Helper()
+	return startServeIn(t, fake, t.TempDir())
+}
+
+// startServeIn is startServe on the data folder dir.
+func startServeIn(t *testing.T, fake *ollamatest.Server, dir string) *served {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
-	s := &served{dir: t.TempDir(), cancel: cancel, done: make(chan error, 1)}
+	s := &served{dir: dir, cancel: cancel, done: make(chan error, 1)}
 	var stderr syncBuffer
 	go func() {
 		s.done <- run(ctx, []string{"serve", "--data", s.dir, "--addr", "127.0.0.1:0", "--ollama", fake.URL}, strings.NewReader(""), io.Discard, &stderr)
@@ -445,4 +453,69 @@ func TestPortTaken(t *testing.T) {
 	if runtime.GOOS == "linux" && !strings.Contains(msg, fmt.Sprintf("(pid %d)", os.Getpid())) {
 		t.Errorf("the message does not name the process holding the port: %s", msg)
 	}
+}
+
+// TestKilledMidTurn: a Deskhand process killed with SIGKILL in the middle
+// of a turn loses nothing it acknowledged; at the next start the turn is
+// recorded interrupted and the conversation carries on.
+func TestKilledMidTurn(t *testing.T) {
+	fake := ollamatest.NewServer(t, ollamatest.WithChunkDelay(200*time.Millisecond))
+	dir := t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command(exe, "serve", "--data", dir, "--addr", "127.0.0.1:0", "--ollama", fake.URL)
+	child.Env = append(os.Environ(), asMainEnv+"=1", "LANG=en_US.UTF-8")
+	var stderr syncBuffer
+	child.Stderr = &stderr
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer child.Process.Kill()
+	url := waitFor(t, &stderr, regexp.MustCompile(`serving your agents at (\S+)`))
+	token, _, err := deskhand(t, "--data", dir, "token", "create", "survivor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mcpClient(t, url, strings.TrimSpace(token))
+	first := callAssistant(t, c, map[string]any{"message": "Remember: the door is blue."})
+	handle, _ := first.Meta.AdditionalFields["io.deskhand/conversation"].(string)
+	if first.IsError || handle == "" {
+		t.Fatalf("first call: %+v", first)
+	}
+	go func() {
+		var req mcp.CallToolRequest
+		req.Params.Name = "assistant"
+		req.Params.Arguments = map[string]any{"message": "one two three four five", "conversation": handle}
+		_, _ = c.CallTool(t.Context(), req) // dies with the process
+	}()
+	before := len(fake.ChatRequests())
+	for len(fake.ChatRequests()) == before {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = child.Wait()
+
+	srv := startServeIn(t, fake, dir)
+	db, err := store.Open(t.Context(), filepath.Join(dir, store.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	turns, err := db.Turns(t.Context(), handle)
+	if err != nil || len(turns) != 2 || turns[0].Status != agent.TurnCompleted || turns[1].Status != agent.TurnInterrupted {
+		t.Fatalf("turns after the kill: %+v, %v", turns, err)
+	}
+	msgs, _ := db.Messages(t.Context(), handle)
+	if len(msgs) != 3 || msgs[2].Content != "one two three four five" {
+		t.Errorf("messages after the kill: %+v", msgs)
+	}
+	again := callAssistant(t, mcpClient(t, srv.url, strings.TrimSpace(token)), map[string]any{"message": "What colour is the door?", "conversation": handle})
+	if again.IsError || !strings.Contains(again.Content[0].(mcp.TextContent).Text, "door is blue") {
+		t.Errorf("after the restart: %+v", again)
+	}
+	srv.stop(t)
 }
