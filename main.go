@@ -236,6 +236,12 @@ func open(ctx context.Context, opts *options, log *slog.Logger, desktop bool) (*
 	if err := os.MkdirAll(opts.data, 0o700); err != nil {
 		return nil, agent.Userf(err, "cannot create the data folder %s", opts.data)
 	}
+	probe, err := os.CreateTemp(opts.data, ".write-check-*")
+	if err != nil {
+		return nil, agent.Userf(err, "the data folder %s cannot be written (%s): Deskhand keeps its database there; make it writable or choose another folder with --data", opts.data, osReason(err))
+	}
+	probe.Close()
+	os.Remove(probe.Name())
 	db, err := store.Open(ctx, filepath.Join(opts.data, store.FileName))
 	if errors.Is(err, store.ErrBusy) {
 		return nil, agent.Userf(err, "the database in %s is locked by another program (a database browser, or a copy of Deskhand the control channel does not reach): close it and try again", opts.data)
@@ -275,6 +281,16 @@ func open(ctx context.Context, opts *options, log *slog.Logger, desktop bool) (*
 		return nil, err
 	}
 	return &wiring{db: db, core: core, secrets: secrets, ollama: model, log: log}, nil
+}
+
+// osReason is the OS's own words for a file error ("read-only file
+// system"), without the path and operation around them.
+func osReason(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }
 
 func (a *wiring) close() {

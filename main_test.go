@@ -519,3 +519,31 @@ func TestKilledMidTurn(t *testing.T) {
 	}
 	srv.stop(t)
 }
+
+// TestReadOnlyDataFolder: a data folder that cannot be written is refused
+// with the OS's reason and what to do; nothing else is tried.
+func TestReadOnlyDataFolder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	if _, _, err := deskhand(t, "--data", dir, "token", "create", "first"); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() == 0 {
+		// root writes through file modes: make the folder a read-only mount.
+		if out, err := exec.Command("mount", "-t", "tmpfs", "tmpfs", dir).CombinedOutput(); err != nil {
+			t.Skipf("cannot mount a read-only folder here (%v: %s)", err, out)
+		}
+		t.Cleanup(func() { _ = exec.Command("umount", dir).Run() })
+		if out, err := exec.Command("mount", "-o", "remount,ro", dir).CombinedOutput(); err != nil {
+			t.Fatalf("remount read-only: %v: %s", err, out)
+		}
+	} else {
+		if err := os.Chmod(dir, 0o500); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = os.Chmod(dir, 0o700) })
+	}
+	_, _, err := deskhand(t, "--data", dir, "token", "create", "second")
+	if msg := agent.UserMessage(err); err == nil || !strings.Contains(msg, "cannot be written") {
+		t.Errorf("a read-only data folder: %v (%q)", err, msg)
+	}
+}
