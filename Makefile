@@ -39,8 +39,10 @@ test: deps ## vet, then every test with -race, including the real-keychain and i
 gui-check: deps ## run the desktop app under Xvfb, answer a question in its popup, keep screenshots
 	.ci/gui-check.sh
 
-bench: ## run the benchmarks
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+BENCHTIME ?= 2000x
+
+bench: ## measure Deskhand beside a bare mcp-go server, the store at 1M messages and the process; prints a table, writes bench/results.json, fails on a missed target
+	DESKHAND_BENCH_JSON=$(CURDIR)/bench/results.json $(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -timeout 60m ./bench
 
 # Each fuzz target and its package; make test runs their seed corpora.
 FUZZ_TARGETS := FuzzHandler:./server/mcpserver FuzzToolArguments:./server/mcpserver \
@@ -51,6 +53,11 @@ fuzz: ## fuzz each target for FUZZTIME (default 30s): HTTP entry, tool arguments
 	for t in $(FUZZ_TARGETS); do \
 		$(GO) test -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime $(FUZZTIME) "$${t#*:}" || exit 1; \
 	done
+
+LOAD_SECONDS ?= 60
+
+load: ## 200 clients, both eras, for LOAD_SECONDS against deskhand serve with a streaming fake Ollama
+	DESKHAND_LOAD=1 DESKHAND_LOAD_SECONDS=$(LOAD_SECONDS) $(GO) test -run '^TestLoad$$' -v -timeout 30m ./bench
 
 # The fyne tool, pinned here rather than in go.mod's tool block: as a module
 # requirement it would upgrade the fyne library this app builds against.
@@ -65,4 +72,4 @@ tidy-check: ## fail when go.mod/go.sum are not tidy
 clean: ## remove build output
 	rm -rf bin artifacts
 
-.PHONY: help deps build run test gui-check package bench fuzz tidy-check clean
+.PHONY: help deps build run test gui-check package bench load fuzz tidy-check clean

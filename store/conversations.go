@@ -117,8 +117,30 @@ func (db *DB) checkConversation(ctx context.Context, id string) error {
 // Messages returns a conversation's transcript in the order the messages
 // were recorded; agent.ErrNotFound if the conversation does not exist.
 func (db *DB) Messages(ctx context.Context, conversationID string) ([]agent.Message, error) {
-	rows, err := db.db.QueryContext(ctx, `SELECT role, content, tool_calls, tool_call_id, tool_name, turn_id, created_at
+	return db.messages(ctx, conversationID, `SELECT role, content, tool_calls, tool_call_id, tool_name, turn_id, created_at
 		FROM messages WHERE conversation_id = ? ORDER BY id`, conversationID)
+}
+
+// LastMessages returns the last n messages of a conversation, oldest
+// first, through the (conversation_id, id) index; agent.ErrNotFound if the
+// conversation does not exist.
+func (db *DB) LastMessages(ctx context.Context, conversationID string, n int) ([]agent.Message, error) {
+	return db.messages(ctx, conversationID, `SELECT role, content, tool_calls, tool_call_id, tool_name, turn_id, created_at FROM (
+		SELECT id, role, content, tool_calls, tool_call_id, tool_name, turn_id, created_at
+		FROM messages WHERE conversation_id = ? ORDER BY id DESC LIMIT ?) ORDER BY id`, conversationID, n)
+}
+
+// CountMessages is how many messages the store holds.
+func (db *DB) CountMessages(ctx context.Context) (int, error) {
+	var n int
+	if err := db.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM messages").Scan(&n); err != nil {
+		return 0, fmt.Errorf("count messages: %w", err)
+	}
+	return n, nil
+}
+
+func (db *DB) messages(ctx context.Context, conversationID, query string, args ...any) ([]agent.Message, error) {
+	rows, err := db.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list messages of %s: %w", conversationID, err)
 	}

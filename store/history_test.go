@@ -701,3 +701,25 @@ func TestConversationsOfPages(t *testing.T) {
 		t.Errorf("pages = %v, want %v", got, want)
 	}
 }
+
+func TestLastMessagesAndCount(t *testing.T) {
+	db := storetest.Open(t)
+	c := createConversation(t, db, putAgent(t, db, "helper"), "conv")
+	for i := range 5 {
+		turn, user := runningTurn(c, fmt.Sprintf("t%d", i), at(10*i))
+		user.Content = fmt.Sprint("q", i)
+		if err := db.BeginTurn(ctx, turn, user); err != nil {
+			t.Fatal(err)
+		}
+	}
+	last, err := db.LastMessages(ctx, "conv", 2)
+	if err != nil || len(last) != 2 || last[0].Content != "q3" || last[1].Content != "q4" {
+		t.Errorf("last 2 = %+v, %v", last, err)
+	}
+	if n, err := db.CountMessages(ctx); err != nil || n != 5 {
+		t.Errorf("count = %d, %v", n, err)
+	}
+	if _, err := db.LastMessages(ctx, "nope", 2); !errors.Is(err, agent.ErrNotFound) {
+		t.Errorf("unknown conversation: %v", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"sync"
 	"testing"
 	"time"
@@ -744,5 +745,61 @@ func TestDeleteAgent(t *testing.T) {
 	}
 	if err := f.core.DeleteAgent(t.Context(), "helper"); !errors.Is(err, agent.ErrNotFound) {
 		t.Errorf("deleting twice: %v", err)
+	}
+}
+
+// countingHistory counts transcript reads from the store.
+type countingHistory struct {
+	*store.DB
+	reads atomic.Int64
+}
+
+func (h *countingHistory) Messages(ctx context.Context, id string) ([]agent.Message, error) {
+	h.reads.Add(1)
+	return h.DB.Messages(ctx, id)
+}
+
+// TestTranscriptKeptBetweenTurns: a conversation's transcript is read from
+// the store once, when it is first continued after a start, and then kept:
+// the model still gets all of it at every turn.
+func TestTranscriptKeptBetweenTurns(t *testing.T) {
+	db := storetest.Open(t)
+	hist := &countingHistory{DB: db}
+	model := &agenttest.Model{}
+	newCore := func() *agent.Core {
+		core, err := agent.New(t.Context(), agent.Config{History: hist, Models: map[agent.Backend]agent.Model{agent.BackendOllama: model}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return core
+	}
+	core := newCore()
+	if _, err := core.SaveAgent(t.Context(), agent.Agent{Slug: "helper", Model: "m", Conversations: true, Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	run := func(core *agent.Core, handle, msg string) string {
+		res, err := core.Run(t.Context(), agent.RunRequest{Agent: "helper", Principal: "p", Conversation: handle, Message: msg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Conversation.ID
+	}
+	handle := run(core, "", "one")
+	run(core, handle, "two")
+	run(core, handle, "three")
+	if n := hist.reads.Load(); n != 0 {
+		t.Errorf("the store's transcript was read %d times; it is kept", n)
+	}
+	core.Close()
+	core = newCore() // a restart: read once, then kept
+	defer core.Close()
+	run(core, handle, "four")
+	run(core, handle, "five")
+	if n := hist.reads.Load(); n != 1 {
+		t.Errorf("after a restart the transcript was read %d times, want 1", n)
+	}
+	reqs := model.Requests()
+	if got := userMessages(reqs[len(reqs)-1]); strings.Join(got, ",") != "one,two,three,four,five" {
+		t.Errorf("the model's last request has %v", got)
 	}
 }

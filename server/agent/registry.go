@@ -22,6 +22,46 @@ type entry struct {
 	conv     Conversation
 	busy     bool
 	lastUsed time.Time
+	// history is the transcript as stored, kept so that a turn does not
+	// read it back from the store; nil when not kept (never loaded, or
+	// larger than maxKeptHistory).
+	history []Message
+}
+
+// maxKeptHistory bounds the transcript kept in memory per conversation
+// (bytes of content); a longer one is read from the store at each turn.
+const maxKeptHistory = 1 << 20
+
+// history returns the kept transcript of a conversation.
+func (r *registry) history(id string) ([]Message, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if el, ok := r.index[id]; ok {
+		if h := el.Value.(*entry).history; h != nil {
+			return h, true
+		}
+	}
+	return nil, false
+}
+
+// keep records a conversation's transcript as it now stands in the store;
+// nil forgets it.
+func (r *registry) keep(id string, history []Message) {
+	size := 0
+	for _, m := range history {
+		size += len(m.Content) + len(m.ToolCallID) + len(m.ToolName)
+		for _, c := range m.ToolCalls {
+			size += len(c.Arguments)
+		}
+	}
+	if size > maxKeptHistory {
+		history = nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if el, ok := r.index[id]; ok {
+		el.Value.(*entry).history = history
+	}
 }
 
 func newRegistry(capacity int, ttl time.Duration, now func() time.Time) *registry {

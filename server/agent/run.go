@@ -85,8 +85,8 @@ func (c *Core) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 		Status: TurnRunning, Model: agent.Model, StartedAt: c.now(),
 	}
 	user := Message{Role: RoleUser, Content: content, TurnID: turn.ID, CreatedAt: turn.StartedAt}
-	var past []Message
-	if !isNew {
+	past, kept := c.convs.history(conv.ID)
+	if !isNew && !kept {
 		if past, err = c.history.Messages(ctx, conv.ID); err != nil {
 			return nil, fmt.Errorf("load conversation %s: %w", conv.ID, err)
 		}
@@ -113,8 +113,10 @@ func (c *Core) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	}
 	// Record even when the caller went away: the turn happened.
 	if err := c.history.EndTurn(context.WithoutCancel(ctx), turn, produced); err != nil {
+		c.convs.keep(conv.ID, nil) // read it back next time
 		return nil, fmt.Errorf("record end of turn %s: %w", turn.ID, err)
 	}
+	c.convs.keep(conv.ID, slices.Concat(past, []Message{user}, produced))
 	res.Turn = turn
 	res.Conversation.UpdatedAt = turn.EndedAt
 	c.publish(Event{Kind: EventTurnEnded, Agent: agent.Slug, Conversation: conv.ID, Turn: turn.ID, Status: turn.Status, Text: turn.Error})

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -108,7 +109,8 @@ type createdToken struct {
 
 // Status is what the running app tells about itself.
 type Status struct {
-	URL string `json:"url"` // the MCP endpoint
+	URL        string `json:"url"`        // the MCP endpoint
+	Goroutines int    `json:"goroutines"` // for leak checks under load
 }
 
 // QuestionInfo is a pending question as the command line shows it.
@@ -146,7 +148,7 @@ type problem struct {
 func handler(core Core, opts Options) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/status", func(w http.ResponseWriter, r *http.Request) {
-		reply(w, http.StatusOK, Status{URL: opts.URL})
+		reply(w, http.StatusOK, Status{URL: opts.URL, Goroutines: runtime.NumGoroutine()})
 	})
 	mux.HandleFunc("POST /v1/window/show", func(w http.ResponseWriter, r *http.Request) {
 		if opts.Show == nil || !opts.Show() {

@@ -1,0 +1,424 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/mcpserver"
+	"github.com/deskhand/deskhand/store"
+)
+
+// row is one measured figure of the report.
+type row struct {
+	Name        string  `json:"name"`
+	Server      string  `json:"server,omitempty"` // floor or deskhand
+	Op          string  `json:"op,omitempty"`
+	Era         string  `json:"era,omitempty"`
+	Clients     int     `json:"clients,omitempty"`
+	Calls       int     `json:"calls,omitempty"`
+	P50Micros   float64 `json:"p50Micros,omitempty"`
+	P99Micros   float64 `json:"p99Micros,omitempty"`
+	CallsPerSec float64 `json:"callsPerSec,omitempty"`
+	Value       float64 `json:"value,omitempty"`
+	Unit        string  `json:"unit,omitempty"`
+	// RowsWritten are the messages the calls stored: two per call.
+	RowsWritten int `json:"rowsWritten,omitempty"`
+}
+
+var (
+	reportMu sync.Mutex
+	report   []row
+)
+
+// record keeps a figure; a benchmark run again with a larger b.N replaces
+// its earlier figure.
+func record(r row) {
+	reportMu.Lock()
+	defer reportMu.Unlock()
+	for i := range report {
+		if report[i].Name == r.Name {
+			report[i] = r
+			return
+		}
+	}
+	report = append(report, r)
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if len(report) > 0 {
+		if !printReport(os.Stdout) && code == 0 {
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// instantModel answers at once, so what is measured is Deskhand.
+type instantModel struct{}
+
+func (instantModel) Chat(_ context.Context, req agent.ChatRequest, onDelta func(agent.Delta)) (agent.ChatResponse, error) {
+	onDelta(agent.Delta{Content: "ok"})
+	return agent.ChatResponse{Message: agent.Message{Role: agent.RoleAssistant, Content: "ok"}, Model: "instant"}, nil
+}
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// target is a server under load: its URL, a token, and the tool to call.
+type target struct {
+	name, url, token, tool string
+	db                     *store.DB // Deskhand's, to count rows
+}
+
+// floor is a bare mcp-go Streamable HTTP server whose tool returns its input.
+func floor(b *testing.B) target {
+	s := server.NewMCPServer("floor", "1", server.WithToolCapabilities(true))
+	s.AddTool(mcp.NewTool("echo", mcp.WithString("message", mcp.Required()), mcp.WithString("conversation")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText(req.GetString("message", "")), nil
+		})
+	hs := httptest.NewServer(server.NewStreamableHTTPServer(s, server.WithStateful(true), server.WithStreamableHTTPLogger(quiet)))
+	b.Cleanup(hs.Close)
+	return target{name: "floor", url: hs.URL + "/mcp", tool: "echo"}
+}
+
+// deskhand is the real server stack: guard with a token, mcp-go, the core,
+// SQLite on disk, with an instant model port.
+func deskhand(b *testing.B, agents int) target {
+	db, err := store.Open(context.Background(), filepath.Join(b.TempDir(), store.FileName))
+	if err != nil {
+		b.Fatal(err)
+	}
+	core, err := agent.New(context.Background(), agent.Config{History: db, Logger: quiet,
+		Models: map[agent.Backend]agent.Model{agent.BackendOllama: instantModel{}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := core.SaveAgent(context.Background(), agent.Agent{Name: "Assistant", Slug: "assistant", Model: "instant", Conversations: true, Enabled: true}); err != nil {
+		b.Fatal(err)
+	}
+	for i := 1; i < agents; i++ {
+		if _, err := core.SaveAgent(context.Background(), agent.Agent{Slug: fmt.Sprintf("agent-%04d", i), Model: "instant", Enabled: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	_, token, err := core.CreateClient(context.Background(), "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, err := mcpserver.New(core, mcpserver.Options{Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	b.Cleanup(func() {
+		hs.CloseClientConnections()
+		hs.Close()
+		_ = srv.Close(context.Background())
+		core.Close()
+		db.Close()
+	})
+	return target{name: "deskhand", url: hs.URL + mcpserver.EndpointPath, token: token, tool: "assistant", db: db}
+}
+
+func connect(b *testing.B, t target, era string) *client.Client {
+	opts := []transport.StreamableHTTPCOption{transport.WithHTTPLogger(quiet)}
+	if t.token != "" {
+		opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + t.token}))
+	}
+	tr, err := transport.NewStreamableHTTP(t.url, opts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := client.NewClient(tr, client.WithProtocolVersion(era))
+	if err := c.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	var init mcp.InitializeRequest
+	init.Params.ProtocolVersion = era
+	init.Params.ClientInfo = mcp.Implementation{Name: "bench", Version: "0"}
+	if _, err := c.Initialize(context.Background(), init); err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+func callTool(c *client.Client, tool string, args map[string]any) (*mcp.CallToolResult, error) {
+	var req mcp.CallToolRequest
+	req.Params.Name, req.Params.Arguments = tool, args
+	res, err := c.CallTool(context.Background(), req)
+	if err == nil && res.IsError {
+		err = fmt.Errorf("tool error: %v", res.Content)
+	}
+	return res, err
+}
+
+// ops are the requests measured, each a function of one worker's client
+// and its conversation handle.
+var ops = []struct {
+	name string
+	do   func(c *client.Client, tool, handle string) error
+}{
+	{"tools/list", func(c *client.Client, _, _ string) error {
+		_, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
+		return err
+	}},
+	{"call, new conversation", func(c *client.Client, tool, _ string) error {
+		_, err := callTool(c, tool, map[string]any{"message": "hello", "conversation": ""})
+		return err
+	}},
+	{"call, continue 50 messages", func(c *client.Client, tool, handle string) error {
+		_, err := callTool(c, tool, map[string]any{"message": "and then?", "conversation": handle})
+		return err
+	}},
+}
+
+var eras = []string{mcp.ProtocolVersion20251125, mcp.ProtocolVersion20260728}
+
+// conversation50 makes a conversation of 50 messages (25 calls) for a worker.
+func conversation50(b *testing.B, c *client.Client, t target) string {
+	res, err := callTool(c, t.tool, map[string]any{"message": "start", "conversation": ""})
+	if err != nil {
+		b.Fatal(err)
+	}
+	handle := "floor"
+	if res.Meta != nil {
+		handle, _ = res.Meta.AdditionalFields[mcpserver.ConversationMetaKey].(string)
+	}
+	for range 24 {
+		if _, err := callTool(c, t.tool, map[string]any{"message": "more", "conversation": handle}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return handle
+}
+
+func messageRows(b *testing.B, t target) int {
+	if t.db == nil {
+		return 0
+	}
+	n, err := t.db.CountMessages(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return n
+}
+
+// BenchmarkSideBySide runs each request on the floor and on Deskhand, on
+// both eras, at 1, 16 and 64 concurrent clients (b.N calls in all).
+func BenchmarkSideBySide(b *testing.B) {
+	for _, era := range eras {
+		for _, op := range ops {
+			for _, clients := range []int{1, 16, 64} {
+				for _, mk := range []func(*testing.B) target{floor, func(b *testing.B) target { return deskhand(b, 1) }} {
+					tgt := mk(b)
+					name := fmt.Sprintf("%s/%s/%s/clients=%d", tgt.name, era, op.name, clients)
+					b.Run(strings.ReplaceAll(name, " ", "_"), func(b *testing.B) {
+						cs := make([]*client.Client, clients)
+						handles := make([]string, clients)
+						for i := range cs {
+							cs[i] = connect(b, tgt, era)
+							if strings.HasPrefix(op.name, "call, continue") {
+								handles[i] = conversation50(b, cs[i], tgt)
+							}
+						}
+						rows := messageRows(b, tgt)
+						lat, elapsed := load(b, clients, func(i int) error { return op.do(cs[i], tgt.tool, handles[i]) })
+						r := summarize(tgt.name, era, op.name, clients, lat, elapsed)
+						if op.name != "tools/list" {
+							r.RowsWritten = messageRows(b, tgt) - rows
+						}
+						record(r)
+						b.ReportMetric(r.P50Micros, "p50-µs")
+						b.ReportMetric(r.P99Micros, "p99-µs")
+						b.ReportMetric(r.CallsPerSec, "calls/s")
+					})
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkToolsList1000Agents lists a catalog of 1,000 agents (one page).
+func BenchmarkToolsList1000Agents(b *testing.B) {
+	tgt := deskhand(b, 1000)
+	c := connect(b, tgt, mcp.ProtocolVersion20260728)
+	lat, elapsed := load(b, 1, func(int) error {
+		res, err := c.ListToolsByPage(context.Background(), mcp.ListToolsRequest{})
+		if err == nil && len(res.Tools) != 1000 {
+			err = fmt.Errorf("%d tools listed", len(res.Tools))
+		}
+		return err
+	})
+	r := summarize("deskhand", mcp.ProtocolVersion20260728, "tools/list, 1,000 agents", 1, lat, elapsed)
+	record(r)
+	b.ReportMetric(r.P50Micros, "p50-µs")
+}
+
+// load runs b.N calls spread over workers and returns their latencies and
+// the wall time they took.
+func load(b *testing.B, workers int, call func(worker int) error) ([]time.Duration, time.Duration) {
+	lat := make([]time.Duration, b.N)
+	var next sync.Mutex
+	i := 0
+	var wg sync.WaitGroup
+	var failed error
+	b.ResetTimer()
+	start := time.Now()
+	for w := range workers {
+		wg.Go(func() {
+			for {
+				next.Lock()
+				n := i
+				i++
+				next.Unlock()
+				if n >= b.N {
+					return
+				}
+				start := time.Now()
+				if err := call(w); err != nil {
+					next.Lock()
+					failed = err
+					next.Unlock()
+					return
+				}
+				lat[n] = time.Since(start)
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if failed != nil {
+		b.Fatal(failed)
+	}
+	return lat, elapsed
+}
+
+func summarize(srv, era, op string, clients int, lat []time.Duration, elapsed time.Duration) row {
+	sorted := slices.Clone(lat)
+	slices.Sort(sorted)
+	pct := func(p float64) float64 {
+		return float64(sorted[min(len(sorted)-1, int(p*float64(len(sorted))))].Nanoseconds()) / 1e3
+	}
+	perSec := float64(len(lat)) / elapsed.Seconds()
+	name := strings.Join(slices.DeleteFunc([]string{srv, era, op}, func(s string) bool { return s == "" }), " ")
+	return row{Name: fmt.Sprintf("%s ×%d", name, clients), Server: srv, Op: op, Era: era, Clients: clients,
+		Calls: len(lat), P50Micros: pct(0.50), P99Micros: pct(0.99), CallsPerSec: perSec}
+}
+
+// printReport prints the side-by-side table and the targets, writes the
+// JSON, and says whether every target is met and every call's rows were
+// written.
+func printReport(w io.Writer) bool {
+	reportMu.Lock()
+	defer reportMu.Unlock()
+	ok := true
+	type key struct {
+		era, op string
+		clients int
+	}
+	floors := map[key]row{}
+	for _, r := range report {
+		if r.Server == "floor" {
+			floors[key{r.Era, r.Op, r.Clients}] = r
+		}
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "request\tera\tclients\tfloor p50 µs\tdeskhand p50 µs\tp50 ×\tdeskhand p99 µs\tfloor calls/s\tdeskhand calls/s\tthroughput ×\t")
+	var checks []string
+	for _, r := range report {
+		f, sideBySide := floors[key{r.Era, r.Op, r.Clients}]
+		if r.Server != "deskhand" || !sideBySide {
+			continue
+		}
+		p50x, thrx := r.P50Micros/f.P50Micros, r.CallsPerSec/f.CallsPerSec
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.0f\t%.2f\t%.0f\t%.0f\t%.0f\t%.2f\t\n", r.Op, r.Era, r.Clients, f.P50Micros, r.P50Micros, p50x, r.P99Micros, f.CallsPerSec, r.CallsPerSec, thrx)
+		limit := 1.3
+		if r.Op == "tools/list" {
+			limit = 1.1
+		}
+		if p50x > limit {
+			checks = append(checks, fmt.Sprintf("MISSED p50 %s %s ×%d: %.2f× the floor (target ≤ %.1f×)", r.Op, r.Era, r.Clients, p50x, limit))
+		}
+		if r.Clients == 64 && thrx < 0.75 {
+			checks = append(checks, fmt.Sprintf("MISSED throughput %s %s ×64: %.2f× the floor (target ≥ 0.75×)", r.Op, r.Era, thrx))
+		}
+		if r.Op != "tools/list" && r.RowsWritten != 2*r.Calls {
+			ok = false
+			checks = append(checks, fmt.Sprintf("ROWS %s %s ×%d: %d calls wrote %d messages, want %d", r.Op, r.Era, r.Clients, r.Calls, r.RowsWritten, 2*r.Calls))
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	for _, r := range report {
+		if r.Server == "floor" {
+			continue
+		}
+		if _, sideBySide := floors[key{r.Era, r.Op, r.Clients}]; sideBySide {
+			continue
+		}
+		fmt.Fprintf(w, "%s: %s\n", r.Name, figure(r))
+		value := r.Value
+		if r.Unit == "" {
+			value = r.P50Micros
+		}
+		if lim, has := limits[strings.SplitN(r.Name, " ×", 2)[0]]; has && value > lim {
+			checks = append(checks, fmt.Sprintf("MISSED %s: %s (target under %v)", r.Name, figure(r), lim))
+		}
+	}
+	sort.Strings(checks)
+	if len(checks) == 0 {
+		fmt.Fprintln(w, "\nEvery target met; every call's rows written.")
+	}
+	for _, c := range checks {
+		fmt.Fprintln(w, c)
+		if strings.HasPrefix(c, "MISSED") {
+			ok = false
+		}
+	}
+	raw, _ := json.MarshalIndent(report, "", "  ")
+	if path := os.Getenv("DESKHAND_BENCH_JSON"); path != "" {
+		if err := os.WriteFile(path, append(raw, '\n'), 0o644); err != nil {
+			fmt.Fprintln(w, "write", path+":", err)
+			ok = false
+		}
+	}
+	return ok
+}
+
+// limits are the targets of the other figures: the most a figure (its
+// Value, or its p50 in µs) may be, by name.
+var limits = map[string]float64{
+	"deskhand 2026-07-28 tools/list, 1,000 agents":     2000,
+	"deskhand  store: load the last 50 at 1M messages": 2000,
+	"process: start to first answered request":         150,
+	"process: resident memory, idle":                   40,
+}
+
+func figure(r row) string {
+	if r.Unit != "" {
+		return fmt.Sprintf("%.2f %s", r.Value, r.Unit)
+	}
+	return fmt.Sprintf("p50 %.0f µs, p99 %.0f µs", r.P50Micros, r.P99Micros)
+}

@@ -1,0 +1,223 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/deskhand/deskhand/models/ollama/ollamatest"
+	"github.com/deskhand/deskhand/server/control"
+	"github.com/deskhand/deskhand/server/mcpserver"
+	"github.com/deskhand/deskhand/store"
+)
+
+// TestLoad (make load; skipped unless DESKHAND_LOAD is set) runs 200
+// clients, both eras mixed, for DESKHAND_LOAD_SECONDS (default 60) against
+// "deskhand serve" with a fake Ollama that streams: they continue their
+// conversations and answer the questions agents ask them. Afterwards:
+// no call failed, the goroutines are back where they were, memory stayed
+// bounded, and every acknowledged message is in SQLite.
+func TestLoad(t *testing.T) {
+	if os.Getenv("DESKHAND_LOAD") == "" {
+		t.Skip("a 60 s load run: make load")
+	}
+	seconds := 60
+	if v := os.Getenv("DESKHAND_LOAD_SECONDS"); v != "" {
+		fmt.Sscan(v, &seconds)
+	}
+	const clients = 200
+	bin := filepath.Join(t.TempDir(), "deskhand")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/deskhand/deskhand").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	fake := ollamatest.NewServer(t, ollamatest.WithChunkDelay(2*time.Millisecond))
+	data := t.TempDir()
+	cmd := exec.Command(bin, "serve", "--data", data, "--addr", "127.0.0.1:0", "--ollama", fake.URL)
+	cmd.Env = append(os.Environ(), "LANG=en_US.UTF-8", "DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent")
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	}()
+	var url string
+	for deadline := time.Now().Add(20 * time.Second); url == ""; time.Sleep(20 * time.Millisecond) {
+		if m := regexp.MustCompile(`serving your agents at (\S+)`).FindStringSubmatch(out.String()); m != nil {
+			url = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("serve did not start:\n%s", out.String())
+		}
+	}
+	ctl, err := control.Dial(filepath.Join(data, control.SocketName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := ctl.CreateToken(context.Background(), "load")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := ctl.Status(context.Background())
+
+	ctx, stop := context.WithTimeout(context.Background(), time.Duration(seconds)*time.Second)
+	defer stop()
+	var (
+		wg          sync.WaitGroup
+		calls, errs atomic.Int64
+		mu          sync.Mutex
+		acked       = map[string]int{} // conversation → acknowledged calls
+		firstErr    error
+		peakRSS     float64
+	)
+	for i := range clients {
+		era := mcp.ProtocolVersion20251125
+		if i%2 == 1 {
+			era = mcp.ProtocolVersion20260728
+		}
+		wg.Go(func() {
+			c, err := loadClient(url, token, era)
+			if err != nil {
+				errs.Add(1)
+				mu.Lock()
+				firstErr = err
+				mu.Unlock()
+				return
+			}
+			defer c.Close()
+			handle := ""
+			for n := 0; ctx.Err() == nil; n++ {
+				msg := fmt.Sprintf("message %d of client %d", n, i)
+				if n%5 == 4 {
+					msg = "ask: What next?"
+				}
+				var req mcp.CallToolRequest
+				req.Params.Name = "assistant"
+				req.Params.Arguments = map[string]any{"message": msg, "conversation": handle}
+				res, err := c.CallTool(context.Background(), req)
+				if err == nil && res.IsError {
+					err = fmt.Errorf("tool error: %v", res.Content)
+				}
+				if err != nil {
+					errs.Add(1)
+					mu.Lock()
+					firstErr = err
+					mu.Unlock()
+					return
+				}
+				calls.Add(1)
+				handle, _ = res.Meta.AdditionalFields[mcpserver.ConversationMetaKey].(string)
+				mu.Lock()
+				acked[handle]++
+				mu.Unlock()
+			}
+		})
+	}
+	go func() {
+		for ctx.Err() == nil {
+			mu.Lock()
+			peakRSS = max(peakRSS, rss(cmd.Process.Pid))
+			mu.Unlock()
+			time.Sleep(time.Second)
+		}
+	}()
+	wg.Wait()
+	if errs.Load() > 0 {
+		t.Errorf("%d clients failed; the first: %v", errs.Load(), firstErr)
+	}
+	time.Sleep(3 * time.Second) // let idle connections and streams close
+	after, _ := ctl.Status(context.Background())
+
+	// Every acknowledged call's question is in SQLite.
+	db, err := store.Open(context.Background(), filepath.Join(data, store.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	missing := 0
+	for conv, n := range acked {
+		msgs, err := db.Messages(context.Background(), conv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		users := 0
+		for _, m := range msgs {
+			if m.Role == "user" {
+				users++
+			}
+		}
+		if users < n {
+			missing += n - users
+		}
+	}
+	t.Logf("%d clients, %d s: %d calls (%.0f/s) in %d conversations; goroutines %d before, %d after; peak RSS %.0f MB",
+		clients, seconds, calls.Load(), float64(calls.Load())/float64(seconds), len(acked), before.Goroutines, after.Goroutines, peakRSS)
+	if missing > 0 {
+		t.Errorf("%d acknowledged messages are not in SQLite", missing)
+	}
+	if after.Goroutines > before.Goroutines+20 {
+		t.Errorf("goroutines grew from %d to %d", before.Goroutines, after.Goroutines)
+	}
+	if peakRSS > 400 {
+		t.Errorf("peak RSS %.0f MB", peakRSS)
+	}
+}
+
+// loadClient connects a client of the era that answers questions.
+func loadClient(url, token, era string) (*client.Client, error) {
+	tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPLogger(quiet),
+		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	if err != nil {
+		return nil, err
+	}
+	c := client.NewClient(tr, client.WithProtocolVersion(era), client.WithElicitationHandler(answerer{}))
+	if err := c.Start(context.Background()); err != nil {
+		return nil, err
+	}
+	var init mcp.InitializeRequest
+	init.Params.ProtocolVersion = era
+	init.Params.ClientInfo = mcp.Implementation{Name: "load", Version: "0"}
+	if _, err := c.Initialize(context.Background(), init); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// answerer is the scripted person behind every client.
+type answerer struct{}
+
+func (answerer) Elicit(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept,
+		Content: map[string]any{"answer": "carry on"}}}, nil
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
