@@ -6,8 +6,8 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
