@@ -29,6 +29,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/deskhand/deskhand/server/agent"
@@ -43,7 +44,16 @@ const FileName = "deskhand.db"
 type DB struct {
 	db   *sql.DB
 	path string
+	// writes takes turns among this process's writers in Go, first come
+	// first served, rather than in SQLite's busy handler, which sleeps and
+	// lets a writer starve past the busy timeout under load; the timeout
+	// is left for other processes.
+	writes sync.Mutex
 }
+
+// maxConns bounds the connections: each holds its own page cache, and
+// one per concurrent request grew the process by gigabytes under load.
+const maxConns = 8
 
 var _ agent.History = (*DB)(nil)
 
@@ -98,6 +108,8 @@ func busy(err error) error {
 
 // exec runs a statement; a database locked past the busy timeout is ErrBusy.
 func (db *DB) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	db.writes.Lock()
+	defer db.writes.Unlock()
 	res, err := db.db.ExecContext(ctx, query, args...)
 	return res, busy(err)
 }
@@ -127,6 +139,8 @@ func openConn(ctx context.Context, path string) (*sql.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
+	conn.SetMaxOpenConns(maxConns)
+	conn.SetMaxIdleConns(maxConns)
 	if err := checkPragmas(ctx, conn); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
@@ -178,6 +192,8 @@ func (db *DB) Path() string { return db.path }
 // inTx runs fn in a transaction (BEGIN IMMEDIATE) and commits it unless fn
 // fails.
 func (db *DB) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	db.writes.Lock()
+	defer db.writes.Unlock()
 	tx, err := db.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", busy(err))

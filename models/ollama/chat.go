@@ -23,6 +23,12 @@ func (m *Model) Chat(ctx context.Context, req agent.ChatRequest, onDelta func(ag
 	if err != nil {
 		return agent.ChatResponse{}, err
 	}
+	select {
+	case m.chats <- struct{}{}:
+		defer func() { <-m.chats }()
+	case <-ctx.Done():
+		return agent.ChatResponse{}, m.userError(ctx, ctx.Err(), req.Model)
+	}
 	var (
 		out     = agent.ChatResponse{Model: req.Model}
 		content strings.Builder

@@ -48,14 +48,29 @@ var (
 type Model struct {
 	base   *url.URL // as the user configured it; shown in messages
 	client *api.Client
+	// chats bounds the chats streaming at once: api.Client gives every
+	// stream an 8 MB buffer, so 200 at once held 1.6 GB; Ollama runs few
+	// in parallel anyway (OLLAMA_NUM_PARALLEL), so the rest wait here.
+	chats chan struct{}
 }
+
+// DefaultMaxChats is how many chats stream at once unless WithMaxChats
+// says otherwise.
+const DefaultMaxChats = 8
 
 // Option configures [New].
 type Option func(*options)
 
 type options struct {
-	apiKey string
-	client *http.Client
+	apiKey   string
+	client   *http.Client
+	maxChats int
+}
+
+// WithMaxChats bounds the chats streaming from Ollama at once (default
+// DefaultMaxChats); more wait their turn.
+func WithMaxChats(n int) Option {
+	return func(o *options) { o.maxChats = n }
 }
 
 // WithAPIKey sends key as "Authorization: Bearer <key>" on every request,
@@ -109,7 +124,10 @@ func New(baseURL string, opts ...Option) (*Model, error) {
 		}
 		hc.Transport = bt
 	}
-	return &Model{base: base, client: api.NewClient(clientBase, hc)}, nil
+	if o.maxChats <= 0 {
+		o.maxChats = DefaultMaxChats
+	}
+	return &Model{base: base, client: api.NewClient(clientBase, hc), chats: make(chan struct{}, o.maxChats)}, nil
 }
 
 // BaseURL is the server's address as New understood it, for example

@@ -5,11 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -692,5 +695,50 @@ func TestPullModel(t *testing.T) {
 	defer cancel()
 	if err := m.PullModel(ctx, "qwen3:8b", nil); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("cancelled pull: %v", err)
+	}
+}
+
+// TestChatsAreBounded: no more chats stream at once than WithMaxChats
+// allows (api.Client holds 8 MB per stream); the others wait their turn
+// and all complete.
+func TestChatsAreBounded(t *testing.T) {
+	var (
+		mu             sync.Mutex
+		inFlight, most int
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		mu.Unlock()
+		time.Sleep(50 * time.Millisecond) // hold the stream open a while
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		fmt.Fprintln(w, `{"model":"m","message":{"role":"assistant","content":"ok"},"done":true,"done_reason":"stop"}`)
+	}))
+	defer srv.Close()
+	m, err := ollama.New(srv.URL, ollama.WithMaxChats(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 6)
+	for range 6 {
+		wg.Go(func() {
+			_, err := m.Chat(t.Context(), agent.ChatRequest{Model: "m", Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}}, func(agent.Delta) {})
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if most != 2 {
+		t.Errorf("%d chats streamed at once, want 2", most)
 	}
 }
