@@ -484,15 +484,17 @@ func TestKilledMidTurn(t *testing.T) {
 	if first.IsError || handle == "" {
 		t.Fatalf("first call: %+v", first)
 	}
+	before := len(fake.ChatRequests())
 	go func() {
 		var req mcp.CallToolRequest
 		req.Params.Name = "assistant"
 		req.Params.Arguments = map[string]any{"message": "one two three four five", "conversation": handle}
 		_, _ = c.CallTool(t.Context(), req) // dies with the process
 	}()
-	before := len(fake.ChatRequests())
-	for len(fake.ChatRequests()) == before {
-		time.Sleep(5 * time.Millisecond)
+	for deadline := time.Now().Add(10 * time.Second); len(fake.ChatRequests()) == before; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the model was never asked")
+		}
 	}
 	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)

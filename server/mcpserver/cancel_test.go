@@ -46,10 +46,11 @@ func post(ctx context.Context, t *testing.T, url, token, era, sessionID, body st
 	return http.DefaultClient.Do(req)
 }
 
-// streaming waits until a turn's model is streaming its answer.
-func streaming(t *testing.T, h *harness, events <-chan agent.Event) agent.Event {
+// streaming waits until a turn's model is streaming its answer: the fake
+// Ollama has more chats than before, counted before the call was made.
+func streaming(t *testing.T, h *harness, events <-chan agent.Event, before int) agent.Event {
 	t.Helper()
-	before := len(h.ollama.ChatRequests())
+	deadline := time.After(10 * time.Second)
 	for {
 		select {
 		case e := <-events:
@@ -57,10 +58,14 @@ func streaming(t *testing.T, h *harness, events <-chan agent.Event) agent.Event 
 				continue
 			}
 			for len(h.ollama.ChatRequests()) == before {
-				time.Sleep(5 * time.Millisecond)
+				select {
+				case <-deadline:
+					t.Fatal("the model was never asked")
+				case <-time.After(5 * time.Millisecond):
+				}
 			}
 			return e
-		case <-time.After(10 * time.Second):
+		case <-deadline:
 			t.Fatal("no turn started")
 		}
 	}
@@ -92,6 +97,7 @@ func TestCancellation(t *testing.T) {
 	t.Run("2026-07-28 closes the call", func(t *testing.T) {
 		ignore := goleak.IgnoreCurrent()
 		events := h.core.Subscribe(t.Context())
+		chats := len(h.ollama.ChatRequests())
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
 		go func() {
@@ -102,7 +108,7 @@ func TestCancellation(t *testing.T) {
 			}
 			done <- err
 		}()
-		started := streaming(t, h, events)
+		started := streaming(t, h, events, chats)
 		cancel()
 		<-done
 		if e := turnEnded(t, events, started.Turn); e.Status != agent.TurnCancelled {
@@ -124,6 +130,7 @@ func TestCancellation(t *testing.T) {
 		}
 		ignore := goleak.IgnoreCurrent()
 		events := h.core.Subscribe(t.Context())
+		chats := len(h.ollama.ChatRequests())
 		answer := make(chan string, 1)
 		go func() {
 			resp, err := post(t.Context(), t, h.URL, token, "2025-11-25", sid, call+"}}")
@@ -135,7 +142,7 @@ func TestCancellation(t *testing.T) {
 			resp.Body.Close()
 			answer <- string(body)
 		}()
-		started := streaming(t, h, events)
+		started := streaming(t, h, events, chats)
 		resp, err = post(t.Context(), t, h.URL, token, "2025-11-25", sid, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,"reason":"user pressed stop"}}`)
 		if err != nil {
 			t.Fatal(err)

@@ -22,12 +22,14 @@ func TestOllamaDiesMidStream(t *testing.T) {
 	first := handleOf(t, call(t, c, "assistant", map[string]any{"message": "Remember: the door is blue."}, nil))
 
 	done := make(chan *mcp.CallToolResult, 1)
+	before := len(h.ollama.ChatRequests())
 	go func() {
 		done <- call(t, c, "assistant", map[string]any{"message": "a b c d e f g h", "conversation": first}, nil)
 	}()
-	before := len(h.ollama.ChatRequests())
-	for len(h.ollama.ChatRequests()) == before {
-		time.Sleep(5 * time.Millisecond)
+	for deadline := time.Now().Add(10 * time.Second); len(h.ollama.ChatRequests()) == before; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the model was never asked")
+		}
 	}
 	time.Sleep(200 * time.Millisecond) // a chunk or so is out
 	h.ollama.CloseClientConnections()  // Ollama dies mid-stream

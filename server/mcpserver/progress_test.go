@@ -124,9 +124,12 @@ func TestKeepAliveWhileACallWaits(t *testing.T) {
 		req.Header.Set(k, v)
 	}
 	go func() {
-		time.Sleep(200 * time.Millisecond)
-		for _, q := range h.core.Pending() {
-			_ = h.core.AnswerQuestion(q.ID, map[string]any{"answer": "yes"}, false)
+		time.Sleep(200 * time.Millisecond) // a few keep-alives go out first
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if qs := h.core.Pending(); len(qs) > 0 {
+				_ = h.core.AnswerQuestion(qs[0].ID, map[string]any{"answer": "yes"}, false)
+				return
+			}
 		}
 	}()
 	resp, err := http.DefaultClient.Do(req)

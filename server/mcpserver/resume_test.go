@@ -48,6 +48,21 @@ func readEvents(body io.Reader) <-chan sseEvent {
 	return out
 }
 
+// next takes the next event, failing after a while.
+func next(t *testing.T, events <-chan sseEvent) sseEvent {
+	t.Helper()
+	select {
+	case ev, ok := <-events:
+		if !ok {
+			t.Fatal("the stream ended")
+		}
+		return ev
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event within 10 s")
+	}
+	return sseEvent{}
+}
+
 // legacySession opens a 2025-11-25 session with raw requests.
 func legacySession(t *testing.T, url, token string) string {
 	t.Helper()
@@ -114,11 +129,11 @@ func TestResumeAfterTheStreamDrops(t *testing.T) {
 		t.Fatal(err)
 	}
 	events := readEvents(resp.Body)
-	priming := <-events
+	priming := next(t, events)
 	if priming.id == "" || priming.retry == "" || priming.data != "" {
 		t.Fatalf("first event %+v, want a priming event (id, retry, no data)", priming)
 	}
-	progress := <-events
+	progress := next(t, events)
 	if progress.id == "" || !strings.Contains(progress.data, "notifications/progress") {
 		t.Fatalf("second event %+v, want the progress with an id", progress)
 	}
@@ -164,7 +179,9 @@ func TestCloseCallStream(t *testing.T) {
 	h = newHarnessWith(t, mcpserver.Options{ExtraTools: []server.ServerTool{tool}})
 	token := h.token("poller")
 	sid := legacySession(t, h.URL, token)
-	resp, err := post(t.Context(), t, h.URL, token, "2025-11-25", sid, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"polled","arguments":{}}}`)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	resp, err := post(ctx, t, h.URL, token, "2025-11-25", sid, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"polled","arguments":{}}}`)
 	if err != nil {
 		t.Fatal(err)
 	}
