@@ -213,7 +213,7 @@ func (db *DB) BeginTurn(ctx context.Context, t agent.Turn, user agent.Message) e
 	if t.Status != agent.TurnRunning {
 		return fmt.Errorf("begin turn %s: status is %q, want %q", t.ID, t.Status, agent.TurnRunning)
 	}
-	return db.inTx(ctx, func(tx *sql.Tx) error {
+	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO turns (id, conversation_id, agent_id, principal, status, model,
 				started_at, ended_at, duration_ms, prompt_tokens, output_tokens, tool_calls, error)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -242,7 +242,7 @@ func (db *DB) EndTurn(ctx context.Context, t agent.Turn, produced []agent.Messag
 		return fmt.Errorf("end turn %s: status is still %q", t.ID, t.Status)
 	}
 	ended := nullMillis(t.EndedAt)
-	return db.inTx(ctx, func(tx *sql.Tx) error {
+	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		// The stored turn says which conversation the messages belong to.
 		var conversationID string
 		err := tx.QueryRowContext(ctx, `UPDATE turns SET status = ?, model = ?, ended_at = ?,

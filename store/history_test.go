@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -721,5 +722,45 @@ func TestLastMessagesAndCount(t *testing.T) {
 	}
 	if _, err := db.LastMessages(ctx, "nope", 2); !errors.Is(err, agent.ErrNotFound) {
 		t.Errorf("unknown conversation: %v", err)
+	}
+}
+
+// TestConcurrentWrites: writes from many callers at once are committed in
+// groups; each caller learns its own outcome, a failing write leaves the
+// others of its group stored, and Close stops the writer.
+func TestConcurrentWrites(t *testing.T) {
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), store.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 100)
+	for i := range errs {
+		wg.Go(func() {
+			// Every tenth client reuses the name of the one before it,
+			// which the active-name index refuses.
+			name := fmt.Sprint("client-", i-i%10/9)
+			errs[i] = db.PutClient(ctx, agent.Client{ID: fmt.Sprint("id-", i), Name: name, TokenHash: []byte{byte(i)}, CreatedAt: at(i)})
+		})
+	}
+	wg.Wait()
+	stored, err := db.Clients(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := 0
+	for _, err := range errs {
+		if err != nil {
+			refused++
+		}
+	}
+	if refused != 10 || len(stored) != 90 {
+		t.Errorf("%d writes refused, %d clients stored; want 10 and 90", refused, len(stored))
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.PutClient(ctx, agent.Client{ID: "late", Name: "late", TokenHash: []byte{1}, CreatedAt: at(0)}); err == nil {
+		t.Error("a write after Close succeeded")
 	}
 }

@@ -50,7 +50,7 @@ func (db *DB) PutQuestion(ctx context.Context, q agent.Question) error {
 			approve = sql.NullInt64{Int64: boolInt(a.Approve), Valid: true}
 		}
 	}
-	return db.inTx(ctx, func(tx *sql.Tx) error {
+	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		// The turn must exist, in the conversation the question names.
 		var turnConv string
 		err := tx.QueryRowContext(ctx, "SELECT conversation_id FROM turns WHERE id = ?", q.TurnID).Scan(&turnConv)

@@ -44,11 +44,11 @@ const FileName = "deskhand.db"
 type DB struct {
 	db   *sql.DB
 	path string
-	// writes takes turns among this process's writers in Go, first come
-	// first served, rather than in SQLite's busy handler, which sleeps and
-	// lets a writer starve past the busy timeout under load; the timeout
-	// is left for other processes.
-	writes sync.Mutex
+	// The writer goroutine and its queue (writer.go).
+	jobs       chan *writeJob
+	closing    chan struct{}
+	writerDone chan struct{}
+	stopOnce   sync.Once
 }
 
 // maxConns bounds the connections: each holds its own page cache, and
@@ -86,7 +86,9 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		conn.Close()
 		return nil, busy(err)
 	}
-	return &DB{db: conn, path: path}, nil
+	db := &DB{db: conn, path: path}
+	db.startWriter()
+	return db, nil
 }
 
 // ErrBusy means another connection (another process) kept the database
@@ -104,14 +106,6 @@ func busy(err error) error {
 		return fmt.Errorf("%w: %w", ErrBusy, err)
 	}
 	return err
-}
-
-// exec runs a statement; a database locked past the busy timeout is ErrBusy.
-func (db *DB) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	db.writes.Lock()
-	defer db.writes.Unlock()
-	res, err := db.db.ExecContext(ctx, query, args...)
-	return res, busy(err)
 }
 
 // openConn opens the database without touching its schema.
@@ -180,6 +174,7 @@ func checkPragmas(ctx context.Context, conn *sql.DB) error {
 // Close closes the database; a clean close checkpoints the WAL into the
 // main file.
 func (db *DB) Close() error {
+	db.stopWriter()
 	if err := db.db.Close(); err != nil {
 		return fmt.Errorf("close database: %w", err)
 	}
@@ -188,25 +183,6 @@ func (db *DB) Close() error {
 
 // Path is the database file's path as given to Open.
 func (db *DB) Path() string { return db.path }
-
-// inTx runs fn in a transaction (BEGIN IMMEDIATE) and commits it unless fn
-// fails.
-func (db *DB) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	db.writes.Lock()
-	defer db.writes.Unlock()
-	tx, err := db.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin transaction: %w", busy(err))
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
-}
 
 // isConstraint reports whether err is the SQLite constraint violation code
 // (an extended code such as sqlite3.ErrConstraintUnique).
