@@ -89,16 +89,36 @@ type target struct {
 	db                     *store.DB // Deskhand's, to count rows
 }
 
-// floor is a bare mcp-go Streamable HTTP server whose tool returns its input.
+// floor is a bare mcp-go Streamable HTTP server whose tool returns its
+// input. The tool is defined exactly as Deskhand's agent tool (same name,
+// schema and descriptions), so the two differ only in what Deskhand does.
 func floor(b *testing.B) target {
 	s := server.NewMCPServer("floor", "1", server.WithToolCapabilities(true))
-	s.AddTool(mcp.NewTool("echo", mcp.WithString("message", mcp.Required()), mcp.WithString("conversation")),
-		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return mcp.NewToolResultText(req.GetString("message", "")), nil
-		})
+	s.AddTool(agentToolDefinition(b), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText(req.GetString("message", "")), nil
+	})
 	hs := httptest.NewServer(server.NewStreamableHTTPServer(s, server.WithStateful(true), server.WithStreamableHTTPLogger(quiet)))
 	b.Cleanup(hs.Close)
-	return target{name: "floor", url: hs.URL + "/mcp", tool: "echo"}
+	return target{name: "floor", url: hs.URL + "/mcp", tool: "assistant"}
+}
+
+var (
+	definitionOnce sync.Once
+	definition     mcp.Tool
+)
+
+// agentToolDefinition is the tool Deskhand serves for its agent, as a
+// client lists it.
+func agentToolDefinition(b *testing.B) mcp.Tool {
+	definitionOnce.Do(func() {
+		c := connect(b, deskhand(b, 1), mcp.ProtocolVersion20251125)
+		res, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
+		if err != nil || len(res.Tools) != 1 {
+			b.Fatalf("list Deskhand's tool: %v", err)
+		}
+		definition = res.Tools[0]
+	})
+	return definition
 }
 
 // deskhand is the real server stack: guard with a token, mcp-go, the core,

@@ -13,10 +13,11 @@ import (
 const retryMillis = 1000
 
 // Bounds on kept streams: an ended one is kept this long for a client to
-// resume, and at most keptStreams are kept (the oldest ended go first).
+// resume (it reconnects after retryMillis), and at most keptStreams are
+// kept (the oldest ended go first), since each holds its call's answer.
 const (
-	keptFor     = 10 * time.Minute
-	keptStreams = 1024
+	keptFor     = 2 * time.Minute
+	keptStreams = 256
 )
 
 // resumable is one call's event stream, kept for resumption.
