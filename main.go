@@ -58,9 +58,9 @@ no display).
 
 Commands:
   serve                 serve the agents headless on http://ADDR/mcp until stopped (Ctrl-C)
-  stdio [--client NAME] serve the agents over standard input and output (for stdio-only clients);
-                        with --client, bridge to the running app with that client's token
-                        from the keychain
+  stdio [--client NAME] for stdio-only clients: bridge to the running app with the client's
+                        token from the keychain (NAME, default "stdio"), or serve the agents
+                        in-process when the app is not running
   connect CLIENT...|--all
                         write Deskhand into each client's config with a token of its own,
                         read it back and verify it with a real MCP handshake; clients:
@@ -672,14 +672,18 @@ func bridgeStdio(ctx context.Context, opts options, stdin io.Reader, stdout, std
 	return true, b.Run(ctx, stdin, stdout)
 }
 
+// stdioClient names a stdio client that gives no --client.
+const stdioClient = "stdio"
+
+// stdioServe bridges to the running app (so conversations, questions and
+// the database are the app's), or serves in-process when none runs.
 func stdioServe(ctx context.Context, opts options, stdin io.Reader, stdout, stderr io.Writer) error {
-	if opts.client != "" {
-		ran, err := bridgeStdio(ctx, opts, stdin, stdout, stderr)
-		if ran {
-			return err
-		}
-		fmt.Fprintln(stderr, "Deskhand is not running: serving in-process; questions can only go to this client.")
+	opts.client = cmp.Or(opts.client, stdioClient)
+	ran, err := bridgeStdio(ctx, opts, stdin, stdout, stderr)
+	if ran {
+		return err
 	}
+	fmt.Fprintln(stderr, "Deskhand is not running: serving in-process; questions can only go to this client.")
 	ctx, a, cleanup, err := boot(ctx, &opts, stderr, false)
 	if err != nil {
 		return err

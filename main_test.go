@@ -410,6 +410,27 @@ func TestStdioBridgesToTheRunningApp(t *testing.T) {
 	srv.stop(t)
 }
 
+// TestStdioWithoutAClientNameBridgesToo: a plain "deskhand stdio" also
+// relays to the running app (under the client name "stdio") rather than
+// opening the database beside it.
+func TestStdioWithoutAClientNameBridgesToo(t *testing.T) {
+	srv := startServe(t, ollamatest.NewServer(t))
+	var stderr syncBuffer
+	c, inW, done := stdioSession(t, "plain", &stderr, "stdio", "--data", srv.dir)
+	if res := callAssistant(t, c, map[string]any{"message": "hello"}); res.IsError {
+		t.Fatalf("call: %+v", res)
+	}
+	c.Close()
+	inW.Close()
+	if err := <-done; err != nil {
+		t.Errorf("stdio ended with %v", err)
+	}
+	if list, _, _ := deskhand(t, "--data", srv.dir, "token", "list"); !strings.Contains(list, "stdio") || strings.Contains(stderr.String(), "serving in-process") {
+		t.Errorf("not bridged: tokens %q, stderr %q", list, stderr.String())
+	}
+	srv.stop(t)
+}
+
 // stdioSession runs the command line with pipes for stdin and stdout and
 // connects a legacy-era mcp-go client to it. Closing stdin ends the run,
 // whose result arrives on done.
