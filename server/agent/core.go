@@ -218,25 +218,47 @@ func (c *Core) SaveAgent(ctx context.Context, a Agent) (Agent, error) {
 	return a, nil
 }
 
-// DeleteAgent removes an agent with its conversations. A turn of it that
-// is running ends with an error.
+// DeleteAgent removes an agent with its conversations. Its turns still
+// running are stopped and recorded first (for up to agentStopWait), and
+// no new one can start meanwhile.
 func (c *Core) DeleteAgent(ctx context.Context, slug string) error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	var gone Agent
 	for id, a := range c.agents {
-		if a.Slug != slug {
-			continue
+		if a.Slug == slug {
+			gone = a
+			delete(c.agents, id)
 		}
-		if err := c.history.DeleteAgent(ctx, id); err != nil {
-			return fmt.Errorf("delete agent %s: %w", slug, err)
-		}
-		delete(c.agents, id)
+	}
+	c.mu.Unlock()
+	if gone.ID == "" {
+		return Userf(ErrNotFound, "no agent named %q", slug)
+	}
+	c.agentsRev.Add(1)
+	c.publish(Event{Kind: EventAgentsChanged, Agent: slug})
+
+	for _, id := range c.convs.busyOf(gone.ID) {
+		c.cancelTurn(id, errAgentDeleted)
+	}
+	for deadline := time.Now().Add(agentStopWait); len(c.convs.busyOf(gone.ID)) > 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := c.history.DeleteAgent(ctx, gone.ID); err != nil {
+		c.mu.Lock()
+		c.agents[gone.ID] = gone // still there: put it back
+		c.mu.Unlock()
 		c.agentsRev.Add(1)
 		c.publish(Event{Kind: EventAgentsChanged, Agent: slug})
-		return nil
+		return fmt.Errorf("delete agent %s: %w", slug, err)
 	}
-	return Userf(ErrNotFound, "no agent named %q", slug)
+	return nil
 }
+
+// agentStopWait bounds how long DeleteAgent waits for the agent's turns.
+const agentStopWait = 5 * time.Second
+
+// errAgentDeleted is why a turn stopped when its agent was deleted.
+var errAgentDeleted = &UserError{Msg: "the agent was deleted while it worked; the turn was stopped"}
 
 // SetAgentEnabled is the kill switch: a disabled agent leaves the tool list.
 func (c *Core) SetAgentEnabled(ctx context.Context, slug string, enabled bool) error {
@@ -401,9 +423,14 @@ var errCancelledHere = &UserError{Msg: "the turn was stopped from the Deskhand d
 
 // CancelTurn stops the turn running in a conversation; false when none runs.
 func (c *Core) CancelTurn(conversationID string) bool {
+	return c.cancelTurn(conversationID, errCancelledHere)
+}
+
+// cancelTurn stops the turn running in a conversation, saying why.
+func (c *Core) cancelTurn(conversationID string, why error) bool {
 	cancel, ok := c.cancels.Load(conversationID)
 	if ok {
-		cancel.(context.CancelCauseFunc)(errCancelledHere)
+		cancel.(context.CancelCauseFunc)(why)
 	}
 	return ok
 }

@@ -803,3 +803,29 @@ func TestTranscriptKeptBetweenTurns(t *testing.T) {
 		t.Errorf("the model's last request has %v", got)
 	}
 }
+
+// TestDeleteAgentStopsItsTurns: deleting an agent while its turn runs
+// stops the turn, which is recorded before the agent and its
+// conversations go; the caller is told why.
+func TestDeleteAgentStopsItsTurns(t *testing.T) {
+	f := newFixture(t, agent.Config{}, agent.Agent{})
+	started := make(chan struct{})
+	f.model.Reply = func(ctx context.Context, n int, req agent.ChatRequest, onDelta func(agent.Delta)) (agent.ChatResponse, error) {
+		close(started)
+		<-ctx.Done()
+		return agent.ChatResponse{}, ctx.Err()
+	}
+	done := make(chan error, 1)
+	go func() { _, err := f.run(t, "p", "", "work hard"); done <- err }()
+	<-started
+	if err := f.core.DeleteAgent(t.Context(), "helper"); err != nil {
+		t.Fatal(err)
+	}
+	err := <-done
+	if !strings.Contains(agent.UserMessage(err), "agent was deleted") {
+		t.Errorf("the running turn ended with %v", err)
+	}
+	if stored, _ := f.db.Agents(t.Context()); len(stored) != 0 {
+		t.Errorf("agents left: %+v", stored)
+	}
+}
