@@ -29,6 +29,7 @@ import (
 	"github.com/godbus/dbus/v5"
 
 	"github.com/deskhand/deskhand/assets"
+	_ "github.com/deskhand/deskhand/internal/locale" // a POSIX locale, before fyne reads it
 	"github.com/deskhand/deskhand/models/ollama"
 	"github.com/deskhand/deskhand/models/sampling"
 	"github.com/deskhand/deskhand/server/agent"

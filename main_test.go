@@ -570,3 +570,21 @@ func TestReadOnlyDataFolder(t *testing.T) {
 		t.Errorf("a read-only data folder: %v (%q)", err, msg)
 	}
 }
+
+// TestPOSIXLocaleIsQuiet: under the "C" locale of minimal shells and
+// containers, a command says nothing about locales (fyne cannot parse "C"
+// and used to print an error at every start).
+func TestPOSIXLocaleIsQuiet(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, env := range []string{"LANG=C.UTF-8", "LC_ALL=C.UTF-8", "LANG=C", "LC_ALL=POSIX"} {
+		cmd := exec.Command(exe, "token", "list", "--data", t.TempDir())
+		cmd.Env = append(os.Environ(), asMainEnv+"=1", "LANG=", "LC_ALL=", "LC_MESSAGES=", env)
+		out, err := cmd.CombinedOutput()
+		if err != nil || strings.Contains(string(out), "locale") || !strings.HasPrefix(string(out), "NAME") {
+			t.Errorf("%s: %v\n%s", env, err, out)
+		}
+	}
+}
