@@ -3,12 +3,11 @@ package keychain
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 
+	"github.com/deskhand/deskhand/internal/atomicfile"
 	"github.com/deskhand/deskhand/server/agent"
 )
 
@@ -52,13 +51,15 @@ func (s *Store) writeFile(m map[string]string) error {
 	} else {
 		var b []byte
 		if b, err = json.MarshalIndent(m, "", "  "); err == nil {
-			err = writeAtomic(s.path, append(b, '\n'))
+			if err = os.MkdirAll(filepath.Dir(s.path), 0o700); err == nil {
+				err = atomicfile.Write(s.path, append(b, '\n'), 0o600)
+			}
 		}
 	}
 	if err != nil {
 		return agent.Userf(err, "could not write the secrets file %s; check that its folder is writable by you", s.path)
 	}
-	syncDir(filepath.Dir(s.path))
+	atomicfile.SyncDir(filepath.Dir(s.path))
 	return nil
 }
 
@@ -73,50 +74,4 @@ func (s *Store) removeFromFile(key string) error {
 	}
 	delete(m, key)
 	return s.writeFile(m)
-}
-
-func writeAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if err = f.Chmod(0o600); err != nil {
-		return err
-	}
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("rename %s: %w", tmp, err)
-	}
-	return nil
-}
-
-// syncDir makes a rename or remove in dir durable. Best effort: Windows
-// cannot fsync a directory.
-func syncDir(dir string) {
-	if runtime.GOOS == "windows" {
-		return
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
 }

@@ -6,9 +6,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
+
+	"github.com/deskhand/deskhand/internal/atomicfile"
 )
 
 // backupInfix separates a file's name from the timestamp of its backups.
@@ -61,39 +62,10 @@ func commit(env Env, path string, old []byte, existed bool, data []byte, secret 
 	return backup, nil
 }
 
-// writeAtomic writes data to a temporary file next to path, syncs it and
-// renames it over path.
-func writeAtomic(path string, data []byte, mode fs.FileMode) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".deskhand-tmp-*")
-	if err != nil {
-		return fmt.Errorf("connect: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-			err = fmt.Errorf("connect: writing %s: %w", path, err)
-		}
-	}()
-	if err = tmp.Chmod(mode); err != nil && runtime.GOOS != "windows" {
-		return err
-	}
-	if _, err = tmp.Write(data); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		_ = d.Sync() // best effort: persist the rename
-		d.Close()
+// writeAtomic replaces path with data (see atomicfile).
+func writeAtomic(path string, data []byte, mode fs.FileMode) error {
+	if err := atomicfile.Write(path, data, mode); err != nil {
+		return fmt.Errorf("connect: writing %s: %w", path, err)
 	}
 	return nil
 }
