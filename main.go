@@ -364,8 +364,12 @@ type serving struct {
 // launch.
 func startServing(ctx context.Context, opts options, a *wiring, stderr io.Writer, show func() bool) (*serving, error) {
 	log := a.log
-	if err := a.secrets.Probe(); err != nil {
+	// Without a keychain, warn when secrets already sit in the fallback
+	// file; otherwise say it once, quietly: the first secret saved warns.
+	if err := a.secrets.Probe(); err != nil && a.secrets.Insecure() {
 		log.Warn(agent.UserMessage(err))
+	} else if err != nil {
+		log.Info(agent.UserMessage(err))
 	}
 	if v, err := a.ollama.Version(ctx); err != nil {
 		log.Warn(agent.UserMessage(err))
