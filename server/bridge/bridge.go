@@ -15,8 +15,10 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -119,7 +121,7 @@ func (b *Bridge) post(ctx context.Context, msg []byte) error {
 	case resp.StatusCode == http.StatusAccepted:
 		return nil
 	case strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream"):
-		return b.relayStream(resp.Body)
+		return b.relayCall(ctx, resp.Body, env)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxLine))
 	if err != nil {
@@ -207,30 +209,96 @@ func (b *Bridge) listen(ctx context.Context) {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusOK {
-		_ = b.relayStream(resp.Body)
+		_ = b.relayStream(resp.Body, nil)
 	}
 }
 
-// relayStream copies each SSE event's data, a JSON-RPC message, to the client.
-func (b *Bridge) relayStream(r io.Reader) error {
+// maxResumes bounds the reconnections for one call.
+const maxResumes = 5
+
+// relayCall relays a call's event stream. When the stream ends before the
+// call's answer, it resumes it as SEP-1699 says: a GET with the last
+// event's id, after the retry interval the server asked for.
+func (b *Bridge) relayCall(ctx context.Context, body io.Reader, env envelope) error {
+	st := &streamState{want: bytes.TrimSpace(env.ID), retry: time.Second}
+	for attempt := 0; ; attempt++ {
+		if err := b.relayStream(body, st); err != nil || st.answered || len(st.want) == 0 || st.lastID == "" {
+			return err
+		}
+		if attempt == maxResumes {
+			return fmt.Errorf("the answer's stream ended %d times before the answer", maxResumes+1)
+		}
+		select {
+		case <-time.After(st.retry):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.URL, nil)
+		if err != nil {
+			return err
+		}
+		b.headers(req, envelope{})
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Last-Event-ID", st.lastID)
+		resp, err := b.Client.Do(req)
+		if err != nil {
+			return fmt.Errorf("Deskhand is not answering at %s: %w", b.URL, err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("resuming the answer's stream: Deskhand answered %s", resp.Status)
+		}
+		body = resp.Body
+	}
+}
+
+// streamState follows a call's stream: the last event id, the retry the
+// server asked for, and whether the answer (want, the call's id) came.
+type streamState struct {
+	want     json.RawMessage
+	lastID   string
+	retry    time.Duration
+	answered bool
+}
+
+// relayStream copies each SSE event's data, a JSON-RPC message, to the
+// client, noting in st (when set) what resuming needs.
+func (b *Bridge) relayStream(r io.Reader, st *streamState) error {
 	scanner := bufio.NewScanner(r)
 	scanner.Buffer(make([]byte, 64<<10), maxLine)
 	var data []byte
+	flush := func() {
+		if len(data) == 0 {
+			return
+		}
+		b.write(data)
+		if st != nil && len(st.want) > 0 {
+			var msg struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(data, &msg) == nil && msg.Method == "" && bytes.Equal(bytes.TrimSpace(msg.ID), st.want) {
+				st.answered = true
+			}
+		}
+		data = nil
+	}
 	for scanner.Scan() {
 		line := scanner.Text()
 		switch {
 		case strings.HasPrefix(line, "data:"):
 			data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " ")...)
-		case line == "":
-			if len(data) > 0 {
-				b.write(data)
-				data = nil
+		case st != nil && strings.HasPrefix(line, "id:"):
+			st.lastID = strings.TrimSpace(strings.TrimPrefix(line, "id:"))
+		case st != nil && strings.HasPrefix(line, "retry:"):
+			if ms, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "retry:"))); err == nil && ms >= 0 {
+				st.retry = time.Duration(ms) * time.Millisecond
 			}
+		case line == "":
+			flush()
 		}
 	}
-	if len(data) > 0 {
-		b.write(data)
-	}
+	flush()
 	return scanner.Err()
 }
 

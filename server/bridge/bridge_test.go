@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	mcpgo "github.com/mark3labs/mcp-go/server"
 
 	"github.com/deskhand/deskhand/models/ollama"
 	"github.com/deskhand/deskhand/models/ollama/ollamatest"
@@ -23,6 +25,14 @@ import (
 
 // server is a running Deskhand on 127.0.0.1 with a fake Ollama.
 func server(t *testing.T) (url string, core *agent.Core) {
+	t.Helper()
+	url, core, _ = serverWith(t, nil)
+	return url, core
+}
+
+// serverWith is server with extra tools, which get the *mcpserver.Server
+// through srv once it is built.
+func serverWith(t *testing.T, extra func(srv **mcpserver.Server) []mcpgo.ServerTool) (url string, core *agent.Core, srv *mcpserver.Server) {
 	t.Helper()
 	db, err := store.Open(t.Context(), filepath.Join(t.TempDir(), store.FileName))
 	if err != nil {
@@ -40,7 +50,11 @@ func server(t *testing.T) (url string, core *agent.Core) {
 	if _, _, err := core.EnsureDefaultAgent(t.Context(), ""); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := mcpserver.New(core, mcpserver.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	var tools []mcpgo.ServerTool
+	if extra != nil {
+		tools = extra(&srv)
+	}
+	srv, err = mcpserver.New(core, mcpserver.Options{ExtraTools: tools, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +65,7 @@ func server(t *testing.T) (url string, core *agent.Core) {
 		hs.Close()
 		_ = srv.Close(context.Background())
 	})
-	return hs.URL + mcpserver.EndpointPath, core
+	return hs.URL + mcpserver.EndpointPath, core, srv
 }
 
 type elicitFn func(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationResult, error)
@@ -144,5 +158,36 @@ func TestBridgeWithARevokedToken(t *testing.T) {
 	inW.Close()
 	if got := string(line[:n]); !strings.Contains(got, `"error"`) || !strings.Contains(got, "revoked") {
 		t.Errorf("the client got %s", got)
+	}
+}
+
+// TestBridgeResumesAClosedStream: when Deskhand ends a call's stream before
+// its answer (SEP-1699), the bridge resumes it with Last-Event-ID and the
+// stdio client gets the answer as if nothing happened.
+func TestBridgeResumesAClosedStream(t *testing.T) {
+	url, core, _ := serverWith(t, func(srv **mcpserver.Server) []mcpgo.ServerTool {
+		return []mcpgo.ServerTool{{
+			Tool: mcp.NewTool("polled", mcp.WithDescription("closes its stream, then answers")),
+			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				if !(*srv).CloseCallStream(ctx) {
+					return mcp.NewToolResultError("the stream could not be closed"), nil
+				}
+				time.Sleep(50 * time.Millisecond)
+				return mcp.NewToolResultText("answered after the close"), nil
+			},
+		}}
+	})
+	_, token, err := core.CreateClient(t.Context(), "claude-desktop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := bridged(t, url, token, mcp.ProtocolVersion20251125)
+	var req mcp.CallToolRequest
+	req.Params.Name = "polled"
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	res, err := c.CallTool(ctx, req)
+	if err != nil || res.IsError || res.Content[0].(mcp.TextContent).Text != "answered after the close" {
+		t.Fatalf("call through the bridge: %+v, %v", res, err)
 	}
 }
