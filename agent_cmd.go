@@ -5,12 +5,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
-	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/deskhand/deskhand/server/agent"
-	"github.com/deskhand/deskhand/server/control"
 )
 
 // agentEditor is what 'deskhand agent' needs: the running app's control
@@ -32,19 +29,19 @@ func agentCommand(ctx context.Context, opts options, args []string, stdout, stde
 	if n, known := wantArgs[sub]; !known || len(rest) != n {
 		return userf(agentUsage)
 	}
+	ctl, app, done, err := reach(ctx, &opts, stderr)
+	if err != nil {
+		return err
+	}
+	defer done()
 	var (
 		editor agentEditor
 		agents func() ([]agent.Agent, error)
 	)
-	if ctl, err := control.Dial(filepath.Join(opts.data, control.SocketName)); err == nil {
+	if ctl != nil {
 		editor, agents = ctl, func() ([]agent.Agent, error) { return ctl.Agents(ctx) }
 	} else {
-		a, err := open(ctx, &opts, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), false)
-		if err != nil {
-			return err
-		}
-		defer a.close()
-		editor, agents = a.core, func() ([]agent.Agent, error) { return a.core.Agents(), nil }
+		editor, agents = app.core, func() ([]agent.Agent, error) { return app.core.Agents(), nil }
 	}
 	switch sub {
 	case "list":

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -16,29 +15,54 @@ import (
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/server/control"
 	"github.com/deskhand/deskhand/server/mcpserver"
-	"github.com/deskhand/deskhand/store/keychain"
 	"github.com/deskhand/deskhand/ui"
 	"github.com/deskhand/deskhand/ui/connect"
 )
 
-// controlTokens issues tokens through the running app, so they work at once.
+// tokenKeeper manages client tokens: through the running app when there
+// is one (controlTokens), else on the store (coreTokens).
+type tokenKeeper interface {
+	Create(ctx context.Context, name string) (string, error)
+	Rotate(ctx context.Context, name string) (string, error)
+	List(ctx context.Context) ([]control.TokenInfo, error)
+	Revoke(ctx context.Context, name string) error
+}
+
+// controlTokens manages tokens through the running app, so they apply at once.
 type controlTokens struct{ ctl *control.Client }
+
+func (t controlTokens) Create(ctx context.Context, name string) (string, error) {
+	return t.ctl.CreateToken(ctx, name)
+}
 
 func (t controlTokens) Rotate(ctx context.Context, name string) (string, error) {
 	return t.ctl.RotateToken(ctx, name)
+}
+
+func (t controlTokens) List(ctx context.Context) ([]control.TokenInfo, error) {
+	return t.ctl.Tokens(ctx)
 }
 
 func (t controlTokens) Revoke(ctx context.Context, name string) error {
 	return t.ctl.RevokeToken(ctx, name)
 }
 
-// coreTokens issues tokens on a core in this process: the app's own, or
+// coreTokens manages tokens on a core in this process: the app's own, or
 // the store opened directly when the app is not running.
 type coreTokens struct{ core *agent.Core }
+
+func (t coreTokens) Create(ctx context.Context, name string) (string, error) {
+	_, token, err := t.core.CreateClient(ctx, name)
+	return token, err
+}
 
 func (t coreTokens) Rotate(ctx context.Context, name string) (string, error) {
 	_, token, err := t.core.RotateClient(ctx, name)
 	return token, err
+}
+
+func (t coreTokens) List(context.Context) ([]control.TokenInfo, error) {
+	return control.Tokens(t.core), nil
 }
 
 func (t coreTokens) Revoke(ctx context.Context, name string) error {
@@ -87,27 +111,23 @@ func connectCommand(ctx context.Context, opts options, disconnect bool, args []s
 	if err != nil {
 		return err
 	}
+	explicitAddr := opts.addr != ""
+	ctl, a, done, err := reach(ctx, &opts, stderr)
+	if err != nil {
+		return err
+	}
+	defer done()
 	var m *connect.Manager
-	if ctl, err := control.Dial(filepath.Join(opts.data, control.SocketName)); err == nil {
+	if ctl != nil {
 		st, err := ctl.Status(ctx)
 		if err != nil {
 			return err
 		}
-		secrets := keychain.New(keychain.Options{
-			FallbackPath: filepath.Join(opts.data, "secrets.json"),
-			Warn:         func(msg string) { fmt.Fprintln(stderr, msg) },
-		})
-		m, err = newManager(opts, st.URL, controlTokens{ctl}, secrets)
-		if err != nil {
+		secrets := secretsIn(opts.data, func(msg string) { fmt.Fprintln(stderr, msg) })
+		if m, err = newManager(opts, st.URL, controlTokens{ctl}, secrets); err != nil {
 			return err
 		}
 	} else {
-		explicitAddr := opts.addr != ""
-		a, err := open(ctx, &opts, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), false)
-		if err != nil {
-			return err
-		}
-		defer a.close()
 		// Where the app served last, unless told where it will serve.
 		url := endpointURL(opts.addr)
 		if last := setting(ctx, a.core, lastURLSetting); last != "" && !explicitAddr {

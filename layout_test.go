@@ -122,3 +122,22 @@ func hasPackageComment(t *testing.T, file string) bool {
 	}
 	return f.Doc != nil
 }
+
+// TestCoreDependsOnTheStandardLibrary: the core reaches nothing outside the
+// standard library but google/uuid (DESIGN.md §1). Go itself says which
+// packages are standard: crypto/internal/entropy/v1.0.0 and
+// vendor/golang.org/x/net/dns/dnsmessage (through crypto/rand and net)
+// are, despite the dots in their paths.
+func TestCoreDependsOnTheStandardLibrary(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{.Standard}}", "./server/agent").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := map[string]bool{module + "server/agent": true, "github.com/google/uuid": true}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		path, standard, _ := strings.Cut(line, " ")
+		if standard != "true" && !allowed[path] {
+			t.Errorf("server/agent depends on %s, outside the standard library", path)
+		}
+	}
+}

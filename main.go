@@ -257,10 +257,7 @@ func open(ctx context.Context, opts *options, log *slog.Logger, desktop bool) (*
 	opts.addr = cmp.Or(opts.addr, saved("server.addr"), DefaultAddr)
 	opts.ollamaHost = cmp.Or(opts.ollamaHost, saved("ollama.host"))
 	opts.insecureNoAuth = opts.insecureNoAuth || saved("server.insecure_no_auth") == "true"
-	secrets := keychain.New(keychain.Options{
-		FallbackPath: filepath.Join(opts.data, "secrets.json"),
-		Warn:         func(msg string) { log.Warn(msg) },
-	})
+	secrets := secretsIn(opts.data, func(msg string) { log.Warn(msg) })
 	var ollamaOpts []ollama.Option
 	if key, err := secrets.Get("ollama-api-key"); err == nil && key != "" {
 		ollamaOpts = append(ollamaOpts, ollama.WithAPIKey(key))
@@ -292,6 +289,12 @@ func osReason(err error) string {
 		return pe.Err.Error()
 	}
 	return err.Error()
+}
+
+// secretsIn is the keychain, with its fallback file in the data folder;
+// warn is told when a secret goes to (or stays in) that file.
+func secretsIn(data string, warn func(string)) *keychain.Store {
+	return keychain.New(keychain.Options{FallbackPath: filepath.Join(data, "secrets.json"), Warn: warn})
 }
 
 func (a *wiring) close() {
@@ -653,10 +656,7 @@ func bridgeStdio(ctx context.Context, opts options, stdin io.Reader, stdout, std
 	if err != nil {
 		return true, err
 	}
-	secrets := keychain.New(keychain.Options{
-		FallbackPath: filepath.Join(opts.data, "secrets.json"),
-		Warn:         func(msg string) { fmt.Fprintln(stderr, msg) },
-	})
+	secrets := secretsIn(opts.data, func(msg string) { fmt.Fprintln(stderr, msg) })
 	token, err := secrets.Get(connect.SecretKey(opts.client))
 	if err != nil && !errors.Is(err, agent.ErrNotFound) {
 		// No keychain to read: a new token goes to the reported fallback.
@@ -719,65 +719,55 @@ func tokenCommand(ctx context.Context, opts options, args []string, stdout, stde
 	if n, known := wantArgs[sub]; !known || len(rest) != n {
 		return userf(tokenUsage)
 	}
-	if ctl, err := control.Dial(filepath.Join(opts.data, control.SocketName)); err == nil {
-		switch sub {
-		case "create":
-			token, err := ctl.CreateToken(ctx, rest[0])
-			if err != nil {
-				return err
-			}
-			fmt.Fprintln(stdout, token)
-			return nil
-		case "rotate":
-			token, err := ctl.RotateToken(ctx, rest[0])
-			if err != nil {
-				return err
-			}
-			fmt.Fprintln(stdout, token)
-			return nil
-		case "list":
-			infos, err := ctl.Tokens(ctx)
-			if err != nil {
-				return err
-			}
-			printTokens(stdout, infos)
-			return nil
-		case "revoke":
-			if err := ctl.RevokeToken(ctx, rest[0]); err != nil {
-				return err
-			}
-			fmt.Fprintf(stderr, "Revoked the token of %q.\n", rest[0])
-			return nil
-		}
-	}
-
-	a, err := open(ctx, &opts, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), false)
+	ctl, a, done, err := reach(ctx, &opts, stderr)
 	if err != nil {
 		return err
 	}
-	defer a.close()
+	defer done()
+	var keeper tokenKeeper
+	if ctl != nil {
+		keeper = controlTokens{ctl}
+	} else {
+		keeper = coreTokens{a.core}
+	}
 	switch sub {
-	case "create":
-		_, token, err := a.core.CreateClient(ctx, rest[0])
-		if err != nil {
-			return err
+	case "create", "rotate":
+		issue := keeper.Create
+		if sub == "rotate" {
+			issue = keeper.Rotate
 		}
-		fmt.Fprintln(stdout, token)
-	case "rotate":
-		_, token, err := a.core.RotateClient(ctx, rest[0])
+		token, err := issue(ctx, rest[0])
 		if err != nil {
 			return err
 		}
 		fmt.Fprintln(stdout, token)
 	case "list":
-		printTokens(stdout, control.Tokens(a.core))
+		infos, err := keeper.List(ctx)
+		if err != nil {
+			return err
+		}
+		printTokens(stdout, infos)
 	case "revoke":
-		if err := a.core.RevokeClient(ctx, rest[0]); err != nil {
+		if err := keeper.Revoke(ctx, rest[0]); err != nil {
 			return err
 		}
 		fmt.Fprintf(stderr, "Revoked the token of %q.\n", rest[0])
 	}
 	return nil
+}
+
+// reach finds the running app's control channel, so that a command's
+// changes apply at once, or else opens the data folder itself; done
+// closes what was opened.
+func reach(ctx context.Context, opts *options, stderr io.Writer) (ctl *control.Client, a *wiring, done func(), err error) {
+	if ctl, err := control.Dial(filepath.Join(opts.data, control.SocketName)); err == nil {
+		return ctl, nil, func() {}, nil
+	}
+	a, err = open(ctx, opts, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), false)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return nil, a, a.close, nil
 }
 
 func printTokens(w io.Writer, infos []control.TokenInfo) {

@@ -162,8 +162,7 @@ func handler(core Core, opts Options) http.Handler {
 	})
 	mux.HandleFunc("POST /v1/tokens", func(w http.ResponseWriter, r *http.Request) {
 		var req tokenRequest
-		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10)).Decode(&req); err != nil {
-			reply(w, http.StatusBadRequest, problem{"the request body must be JSON like {\"name\": \"cursor\"}"})
+		if !decode(w, r, 64<<10, &req, "the request body must be JSON like {\"name\": \"cursor\"}") {
 			return
 		}
 		cl, token, err := core.CreateClient(r.Context(), req.Name)
@@ -182,19 +181,14 @@ func handler(core Core, opts Options) http.Handler {
 		reply(w, http.StatusOK, createdToken{TokenInfo: tokenInfo(cl), Token: token})
 	})
 	mux.HandleFunc("DELETE /v1/tokens/{name}", func(w http.ResponseWriter, r *http.Request) {
-		if err := core.RevokeClient(r.Context(), r.PathValue("name")); err != nil {
-			replyErr(w, err)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
+		noContent(w, core.RevokeClient(r.Context(), r.PathValue("name")))
 	})
 	mux.HandleFunc("GET /v1/agents", func(w http.ResponseWriter, r *http.Request) {
 		reply(w, http.StatusOK, core.Agents())
 	})
 	mux.HandleFunc("PUT /v1/agents", func(w http.ResponseWriter, r *http.Request) {
 		var a agent.Agent
-		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&a); err != nil {
-			reply(w, http.StatusBadRequest, problem{"the request body must be an agent as JSON"})
+		if !decode(w, r, 1<<20, &a, "the request body must be an agent as JSON") {
 			return
 		}
 		saved, err := core.SaveAgent(r.Context(), a)
@@ -208,37 +202,23 @@ func handler(core Core, opts Options) http.Handler {
 		var req struct {
 			Enabled bool `json:"enabled"`
 		}
-		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10)).Decode(&req); err != nil {
-			reply(w, http.StatusBadRequest, problem{"the request body must be JSON like {\"enabled\": true}"})
+		if !decode(w, r, 64<<10, &req, "the request body must be JSON like {\"enabled\": true}") {
 			return
 		}
-		if err := core.SetAgentEnabled(r.Context(), r.PathValue("slug"), req.Enabled); err != nil {
-			replyErr(w, err)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
+		noContent(w, core.SetAgentEnabled(r.Context(), r.PathValue("slug"), req.Enabled))
 	})
 	mux.HandleFunc("DELETE /v1/agents/{slug}", func(w http.ResponseWriter, r *http.Request) {
-		if err := core.DeleteAgent(r.Context(), r.PathValue("slug")); err != nil {
-			replyErr(w, err)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
+		noContent(w, core.DeleteAgent(r.Context(), r.PathValue("slug")))
 	})
 	mux.HandleFunc("GET /v1/questions", func(w http.ResponseWriter, r *http.Request) {
 		reply(w, http.StatusOK, questionInfos(core.Pending()))
 	})
 	mux.HandleFunc("POST /v1/questions/{id}/answer", func(w http.ResponseWriter, r *http.Request) {
 		var req answerRequest
-		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&req); err != nil {
-			reply(w, http.StatusBadRequest, problem{"the request body must be JSON like {\"content\": {\"answer\": \"yes\"}} or {\"decline\": true}"})
+		if !decode(w, r, 1<<20, &req, "the request body must be JSON like {\"content\": {\"answer\": \"yes\"}} or {\"decline\": true}") {
 			return
 		}
-		if err := core.AnswerQuestion(r.PathValue("id"), req.Content, req.Decline); err != nil {
-			replyErr(w, err)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
+		noContent(w, core.AnswerQuestion(r.PathValue("id"), req.Content, req.Decline))
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Origin") != "" {
@@ -247,6 +227,25 @@ func handler(core Core, opts Options) http.Handler {
 		}
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// decode reads a JSON body of at most limit bytes into v; when it cannot,
+// it answers 400 saying what the body must be, and returns false.
+func decode(w http.ResponseWriter, r *http.Request, limit int64, v any, must string) bool {
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit)).Decode(v); err != nil {
+		reply(w, http.StatusBadRequest, problem{must})
+		return false
+	}
+	return true
+}
+
+// noContent answers a request that returns nothing: 204, or err.
+func noContent(w http.ResponseWriter, err error) {
+	if err != nil {
+		replyErr(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 func tokenInfo(c agent.Client) TokenInfo {

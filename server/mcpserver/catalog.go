@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -165,11 +164,7 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request, msg rpcPeek) 
 	s.syncTools()
 	cursor := msg.Params.Cursor
 	if _, ok := s.cursors.decode(cursor); !ok {
-		status := http.StatusOK // a JSON-RPC error travels in a 200 before 2026-07-28
-		if mcp.IsModernProtocol(r.Header.Get("Mcp-Protocol-Version")) {
-			status = http.StatusBadRequest
-		}
-		writeJSONRPCErrorStatus(w, status, msg.ID, mcp.INVALID_PARAMS, errForeignCursor.Error())
+		writeJSONRPCErrorStatus(w, errorStatus(r), msg.ID, mcp.INVALID_PARAMS, errForeignCursor.Error(), nil)
 		return false
 	}
 	etag := s.cat.Load().etag(cursor, s.pageSize())
@@ -191,15 +186,4 @@ func etagMatches(header, etag string) bool {
 		}
 	}
 	return false
-}
-
-func writeJSONRPCErrorStatus(w http.ResponseWriter, status int, id json.RawMessage, code int, message string) {
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	var buf bytes.Buffer
-	_ = json.NewEncoder(&buf).Encode(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": message}})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
 }

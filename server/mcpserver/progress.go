@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -47,13 +46,6 @@ func (s *Server) Log(ctx context.Context, level mcp.LoggingLevel, logger string,
 		params["logger"] = logger
 	}
 	return s.Notify(ctx, string(mcp.MethodNotificationMessage), params)
-}
-
-func (s *Server) keepAlive() time.Duration {
-	if s.opts.KeepAlive == 0 {
-		return DefaultKeepAlive
-	}
-	return s.opts.KeepAlive
 }
 
 // followProgress sends notifications/progress to the call in ctx as the

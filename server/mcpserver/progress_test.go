@@ -42,6 +42,31 @@ func (p *progressLog) of(token string) []string {
 	return p.got[token]
 }
 
+// lostProgress calls tool runs times, each with a progress token of its
+// own, and counts the calls whose progress was not exactly want; the
+// first such call is reported.
+func lostProgress(t *testing.T, c *client.Client, log *progressLog, prefix, tool string, args map[string]any, runs int, want ...string) int {
+	t.Helper()
+	lost := 0
+	for i := range runs {
+		tok := fmt.Sprintf("%s-%d", prefix, i)
+		var req mcp.CallToolRequest
+		req.Params.Name, req.Params.Arguments = tool, args
+		req.Params.Meta = &mcp.Meta{ProgressToken: tok}
+		res, err := c.CallTool(t.Context(), req)
+		if err != nil || res.IsError {
+			t.Fatalf("call %d: %v %+v", i, err, res)
+		}
+		if got := log.of(tok); strings.Join(got, "|") != strings.Join(want, "|") {
+			lost++
+			if lost == 1 {
+				t.Errorf("call %d got progress %q, want %q", i, got, want)
+			}
+		}
+	}
+	return lost
+}
+
 // TestProgressIsNeverLost: every call with a progress token gets its
 // progress before its answer, the last notification included, on both
 // eras, run after run (mcp-go alone loses about a third of last-moment
@@ -55,24 +80,8 @@ func TestProgressIsNeverLost(t *testing.T) {
 			log := &progressLog{got: map[string][]string{}}
 			c := connect(t, h.URL, era, token)
 			log.observe(c)
-			lost := 0
-			for i := range runs {
-				tok := fmt.Sprintf("%s-%d", era, i)
-				var req mcp.CallToolRequest
-				req.Params.Name = "assistant"
-				req.Params.Arguments = map[string]any{"message": "hi", "conversation": ""}
-				req.Params.Meta = &mcp.Meta{ProgressToken: tok}
-				res, err := c.CallTool(t.Context(), req)
-				if err != nil || res.IsError {
-					t.Fatalf("call %d: %v %+v", i, err, res)
-				}
-				if got := log.of(tok); len(got) != 1 || got[0] != "thinking (model round 1)" {
-					lost++
-					if lost == 1 {
-						t.Errorf("call %d got progress %q, want one \"thinking (model round 1)\"", i, got)
-					}
-				}
-			}
+			lost := lostProgress(t, c, log, era, "assistant", map[string]any{"message": "hi", "conversation": ""}, runs,
+				"thinking (model round 1)")
 			if lost > 0 {
 				t.Errorf("%d of %d calls lost their progress", lost, runs)
 			}
@@ -179,20 +188,7 @@ func TestLastMomentNotificationsArrive(t *testing.T) {
 			log := &progressLog{got: map[string][]string{}}
 			c := connect(t, h.URL, era, token)
 			log.observe(c)
-			lost := 0
-			for i := range runs {
-				tok := fmt.Sprintf("%s-%d", era, i)
-				var req mcp.CallToolRequest
-				req.Params.Name = "burst"
-				req.Params.Meta = &mcp.Meta{ProgressToken: tok}
-				if _, err := c.CallTool(t.Context(), req); err != nil {
-					t.Fatal(err)
-				}
-				if got := log.of(tok); strings.Join(got, ",") != "1,2,3" {
-					lost++
-				}
-			}
-			if lost > 0 {
+			if lost := lostProgress(t, c, log, era, "burst", nil, runs, "1", "2", "3"); lost > 0 {
 				t.Errorf("%d of %d calls lost notifications", lost, runs)
 			}
 		})

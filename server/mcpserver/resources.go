@@ -106,10 +106,10 @@ func (s *Server) readResource(w http.ResponseWriter, r *http.Request, msg rpcPee
 	if _, _, err := s.core.ConversationOf(r.Context(), PrincipalFrom(r.Context()), id); !errors.Is(err, agent.ErrUnknownConversation) {
 		return true
 	}
-	code, status := mcp.RESOURCE_NOT_FOUND, http.StatusOK
+	code := mcp.RESOURCE_NOT_FOUND
 	if mcp.IsModernProtocol(r.Header.Get("Mcp-Protocol-Version")) {
-		code, status = mcp.INVALID_PARAMS, http.StatusBadRequest
+		code = mcp.INVALID_PARAMS // as 2026-07-28 has it
 	}
-	writeJSONRPCErrorStatus(w, status, msg.ID, code, fmt.Sprintf("resource not found: %s", msg.Params.URI))
+	writeJSONRPCErrorStatus(w, errorStatus(r), msg.ID, code, fmt.Sprintf("resource not found: %s", msg.Params.URI), nil)
 	return false
 }

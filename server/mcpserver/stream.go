@@ -46,6 +46,14 @@ type callStream struct {
 	detach   chan struct{} // closed to end the response mid-call
 }
 
+// keepAlive is Options.KeepAlive with its default.
+func (s *Server) keepAlive() time.Duration {
+	if s.opts.KeepAlive == 0 {
+		return DefaultKeepAlive
+	}
+	return s.opts.KeepAlive
+}
+
 type callStreamKey struct{}
 
 func streamFrom(ctx context.Context) *callStream {

@@ -574,6 +574,19 @@ var requiresTasks = map[string]any{"requiredCapabilities": map[string]any{"exten
 // writeJSONRPCErrorData answers a request we refuse ahead of mcp-go, with
 // HTTP 400 as the 2026-07-28 mapping has it for these codes.
 func writeJSONRPCErrorData(w http.ResponseWriter, id json.RawMessage, code int, message string, data any) {
+	writeJSONRPCErrorStatus(w, http.StatusBadRequest, id, code, message, data)
+}
+
+// errorStatus is the HTTP status of a JSON-RPC error we answer for an
+// invalid request: 400 on 2026-07-28; before, the error travels in a 200.
+func errorStatus(r *http.Request) int {
+	if mcp.IsModernProtocol(r.Header.Get("Mcp-Protocol-Version")) {
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
+}
+
+func writeJSONRPCErrorStatus(w http.ResponseWriter, status int, id json.RawMessage, code int, message string, data any) {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
@@ -582,6 +595,6 @@ func writeJSONRPCErrorData(w http.ResponseWriter, id json.RawMessage, code int, 
 		e["data"] = data
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusBadRequest)
+	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": id, "error": e})
 }

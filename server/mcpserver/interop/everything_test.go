@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
@@ -16,9 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/server/mcpserver"
-	"github.com/deskhand/deskhand/store/storetest"
 )
 
 // everythingScenarios are all the server scenarios of
@@ -106,42 +101,23 @@ func conformanceRepeat(t *testing.T) int {
 	return n
 }
 
-// startEverythingServer serves the fixtures of the suite's server scenarios
-// with Deskhand's real protocol layer (guard, our HTTP middleware, mcp-go)
-// on 127.0.0.1, tokens off as the suite sends none. The core has no agent,
-// so the lists hold just the fixtures.
+// startEverythingServer serves the fixtures of the suite's server
+// scenarios.
 func startEverythingServer(t *testing.T) string {
-	t.Helper()
-	core, err := agent.New(t.Context(), agent.Config{History: storetest.Open(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(core.Close)
-	var srv *mcpserver.Server
-	srv, err = mcpserver.New(core, mcpserver.Options{
-		Guard:                  mcpserver.GuardOptions{InsecureNoAuth: true},
-		ExtraTools:             everythingTools(&srv),
-		ExtraPrompts:           everythingPrompts(),
-		ExtraResources:         everythingResources(),
-		ExtraResourceTemplates: everythingTemplates(),
-		ExtraServerOptions: []server.ServerOption{
-			server.WithLogging(),
-			server.WithCompletions(),
-			server.WithPromptCompletionProvider(everythingCompletions{}),
-			server.WithResourceCapabilities(true, true),
-		},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	return serveFixtures(t, func(srv **mcpserver.Server) mcpserver.Options {
+		return mcpserver.Options{
+			ExtraTools:             everythingTools(srv),
+			ExtraPrompts:           everythingPrompts(),
+			ExtraResources:         everythingResources(),
+			ExtraResourceTemplates: everythingTemplates(),
+			ExtraServerOptions: []server.ServerOption{
+				server.WithLogging(),
+				server.WithCompletions(),
+				server.WithPromptCompletionProvider(everythingCompletions{}),
+				server.WithResourceCapabilities(true, true),
+			},
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() {
-		hs.CloseClientConnections()
-		hs.Close()
-		_ = srv.Close(context.Background())
-	})
-	return hs.URL + mcpserver.EndpointPath
 }
 
 // The suite's fixtures, as its scenarios describe them: test code only,

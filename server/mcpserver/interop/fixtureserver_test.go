@@ -31,9 +31,11 @@ var inputRequiredScenarios = []string{
 	"input-required-result-validate-input",
 }
 
-// startFixtureServer serves the conformance fixtures with Deskhand's real
-// protocol layer on 127.0.0.1, tokens off as the suite sends none.
-func startFixtureServer(t *testing.T) string {
+// serveFixtures serves extra tools, prompts and resources (the options
+// fixtures returns; the server it is given to is set once built) with
+// Deskhand's real protocol layer on 127.0.0.1, tokens off as the suite
+// sends none. The core has no agent, so the lists hold just the fixtures.
+func serveFixtures(t *testing.T, fixtures func(srv **mcpserver.Server) mcpserver.Options) string {
 	t.Helper()
 	core, err := agent.New(t.Context(), agent.Config{History: storetest.Open(t)})
 	if err != nil {
@@ -41,15 +43,10 @@ func startFixtureServer(t *testing.T) string {
 	}
 	t.Cleanup(core.Close)
 	var srv *mcpserver.Server
-	tools, prompts := inputRequiredFixtures(&srv)
-	tools = append(tools, taskFixtures()...)
-	srv, err = mcpserver.New(core, mcpserver.Options{
-		Guard:        mcpserver.GuardOptions{InsecureNoAuth: true},
-		ExtraTools:   tools,
-		ExtraPrompts: prompts,
-		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	if err != nil {
+	opts := fixtures(&srv)
+	opts.Guard = mcpserver.GuardOptions{InsecureNoAuth: true}
+	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if srv, err = mcpserver.New(core, opts); err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(srv.Handler())
@@ -59,6 +56,15 @@ func startFixtureServer(t *testing.T) string {
 		_ = srv.Close(context.Background())
 	})
 	return hs.URL + mcpserver.EndpointPath
+}
+
+// startFixtureServer serves the fixtures of the input-round and Tasks
+// scenarios.
+func startFixtureServer(t *testing.T) string {
+	return serveFixtures(t, func(srv **mcpserver.Server) mcpserver.Options {
+		tools, prompts := inputRequiredFixtures(srv)
+		return mcpserver.Options{ExtraTools: append(tools, taskFixtures()...), ExtraPrompts: prompts}
+	})
 }
 
 // taskScenarios are the Tasks extension's scenarios of conformance
