@@ -67,7 +67,7 @@ var _ agent.History = (*DB)(nil)
 //   - BEGIN IMMEDIATE takes the write lock at the start of a transaction, so
 //     the busy timeout applies to it; a deferred transaction that reads and
 //     then writes can fail at once with SQLITE_BUSY.
-const dsnParams = "_journal_mode=WAL&_synchronous=NORMAL&_foreign_keys=on&_busy_timeout=5000&_txlock=immediate"
+const dsnParams = "_journal_mode=WAL&_synchronous=NORMAL&_foreign_keys=on&_busy_timeout=5000&_txlock=immediate&_stmt_cache_size=32"
 
 // Open opens (creating it if needed) the database at path, creating its
 // folder with mode 0700, checks that the connection settings took effect

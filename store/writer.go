@@ -9,7 +9,7 @@ import (
 
 // Writes are committed in groups: callers hand their transaction to one
 // writer goroutine, which runs every write waiting in one SQLite
-// transaction, each in a savepoint of its own, and commits once. A commit
+// transaction and commits once. A commit
 // costs about as much as the writes in it together, so under concurrent
 // turns the writes share it; one writer also takes writers in turn, first
 // come first served, where SQLite's busy handler sleeps and lets a writer
@@ -63,52 +63,75 @@ func (db *DB) writeLoop() {
 	}
 }
 
-// commitGroup runs a group of writes in one transaction. A write that
-// fails is rolled back to its savepoint, leaving the others; if the
-// transaction itself fails, every write of the group gets that error.
+// commitGroup runs a group of writes in one transaction. Writes rarely
+// fail, so the group runs without savepoints (they cost as much as the
+// writes); when a write fails, the transaction is rolled back and each
+// write of the group runs again in a transaction of its own, so the failed
+// write leaves the others. When the transaction itself fails (the
+// database is locked, the disk is full), every write gets that error.
 func (db *DB) commitGroup(group []*writeJob) {
-	ctx := context.Background() // an interrupted statement would roll back the whole group
-	fail := func(err error) {
-		for _, j := range group {
+	errs, err := db.runGroup(group)
+	var failed *writeFailed
+	if errors.As(err, &failed) {
+		if len(group) > 1 {
+			for _, j := range group {
+				j.done <- db.runAlone(j)
+			}
+			return
+		}
+		err = failed.err
+	}
+	for i, j := range group {
+		if err != nil {
 			j.done <- err
+		} else {
+			j.done <- errs[i]
 		}
 	}
+}
+
+// runAlone runs a write in a transaction of its own.
+func (db *DB) runAlone(j *writeJob) error {
+	errs, err := db.runGroup([]*writeJob{j})
+	var failed *writeFailed
+	if errors.As(err, &failed) {
+		return failed.err
+	}
+	if err != nil {
+		return err
+	}
+	return errs[0]
+}
+
+// writeFailed is a write's own failure, as opposed to the transaction's.
+type writeFailed struct{ err error }
+
+func (w *writeFailed) Error() string { return w.err.Error() }
+
+// runGroup runs writes in one transaction and commits it, returning each
+// write's outcome: a write given up before it ran gets its context's error
+// and writes nothing. When a write fails, nothing is committed and the
+// error is a *writeFailed.
+func (db *DB) runGroup(group []*writeJob) ([]error, error) {
+	ctx := context.Background() // an interrupted statement would roll back the whole group
 	tx, err := db.db.BeginTx(ctx, nil)
 	if err != nil {
-		fail(fmt.Errorf("begin transaction: %w", busy(err)))
-		return
+		return nil, fmt.Errorf("begin transaction: %w", busy(err))
 	}
 	errs := make([]error, len(group))
 	for i, j := range group {
-		if err := j.ctx.Err(); err != nil {
-			errs[i] = err // given up before it ran: nothing written
+		if errs[i] = j.ctx.Err(); errs[i] != nil {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, "SAVEPOINT write"); err != nil {
+		if err := j.fn(ctx, tx); err != nil {
 			tx.Rollback()
-			fail(fmt.Errorf("savepoint: %w", err))
-			return
-		}
-		if errs[i] = j.fn(ctx, tx); errs[i] != nil {
-			if _, err := tx.ExecContext(ctx, "ROLLBACK TO write"); err != nil {
-				tx.Rollback()
-				fail(fmt.Errorf("roll back a failed write: %w", err))
-				return
-			}
-		}
-		if _, err := tx.ExecContext(ctx, "RELEASE write"); err != nil {
-			tx.Rollback()
-			fail(fmt.Errorf("release savepoint: %w", err))
-			return
+			return nil, &writeFailed{err}
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		fail(fmt.Errorf("commit: %w", busy(err)))
-		return
+		return nil, fmt.Errorf("commit: %w", busy(err))
 	}
-	for i, j := range group {
-		j.done <- errs[i]
-	}
+	return errs, nil
 }
 
 // inTx runs fn in a transaction, with the writes of other callers, and
