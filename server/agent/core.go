@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -56,6 +57,9 @@ type Core struct {
 
 	mu      sync.Mutex
 	agents  map[string]Agent // by ID
+	// bySlug is agents in slug order, rebuilt at each change, so that
+	// lookups on the call path neither scan nor sort.
+	bySlug  []Agent
 	clients []Client
 	// agentsRev counts agent changes, so adapters can tell a stale copy.
 	agentsRev atomic.Uint64
@@ -117,6 +121,7 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 	for _, a := range agents {
 		c.agents[a.ID] = a
 	}
+	c.agentsChangedLocked()
 	if c.clients, err = c.history.Clients(ctx); err != nil {
 		return nil, fmt.Errorf("load clients: %w", err)
 	}
@@ -143,12 +148,13 @@ var slugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 func (c *Core) Agents() []Agent {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make([]Agent, 0, len(c.agents))
-	for _, a := range c.agents {
-		out = append(out, a)
-	}
-	slices.SortFunc(out, func(a, b Agent) int { return strings.Compare(a.Slug, b.Slug) })
-	return out
+	return slices.Clone(c.bySlug)
+}
+
+// agentsChangedLocked rebuilds the slug index after a change of agents.
+func (c *Core) agentsChangedLocked() {
+	c.bySlug = slices.Collect(maps.Values(c.agents))
+	slices.SortFunc(c.bySlug, func(a, b Agent) int { return strings.Compare(a.Slug, b.Slug) })
 }
 
 // AgentsRevision changes whenever an agent is created or changed.
@@ -179,12 +185,17 @@ func (c *Core) Paused() bool { return c.paused.Load() }
 func (c *Core) AgentBySlug(slug string) (Agent, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, a := range c.agents {
-		if a.Slug == slug {
-			return a, true
-		}
+	if i, ok := slices.BinarySearchFunc(c.bySlug, slug, func(a Agent, slug string) int { return strings.Compare(a.Slug, slug) }); ok {
+		return c.bySlug[i], true
 	}
 	return Agent{}, false
+}
+
+// ServedAgent finds an agent served as a tool: enabled, while serving is
+// not paused.
+func (c *Core) ServedAgent(slug string) (Agent, bool) {
+	a, ok := c.AgentBySlug(slug)
+	return a, ok && a.Enabled && !c.paused.Load()
 }
 
 // SaveAgent creates (empty ID) or updates an agent after validating it.
@@ -213,6 +224,7 @@ func (c *Core) SaveAgent(ctx context.Context, a Agent) (Agent, error) {
 		return Agent{}, fmt.Errorf("save agent %s: %w", a.Slug, err)
 	}
 	c.agents[a.ID] = a
+	c.agentsChangedLocked()
 	c.agentsRev.Add(1)
 	c.publish(Event{Kind: EventAgentsChanged, Agent: a.Slug})
 	return a, nil
@@ -230,6 +242,7 @@ func (c *Core) DeleteAgent(ctx context.Context, slug string) error {
 			delete(c.agents, id)
 		}
 	}
+	c.agentsChangedLocked()
 	c.mu.Unlock()
 	if gone.ID == "" {
 		return Userf(ErrNotFound, "no agent named %q", slug)
@@ -246,6 +259,7 @@ func (c *Core) DeleteAgent(ctx context.Context, slug string) error {
 	if err := c.history.DeleteAgent(ctx, gone.ID); err != nil {
 		c.mu.Lock()
 		c.agents[gone.ID] = gone // still there: put it back
+		c.agentsChangedLocked()
 		c.mu.Unlock()
 		c.agentsRev.Add(1)
 		c.publish(Event{Kind: EventAgentsChanged, Agent: slug})

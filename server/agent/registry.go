@@ -85,7 +85,7 @@ func (r *registry) acquire(id string, owns func(Conversation) bool, load func() 
 		}
 		r.mu.Lock()
 		if el, ok = r.index[id]; !ok {
-			el = r.lru.PushFront(&entry{conv: conv})
+			el = r.lru.PushFront(&entry{conv: conv, lastUsed: r.now()})
 			r.index[id] = el
 		}
 		r.mu.Unlock()
@@ -147,10 +147,16 @@ func (r *registry) sweepLocked() {
 	if r.ttl <= 0 {
 		return
 	}
+	// The list is in order of last use, so the walk from the back stops at
+	// the first entry used since the cutoff.
 	cutoff := r.now().Add(-r.ttl)
 	for el := r.lru.Back(); el != nil; {
 		prev := el.Prev()
-		if e := el.Value.(*entry); !e.busy && e.lastUsed.Before(cutoff) {
+		e := el.Value.(*entry)
+		if !e.lastUsed.Before(cutoff) {
+			return
+		}
+		if !e.busy {
 			r.lru.Remove(el)
 			delete(r.index, e.conv.ID)
 		}

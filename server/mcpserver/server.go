@@ -29,6 +29,8 @@ const (
 type Core interface {
 	Authenticator
 	EnabledAgents() []agent.Agent
+	// ServedAgent finds an agent served as a tool by its slug.
+	ServedAgent(slug string) (agent.Agent, bool)
 	Agents() []agent.Agent
 	ConversationsOf(ctx context.Context, principal string, after agent.PageMark, limit int) ([]agent.ConversationSummary, error)
 	ConversationOf(ctx context.Context, principal, id string) (agent.Conversation, []agent.Message, error)

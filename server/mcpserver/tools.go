@@ -231,12 +231,7 @@ func (s *Server) finish(a agent.Agent, handle string, res *agent.RunResult, err 
 }
 
 func (s *Server) agent(slug string) (agent.Agent, bool) {
-	for _, a := range s.core.EnabledAgents() {
-		if a.Slug == slug {
-			return a, true
-		}
-	}
-	return agent.Agent{}, false
+	return s.core.ServedAgent(slug)
 }
 
 // result builds the tool result of a finished turn.
