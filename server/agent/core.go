@@ -55,8 +55,8 @@ type Core struct {
 	questions broker
 	desktop   bool
 
-	mu      sync.Mutex
-	agents  map[string]Agent // by ID
+	mu     sync.Mutex
+	agents map[string]Agent // by ID
 	// bySlug is agents in slug order, rebuilt at each change, so that
 	// lookups on the call path neither scan nor sort.
 	bySlug  []Agent
