@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"io"
 	"net"
@@ -515,6 +516,18 @@ func TestKilledMidTurn(t *testing.T) {
 	for deadline := time.Now().Add(10 * time.Second); len(fake.ChatRequests()) == before; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the model was never asked")
+		}
+	}
+	// The turn's start is written while the model works: wait until it is
+	// recorded, read as another program would.
+	ro, err := sql.Open("sqlite3", "file:"+filepath.Join(dir, store.FileName)+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	for deadline, running := time.Now().Add(10*time.Second), 0; running == 0; time.Sleep(5 * time.Millisecond) {
+		if err := ro.QueryRow("SELECT count(*) FROM turns WHERE status = 'running'").Scan(&running); err != nil || time.Now().After(deadline) {
+			t.Fatalf("the running turn was not recorded: %v", err)
 		}
 	}
 	if err := child.Process.Signal(syscall.SIGKILL); err != nil {

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -215,22 +216,31 @@ var ops = []struct {
 
 var eras = []string{mcp.ProtocolVersion20251125, mcp.ProtocolVersion20260728}
 
-// conversation50 makes a conversation of 50 messages (25 calls) for a worker.
-func conversation50(b *testing.B, c *client.Client, t target) string {
-	res, err := callTool(c, t.tool, map[string]any{"message": "start", "conversation": ""})
-	if err != nil {
-		b.Fatal(err)
-	}
-	handle := "floor"
-	if res.Meta != nil {
-		handle, _ = res.Meta.AdditionalFields[mcpserver.ConversationMetaKey].(string)
-	}
-	for range 24 {
-		if _, err := callTool(c, t.tool, map[string]any{"message": "more", "conversation": handle}); err != nil {
-			b.Fatal(err)
+// visits is how often each prepared conversation is continued: they grow
+// from 50 messages to 60 while measured.
+const visits = 5
+
+// conversations50 makes n conversations of 50 messages (25 calls each) for
+// a worker; the floor keeps none.
+func conversations50(c *client.Client, t target, n int) ([]string, error) {
+	handles := make([]string, n)
+	for i := range handles {
+		handles[i] = "floor"
+		if t.db == nil {
+			continue
+		}
+		res, err := callTool(c, t.tool, map[string]any{"message": "start", "conversation": ""})
+		if err != nil {
+			return nil, err
+		}
+		handles[i], _ = res.Meta.AdditionalFields[mcpserver.ConversationMetaKey].(string)
+		for range 24 {
+			if _, err := callTool(c, t.tool, map[string]any{"message": "more", "conversation": handles[i]}); err != nil {
+				return nil, err
+			}
 		}
 	}
-	return handle
+	return handles, nil
 }
 
 func messageRows(b *testing.B, t target) int {
@@ -255,15 +265,34 @@ func BenchmarkSideBySide(b *testing.B) {
 					name := fmt.Sprintf("%s/%s/%s/clients=%d", tgt.name, era, op.name, clients)
 					b.Run(strings.ReplaceAll(name, " ", "_"), func(b *testing.B) {
 						cs := make([]*client.Client, clients)
-						handles := make([]string, clients)
 						for i := range cs {
 							cs[i] = connect(b, tgt, era)
-							if strings.HasPrefix(op.name, "call, continue") {
-								handles[i] = conversation50(b, cs[i], tgt)
+						}
+						// Each worker continues its own conversations in turn,
+						// each a few times, so that every call continues one of
+						// about 50 messages.
+						handles := make([][]string, clients)
+						if strings.HasPrefix(op.name, "call, continue") {
+							var wg sync.WaitGroup
+							errs := make([]error, clients)
+							for i := range cs {
+								wg.Go(func() { handles[i], errs[i] = conversations50(cs[i], tgt, b.N/clients/visits+1) })
+							}
+							wg.Wait()
+							if err := errors.Join(errs...); err != nil {
+								b.Fatal(err)
 							}
 						}
+						calls := make([]int, clients)
 						rows := messageRows(b, tgt)
-						lat, elapsed := load(b, clients, func(i int) error { return op.do(cs[i], tgt.tool, handles[i]) })
+						lat, elapsed := load(b, clients, func(i int) error {
+							handle := ""
+							if len(handles[i]) > 0 {
+								handle = handles[i][calls[i]%len(handles[i])]
+								calls[i]++
+							}
+							return op.do(cs[i], tgt.tool, handle)
+						})
 						r := summarize(tgt.name, era, op.name, clients, lat, elapsed)
 						if op.name != "tools/list" {
 							r.RowsWritten = messageRows(b, tgt) - rows

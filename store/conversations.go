@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -17,17 +18,21 @@ import (
 // previous process stopped.
 const interruptedError = "Deskhand stopped while this turn was running"
 
-// CreateConversation inserts a conversation. It returns an error wrapping
-// agent.ErrNotFound when its agent does not exist.
+// CreateConversation inserts a conversation without a turn. It returns an
+// error wrapping agent.ErrNotFound when its agent does not exist.
 func (db *DB) CreateConversation(ctx context.Context, c agent.Conversation) error {
-	_, err := db.exec(ctx, `INSERT INTO conversations (id, agent_id, principal, title, created_at, updated_at)
+	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error { return insertConversation(ctx, tx, c) })
+}
+
+func insertConversation(ctx context.Context, tx *sql.Tx, c agent.Conversation) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO conversations (id, agent_id, principal, title, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?)`,
 		c.ID, c.AgentID, c.Principal, c.Title, millis(c.CreatedAt), millis(c.UpdatedAt))
 	if isConstraint(err, sqlite3.ErrConstraintForeignKey) {
 		return fmt.Errorf("create conversation %s: agent %s: %w", c.ID, c.AgentID, agent.ErrNotFound)
 	}
 	if err != nil {
-		return fmt.Errorf("create conversation %s: %w", c.ID, err)
+		return fmt.Errorf("create conversation %s: %w", c.ID, busy(err))
 	}
 	return nil
 }
@@ -203,17 +208,33 @@ func (db *DB) Turns(ctx context.Context, conversationID string) ([]agent.Turn, e
 	return out, nil
 }
 
-// BeginTurn records a running turn and its user message in one
-// transaction and moves the conversation's UpdatedAt forward. It returns
-// an error wrapping agent.ErrNotFound when the conversation does not exist.
-func (db *DB) BeginTurn(ctx context.Context, t agent.Turn, user agent.Message) error {
+// BeginTurn queues the record of a running turn and its user message, and
+// of the conversation the turn starts, if any, written in one transaction
+// that moves the conversation's UpdatedAt forward. committed waits for the
+// commit; its error wraps agent.ErrNotFound when the conversation (or the
+// new conversation's agent) does not exist.
+func (db *DB) BeginTurn(ctx context.Context, start agent.TurnStart) (committed func() error) {
+	t, user := start.Turn, start.User
 	if t.Status == "" {
 		t.Status = agent.TurnRunning
 	}
 	if t.Status != agent.TurnRunning {
-		return fmt.Errorf("begin turn %s: status is %q, want %q", t.ID, t.Status, agent.TurnRunning)
+		err := fmt.Errorf("begin turn %s: status is %q, want %q", t.ID, t.Status, agent.TurnRunning)
+		return func() error { return err }
 	}
-	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	// The write is queued, not awaited: it is committed with the next write
+	// that is awaited (the turn's end, when the model answers at once) or
+	// after a moment, so that a turn costs one commit, not two.
+	return db.queue(ctx, true, func(ctx context.Context, tx *sql.Tx) error {
+		if c := start.NewConversation; c != nil {
+			conv := *c
+			if l := latest(t.StartedAt, user); l.After(conv.UpdatedAt) {
+				conv.UpdatedAt = l
+			}
+			if err := insertConversation(ctx, tx, conv); err != nil {
+				return err
+			}
+		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO turns (id, conversation_id, agent_id, principal, status, model,
 				started_at, ended_at, duration_ms, prompt_tokens, output_tokens, tool_calls, error)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -224,10 +245,13 @@ func (db *DB) BeginTurn(ctx context.Context, t agent.Turn, user agent.Message) e
 			return fmt.Errorf("insert turn %s: conversation %s: %w", t.ID, t.ConversationID, agent.ErrNotFound)
 		}
 		if err != nil {
-			return fmt.Errorf("insert turn %s: %w", t.ID, err)
+			return fmt.Errorf("insert turn %s: %w", t.ID, busy(err))
 		}
 		if err := insertMessage(ctx, tx, t.ConversationID, t.ID, user); err != nil {
 			return fmt.Errorf("insert user message: %w", err)
+		}
+		if start.NewConversation != nil {
+			return nil // written above with its time
 		}
 		return touchConversation(ctx, tx, t.ConversationID, latest(t.StartedAt, user))
 	})
@@ -236,33 +260,32 @@ func (db *DB) BeginTurn(ctx context.Context, t agent.Turn, user agent.Message) e
 // EndTurn records how a turn ended (status, end, model, token and tool call
 // counts, error) and the messages it produced, in one transaction, and
 // moves the conversation's UpdatedAt forward. It returns an error wrapping
-// agent.ErrNotFound when the turn does not exist.
+// agent.ErrNotFound when the turn does not exist in t.ConversationID.
 func (db *DB) EndTurn(ctx context.Context, t agent.Turn, produced []agent.Message) error {
 	if t.Status == agent.TurnRunning {
 		return fmt.Errorf("end turn %s: status is still %q", t.ID, t.Status)
 	}
 	ended := nullMillis(t.EndedAt)
 	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		// The stored turn says which conversation the messages belong to.
-		var conversationID string
-		err := tx.QueryRowContext(ctx, `UPDATE turns SET status = ?, model = ?, ended_at = ?,
+		// The turn must be the conversation's, whose messages these are.
+		res, err := tx.ExecContext(ctx, `UPDATE turns SET status = ?, model = ?, ended_at = ?,
 				duration_ms = COALESCE(? - started_at, 0),
 				prompt_tokens = ?, output_tokens = ?, tool_calls = ?, error = ?
-			WHERE id = ? RETURNING conversation_id`,
+			WHERE id = ? AND conversation_id = ?`,
 			string(t.Status), t.Model, ended, ended,
-			t.PromptTokens, t.OutputTokens, t.ToolCalls, t.Error, t.ID).Scan(&conversationID)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("update turn %s: %w", t.ID, agent.ErrNotFound)
-		}
+			t.PromptTokens, t.OutputTokens, t.ToolCalls, t.Error, t.ID, t.ConversationID)
 		if err != nil {
-			return fmt.Errorf("update turn %s: %w", t.ID, err)
+			return fmt.Errorf("update turn %s: %w", t.ID, busy(err))
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return fmt.Errorf("update turn %s of conversation %s: %w", t.ID, t.ConversationID, cmp.Or(err, agent.ErrNotFound))
 		}
 		for i, m := range produced {
-			if err := insertMessage(ctx, tx, conversationID, t.ID, m); err != nil {
+			if err := insertMessage(ctx, tx, t.ConversationID, t.ID, m); err != nil {
 				return fmt.Errorf("insert message %d of turn %s: %w", i+1, t.ID, err)
 			}
 		}
-		return touchConversation(ctx, tx, conversationID, latest(t.EndedAt, produced...))
+		return touchConversation(ctx, tx, t.ConversationID, latest(t.EndedAt, produced...))
 	})
 }
 

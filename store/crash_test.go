@@ -63,7 +63,7 @@ func beginTurnAndDie(t *testing.T, path string) {
 	}
 	conv := createConversation(t, db, putAgent(t, db, "helper"), "conv")
 	turn, user := crashFixture(conv)
-	if err := db.BeginTurn(ctx, turn, user); err != nil {
+	if err := db.BeginTurn(ctx, agent.TurnStart{Turn: turn, User: user})(); err != nil {
 		t.Fatalf("child: BeginTurn: %v", err)
 	}
 	os.Exit(crashExitCode) // no EndTurn, no Close, no checkpoint

@@ -233,7 +233,7 @@ func TestForeignKeysEnforced(t *testing.T) {
 		t.Errorf("the refused conversation was stored (Conversation = %v)", err)
 	}
 	turn, user := runningTurn(agent.Conversation{ID: "orphan", AgentID: "no-such-agent"}, "t1", at(1))
-	if err := db.BeginTurn(ctx, turn, user); !errors.Is(err, agent.ErrNotFound) {
+	if err := db.BeginTurn(ctx, agent.TurnStart{Turn: turn, User: user})(); !errors.Is(err, agent.ErrNotFound) {
 		t.Errorf("BeginTurn in an unknown conversation = %v, want agent.ErrNotFound", err)
 	}
 }
@@ -251,7 +251,7 @@ func TestNotFound(t *testing.T) {
 		{"Turns", func() error { _, err := db.Turns(ctx, "nope"); return err }},
 		{"BeginTurn", func() error {
 			turn, user := runningTurn(agent.Conversation{ID: "nope", AgentID: a.ID}, "t-nope", at(1))
-			return db.BeginTurn(ctx, turn, user)
+			return db.BeginTurn(ctx, agent.TurnStart{Turn: turn, User: user})()
 		}},
 		{"EndTurn", func() error {
 			return db.EndTurn(ctx, agent.Turn{ID: "nope", Status: agent.TurnCompleted, EndedAt: at(2)}, nil)
@@ -279,7 +279,7 @@ func TestTurnLifecycle(t *testing.T) {
 	conv := createConversation(t, db, putAgent(t, db, "helper"), "conv")
 	turn, user := runningTurn(conv, "turn-1", at(100))
 
-	if err := db.BeginTurn(ctx, turn, user); err != nil {
+	if err := db.BeginTurn(ctx, agent.TurnStart{Turn: turn, User: user})(); err != nil {
 		t.Fatalf("BeginTurn: %v", err)
 	}
 	checkConversation(t, db, conv.ID, []agent.Turn{turn}, []agent.Message{user}, at(100))
@@ -306,7 +306,7 @@ func TestTurnLifecycle(t *testing.T) {
 
 	// A second turn follows the first in both lists.
 	turn2, user2 := runningTurn(conv, "turn-2", at(5000))
-	if err := db.BeginTurn(ctx, turn2, user2); err != nil {
+	if err := db.BeginTurn(ctx, agent.TurnStart{Turn: turn2, User: user2})(); err != nil {
 		t.Fatalf("BeginTurn 2: %v", err)
 	}
 	turn2.Status, turn2.EndedAt, turn2.Error = agent.TurnFailed, at(5200), "the model is not installed"
@@ -351,7 +351,7 @@ func TestTurnsInStartOrder(t *testing.T) {
 		start time.Time
 	}{{"b", at(200)}, {"a", at(100)}, {"c", at(200)}} {
 		turn, user := runningTurn(conv, tc.id, tc.start)
-		if err := db.BeginTurn(ctx, turn, user); err != nil {
+		if err := db.BeginTurn(ctx, agent.TurnStart{Turn: turn, User: user})(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -389,12 +389,12 @@ func TestTurnWritesAreAtomic(t *testing.T) {
 	turn, user := runningTurn(conv, "t1", at(100))
 	bad := user
 	bad.Role = "narrator" // refused by the role CHECK
-	if err := db.BeginTurn(ctx, turn, bad); err == nil {
+	if err := db.BeginTurn(ctx, agent.TurnStart{Turn: turn, User: bad})(); err == nil {
 		t.Fatal("BeginTurn with a bad message succeeded")
 	}
 	checkConversation(t, db, conv.ID, nil, nil, conv.UpdatedAt)
 
-	if err := db.BeginTurn(ctx, turn, user); err != nil {
+	if err := db.BeginTurn(ctx, agent.TurnStart{Turn: turn, User: user})(); err != nil {
 		t.Fatalf("BeginTurn: %v", err)
 	}
 	ended := turn
@@ -409,7 +409,7 @@ func TestTurnWritesAreAtomic(t *testing.T) {
 	checkConversation(t, db, conv.ID, []agent.Turn{turn}, []agent.Message{user}, at(100))
 
 	// Status checks: BeginTurn records running turns, EndTurn ends them.
-	if err := db.BeginTurn(ctx, agent.Turn{ID: "t2", ConversationID: conv.ID, Status: agent.TurnCompleted}, user); err == nil {
+	if err := db.BeginTurn(ctx, agent.TurnStart{Turn: agent.Turn{ID: "t2", ConversationID: conv.ID, Status: agent.TurnCompleted}, User: user})(); err == nil {
 		t.Error("BeginTurn of a completed turn succeeded")
 	}
 	if err := db.EndTurn(ctx, turn, nil); err == nil {
@@ -436,7 +436,7 @@ func TestToolCallArgumentsKeptIntact(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			turn, user := runningTurn(conv, fmt.Sprintf("turn-%d", i), at(i*1000))
-			if err := db.BeginTurn(ctx, turn, user); err != nil {
+			if err := db.BeginTurn(ctx, agent.TurnStart{Turn: turn, User: user})(); err != nil {
 				t.Fatal(err)
 			}
 			call := agent.ToolCall{ID: "call", Name: "tool", Arguments: tc.args}
@@ -504,7 +504,7 @@ func TestInterruptAfterUncleanStop(t *testing.T) {
 	}
 	conv := createConversation(t, db, putAgent(t, db, "helper"), "conv")
 	turn, user := runningTurn(conv, "cut-short", at(100))
-	if err := db.BeginTurn(ctx, turn, user); err != nil {
+	if err := db.BeginTurn(ctx, agent.TurnStart{Turn: turn, User: user})(); err != nil {
 		t.Fatalf("BeginTurn: %v", err)
 	}
 	if err := db.Close(); err != nil { // no EndTurn
@@ -535,7 +535,7 @@ func checkInterrupted(t *testing.T, db *store.DB, conv agent.Conversation, turn 
 	interrupted.Error = "Deskhand stopped while this turn was running"
 
 	next, nextUser := runningTurn(conv, "after", at(70_000))
-	if err := db.BeginTurn(ctx, next, nextUser); err != nil {
+	if err := db.BeginTurn(ctx, agent.TurnStart{Turn: next, User: nextUser})(); err != nil {
 		t.Fatalf("BeginTurn after the crash: %v", err)
 	}
 	next.Status, next.EndedAt = agent.TurnCompleted, at(71_000)
@@ -563,7 +563,7 @@ func TestConcurrentTurns(t *testing.T) {
 			<-start
 			for j := range turnsEach {
 				turn, user := runningTurn(conv, fmt.Sprintf("%s-turn-%d", conv.ID, j), at(1000*j))
-				if err := db.BeginTurn(ctx, turn, user); err != nil {
+				if err := db.BeginTurn(ctx, agent.TurnStart{Turn: turn, User: user})(); err != nil {
 					done <- fmt.Errorf("BeginTurn %s: %w", turn.ID, err)
 					return
 				}
@@ -617,7 +617,7 @@ func TestRecentConversations(t *testing.T) {
 		}
 	}
 	turn := agent.Turn{ID: "t1", ConversationID: "c-old", AgentID: "a1", Principal: "p", Status: agent.TurnRunning, StartedAt: time.UnixMilli(5000).UTC()}
-	if err := db.BeginTurn(ctx, turn, agent.Message{Role: agent.RoleUser, Content: "hi", CreatedAt: turn.StartedAt}); err != nil {
+	if err := db.BeginTurn(ctx, agent.TurnStart{Turn: turn, User: agent.Message{Role: agent.RoleUser, Content: "hi", CreatedAt: turn.StartedAt}})(); err != nil {
 		t.Fatal(err)
 	}
 	got, err := db.RecentConversations(ctx, 10)
@@ -639,7 +639,7 @@ func TestDeleteAgent(t *testing.T) {
 	gone, kept := putAgent(t, db, "gone"), putAgent(t, db, "kept")
 	for _, c := range []agent.Conversation{createConversation(t, db, gone, "c-gone"), createConversation(t, db, kept, "c-kept")} {
 		turn, user := runningTurn(c, "t-"+c.ID, at(2))
-		if err := db.BeginTurn(ctx, turn, user); err != nil {
+		if err := db.BeginTurn(ctx, agent.TurnStart{Turn: turn, User: user})(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -709,7 +709,7 @@ func TestLastMessagesAndCount(t *testing.T) {
 	for i := range 5 {
 		turn, user := runningTurn(c, fmt.Sprintf("t%d", i), at(10*i))
 		user.Content = fmt.Sprint("q", i)
-		if err := db.BeginTurn(ctx, turn, user); err != nil {
+		if err := db.BeginTurn(ctx, agent.TurnStart{Turn: turn, User: user})(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -762,5 +762,78 @@ func TestConcurrentWrites(t *testing.T) {
 	}
 	if err := db.PutClient(ctx, agent.Client{ID: "late", Name: "late", TokenHash: []byte{1}, CreatedAt: at(0)}); err == nil {
 		t.Error("a write after Close succeeded")
+	}
+}
+
+// TestTurnStartsConversation: a turn that starts its conversation writes
+// it with the turn, dated by its latest write; a refused conversation
+// leaves nothing, and the turn's end then finds no turn.
+func TestTurnStartsConversation(t *testing.T) {
+	db := storetest.Open(t)
+	a := putAgent(t, db, "helper")
+	conv := agent.Conversation{ID: "conv-new", AgentID: a.ID, Principal: "client-1", Title: "hello", CreatedAt: at(10), UpdatedAt: at(10)}
+	turn, user := runningTurn(conv, "turn-1", at(12))
+	if err := db.BeginTurn(ctx, agent.TurnStart{Turn: turn, User: user, NewConversation: &conv})(); err != nil {
+		t.Fatalf("BeginTurn: %v", err)
+	}
+	got, err := db.Conversation(ctx, conv.ID)
+	if want := (agent.Conversation{ID: conv.ID, AgentID: a.ID, Principal: "client-1", Title: "hello", CreatedAt: at(10), UpdatedAt: at(12)}); err != nil || !cmp.Equal(got, want) {
+		t.Errorf("Conversation = %+v, %v; want %+v", got, err, want)
+	}
+	checkConversation(t, db, conv.ID, []agent.Turn{turn}, []agent.Message{user}, at(12))
+
+	orphan := agent.Conversation{ID: "orphan", AgentID: "no-such-agent", Principal: "p", CreatedAt: at(20), UpdatedAt: at(20)}
+	turn2, user2 := runningTurn(orphan, "turn-2", at(20))
+	begun := db.BeginTurn(ctx, agent.TurnStart{Turn: turn2, User: user2, NewConversation: &orphan})
+	turn2.Status, turn2.EndedAt = agent.TurnCompleted, at(21)
+	endErr := db.EndTurn(ctx, turn2, nil)
+	if err := begun(); !errors.Is(err, agent.ErrNotFound) {
+		t.Errorf("BeginTurn with an unknown agent = %v, want agent.ErrNotFound", err)
+	}
+	if !errors.Is(endErr, agent.ErrNotFound) {
+		t.Errorf("EndTurn of a refused turn = %v, want agent.ErrNotFound", endErr)
+	}
+	if _, err := db.Conversation(ctx, orphan.ID); !errors.Is(err, agent.ErrNotFound) {
+		t.Errorf("the refused conversation was stored (Conversation = %v)", err)
+	}
+}
+
+// TestQueuedTurnOutlivesItsCaller: a turn's start, once queued, is written
+// even when its caller gives up at once: the end queued after it counts
+// on it.
+func TestQueuedTurnOutlivesItsCaller(t *testing.T) {
+	db := storetest.Open(t)
+	conv := createConversation(t, db, putAgent(t, db, "helper"), "conv")
+	turn, user := runningTurn(conv, "turn-1", at(100))
+	callerCtx, cancel := context.WithCancel(ctx)
+	begun := db.BeginTurn(callerCtx, agent.TurnStart{Turn: turn, User: user})
+	cancel()
+	turn.Status, turn.EndedAt = agent.TurnCancelled, at(150)
+	if err := db.EndTurn(ctx, turn, nil); err != nil {
+		t.Fatalf("EndTurn: %v", err)
+	}
+	if err := begun(); err != nil {
+		t.Fatalf("BeginTurn: %v", err)
+	}
+	checkConversation(t, db, conv.ID, []agent.Turn{turn}, []agent.Message{user}, at(150))
+}
+
+// TestEndTurnChecksItsConversation: a turn is ended only in its own
+// conversation, so its messages cannot land in another.
+func TestEndTurnChecksItsConversation(t *testing.T) {
+	db := storetest.Open(t)
+	a := putAgent(t, db, "helper")
+	conv, other := createConversation(t, db, a, "conv"), createConversation(t, db, a, "other")
+	turn, user := runningTurn(conv, "turn-1", at(100))
+	if err := db.BeginTurn(ctx, agent.TurnStart{Turn: turn, User: user})(); err != nil {
+		t.Fatal(err)
+	}
+	stray := turn
+	stray.ConversationID, stray.Status, stray.EndedAt = other.ID, agent.TurnCompleted, at(200)
+	if err := db.EndTurn(ctx, stray, []agent.Message{{Role: agent.RoleAssistant, Content: "lost", CreatedAt: at(200)}}); !errors.Is(err, agent.ErrNotFound) {
+		t.Errorf("EndTurn in another conversation = %v, want agent.ErrNotFound", err)
+	}
+	if msgs, err := db.Messages(ctx, other.ID); err != nil || len(msgs) != 0 {
+		t.Errorf("messages of the other conversation: %+v, %v; want none", msgs, err)
 	}
 }

@@ -20,7 +20,7 @@ func TestDeletingConversationDeletesQuestions(t *testing.T) {
 		t.Fatal(err)
 	}
 	turn := agent.Turn{ID: "t", ConversationID: "c", AgentID: "a", Principal: "p", Status: agent.TurnRunning}
-	if err := db.BeginTurn(ctx, turn, agent.Message{Role: agent.RoleUser, Content: "hi"}); err != nil {
+	if err := db.BeginTurn(ctx, agent.TurnStart{Turn: turn, User: agent.Message{Role: agent.RoleUser, Content: "hi"}})(); err != nil {
 		t.Fatal(err)
 	}
 	q := agent.Question{ID: "q", Kind: agent.KindQuestion, ConversationID: "c", TurnID: "t", Status: agent.QuestionPending}

@@ -18,7 +18,7 @@ import (
 func beginTurn(t *testing.T, db *store.DB, conv agent.Conversation, id string, start time.Time) agent.Turn {
 	t.Helper()
 	turn, user := runningTurn(conv, id, start)
-	if err := db.BeginTurn(ctx, turn, user); err != nil {
+	if err := db.BeginTurn(ctx, agent.TurnStart{Turn: turn, User: user})(); err != nil {
 		t.Fatalf("BeginTurn: %v", err)
 	}
 	return turn

@@ -44,11 +44,15 @@ const FileName = "deskhand.db"
 type DB struct {
 	db   *sql.DB
 	path string
-	// The writer goroutine and its queue (writer.go).
-	jobs       chan *writeJob
-	closing    chan struct{}
-	writerDone chan struct{}
-	stopOnce   sync.Once
+	// The writer goroutine, its connection and its queue, and the
+	// checkpointer (writer.go).
+	writer         *sql.Conn
+	jobs           chan *writeJob
+	checkpointDue  chan struct{}
+	closing        chan struct{}
+	writerDone     chan struct{}
+	checkpointDone chan struct{}
+	stopOnce       sync.Once
 }
 
 // maxConns bounds the connections: each holds its own page cache, and
@@ -87,7 +91,10 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, busy(err)
 	}
 	db := &DB{db: conn, path: path}
-	db.startWriter()
+	if err := db.startWriter(ctx); err != nil {
+		conn.Close()
+		return nil, err
+	}
 	return db, nil
 }
 

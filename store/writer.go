@@ -5,13 +5,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
+	"time"
 )
 
 // Writes are committed in groups: callers hand their transaction to one
 // writer goroutine, which runs every write waiting in one SQLite
-// transaction and commits once. A commit
-// costs about as much as the writes in it together, so under concurrent
-// turns the writes share it; one writer also takes writers in turn, first
+// transaction and commits once. A commit costs about as much as the
+// writes in it together, so under concurrent turns the writes share it; one writer also takes writers in turn, first
 // come first served, where SQLite's busy handler sleeps and lets a writer
 // starve past the busy timeout. A write is acknowledged only once its
 // group is committed, so durability is what it was.
@@ -23,44 +24,120 @@ const maxGroup = 64
 var errClosed = errors.New("the database is closed")
 
 type writeJob struct {
-	ctx  context.Context
-	fn   func(ctx context.Context, tx *sql.Tx) error
-	done chan error
+	ctx context.Context
+	fn  func(ctx context.Context, tx *sql.Tx) error
+	// behind marks a write nobody waits for yet: its commit may wait a
+	// moment (linger) for an awaited write to share it.
+	behind bool
+	done   chan error
 }
 
-func (db *DB) startWriter() {
+// linger is how long a group of writes nobody waits for yet waits for one
+// that is awaited before it is committed on its own: long enough for an
+// instant model's answer, far shorter than any real model's.
+const linger = time.Millisecond
+
+// The writer's connection does not checkpoint the WAL into the database
+// file as it commits (SQLite's default every 1,000 pages), since a
+// checkpoint syncs the file and would hold up the writes waiting: the
+// checkpointer does it beside the writer, at most every checkpointEvery.
+const checkpointEvery = 100 * time.Millisecond
+
+func (db *DB) startWriter(ctx context.Context) error {
+	w, err := db.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("open the writer's connection: %w", err)
+	}
+	if _, err := w.ExecContext(ctx, "PRAGMA wal_autocheckpoint = 0"); err != nil {
+		w.Close()
+		return fmt.Errorf("hand checkpoints to the checkpointer: %w", err)
+	}
+	db.writer = w
 	db.jobs = make(chan *writeJob)
+	db.checkpointDue = make(chan struct{}, 1)
 	db.closing = make(chan struct{})
 	db.writerDone = make(chan struct{})
+	db.checkpointDone = make(chan struct{})
 	go db.writeLoop()
+	go db.checkpointLoop()
+	return nil
 }
 
 func (db *DB) stopWriter() {
 	db.stopOnce.Do(func() { close(db.closing) })
 	<-db.writerDone
+	<-db.checkpointDone
+	db.writer.Close()
+}
+
+// checkpointLoop copies committed writes from the WAL into the database
+// file after commits, without blocking the writer (a PASSIVE checkpoint).
+func (db *DB) checkpointLoop() {
+	defer close(db.checkpointDone)
+	for {
+		select {
+		case <-db.checkpointDue:
+		case <-db.closing:
+			return // closing the last connection checkpoints
+		}
+		// A checkpoint that fails leaves the writes in the WAL, as durable
+		// there; the next one tries again, and a failing disk shows in the
+		// writes themselves.
+		_, _ = db.db.ExecContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)")
+		select {
+		case <-time.After(checkpointEvery):
+		case <-db.closing:
+			return
+		}
+	}
 }
 
 func (db *DB) writeLoop() {
 	defer close(db.writerDone)
 	for {
-		var group []*writeJob
 		select {
 		case j := <-db.jobs:
-			group = append(group, j)
+			db.commitGroup(db.gather(j))
 		case <-db.closing:
 			return
 		}
-	more:
-		for len(group) < maxGroup {
+	}
+}
+
+// gather makes a group of first and the writes waiting behind it. A group
+// of writes behind lingers for an awaited write to share its commit; any
+// other takes only the writes already waiting.
+func (db *DB) gather(first *writeJob) []*writeJob {
+	group := []*writeJob{first}
+	var lingering <-chan time.Time
+	if first.behind {
+		timer := time.NewTimer(linger)
+		defer timer.Stop()
+		lingering = timer.C
+	}
+	for len(group) < maxGroup {
+		if lingering == nil {
 			select {
 			case j := <-db.jobs:
 				group = append(group, j)
+				continue
 			default:
-				break more
+				return group
 			}
 		}
-		db.commitGroup(group)
+		select {
+		case j := <-db.jobs:
+			group = append(group, j)
+			if !j.behind {
+				lingering = nil
+			}
+		case <-lingering:
+			lingering = nil
+		case <-db.closing:
+			lingering = nil
+		}
 	}
+	return group
 }
 
 // commitGroup runs a group of writes in one transaction. Writes rarely
@@ -114,7 +191,7 @@ func (w *writeFailed) Error() string { return w.err.Error() }
 // error is a *writeFailed.
 func (db *DB) runGroup(group []*writeJob) ([]error, error) {
 	ctx := context.Background() // an interrupted statement would roll back the whole group
-	tx, err := db.db.BeginTx(ctx, nil)
+	tx, err := db.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("begin transaction: %w", busy(err))
 	}
@@ -131,19 +208,33 @@ func (db *DB) runGroup(group []*writeJob) ([]error, error) {
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("commit: %w", busy(err))
 	}
+	select {
+	case db.checkpointDue <- struct{}{}:
+	default:
+	}
 	return errs, nil
 }
 
 // inTx runs fn in a transaction, with the writes of other callers, and
 // returns once it is committed (or failed, leaving nothing).
 func (db *DB) inTx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
-	j := &writeJob{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	return db.queue(ctx, false, fn)()
+}
+
+// queue hands fn to the writer and returns a function that waits for its
+// commit. A write behind is not given up with its caller's context: it
+// was queued, so the writes after it can count on it.
+func (db *DB) queue(ctx context.Context, behind bool, fn func(ctx context.Context, tx *sql.Tx) error) (committed func() error) {
+	if behind {
+		ctx = context.WithoutCancel(ctx)
+	}
+	j := &writeJob{ctx: ctx, fn: fn, behind: behind, done: make(chan error, 1)}
 	select {
 	case db.jobs <- j:
 	case <-db.closing:
-		return errClosed
+		return func() error { return errClosed }
 	}
-	return <-j.done
+	return sync.OnceValue(func() error { return <-j.done })
 }
 
 // exec runs one statement as a write.

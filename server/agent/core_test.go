@@ -342,7 +342,7 @@ func TestCrashedTurnIsInterruptedAtStart(t *testing.T) {
 	core.Close()
 	// What a crash leaves: a turn begun and never ended.
 	crashed := agent.Turn{ID: "11111111-1111-4111-8111-111111111111", ConversationID: res.Conversation.ID, AgentID: a.ID, Principal: "p", Status: agent.TurnRunning, StartedAt: time.Now()}
-	if err := db.BeginTurn(t.Context(), crashed, agent.Message{Role: agent.RoleUser, Content: "lost?"}); err != nil {
+	if err := db.BeginTurn(t.Context(), agent.TurnStart{Turn: crashed, User: agent.Message{Role: agent.RoleUser, Content: "lost?"}})(); err != nil {
 		t.Fatal(err)
 	}
 	core, err = agent.New(t.Context(), cfg)
@@ -827,5 +827,32 @@ func TestDeleteAgentStopsItsTurns(t *testing.T) {
 	}
 	if stored, _ := f.db.Agents(t.Context()); len(stored) != 0 {
 		t.Errorf("agents left: %+v", stored)
+	}
+}
+
+// unrecordedStarts is a store that cannot write a turn's start, as when
+// another program holds the database locked.
+type unrecordedStarts struct{ *store.DB }
+
+func (unrecordedStarts) BeginTurn(context.Context, agent.TurnStart) func() error {
+	return func() error { return store.ErrBusy }
+}
+
+// TestTurnStopsWhenItsStartIsNotRecorded: a turn whose start cannot be
+// written stops rather than run on unrecorded, and the caller is told why.
+func TestTurnStopsWhenItsStartIsNotRecorded(t *testing.T) {
+	started := make(chan struct{}, 1)
+	model := blockingModel(started, nil) // never released: only the failure ends it
+	core, err := agent.New(t.Context(), agent.Config{History: unrecordedStarts{storetest.Open(t)}, Models: map[agent.Backend]agent.Model{agent.BackendOllama: model}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer core.Close()
+	if _, err := core.SaveAgent(t.Context(), agent.Agent{Slug: "helper", Model: "m", Conversations: true, Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = core.Run(t.Context(), agent.RunRequest{Agent: "helper", Principal: "p", Message: "hello"})
+	if !errors.Is(err, store.ErrBusy) || agent.UserMessage(err) != store.ErrBusy.Msg {
+		t.Errorf("Run = %v (user message %q), want the store's locked error", err, agent.UserMessage(err))
 	}
 }

@@ -92,13 +92,25 @@ type AgentStore interface {
 	DeleteAgent(ctx context.Context, id string) error
 }
 
+// TurnStart is what BeginTurn records.
+type TurnStart struct {
+	Turn Turn
+	User Message
+	// NewConversation is created with the turn when the turn starts it;
+	// nil when the turn continues a conversation.
+	NewConversation *Conversation
+}
+
 // ConversationStore keeps conversations, their messages and turns.
 type ConversationStore interface {
-	CreateConversation(ctx context.Context, c Conversation) error
 	Conversation(ctx context.Context, id string) (Conversation, error)
 	Messages(ctx context.Context, conversationID string) ([]Message, error)
-	// BeginTurn records a running turn and its user message atomically.
-	BeginTurn(ctx context.Context, t Turn, user Message) error
+	// BeginTurn records a running turn and its user message atomically,
+	// with the conversation the turn starts, if any. Nothing of the turn
+	// has been acknowledged yet, so it may return before the write is
+	// committed: the write goes before any later one (the turn's EndTurn
+	// first), and committed waits for its commit and reports its outcome.
+	BeginTurn(ctx context.Context, start TurnStart) (committed func() error)
 	// EndTurn records the turn's outcome and the messages it produced atomically.
 	EndTurn(ctx context.Context, t Turn, produced []Message) error
 	Turns(ctx context.Context, conversationID string) ([]Turn, error)

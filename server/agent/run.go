@@ -78,7 +78,7 @@ func (c *Core) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	}
 	turnID := req.TurnID
 	if _, err := uuid.Parse(turnID); err != nil {
-		turnID = uuid.NewString()
+		turnID = newRowID()
 	}
 	turn := Turn{
 		ID: turnID, ConversationID: conv.ID, AgentID: agent.ID, Principal: req.Principal,
@@ -91,9 +91,21 @@ func (c *Core) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 			return nil, fmt.Errorf("load conversation %s: %w", conv.ID, err)
 		}
 	}
-	if err := c.history.BeginTurn(ctx, turn, user); err != nil {
-		return nil, fmt.Errorf("record turn: %w", err)
+	// The turn's start is written while the model works: should the write
+	// fail, the turn stops.
+	start := TurnStart{Turn: turn, User: user}
+	if isNew {
+		start.NewConversation = &conv
 	}
+	begun := c.history.BeginTurn(ctx, start)
+	beginErr := make(chan error, 1)
+	go func() {
+		err := begun()
+		if err != nil {
+			cancel(fmt.Errorf("record turn: %w", err))
+		}
+		beginErr <- err
+	}()
 	c.publish(Event{Kind: EventTurnStarted, Agent: agent.Slug, Conversation: conv.ID, Turn: turn.ID, Text: content})
 
 	produced, runErr := c.loop(ctx, agent, &turn, past, user)
@@ -111,10 +123,16 @@ func (c *Core) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 		turn.Error = UserMessage(runErr)
 		c.log.Warn("turn ended without an answer", "agent", agent.Slug, "turn", turn.ID, "status", turn.Status, "err", runErr)
 	}
-	// Record even when the caller went away: the turn happened.
-	if err := c.history.EndTurn(context.WithoutCancel(ctx), turn, produced); err != nil {
+	// Record even when the caller went away: the turn happened. The end is
+	// queued behind the start, so the two commit together when they can.
+	endErr := c.history.EndTurn(context.WithoutCancel(ctx), turn, produced)
+	if err := <-beginErr; err != nil {
 		c.convs.keep(conv.ID, nil) // read it back next time
-		return nil, fmt.Errorf("record end of turn %s: %w", turn.ID, err)
+		return nil, fmt.Errorf("record turn %s: %w", turn.ID, err)
+	}
+	if endErr != nil {
+		c.convs.keep(conv.ID, nil)
+		return nil, fmt.Errorf("record end of turn %s: %w", turn.ID, endErr)
 	}
 	c.convs.keep(conv.ID, slices.Concat(past, []Message{user}, produced))
 	res.Turn = turn
@@ -150,12 +168,10 @@ func (c *Core) openConversation(ctx context.Context, agent Agent, req RunRequest
 	if handle == "" {
 		now := c.now()
 		conv := Conversation{
-			ID: uuid.NewString(), AgentID: agent.ID, Principal: req.Principal,
+			ID: newRowID(), AgentID: agent.ID, Principal: req.Principal,
 			Title: title(req.Message), CreatedAt: now, UpdatedAt: now,
 		}
-		if err := c.history.CreateConversation(ctx, conv); err != nil {
-			return Conversation{}, false, fmt.Errorf("create conversation: %w", err)
-		}
+		// The conversation is written with its first turn.
 		_, err := c.convs.acquire(conv.ID, nil, func() (Conversation, error) { return conv, nil })
 		return conv, true, err
 	}
@@ -176,6 +192,13 @@ func (c *Core) openConversation(ctx context.Context, agent Agent, req RunRequest
 		return conv, nil
 	})
 	return conv, false, err
+}
+
+// newRowID names a conversation or a turn. Time-ordered UUIDs (version 7)
+// land at the end of the store's indexes, so the turns committed together
+// write a few pages, not one page per turn per index.
+func newRowID() string {
+	return uuid.Must(uuid.NewV7()).String()
 }
 
 // turnRun is one turn in progress.
