@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -15,6 +16,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -36,37 +38,54 @@ var errForeignCursor = errors.New("the cursor is not one this server gave (or th
 // of the whole list, and the revision of the agents it reflects, which
 // moves with any edit (a tool taken off the list and put back included).
 type catalog struct {
-	tools    []mcp.Tool
+	tools []mcp.Tool
+	// encoded holds each tool as JSON, so that a page is served without
+	// encoding it again (a thousand tools take milliseconds to encode).
+	encoded  [][]byte
 	hash     string
 	revision uint64
+	// pages keeps the pages served, encoded and joined, by their bounds:
+	// those that start at a multiple of the page size, so at most one per
+	// page (a cursor of an earlier catalog can start anywhere).
+	pages sync.Map // [2]int → []byte
 }
 
 func newCatalog(tools []mcp.Tool, revision uint64) *catalog {
 	tools = slices.Clone(tools)
 	slices.SortFunc(tools, func(a, b mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
+	encoded := make([][]byte, len(tools))
 	h := sha256.New()
-	for _, t := range tools {
-		raw, _ := json.Marshal(t) // a tool that cannot marshal fails tools/list anyway
-		h.Write(raw)
+	for i, t := range tools {
+		encoded[i], _ = json.Marshal(t) // a tool that cannot marshal fails tools/list anyway
+		h.Write(encoded[i])
 		h.Write([]byte{0})
 	}
-	return &catalog{tools: tools, hash: hex.EncodeToString(h.Sum(nil)[:16]), revision: revision}
+	return &catalog{tools: tools, encoded: encoded, hash: hex.EncodeToString(h.Sum(nil)[:16]), revision: revision}
 }
 
-// page returns the tools after the cursor's last name, and the cursor of
-// the next page when more follow.
-func (c *catalog) page(after string, size int, cursors *cursorCodec) ([]mcp.Tool, mcp.Cursor) {
-	start := sort.Search(len(c.tools), func(i int) bool { return c.tools[i].Name > after })
-	end := min(start+size, len(c.tools))
-	page := c.tools[start:end]
-	if page == nil {
-		page = []mcp.Tool{}
-	}
-	var next mcp.Cursor
+// page returns the tools after the cursor's last name (as the index of
+// the first and past the last), and the cursor of the next page when
+// more follow.
+func (c *catalog) page(after string, size int, cursors *cursorCodec) (start, end int, next mcp.Cursor) {
+	start = sort.Search(len(c.tools), func(i int) bool { return c.tools[i].Name > after })
+	end = min(start+size, len(c.tools))
 	if end < len(c.tools) {
-		next = mcp.Cursor(cursors.encode(page[len(page)-1].Name))
+		next = mcp.Cursor(cursors.encode(c.tools[end-1].Name))
 	}
-	return page, next
+	return start, end, next
+}
+
+// pageJSON is the tools from start to end, encoded and joined by commas.
+func (c *catalog) pageJSON(start, end, size int) []byte {
+	key := [2]int{start, end}
+	if b, ok := c.pages.Load(key); ok {
+		return b.([]byte)
+	}
+	b := bytes.Join(c.encoded[start:end], []byte{','})
+	if start%size == 0 {
+		c.pages.Store(key, b)
+	}
+	return b
 }
 
 // etag names one page of one catalog, for HTTP caching.
@@ -143,11 +162,21 @@ func (s *Server) beforeListTools(_ context.Context, _ any, req *mcp.ListToolsReq
 	}
 }
 
-// afterListTools serves the page from our catalog, with its hash.
-func (s *Server) afterListTools(_ context.Context, _ any, req *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
+// afterListTools serves the page from our catalog, with its hash. Over
+// HTTP, the page's tools are left to the splice (already encoded); mcp-go
+// encodes the rest of the answer.
+func (s *Server) afterListTools(ctx context.Context, _ any, req *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
 	cat := s.cat.Load()
 	after, _ := s.cursors.decode(string(req.Params.Cursor))
-	res.Tools, res.NextCursor = cat.page(after, s.pageSize(), s.cursors)
+	var start, end int
+	size := s.pageSize()
+	start, end, res.NextCursor = cat.page(after, size, s.cursors)
+	if sp, ok := ctx.Value(toolSpliceKey{}).(*toolSplice); ok {
+		sp.tools = cat.pageJSON(start, end, size)
+		res.Tools = []mcp.Tool{sp.placeholder}
+	} else {
+		res.Tools = append([]mcp.Tool{}, cat.tools[start:end]...)
+	}
 	if res.Meta == nil {
 		res.Meta = &mcp.Meta{}
 	}
@@ -155,6 +184,54 @@ func (s *Server) afterListTools(_ context.Context, _ any, req *mcp.ListToolsRequ
 		res.Meta.AdditionalFields = map[string]any{}
 	}
 	res.Meta.AdditionalFields[CatalogMetaKey] = cat.hash
+}
+
+type toolSpliceKey struct{}
+
+// toolSplice holds a tools/list answer as mcp-go writes it, with one
+// placeholder tool where the page's tools go, and writes it with the
+// page's tools as the catalog encoded them: mcp-go still checks the
+// request and writes everything else (session, era, cache hints).
+type toolSplice struct {
+	w           http.ResponseWriter
+	header      http.Header
+	status      int
+	body        bytes.Buffer
+	placeholder mcp.Tool
+	tools       []byte // the page's tools, encoded and joined; nil until listed
+}
+
+func newToolSplice(w http.ResponseWriter) *toolSplice {
+	return &toolSplice{w: w, status: http.StatusOK,
+		placeholder: mcp.Tool{Name: "io.deskhand.page-" + rand.Text(), InputSchema: mcp.ToolInputSchema{Type: "object"}}}
+}
+
+func (sp *toolSplice) bind(r *http.Request) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), toolSpliceKey{}, sp))
+}
+
+func (sp *toolSplice) Header() http.Header         { return sp.w.Header() }
+func (sp *toolSplice) WriteHeader(status int)      { sp.status = status }
+func (sp *toolSplice) Write(b []byte) (int, error) { return sp.body.Write(b) }
+func (sp *toolSplice) Flush()                      {} // written whole by finish
+
+// finish writes the answer, the page's tools in place of the placeholder.
+func (sp *toolSplice) finish() {
+	body := sp.body.Bytes()
+	placeholder, _ := json.Marshal(sp.placeholder)
+	i := bytes.Index(body, placeholder)
+	if sp.tools == nil || i < 0 {
+		sp.w.WriteHeader(sp.status)
+		_, _ = sp.w.Write(body)
+		return
+	}
+	sp.w.Header().Del("Content-Length")
+	sp.w.WriteHeader(sp.status)
+	for _, part := range [][]byte{body[:i], sp.tools, body[i+len(placeholder):]} {
+		if _, err := sp.w.Write(part); err != nil {
+			return
+		}
+	}
 }
 
 // listTools answers what HTTP can before mcp-go lists: a foreign cursor,

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -185,4 +186,54 @@ func TestStdioRefusesForeignCursors(t *testing.T) {
 	inW.Close()
 	c.Close()
 	<-done
+}
+
+// TestToolsListSplicesTheEncodedPage: over HTTP the page's tools are
+// written as the catalog encoded them, in place of a placeholder; the
+// tools a client gets are the ones stdio (encoded by mcp-go) gives, and no
+// placeholder ever shows.
+func TestToolsListSplicesTheEncodedPage(t *testing.T) {
+	h := newHarness(t, mcpserver.GuardOptions{})
+	if _, err := h.core.SaveAgent(t.Context(), agent.Agent{Name: "Odd <b>\"name\"</b> & ünïcode \u2028", Slug: "odd", Description: "Says <script>&amp; \"hi\"",
+		Backend: agent.BackendOllama, Model: "m", Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- h.srv.ServeStdio(t.Context(), inR, outW)
+		outW.Close()
+	}()
+	stdio := client.NewClient(transport.NewIO(outR, inW, io.NopCloser(strings.NewReader(""))))
+	if err := stdio.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var init mcp.InitializeRequest
+	init.Params.ProtocolVersion = mcp.ProtocolVersion20251125
+	init.Params.ClientInfo = mcp.Implementation{Name: "stdio", Version: "0"}
+	if _, err := stdio.Initialize(t.Context(), init); err != nil {
+		t.Fatal(err)
+	}
+	want, err := stdio.ListTools(t.Context(), mcp.ListToolsRequest{})
+	inW.Close()
+	stdio.Close()
+	<-done
+	if err != nil || len(want.Tools) != 2 {
+		t.Fatalf("tools/list over stdio: %+v, %v", want, err)
+	}
+
+	token := h.token("splice")
+	for _, era := range eras {
+		got, err := connect(t, h.URL, era, token).ListTools(t.Context(), mcp.ListToolsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want.Tools, got.Tools); diff != "" {
+			t.Errorf("%s: tools over HTTP differ from stdio's (-stdio +http):\n%s", era, diff)
+		}
+	}
+	if _, body := rawList(t, h.URL, token, "", nil); bytes.Contains(body, []byte("io.deskhand.page-")) || !bytes.Contains(body, []byte(`"name":"odd"`)) {
+		t.Errorf("raw tools/list:\n%s", body)
+	}
 }

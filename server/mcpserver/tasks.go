@@ -207,8 +207,13 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, msg rpcPeek, next
 	if !ok {
 		return
 	}
-	if msg.Method == string(mcp.MethodToolsList) && !s.listTools(w, r, msg) {
-		return
+	if msg.Method == string(mcp.MethodToolsList) {
+		if !s.listTools(w, r, msg) {
+			return
+		}
+		sp := newToolSplice(w)
+		defer sp.finish()
+		w, r = sp, sp.bind(r)
 	}
 	if msg.Method == string(mcp.MethodResourcesRead) && !s.readResource(w, r, msg) {
 		return
