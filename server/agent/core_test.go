@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
 	"go.uber.org/goleak"
 
 	"github.com/deskhand/deskhand/server/agent"
@@ -74,6 +75,10 @@ func TestRunRemembersConversation(t *testing.T) {
 	}
 	if !first.NewConversation || first.Text != "echo: My name is Ada." || first.Turn.Status != agent.TurnCompleted {
 		t.Fatalf("first = %+v", first)
+	}
+	// Handles are random (version 4) UUIDs: unguessable, and they tell nothing.
+	if id, err := uuid.Parse(first.Conversation.ID); err != nil || id.Version() != 4 {
+		t.Errorf("handle %q is not a version 4 UUID (%v)", first.Conversation.ID, err)
 	}
 	second, err := f.run(t, "alice", first.Conversation.ID, "What is my name?")
 	if err != nil {

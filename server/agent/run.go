@@ -78,7 +78,7 @@ func (c *Core) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	}
 	turnID := req.TurnID
 	if _, err := uuid.Parse(turnID); err != nil {
-		turnID = newRowID()
+		turnID = uuid.NewString()
 	}
 	turn := Turn{
 		ID: turnID, ConversationID: conv.ID, AgentID: agent.ID, Principal: req.Principal,
@@ -168,7 +168,7 @@ func (c *Core) openConversation(ctx context.Context, agent Agent, req RunRequest
 	if handle == "" {
 		now := c.now()
 		conv := Conversation{
-			ID: newRowID(), AgentID: agent.ID, Principal: req.Principal,
+			ID: uuid.NewString(), AgentID: agent.ID, Principal: req.Principal,
 			Title: title(req.Message), CreatedAt: now, UpdatedAt: now,
 		}
 		// The conversation is written with its first turn.
@@ -192,13 +192,6 @@ func (c *Core) openConversation(ctx context.Context, agent Agent, req RunRequest
 		return conv, nil
 	})
 	return conv, false, err
-}
-
-// newRowID names a conversation or a turn. Time-ordered UUIDs (version 7)
-// land at the end of the store's indexes, so the turns committed together
-// write a few pages, not one page per turn per index.
-func newRowID() string {
-	return uuid.Must(uuid.NewV7()).String()
 }
 
 // turnRun is one turn in progress.
