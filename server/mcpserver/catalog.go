@@ -173,7 +173,7 @@ func (s *Server) afterListTools(ctx context.Context, _ any, req *mcp.ListToolsRe
 	start, end, res.NextCursor = cat.page(after, size, s.cursors)
 	if sp, ok := ctx.Value(toolSpliceKey{}).(*toolSplice); ok {
 		sp.tools = cat.pageJSON(start, end, size)
-		res.Tools = []mcp.Tool{sp.placeholder}
+		res.Tools = []mcp.Tool{pagePlaceholder}
 	} else {
 		res.Tools = append([]mcp.Tool{}, cat.tools[start:end]...)
 	}
@@ -188,22 +188,26 @@ func (s *Server) afterListTools(ctx context.Context, _ any, req *mcp.ListToolsRe
 
 type toolSpliceKey struct{}
 
-// toolSplice holds a tools/list answer as mcp-go writes it, with one
-// placeholder tool where the page's tools go, and writes it with the
-// page's tools as the catalog encoded them: mcp-go still checks the
-// request and writes everything else (session, era, cache hints).
+// pagePlaceholder stands for a page's tools in mcp-go's answer: a tool no
+// agent can be (slugs have no dots), with a name of this process.
+var (
+	pagePlaceholder     = mcp.Tool{Name: "io.deskhand.page-" + rand.Text(), InputSchema: mcp.ToolInputSchema{Type: "object"}}
+	pagePlaceholderJSON = func() []byte { b, _ := json.Marshal(pagePlaceholder); return b }()
+)
+
+// toolSplice holds a tools/list answer as mcp-go writes it, with the
+// placeholder where the page's tools go, and writes it with the page's
+// tools as the catalog encoded them: mcp-go still checks the request and
+// writes everything else (session, era, cache hints).
 type toolSplice struct {
-	w           http.ResponseWriter
-	header      http.Header
-	status      int
-	body        bytes.Buffer
-	placeholder mcp.Tool
-	tools       []byte // the page's tools, encoded and joined; nil until listed
+	w      http.ResponseWriter
+	status int
+	body   bytes.Buffer
+	tools  []byte // the page's tools, encoded and joined; nil until listed
 }
 
 func newToolSplice(w http.ResponseWriter) *toolSplice {
-	return &toolSplice{w: w, status: http.StatusOK,
-		placeholder: mcp.Tool{Name: "io.deskhand.page-" + rand.Text(), InputSchema: mcp.ToolInputSchema{Type: "object"}}}
+	return &toolSplice{w: w, status: http.StatusOK}
 }
 
 func (sp *toolSplice) bind(r *http.Request) *http.Request {
@@ -218,8 +222,7 @@ func (sp *toolSplice) Flush()                      {} // written whole by finish
 // finish writes the answer, the page's tools in place of the placeholder.
 func (sp *toolSplice) finish() {
 	body := sp.body.Bytes()
-	placeholder, _ := json.Marshal(sp.placeholder)
-	i := bytes.Index(body, placeholder)
+	i := bytes.Index(body, pagePlaceholderJSON)
 	if sp.tools == nil || i < 0 {
 		sp.w.WriteHeader(sp.status)
 		_, _ = sp.w.Write(body)
@@ -227,7 +230,7 @@ func (sp *toolSplice) finish() {
 	}
 	sp.w.Header().Del("Content-Length")
 	sp.w.WriteHeader(sp.status)
-	for _, part := range [][]byte{body[:i], sp.tools, body[i+len(placeholder):]} {
+	for _, part := range [][]byte{body[:i], sp.tools, body[i+len(pagePlaceholderJSON):]} {
 		if _, err := sp.w.Write(part); err != nil {
 			return
 		}
