@@ -18,12 +18,8 @@ import (
 // previous process stopped.
 const interruptedError = "Deskhand stopped while this turn was running"
 
-// CreateConversation inserts a conversation without a turn. It returns an
-// error wrapping agent.ErrNotFound when its agent does not exist.
-func (db *DB) CreateConversation(ctx context.Context, c agent.Conversation) error {
-	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error { return insertConversation(ctx, tx, c) })
-}
-
+// insertConversation writes a new conversation; the error wraps
+// agent.ErrNotFound when its agent does not exist.
 func insertConversation(ctx context.Context, tx *sql.Tx, c agent.Conversation) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO conversations (id, agent_id, principal, title, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?)`,
