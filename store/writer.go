@@ -12,10 +12,10 @@ import (
 // Writes are committed in groups: callers hand their transaction to one
 // writer goroutine, which runs every write waiting in one SQLite
 // transaction and commits once. A commit costs about as much as the
-// writes in it together, so under concurrent turns the writes share it; one writer also takes writers in turn, first
-// come first served, where SQLite's busy handler sleeps and lets a writer
-// starve past the busy timeout. A write is acknowledged only once its
-// group is committed, so durability is what it was.
+// writes in it together, so under concurrent turns the writes share it;
+// one writer also takes writers in turn, first come first served, where
+// SQLite's busy handler sleeps and lets a writer starve past the busy
+// timeout. A write is acknowledged only once its group is committed.
 
 // maxGroup bounds the writes committed together.
 const maxGroup = 64
