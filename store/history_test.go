@@ -837,3 +837,28 @@ func TestEndTurnChecksItsConversation(t *testing.T) {
 		t.Errorf("messages of the other conversation: %+v, %v; want none", msgs, err)
 	}
 }
+
+// TestCloseCommitsQueuedTurns: a turn's start queued when the store
+// closes is committed before Close returns, not dropped or left waiting.
+func TestCloseCommitsQueuedTurns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), store.FileName)
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv := createConversation(t, db, putAgent(t, db, "helper"), "conv")
+	turn, user := runningTurn(conv, "turn-1", at(100))
+	begun := db.BeginTurn(ctx, agent.TurnStart{Turn: turn, User: user})
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := begun(); err != nil {
+		t.Fatalf("the queued turn: %v", err)
+	}
+	db, err = store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	checkConversation(t, db, conv.ID, []agent.Turn{turn}, []agent.Message{user}, at(100))
+}
