@@ -77,6 +77,9 @@ const summaryColumns = `SELECT c.id, c.agent_id, c.principal, c.title, c.created
 		FROM conversations c `
 
 func (db *DB) summaries(ctx context.Context, where string, args []any, limit int) ([]agent.ConversationSummary, error) {
+	if err := db.caughtUp(ctx); err != nil {
+		return nil, fmt.Errorf("list conversations: %w", err)
+	}
 	rows, err := db.db.QueryContext(ctx, summaryColumns+where+" ORDER BY c.updated_at DESC, c.id DESC LIMIT ?", append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("list conversations: %w", err)
@@ -141,6 +144,9 @@ func (db *DB) CountMessages(ctx context.Context) (int, error) {
 }
 
 func (db *DB) messages(ctx context.Context, conversationID, query string, args ...any) ([]agent.Message, error) {
+	if err := db.caughtUp(ctx); err != nil {
+		return nil, fmt.Errorf("list messages of %s: %w", conversationID, err)
+	}
 	rows, err := db.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list messages of %s: %w", conversationID, err)
@@ -174,6 +180,9 @@ func (db *DB) messages(ctx context.Context, conversationID, query string, args .
 // Turns returns a conversation's turns in the order they started;
 // agent.ErrNotFound if the conversation does not exist.
 func (db *DB) Turns(ctx context.Context, conversationID string) ([]agent.Turn, error) {
+	if err := db.caughtUp(ctx); err != nil {
+		return nil, fmt.Errorf("list turns of %s: %w", conversationID, err)
+	}
 	rows, err := db.db.QueryContext(ctx, `SELECT id, conversation_id, agent_id, principal, status, model,
 			started_at, ended_at, prompt_tokens, output_tokens, tool_calls, error
 		FROM turns WHERE conversation_id = ? ORDER BY started_at, rowid`, conversationID)

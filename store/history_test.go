@@ -862,3 +862,25 @@ func TestCloseCommitsQueuedTurns(t *testing.T) {
 	defer db.Close()
 	checkConversation(t, db, conv.ID, []agent.Turn{turn}, []agent.Message{user}, at(100))
 }
+
+// TestListsSeeQueuedTurns: a turn's start still queued (its model at
+// work) shows in the lists at once, its new conversation included.
+func TestListsSeeQueuedTurns(t *testing.T) {
+	db := storetest.Open(t)
+	a := putAgent(t, db, "helper")
+	conv := agent.Conversation{ID: "conv-new", AgentID: a.ID, Principal: "client-1", Title: "hello", CreatedAt: at(10), UpdatedAt: at(10)}
+	turn, user := runningTurn(conv, "turn-1", at(12))
+	begun := db.BeginTurn(ctx, agent.TurnStart{Turn: turn, User: user, NewConversation: &conv})
+	recent, err := db.RecentConversations(ctx, 10)
+	if err != nil || len(recent) != 1 || recent[0].ID != conv.ID || recent[0].LastStatus != agent.TurnRunning {
+		t.Errorf("RecentConversations = %+v, %v; want the running conversation", recent, err)
+	}
+	mine, err := db.ConversationsOf(ctx, "client-1", agent.PageMark{}, 10)
+	if err != nil || len(mine) != 1 {
+		t.Errorf("ConversationsOf = %+v, %v", mine, err)
+	}
+	checkConversation(t, db, conv.ID, []agent.Turn{turn}, []agent.Message{user}, at(12))
+	if err := begun(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
@@ -25,7 +26,7 @@ var errClosed = errors.New("the database is closed")
 
 type writeJob struct {
 	ctx context.Context
-	fn  func(ctx context.Context, tx *sql.Tx) error
+	fn  func(ctx context.Context, tx *sql.Tx) error // nil: a barrier (caughtUp)
 	// behind marks a write nobody waits for yet: its commit may wait a
 	// moment (linger) for an awaited write to share it.
 	behind bool
@@ -147,12 +148,22 @@ func (db *DB) gather(first *writeJob) []*writeJob {
 // write leaves the others. When the transaction itself fails (the
 // database is locked, the disk is full), every write gets that error.
 func (db *DB) commitGroup(group []*writeJob) {
+	if !slices.ContainsFunc(group, func(j *writeJob) bool { return j.fn != nil }) {
+		for _, j := range group {
+			j.done <- nil // barriers only: nothing to write
+		}
+		return
+	}
 	errs, err := db.runGroup(group)
 	var failed *writeFailed
 	if errors.As(err, &failed) {
 		if len(group) > 1 {
 			for _, j := range group {
-				j.done <- db.runAlone(j)
+				if j.fn == nil {
+					j.done <- nil
+				} else {
+					j.done <- db.runAlone(j)
+				}
 			}
 			return
 		}
@@ -197,7 +208,7 @@ func (db *DB) runGroup(group []*writeJob) ([]error, error) {
 	}
 	errs := make([]error, len(group))
 	for i, j := range group {
-		if errs[i] = j.ctx.Err(); errs[i] != nil {
+		if errs[i] = j.ctx.Err(); errs[i] != nil || j.fn == nil {
 			continue
 		}
 		if err := j.fn(ctx, tx); err != nil {
@@ -219,6 +230,14 @@ func (db *DB) runGroup(group []*writeJob) ([]error, error) {
 // returns once it is committed (or failed, leaving nothing).
 func (db *DB) inTx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	return db.queue(ctx, false, fn)()
+}
+
+// caughtUp returns once every write queued before it is committed, so
+// that a read after it sees them (a turn's start queued while its model
+// works included). It writes nothing, and takes no lock when nothing is
+// queued.
+func (db *DB) caughtUp(ctx context.Context) error {
+	return db.queue(ctx, false, nil)()
 }
 
 // queue hands fn to the writer and returns a function that waits for its

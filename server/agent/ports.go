@@ -101,7 +101,9 @@ type TurnStart struct {
 	NewConversation *Conversation
 }
 
-// ConversationStore keeps conversations, their messages and turns.
+// ConversationStore keeps conversations, their messages and turns. Its
+// lists (conversations, messages, turns) see every write made before
+// them, a turn's start still being written included.
 type ConversationStore interface {
 	Conversation(ctx context.Context, id string) (Conversation, error)
 	Messages(ctx context.Context, conversationID string) ([]Message, error)
