@@ -861,3 +861,42 @@ func TestTurnStopsWhenItsStartIsNotRecorded(t *testing.T) {
 		t.Errorf("Run = %v (user message %q), want the store's locked error", err, agent.UserMessage(err))
 	}
 }
+
+// TestAgentLookupFollowsRenames: the slug index moves with a rename, a
+// disable and a delete.
+func TestAgentLookupFollowsRenames(t *testing.T) {
+	f := newFixture(t, agent.Config{}, agent.Agent{})
+	other, err := f.core.SaveAgent(t.Context(), agent.Agent{Slug: "zeta", Model: "m", Enabled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Slug = "alpha"
+	if _, err := f.core.SaveAgent(t.Context(), other); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.core.AgentBySlug("zeta"); ok {
+		t.Error("the old slug still finds the renamed agent")
+	}
+	if a, ok := f.core.ServedAgent("alpha"); !ok || a.ID != other.ID {
+		t.Errorf("ServedAgent(alpha) = %+v, %v", a, ok)
+	}
+	var slugs []string
+	for _, a := range f.core.Agents() {
+		slugs = append(slugs, a.Slug)
+	}
+	if diff := cmp.Diff([]string{"alpha", "helper"}, slugs); diff != "" {
+		t.Errorf("Agents (-want +got):\n%s", diff)
+	}
+	if err := f.core.SetAgentEnabled(t.Context(), "alpha", false); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.core.ServedAgent("alpha"); ok {
+		t.Error("a disabled agent is served")
+	}
+	if err := f.core.DeleteAgent(t.Context(), "alpha"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.core.AgentBySlug("alpha"); ok {
+		t.Error("a deleted agent is found")
+	}
+}
