@@ -236,7 +236,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, msg rpcPeek, next
 		if msg.declaresTasks() && r.Header.Get("Mcp-Method") == msg.Method {
 			// A retry of a parked turn resumes it (paused.go); any other
 			// call on an agent becomes a task.
-			if a, ok := s.agent(msg.Params.Name); ok {
+			if a, ok := s.core.ServedAgent(msg.Params.Name); ok {
 				if _, resuming := claimsFrom(r.Context()); !resuming {
 					s.agentTask(w, msg, a, principal)
 					return

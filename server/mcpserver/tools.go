@@ -158,7 +158,7 @@ func jsonType(v any) string {
 // handleCall runs one call of the agent with the given slug.
 func (s *Server) handleCall(slug string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		a, ok := s.agent(slug)
+		a, ok := s.core.ServedAgent(slug)
 		if !ok {
 			return mcp.NewToolResultError(fmt.Sprintf("the agent %q is no longer available", slug)), nil
 		}
@@ -228,10 +228,6 @@ func (s *Server) finish(a agent.Agent, handle string, res *agent.RunResult, err 
 		return out
 	}
 	return s.result(a, res)
-}
-
-func (s *Server) agent(slug string) (agent.Agent, bool) {
-	return s.core.ServedAgent(slug)
 }
 
 // result builds the tool result of a finished turn.
