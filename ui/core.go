@@ -20,7 +20,7 @@ type Core interface {
 	DeleteAgent(ctx context.Context, slug string) error
 	Pending() []agent.Question
 	AnswerQuestion(id string, content map[string]any, declined bool) error
-	Subscribe(ctx context.Context) <-chan agent.Event
+	Subscribe(ctx context.Context, kinds ...agent.EventKind) <-chan agent.Event
 	SetPaused(paused bool)
 	Paused() bool
 	AvailableTools() []agent.ToolInfo

@@ -209,7 +209,7 @@ func (f *fakeCore) SetPaused(bool) {}
 
 func (f *fakeCore) Paused() bool { return false }
 
-func (f *fakeCore) Subscribe(ctx context.Context) <-chan agent.Event {
+func (f *fakeCore) Subscribe(ctx context.Context, _ ...agent.EventKind) <-chan agent.Event {
 	ch := make(chan agent.Event)
 	context.AfterFunc(ctx, func() { close(ch) })
 	return ch

@@ -900,3 +900,29 @@ func TestAgentLookupFollowsRenames(t *testing.T) {
 		t.Error("a deleted agent is found")
 	}
 }
+
+// TestSubscribeToKinds: a subscriber that names kinds gets those alone,
+// so a flood of deltas cannot crowd an agent change out of its buffer.
+func TestSubscribeToKinds(t *testing.T) {
+	f := newFixture(t, agent.Config{}, agent.Agent{})
+	changes := f.core.Subscribe(t.Context(), agent.EventAgentsChanged)
+	for range 300 { // more turn events than a subscriber's buffer holds
+		if _, err := f.run(t, "p", "", "hi"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.core.SaveAgent(t.Context(), agent.Agent{Slug: "other", Model: "m", Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case e := <-changes:
+		if e.Kind != agent.EventAgentsChanged || e.Agent != "other" {
+			t.Errorf("first event = %+v, want the agent change", e)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the agent change never came")
+	}
+	if n := len(changes); n != 0 {
+		t.Errorf("%d more events queued, want none", n)
+	}
+}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,20 +44,23 @@ const subscriberBuffer = 256
 
 type hub struct {
 	mu      sync.Mutex
-	subs    map[chan Event]struct{}
+	subs    map[chan Event][]EventKind // the kinds each wants; nil: all
 	dropped atomic.Uint64
 }
 
-// Subscribe returns a channel of events that closes when ctx ends. Delivery
-// never blocks the publisher: a subscriber that falls more than a buffer
-// behind misses events (Dropped counts them) and should re-read state.
-func (c *Core) Subscribe(ctx context.Context) <-chan Event {
+// Subscribe returns a channel of events that closes when ctx ends: the
+// events of the kinds given, or all of them when none is. Delivery never
+// blocks the publisher: a subscriber that falls more than a buffer behind
+// misses events (Dropped counts them) and should re-read state. Naming the
+// kinds keeps a subscriber's buffer (and wake-ups) for what it reads: a
+// turn's deltas cannot crowd out an agent change.
+func (c *Core) Subscribe(ctx context.Context, kinds ...EventKind) <-chan Event {
 	ch := make(chan Event, subscriberBuffer)
 	c.events.mu.Lock()
 	if c.events.subs == nil {
-		c.events.subs = make(map[chan Event]struct{})
+		c.events.subs = make(map[chan Event][]EventKind)
 	}
-	c.events.subs[ch] = struct{}{}
+	c.events.subs[ch] = kinds
 	c.events.mu.Unlock()
 	context.AfterFunc(ctx, func() {
 		c.events.mu.Lock()
@@ -76,7 +80,10 @@ func (c *Core) publish(e Event) {
 	}
 	c.events.mu.Lock()
 	defer c.events.mu.Unlock()
-	for ch := range c.events.subs {
+	for ch, kinds := range c.events.subs {
+		if kinds != nil && !slices.Contains(kinds, e.Kind) {
+			continue
+		}
 		select {
 		case ch <- e:
 		default:

@@ -57,7 +57,7 @@ func (s *Server) followProgress(ctx context.Context, token mcp.ProgressToken, tu
 		return func() {}
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	events := s.core.Subscribe(ctx)
+	events := s.core.Subscribe(ctx, agent.EventModelCall, agent.EventToolCall, agent.EventQuestionAsked)
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		step, rounds := 0, 0

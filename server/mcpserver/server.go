@@ -37,7 +37,7 @@ type Core interface {
 	AgentsRevision() uint64
 	Run(ctx context.Context, req agent.RunRequest) (*agent.RunResult, error)
 	ConversationLimits() (capacity int, idle time.Duration)
-	Subscribe(ctx context.Context) <-chan agent.Event
+	Subscribe(ctx context.Context, kinds ...agent.EventKind) <-chan agent.Event
 	Pending() []agent.Question
 }
 
@@ -196,13 +196,11 @@ func New(core Core, opts Options) (*Server, error) {
 	s.syncTools()
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopSync = cancel
-	events := core.Subscribe(ctx)
+	events := core.Subscribe(ctx, agent.EventAgentsChanged)
 	go func() {
 		defer close(s.synced)
-		for e := range events {
-			if e.Kind == agent.EventAgentsChanged {
-				s.syncTools()
-			}
+		for range events {
+			s.syncTools()
 		}
 	}()
 	return s, nil
