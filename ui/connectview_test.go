@@ -100,23 +100,13 @@ func TestMaskToken(t *testing.T) {
 func buttons(t *testing.T, o fyne.CanvasObject) map[string]*widget.Button {
 	t.Helper()
 	found := map[string]*widget.Button{}
-	var walk func(fyne.CanvasObject)
-	walk = func(o fyne.CanvasObject) {
-		switch w := o.(type) {
-		case *widget.Button:
-			found[w.Text] = w
-		case *fyne.Container:
-			for _, c := range w.Objects {
-				walk(c)
-			}
-		case fyne.Widget:
-			r := test.TempWidgetRenderer(t, w)
-			for _, c := range r.Objects() {
-				walk(c)
-			}
+	walk(t, o, func(o fyne.CanvasObject) bool {
+		b, ok := o.(*widget.Button)
+		if ok {
+			found[b.Text] = b
 		}
-	}
-	walk(o)
+		return ok
+	})
 	return found
 }
 
@@ -124,24 +114,32 @@ func buttons(t *testing.T, o fyne.CanvasObject) map[string]*widget.Button {
 func texts(t *testing.T, o fyne.CanvasObject) string {
 	t.Helper()
 	var b strings.Builder
-	var walk func(fyne.CanvasObject)
-	walk = func(o fyne.CanvasObject) {
-		switch w := o.(type) {
-		case *widget.Label:
-			b.WriteString(w.Text + "\n")
-		case *fyne.Container:
-			for _, c := range w.Objects {
-				walk(c)
-			}
-		case fyne.Widget:
-			r := test.TempWidgetRenderer(t, w)
-			for _, c := range r.Objects() {
-				walk(c)
-			}
+	walk(t, o, func(o fyne.CanvasObject) bool {
+		l, ok := o.(*widget.Label)
+		if ok {
+			b.WriteString(l.Text + "\n")
+		}
+		return ok
+	})
+	return b.String()
+}
+
+// walk visits o and what it holds, through containers and widgets'
+// renderers, not below an object visit reports it took.
+func walk(t *testing.T, o fyne.CanvasObject, visit func(fyne.CanvasObject) bool) {
+	if visit(o) {
+		return
+	}
+	switch w := o.(type) {
+	case *fyne.Container:
+		for _, c := range w.Objects {
+			walk(t, c, visit)
+		}
+	case fyne.Widget:
+		for _, c := range test.TempWidgetRenderer(t, w).Objects() {
+			walk(t, c, visit)
 		}
 	}
-	walk(o)
-	return b.String()
 }
 
 func TestConnectTab(t *testing.T) {

@@ -157,23 +157,7 @@ func TestToolsListRefusesForeignCursors(t *testing.T) {
 // refuses a cursor we did not give, and pages with ours.
 func TestStdioRefusesForeignCursors(t *testing.T) {
 	h := newHarness(t, mcpserver.GuardOptions{})
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- h.srv.ServeStdio(t.Context(), inR, outW)
-		outW.Close()
-	}()
-	c := client.NewClient(transport.NewIO(outR, inW, io.NopCloser(strings.NewReader(""))))
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	var init mcp.InitializeRequest
-	init.Params.ProtocolVersion = mcp.ProtocolVersion20251125
-	init.Params.ClientInfo = mcp.Implementation{Name: "stdio", Version: "0"}
-	if _, err := c.Initialize(t.Context(), init); err != nil {
-		t.Fatal(err)
-	}
+	c := stdioClient(t, h)
 	var req mcp.ListToolsRequest
 	req.Params.Cursor = mcp.Cursor(base64.StdEncoding.EncodeToString([]byte("assistant")))
 	if _, err := c.ListToolsByPage(t.Context(), req); err == nil {
@@ -183,9 +167,35 @@ func TestStdioRefusesForeignCursors(t *testing.T) {
 	if err != nil || len(res.Tools) != 1 || res.Meta.AdditionalFields[mcpserver.CatalogMetaKey] == nil {
 		t.Errorf("tools/list over stdio: %+v, %v", res, err)
 	}
-	inW.Close()
-	c.Close()
-	<-done
+}
+
+// stdioClient serves the harness over in-process stdio to a legacy-era
+// mcp-go client, initialized; the test's end closes both.
+func stdioClient(t *testing.T, h *harness) *client.Client {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- h.srv.ServeStdio(t.Context(), inR, outW)
+		outW.Close()
+	}()
+	c := client.NewClient(transport.NewIO(outR, inW, io.NopCloser(strings.NewReader(""))))
+	t.Cleanup(func() {
+		inW.Close()
+		c.Close()
+		<-done
+	})
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var init mcp.InitializeRequest
+	init.Params.ProtocolVersion = mcp.ProtocolVersion20251125
+	init.Params.ClientInfo = mcp.Implementation{Name: "stdio", Version: "0"}
+	if _, err := c.Initialize(t.Context(), init); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // TestToolsListSplicesTheEncodedPage: over HTTP the page's tools are
@@ -198,27 +208,7 @@ func TestToolsListSplicesTheEncodedPage(t *testing.T) {
 		Backend: agent.BackendOllama, Model: "m", Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- h.srv.ServeStdio(t.Context(), inR, outW)
-		outW.Close()
-	}()
-	stdio := client.NewClient(transport.NewIO(outR, inW, io.NopCloser(strings.NewReader(""))))
-	if err := stdio.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	var init mcp.InitializeRequest
-	init.Params.ProtocolVersion = mcp.ProtocolVersion20251125
-	init.Params.ClientInfo = mcp.Implementation{Name: "stdio", Version: "0"}
-	if _, err := stdio.Initialize(t.Context(), init); err != nil {
-		t.Fatal(err)
-	}
-	want, err := stdio.ListTools(t.Context(), mcp.ListToolsRequest{})
-	inW.Close()
-	stdio.Close()
-	<-done
+	want, err := stdioClient(t, h).ListTools(t.Context(), mcp.ListToolsRequest{})
 	if err != nil || len(want.Tools) != 2 {
 		t.Fatalf("tools/list over stdio: %+v, %v", want, err)
 	}
