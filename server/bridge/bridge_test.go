@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +19,7 @@ import (
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/server/bridge"
 	"github.com/deskhand/deskhand/server/mcpserver"
-	"github.com/deskhand/deskhand/store"
+	"github.com/deskhand/deskhand/store/storetest"
 )
 
 // server is a running Deskhand on 127.0.0.1 with a fake Ollama.
@@ -34,11 +33,7 @@ func server(t *testing.T) (url string, core *agent.Core) {
 // through srv once it is built.
 func serverWith(t *testing.T, extra func(srv **mcpserver.Server) []mcpgo.ServerTool) (url string, core *agent.Core, srv *mcpserver.Server) {
 	t.Helper()
-	db, err := store.Open(t.Context(), filepath.Join(t.TempDir(), store.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t)
 	model, err := ollama.New(ollamatest.NewServer(t).URL)
 	if err != nil {
 		t.Fatal(err)

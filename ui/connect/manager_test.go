@@ -26,7 +26,7 @@ import (
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/server/bridge"
 	"github.com/deskhand/deskhand/server/mcpserver"
-	"github.com/deskhand/deskhand/store"
+	"github.com/deskhand/deskhand/store/storetest"
 )
 
 // The test binary doubles as the stdio bridge that Claude Desktop's entry
@@ -130,11 +130,7 @@ type running struct {
 
 func startDeskhand(t *testing.T) *running {
 	t.Helper()
-	db, err := store.Open(t.Context(), filepath.Join(t.TempDir(), store.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t)
 	model, err := ollama.New(ollamatest.NewServer(t).URL)
 	if err != nil {
 		t.Fatal(err)
