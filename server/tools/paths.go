@@ -170,6 +170,10 @@ func resolveLinks(p string, links int) (string, error) {
 		return filepath.Join(append([]string{real}, rest...)...), nil
 	case err != nil:
 		return "", err
+	case fi.Mode()&fs.ModeSymlink == 0 && len(rest) == 1 && links < maxLinks:
+		// It appeared since the whole path failed to resolve (another
+		// write created it): resolve again.
+		return resolveLinks(p, links+1)
 	case fi.Mode()&fs.ModeSymlink == 0:
 		// It exists but its prefix did not resolve: not a directory, or
 		// not searchable. Nothing below it can be reached.
