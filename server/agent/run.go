@@ -281,16 +281,17 @@ func (c *Core) agentTools(agent Agent) map[string]agentTool {
 // for the model; an error ends the turn (nobody could answer a question,
 // the turn was cancelled).
 func (c *Core) callTool(ctx context.Context, run *turnRun, call ToolCall) (string, error) {
-	args := call.Arguments
-	if len(args) == 0 {
-		args = json.RawMessage("{}")
-	}
 	if call.Name == askUserTool {
-		return c.askUser(ctx, run, args)
+		return c.askUser(ctx, run, call.Arguments)
 	}
 	t, ok := run.tools[call.Name]
 	if !ok {
 		return fmt.Sprintf("error: there is no tool named %q", call.Name), nil
+	}
+	// What is approved and what runs are the same decoded arguments.
+	args, err := toolArguments(t.Tool, call.Name, call.Arguments)
+	if err != nil {
+		return "error: " + UserMessage(err), nil
 	}
 	if t.needsApproval {
 		call.Arguments = args

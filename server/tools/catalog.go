@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"reflect"
@@ -78,19 +77,39 @@ func Catalog(opts Options) []agent.Tool {
 	}
 }
 
+// decoded returns the arguments as the tool will run them: decoded into
+// A, checked (when *A has a check method), and encoded again.
+func decoded[A any](tool string, raw json.RawMessage) (json.RawMessage, error) {
+	var args A
+	if err := decodeArgs(tool, raw, &args); err != nil {
+		return nil, err
+	}
+	if c, ok := any(&args).(interface{ check() error }); ok {
+		if err := c.check(); err != nil {
+			return nil, err
+		}
+	}
+	return json.Marshal(args)
+}
+
 // decodeArgs decodes a tool's JSON arguments into v (a pointer to a
-// struct) strictly: unknown fields, wrong types and trailing data are
-// refused with a message naming the field. Missing or null arguments
-// count as an empty object; the tool checks what it requires.
+// struct) strictly: keys must match the JSON names exactly (Go alone
+// would match "PATH" to "path"), and unknown or repeated keys, wrong
+// types and trailing data are refused with a message naming the key.
+// Missing or null arguments count as an empty object; the tool checks
+// what it requires.
 func decodeArgs(tool string, raw json.RawMessage, v any) error {
 	data := bytes.TrimSpace(raw)
 	if len(data) == 0 || string(data) == "null" {
 		data = []byte("{}")
 	}
+	if err := agent.CheckArgumentKeys(tool, data, fieldNames(v)); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return argError(tool, v, err)
+		return argError(tool, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return agent.Userf(err, "invalid arguments for %s: unexpected data after the arguments object; send exactly one JSON object", tool)
@@ -98,11 +117,7 @@ func decodeArgs(tool string, raw json.RawMessage, v any) error {
 	return nil
 }
 
-func argError(tool string, v any, err error) error {
-	accepts := "it takes no arguments"
-	if names := fieldNames(v); len(names) > 0 {
-		accepts = "it accepts " + strings.Join(names, ", ")
-	}
+func argError(tool string, err error) error {
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
 	switch {
@@ -113,10 +128,7 @@ func argError(tool string, v any, err error) error {
 	case errors.As(err, &syntaxErr), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return agent.Userf(err, "invalid arguments for %s: the arguments are not valid JSON; send one JSON object", tool)
 	}
-	if _, after, ok := strings.Cut(err.Error(), "unknown field "); ok {
-		return agent.Userf(err, "invalid arguments for %s: unknown argument %s; %s", tool, after, accepts)
-	}
-	return agent.Userf(err, "invalid arguments for %s; %s", tool, accepts)
+	return agent.Userf(err, "invalid arguments for %s", tool)
 }
 
 // fieldNames lists the JSON names of the struct v points to.
@@ -128,13 +140,13 @@ func fieldNames(v any) []string {
 	if t == nil || t.Kind() != reflect.Struct {
 		return nil
 	}
-	var names []string
+	names := []string{}
 	for f := range t.Fields() {
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if name == "" {
 			name = f.Name
 		}
-		names = append(names, fmt.Sprintf("%q", name))
+		names = append(names, name)
 	}
 	return names
 }

@@ -32,10 +32,16 @@ func (currentTime) Spec() agent.ToolSpec {
 	}
 }
 
+type clockArgs struct {
+	Timezone string `json:"timezone"`
+}
+
+func (currentTime) DecodeArguments(raw json.RawMessage) (json.RawMessage, error) {
+	return decoded[clockArgs](NameCurrentTime, raw)
+}
+
 func (t currentTime) Call(_ context.Context, _ agent.Agent, raw json.RawMessage) (string, error) {
-	var args struct {
-		Timezone string `json:"timezone"`
-	}
+	var args clockArgs
 	if err := decodeArgs(NameCurrentTime, raw, &args); err != nil {
 		return "", err
 	}

@@ -20,6 +20,16 @@ type fetchURL struct {
 	max    int64
 }
 
+type fetchArgs struct {
+	URL string `json:"url"`
+}
+
+func (a *fetchArgs) check() error { return required(NameFetchURL, "url", a.URL) }
+
+func (fetchURL) DecodeArguments(raw json.RawMessage) (json.RawMessage, error) {
+	return decoded[fetchArgs](NameFetchURL, raw)
+}
+
 func (fetchURL) NeedsApprovalByDefault() bool { return true }
 
 func (t fetchURL) Spec() agent.ToolSpec {
@@ -43,13 +53,11 @@ func (t fetchURL) Spec() agent.ToolSpec {
 }
 
 func (t fetchURL) Call(ctx context.Context, _ agent.Agent, raw json.RawMessage) (string, error) {
-	var args struct {
-		URL string `json:"url"`
-	}
+	var args fetchArgs
 	if err := decodeArgs(NameFetchURL, raw, &args); err != nil {
 		return "", err
 	}
-	if err := required(NameFetchURL, "url", args.URL); err != nil {
+	if err := args.check(); err != nil {
 		return "", err
 	}
 	u, err := url.Parse(strings.TrimSpace(args.URL))

@@ -53,6 +53,14 @@ type pathArgs struct {
 	Path string `json:"path"`
 }
 
+func (readFile) DecodeArguments(raw json.RawMessage) (json.RawMessage, error) {
+	return decoded[pathArgs](NameReadFile, raw)
+}
+
+func (listDir) DecodeArguments(raw json.RawMessage) (json.RawMessage, error) {
+	return decoded[pathArgs](NameListDir, raw)
+}
+
 // readFile is read_file.
 type readFile struct{ max int64 }
 
@@ -221,6 +229,17 @@ type writeArgs struct {
 	Content *string `json:"content"`
 }
 
+func (a *writeArgs) check() error {
+	if a.Content == nil {
+		return agent.Userf(nil, "invalid arguments for %s: argument \"content\" is required (a string; it may be empty)", NameWriteFile)
+	}
+	return nil
+}
+
+func (writeFile) DecodeArguments(raw json.RawMessage) (json.RawMessage, error) {
+	return decoded[writeArgs](NameWriteFile, raw)
+}
+
 func (writeFile) NeedsApprovalByDefault() bool { return true }
 
 func (writeFile) Spec() agent.ToolSpec {
@@ -251,8 +270,8 @@ func (writeFile) Call(ctx context.Context, a agent.Agent, raw json.RawMessage) (
 	if err := decodeArgs(NameWriteFile, raw, &args); err != nil {
 		return "", err
 	}
-	if args.Content == nil {
-		return "", agent.Userf(nil, "invalid arguments for %s: argument \"content\" is required (a string; it may be empty)", NameWriteFile)
+	if err := args.check(); err != nil {
+		return "", err
 	}
 	tg, root, err := openArg(ctx, NameWriteFile, a, args.Path)
 	if err != nil {
