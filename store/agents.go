@@ -21,7 +21,7 @@ type storedAgentTool struct {
 func (db *DB) Agents(ctx context.Context) ([]agent.Agent, error) {
 	rows, err := db.db.QueryContext(ctx, `SELECT id, slug, name, description, prompt, backend, model,
 		response_schema, conversations, enabled, tools, folders, max_rounds, routing, question_timeout_ms,
-		starter_prompts, created_at, updated_at
+		starter_prompts, client_may_approve, reachable_hosts, created_at, updated_at
 		FROM agents ORDER BY slug`)
 	if err != nil {
 		return nil, fmt.Errorf("list agents: %w", err)
@@ -33,14 +33,15 @@ func (db *DB) Agents(ctx context.Context) ([]agent.Agent, error) {
 			a                    agent.Agent
 			schema               sql.NullString
 			tools, folders       string
-			starters             string
+			starters, reachable  string
 			timeoutMS            int64
 			created, updated     int64
 			conversations, onOff int64
+			clientMayApprove     int64
 		)
 		if err := rows.Scan(&a.ID, &a.Slug, &a.Name, &a.Description, &a.Prompt, &a.Backend, &a.Model,
 			&schema, &conversations, &onOff, &tools, &folders, &a.MaxRounds, &a.Routing, &timeoutMS,
-			&starters, &created, &updated); err != nil {
+			&starters, &clientMayApprove, &reachable, &created, &updated); err != nil {
 			return nil, fmt.Errorf("read agent: %w", err)
 		}
 		if schema.Valid {
@@ -55,8 +56,11 @@ func (db *DB) Agents(ctx context.Context) ([]agent.Agent, error) {
 		if a.StarterPrompts, err = decodeStrings(starters); err != nil {
 			return nil, fmt.Errorf("read agent %s starter prompts: %w", a.Slug, err)
 		}
+		if a.ReachableHosts, err = decodeStrings(reachable); err != nil {
+			return nil, fmt.Errorf("read agent %s reachable hosts: %w", a.Slug, err)
+		}
 		a.QuestionTimeout = time.Duration(timeoutMS) * time.Millisecond
-		a.Conversations, a.Enabled = conversations != 0, onOff != 0
+		a.Conversations, a.Enabled, a.ClientMayApprove = conversations != 0, onOff != 0, clientMayApprove != 0
 		a.CreatedAt, a.UpdatedAt = fromMillis(created), fromMillis(updated)
 		out = append(out, a)
 	}
@@ -82,14 +86,18 @@ func (db *DB) PutAgent(ctx context.Context, a agent.Agent) error {
 	if err != nil {
 		return fmt.Errorf("put agent %s: encode starter prompts: %w", a.Slug, err)
 	}
+	reachable, err := encodeStrings(a.ReachableHosts)
+	if err != nil {
+		return fmt.Errorf("put agent %s: encode reachable hosts: %w", a.Slug, err)
+	}
 	var schema sql.NullString
 	if len(a.ResponseSchema) > 0 {
 		schema = sql.NullString{String: string(a.ResponseSchema), Valid: true}
 	}
 	_, err = db.exec(ctx, `INSERT INTO agents (id, slug, name, description, prompt, backend, model,
 			response_schema, conversations, enabled, tools, folders, max_rounds, routing, question_timeout_ms,
-			starter_prompts, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			starter_prompts, client_may_approve, reachable_hosts, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET
 			slug = excluded.slug, name = excluded.name, description = excluded.description,
 			prompt = excluded.prompt, backend = excluded.backend, model = excluded.model,
@@ -97,11 +105,12 @@ func (db *DB) PutAgent(ctx context.Context, a agent.Agent) error {
 			enabled = excluded.enabled, tools = excluded.tools, folders = excluded.folders,
 			max_rounds = excluded.max_rounds, routing = excluded.routing,
 			question_timeout_ms = excluded.question_timeout_ms, starter_prompts = excluded.starter_prompts,
+			client_may_approve = excluded.client_may_approve, reachable_hosts = excluded.reachable_hosts,
 			created_at = excluded.created_at, updated_at = excluded.updated_at`,
 		a.ID, a.Slug, a.Name, a.Description, a.Prompt, string(a.Backend), a.Model,
 		schema, boolInt(a.Conversations), boolInt(a.Enabled), tools, folders, a.MaxRounds,
 		string(a.Routing), a.QuestionTimeout.Milliseconds(),
-		starters, millis(a.CreatedAt), millis(a.UpdatedAt))
+		starters, boolInt(a.ClientMayApprove), reachable, millis(a.CreatedAt), millis(a.UpdatedAt))
 	// agents.slug is the table's only UNIQUE constraint besides the key,
 	// which the upsert handles.
 	if isConstraint(err, sqlite3.ErrConstraintUnique) {

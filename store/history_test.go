@@ -64,8 +64,9 @@ func TestAgentsRoundTrip(t *testing.T) {
 		Tools:     []agent.AgentTool{{Name: "read_file"}, {Name: "write_file", NeedsApproval: true}, {Name: "web_search"}},
 		Folders:   []string{"/home/ann/notes", `C:\Users\Ann\Documents & "Drafts" <2026>`},
 		MaxRounds: 12, Routing: agent.RouteDesktop, QuestionTimeout: 90 * time.Second,
-		StarterPrompts: []string{"Find three sources on \"local-first\" software.", "Summarise my notes"},
-		CreatedAt:      at(10), UpdatedAt: at(20),
+		StarterPrompts:   []string{"Find three sources on \"local-first\" software.", "Summarise my notes"},
+		ClientMayApprove: true, ReachableHosts: []string{"nas.local:8080", "[fd00::5]:80"},
+		CreatedAt: at(10), UpdatedAt: at(20),
 	}
 	bare := agent.Agent{ID: "a2", Slug: "echo", Backend: agent.BackendOllama, CreatedAt: at(30), UpdatedAt: at(30)}
 
@@ -90,7 +91,7 @@ func TestAgentsRoundTrip(t *testing.T) {
 	edited := full
 	edited.Slug, edited.Name, edited.ResponseSchema, edited.Tools, edited.Folders = "analyst", "Analyst", nil, nil, nil
 	edited.Conversations, edited.Enabled, edited.MaxRounds, edited.UpdatedAt = false, false, 0, at(40)
-	edited.Routing, edited.QuestionTimeout = "", 0
+	edited.Routing, edited.QuestionTimeout, edited.ClientMayApprove, edited.ReachableHosts = "", 0, false, nil
 	if err := db.PutAgent(ctx, edited); err != nil {
 		t.Fatalf("PutAgent(edited): %v", err)
 	}

@@ -330,6 +330,13 @@ func TestMigrateAgentToolsToObjects(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("agents after migrating from version 1 (-want +got):\n%s", diff)
 	}
+	for _, a := range got {
+		// Saved before 0004: approvals stay with the desktop, no host on
+		// the person's network is reachable.
+		if a.ClientMayApprove || a.ReachableHosts != nil {
+			t.Errorf("agent %s migrated with ClientMayApprove %v, ReachableHosts %q; want false and none", a.Slug, a.ClientMayApprove, a.ReachableHosts)
+		}
+	}
 	if turns, err := db.Turns(ctx, "c1"); err != nil || len(turns) != 1 {
 		t.Errorf("turns of the version-1 conversation = %v, %v; want the one", turns, err)
 	}

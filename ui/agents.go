@@ -22,12 +22,13 @@ type agentsView struct {
 	editing                                 agent.Agent // the agent in the editor; ID "" for a new one
 	name, slug, description, prompt, schema *widget.Entry
 	model                                   *widget.SelectEntry
-	folders                                 *widget.Entry
+	folders, reachable                      *widget.Entry
 	starters                                *widget.Entry
 	tools                                   []toolSwitch
 	backend, routing                        *widget.Select
 	conversations, enabled                  *widget.Check
-	schemaHint, slugHint, status            *widget.Label
+	clientMayApprove                        *widget.Check
+	schemaHint, slugHint, status, whoAsked  *widget.Label
 	save, remove                            *widget.Button
 
 	pullButton, cancelPull *widget.Button
@@ -68,6 +69,8 @@ func newAgentsView(app *App) *agentsView {
 	v.model.SetPlaceHolder("e.g. llama3.2 — refresh to list the installed ones")
 	v.folders = widget.NewMultiLineEntry()
 	v.folders.SetPlaceHolder("folders the file tools may use, one per line")
+	v.reachable = widget.NewMultiLineEntry()
+	v.reachable.SetPlaceHolder("host:port, one per line, such as nas.local:8080; empty: the public internet only")
 	v.starters = widget.NewMultiLineEntry()
 	v.starters.SetPlaceHolder("messages to start with, one per line: clients offer them as prompts")
 	for _, info := range app.core.AvailableTools() {
@@ -83,7 +86,11 @@ func newAgentsView(app *App) *agentsView {
 	v.slugHint = widget.NewLabel("")
 	v.slug.OnChanged = func(s string) { v.slugHint.SetText(slugProblem(s)) }
 	v.backend = widget.NewSelect(backendChoices, nil)
-	v.routing = widget.NewSelect(routingChoices, nil)
+	v.whoAsked = widget.NewLabel("")
+	v.whoAsked.Wrapping = fyne.TextWrapWord
+	v.clientMayApprove = widget.NewCheck("the calling client may approve tool calls", nil)
+	v.routing = widget.NewSelect(routingChoices, func(string) { v.showWhoIsAsked() })
+	v.clientMayApprove.OnChanged = func(bool) { v.showWhoIsAsked() }
 	v.conversations, v.enabled = widget.NewCheck("keeps conversations", nil), widget.NewCheck("enabled (served as a tool)", nil)
 	v.save = widget.NewButton("Save", v.saveEditor)
 	v.remove = widget.NewButton("Delete…", v.confirmDelete)
@@ -121,8 +128,9 @@ func (v *agentsView) content() fyne.CanvasObject {
 			container.NewBorder(nil, nil, nil, container.NewHBox(refresh, v.pullButton, v.cancelPull), v.model), v.pullBar)),
 		widget.NewFormItem("Tools", toolRows),
 		widget.NewFormItem("Allowed folders", v.folders),
+		widget.NewFormItem("May reach these hosts on my network", v.reachable),
 		widget.NewFormItem("Starter prompts", v.starters),
-		widget.NewFormItem("Questions go to", v.routing),
+		widget.NewFormItem("Questions go to", container.NewVBox(v.routing, v.clientMayApprove, v.whoAsked)),
 		widget.NewFormItem("Response schema", container.NewVBox(v.schema, v.schemaHint)),
 		widget.NewFormItem("", container.NewVBox(v.conversations, v.enabled)),
 	)
@@ -155,15 +163,22 @@ func (v *agentsView) edit(a agent.Agent) {
 	v.model.SetText(f.Model)
 	v.schema.SetText(f.Schema)
 	v.folders.SetText(f.Folders)
+	v.reachable.SetText(f.ReachableHosts)
 	v.starters.SetText(f.Starters)
 	for _, ts := range v.tools {
 		ts.set(f.Tools)
 	}
 	v.backend.SetSelected(string(f.Backend))
 	v.routing.SetSelected(string(f.Routing))
+	v.clientMayApprove.SetChecked(f.ClientMayApprove)
 	v.conversations.SetChecked(f.Conversations)
 	v.enabled.SetChecked(f.Enabled)
 	v.status.SetText("")
+}
+
+// showWhoIsAsked says in plain words who the editor's settings ask.
+func (v *agentsView) showWhoIsAsked() {
+	v.whoAsked.SetText(whoIsAsked(agent.Routing(v.routing.Selected), v.clientMayApprove.Checked))
 }
 
 // saveEditor saves what the editor holds; the core validates and the
@@ -172,6 +187,7 @@ func (v *agentsView) saveEditor() {
 	f := editorFields{
 		Name: v.name.Text, Slug: v.slug.Text, Description: v.description.Text, Prompt: v.prompt.Text,
 		Model: v.model.Text, Schema: v.schema.Text, Folders: v.folders.Text, Starters: v.starters.Text, Tools: switchedOn(v.tools),
+		ReachableHosts: v.reachable.Text, ClientMayApprove: v.clientMayApprove.Checked,
 		Backend: agent.Backend(v.backend.Selected), Routing: agent.Routing(v.routing.Selected),
 		Conversations: v.conversations.Checked, Enabled: v.enabled.Checked,
 	}

@@ -116,13 +116,16 @@ type editorFields struct {
 	Conversations, Enabled                         bool
 	Tools                                          []agent.AgentTool
 	Folders                                        string // one per line
+	ReachableHosts                                 string // host:port, one per line
 	Starters                                       string // starter prompts, one per line
+	ClientMayApprove                               bool
 }
 
 func fieldsOf(a agent.Agent) editorFields {
 	return editorFields{Name: a.Name, Slug: a.Slug, Description: a.Description, Prompt: a.Prompt, Model: a.Model,
 		Schema: string(a.ResponseSchema), Backend: a.Backend, Routing: a.Routing, Conversations: a.Conversations, Enabled: a.Enabled,
-		Tools: a.Tools, Folders: strings.Join(a.Folders, "\n"), Starters: strings.Join(a.StarterPrompts, "\n")}
+		Tools: a.Tools, Folders: strings.Join(a.Folders, "\n"), Starters: strings.Join(a.StarterPrompts, "\n"),
+		ReachableHosts: strings.Join(a.ReachableHosts, "\n"), ClientMayApprove: a.ClientMayApprove}
 }
 
 // lines reads a list typed one item per line, blank lines ignored.
@@ -145,11 +148,26 @@ func (f editorFields) apply(base agent.Agent) (agent.Agent, error) {
 	base.Name, base.Slug, base.Description, base.Prompt, base.Model = f.Name, f.Slug, f.Description, f.Prompt, f.Model
 	base.Backend, base.Routing, base.Conversations, base.Enabled = f.Backend, f.Routing, f.Conversations, f.Enabled
 	base.Tools, base.Folders, base.StarterPrompts = f.Tools, lines(f.Folders), lines(f.Starters)
+	base.ReachableHosts, base.ClientMayApprove = lines(f.ReachableHosts), f.ClientMayApprove
 	base.ResponseSchema = nil
 	if s := strings.TrimSpace(f.Schema); s != "" {
 		base.ResponseSchema = json.RawMessage(s)
 	}
 	return base, nil
+}
+
+// whoIsAsked says who an agent's questions and approvals go to.
+func whoIsAsked(routing agent.Routing, clientMayApprove bool) string {
+	switch routing {
+	case agent.RouteDecline:
+		return "Nobody is asked: a turn that needs a person's answer or approval fails."
+	case agent.RouteDesktop:
+		return "Questions and approvals of tool calls come to you here, on this computer."
+	}
+	if clientMayApprove {
+		return "Questions and approvals of tool calls go to the person using the calling client (when it can ask them), and come to you here too: the first answer counts. Allow this only for clients you trust: text an agent reads could make a client approve by itself."
+	}
+	return "Questions go to the person using the calling client (when it can ask them), and come to you here too: the first answer counts. Approvals of tool calls come to you here only."
 }
 
 // conversationLabel is a conversation's line in the list: agent, client,

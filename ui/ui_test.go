@@ -235,6 +235,11 @@ func TestEditorSavesAnAgent(t *testing.T) {
 	test.Tap(v.tools[0].use)
 	test.Type(v.folders, "/home/ada/notes\n\n/tmp/x")
 	test.Type(v.starters, "Plan my week\n\nSummarise my notes")
+	test.Type(v.reachable, "nas.local:8080\n\n192.168.1.20:11434")
+	if !strings.Contains(v.whoAsked.Text, "come to you here, on this computer") {
+		t.Errorf("who is asked, routed to the desktop: %q", v.whoAsked.Text)
+	}
+	test.Tap(v.clientMayApprove)
 	test.Tap(v.save)
 	if len(core.saved) != 1 {
 		t.Fatalf("saved %d agents; status %q", len(core.saved), v.status.Text)
@@ -245,7 +250,8 @@ func TestEditorSavesAnAgent(t *testing.T) {
 		ResponseSchema: json.RawMessage(`{"type":"object"}`),
 		Tools:          []agent.AgentTool{{Name: "read_file"}, {Name: "write_file", NeedsApproval: true}},
 		Folders:        []string{"/home/ada/notes", "/tmp/x"},
-		StarterPrompts: []string{"Plan my week", "Summarise my notes"}}
+		StarterPrompts: []string{"Plan my week", "Summarise my notes"},
+		ReachableHosts: []string{"nas.local:8080", "192.168.1.20:11434"}, ClientMayApprove: true}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("saved agent (-want +got):\n%s", diff)
 	}
@@ -661,5 +667,23 @@ func TestDeleteAgent(t *testing.T) {
 	v.deleteAgent("helper")
 	if !strings.Contains(v.status.Text, "Not deleted") {
 		t.Errorf("deleting twice: %q", v.status.Text)
+	}
+}
+
+func TestWhoIsAsked(t *testing.T) {
+	for _, tc := range []struct {
+		routing          agent.Routing
+		clientMayApprove bool
+		want             string
+	}{
+		{agent.RouteClient, false, "Approvals of tool calls come to you here only."},
+		{"", false, "Approvals of tool calls come to you here only."},
+		{agent.RouteClient, true, "Questions and approvals of tool calls go to the person using the calling client"},
+		{agent.RouteDesktop, true, "Questions and approvals of tool calls come to you here, on this computer."},
+		{agent.RouteDecline, false, "Nobody is asked"},
+	} {
+		if got := whoIsAsked(tc.routing, tc.clientMayApprove); !strings.Contains(got, tc.want) {
+			t.Errorf("whoIsAsked(%q, %v) = %q, want it to contain %q", tc.routing, tc.clientMayApprove, got, tc.want)
+		}
 	}
 }

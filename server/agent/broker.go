@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -127,10 +128,16 @@ func (c *Core) ask(ctx context.Context, run *turnRun, q Question) (Answer, error
 
 	var client Asker
 	desktop := c.desktop
-	switch cmp.Or(agent.Routing, RouteClient) {
-	case RouteDecline:
+	switch {
+	case cmp.Or(agent.Routing, RouteClient) == RouteDecline:
 		return Answer{}, Userf(ErrNobodyToAsk, "agent %q is set to ask nobody, and it needed a person (%s); the turn stops here", agent.Slug, q.summary())
-	case RouteDesktop:
+	case q.Kind == KindApproval && !agent.ClientMayApprove:
+		// A client driven by injected text could approve its own tool
+		// calls: approvals stay with the person here unless they opted in.
+		if !desktop {
+			return Answer{}, Userf(ErrNobodyToAsk, "agent %q needs approval to run %s, and approvals go to the person at this computer, but no Deskhand desktop is running: start Deskhand (or 'deskhand serve' and answer with 'deskhand answer'), or let the calling client approve in the agent's settings", agent.Slug, q.Tool)
+		}
+	case agent.Routing == RouteDesktop:
 	default:
 		client = askerFrom(ctx)
 	}
@@ -247,9 +254,13 @@ func (c *Core) askUser(ctx context.Context, run *turnRun, args json.RawMessage) 
 		Question string   `json:"question"`
 		Choices  []string `json:"choices"`
 	}
-	dec := json.NewDecoder(strings.NewReader(string(args)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil || strings.TrimSpace(in.Question) == "" {
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("{}")
+	}
+	if err := CheckArgumentKeys(askUserTool, args, []string{"question", "choices"}); err != nil {
+		return "error: " + UserMessage(err), nil
+	}
+	if err := json.Unmarshal(args, &in); err != nil || strings.TrimSpace(in.Question) == "" {
 		return "error: ask_user takes {\"question\": text, \"choices\": [text, …] (optional)}", nil
 	}
 	q := Question{Kind: KindQuestion, Text: in.Question, Choices: in.Choices}

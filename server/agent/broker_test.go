@@ -302,3 +302,47 @@ func TestPendingQuestionsExpireAtStart(t *testing.T) {
 		t.Errorf("status after restart = %s", qs[0].Status)
 	}
 }
+
+// TestApprovalsStayWithThePerson: a client that can answer questions
+// approves tool calls only where the agent lets it; otherwise, with no
+// desktop to ask, the turn fails and says who could approve.
+func TestApprovalsStayWithThePerson(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		clientMayApprove bool
+		wantErr          string
+	}{
+		{"default", false, `agent "helper" needs approval to run write_file, and approvals go to the person at this computer, but no Deskhand desktop is running`},
+		{"client may approve", true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var ran atomic.Bool
+			tool := agenttest.Tool{Name: "write_file", Approval: true, Fn: func(context.Context, json.RawMessage) (string, error) {
+				ran.Store(true)
+				return "written", nil
+			}}
+			f := newFixture(t, agent.Config{Tools: []agent.Tool{tool}}, agent.Agent{Slug: "helper", Model: "m", Enabled: true,
+				Tools: []agent.AgentTool{{Name: "write_file", NeedsApproval: true}}, ClientMayApprove: tc.clientMayApprove})
+			f.model.Reply = func(ctx context.Context, n int, req agent.ChatRequest, onDelta func(agent.Delta)) (agent.ChatResponse, error) {
+				if n == 1 {
+					return agenttest.Calls("w1", "write_file", map[string]string{"path": "a.txt"}), nil
+				}
+				return agenttest.Text("got: " + req.Messages[len(req.Messages)-1].Content), nil
+			}
+			asker := &fakeAsker{answer: agent.Answer{Approve: true}}
+			res, err := f.core.Run(agent.WithAsker(t.Context(), asker), agent.RunRequest{Agent: "helper", Principal: "p", Message: "write"})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(agent.UserMessage(err), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				if ran.Load() {
+					t.Error("the tool ran without the person's approval")
+				}
+				return
+			}
+			if err != nil || res.Text != "got: written" || !ran.Load() {
+				t.Errorf("res %+v err %v ran %v", res, err, ran.Load())
+			}
+		})
+	}
+}

@@ -13,8 +13,10 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -321,6 +323,11 @@ func validateAgent(a *Agent) error {
 			return Userf(nil, "a starter prompt may be at most 4000 characters long")
 		}
 	}
+	hosts, err := checkReachableHosts(a.ReachableHosts)
+	if err != nil {
+		return err
+	}
+	a.ReachableHosts = hosts
 	if len(a.ResponseSchema) > 0 {
 		var schema map[string]any
 		if err := json.Unmarshal(a.ResponseSchema, &schema); err != nil {
@@ -328,6 +335,34 @@ func validateAgent(a *Agent) error {
 		}
 	}
 	return nil
+}
+
+// MaxReachableHosts bounds an agent's hosts on the person's network.
+const MaxReachableHosts = 64
+
+// checkReachableHosts returns the hosts as "host:port" with the host in
+// lower case, duplicates dropped, or says which entry is not one.
+func checkReachableHosts(entries []string) ([]string, error) {
+	var out []string
+	for _, e := range entries {
+		e = strings.TrimSpace(e)
+		if e == "" {
+			continue
+		}
+		host, port, err := net.SplitHostPort(e)
+		n, perr := strconv.Atoi(port)
+		if err != nil || host == "" || perr != nil || n < 1 || n > 65535 || strings.ContainsAny(host, "/@ ") {
+			return nil, Userf(err, "%q is not a host and port: write each host the agent may reach on your network as host:port, such as nas.local:8080, 192.168.1.20:11434 or [fd00::5]:80", e)
+		}
+		hp := net.JoinHostPort(strings.ToLower(host), strconv.Itoa(n))
+		if !slices.Contains(out, hp) {
+			out = append(out, hp)
+		}
+	}
+	if len(out) > MaxReachableHosts {
+		return nil, Userf(nil, "an agent may reach at most %d hosts on your network", MaxReachableHosts)
+	}
+	return out, nil
 }
 
 // MaxStarterPrompts bounds an agent's starter prompts.

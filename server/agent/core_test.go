@@ -926,3 +926,38 @@ func TestSubscribeToKinds(t *testing.T) {
 		t.Errorf("%d more events queued, want none", n)
 	}
 }
+
+func TestReachableHostsAreHostAndPort(t *testing.T) {
+	f := newFixture(t, agent.Config{}, agent.Agent{})
+	for _, tc := range []struct {
+		name    string
+		entries []string
+		want    []string
+		err     string
+	}{
+		{"normalised", []string{" NAS.local:8080 ", "", "nas.local:8080", "[FD00::5]:80", "192.168.1.20:11434"},
+			[]string{"nas.local:8080", "[fd00::5]:80", "192.168.1.20:11434"}, ""},
+		{"no port", []string{"nas.local"}, nil, `"nas.local" is not a host and port`},
+		{"port out of range", []string{"nas.local:70000"}, nil, "is not a host and port"},
+		{"a URL", []string{"http://nas.local:80"}, nil, "is not a host and port"},
+		{"no host", []string{":8080"}, nil, "is not a host and port"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := f.agent
+			a.ReachableHosts = tc.entries
+			saved, err := f.core.SaveAgent(t.Context(), a)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(agent.UserMessage(err), tc.err) {
+					t.Errorf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, saved.ReachableHosts); diff != "" {
+				t.Errorf("reachable hosts (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -38,6 +38,15 @@ type Agent struct {
 	MaxRounds int // model calls per turn; 0 means DefaultMaxRounds
 	// Routing says who is asked when the agent needs a person (default RouteClient).
 	Routing Routing
+	// ClientMayApprove lets the calling client approve the agent's tool
+	// calls; without it approvals go to the person at the desktop whatever
+	// the Routing, since a client driven by injected text could approve
+	// its own tool calls.
+	ClientMayApprove bool
+	// ReachableHosts are the hosts on the person's network (exact
+	// "host:port") that its network tools may reach besides public
+	// addresses.
+	ReachableHosts []string
 	// QuestionTimeout bounds each wait for an answer (0: DefaultQuestionTimeout).
 	QuestionTimeout time.Duration
 	// StarterPrompts are messages to start a conversation with, offered to

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -111,20 +112,27 @@ func TestDesktopAnswersWhenTheClientCannot(t *testing.T) {
 	}
 }
 
-// TestWriteFileNeedsApproval: the real write_file waits for approval; a
-// denial leaves the file untouched and its comment reaches the model.
-func TestWriteFileNeedsApproval(t *testing.T) {
-	folder := t.TempDir()
-	target := filepath.Join(folder, "notes.txt")
-	h := newHarness(t, mcpserver.GuardOptions{}, ollamatest.WithReplyFunc(func(req api.ChatRequest) ollamatest.Reply {
+// writingOllama calls write_file on target with "hello", then repeats
+// the tool's result.
+func writingOllama(target string) ollamatest.Option {
+	return ollamatest.WithReplyFunc(func(req api.ChatRequest) ollamatest.Reply {
 		if last := req.Messages[len(req.Messages)-1]; last.Role == "tool" {
 			return ollamatest.Reply{Content: "result: " + last.Content}
 		}
 		args, _ := json.Marshal(map[string]string{"path": target, "content": "hello"})
 		return ollamatest.Reply{ToolCalls: []api.ToolCall{ollamatest.ToolCall("call_write001", "write_file", string(args))}}
-	}))
+	})
+}
+
+// TestWriteFileNeedsApproval: the real write_file waits for approval,
+// which the calling client gives where the agent lets it; a denial leaves
+// the file untouched and its comment reaches the model.
+func TestWriteFileNeedsApproval(t *testing.T) {
+	folder := t.TempDir()
+	target := filepath.Join(folder, "notes.txt")
+	h := newHarness(t, mcpserver.GuardOptions{}, writingOllama(target))
 	if _, err := h.core.SaveAgent(t.Context(), agent.Agent{Slug: "scribe", Model: ollamatest.DefaultModel, Enabled: true,
-		Tools: []agent.AgentTool{{Name: "write_file", NeedsApproval: true}}, Folders: []string{folder}}); err != nil {
+		Tools: []agent.AgentTool{{Name: "write_file", NeedsApproval: true}}, Folders: []string{folder}, ClientMayApprove: true}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -156,6 +164,49 @@ func TestWriteFileNeedsApproval(t *testing.T) {
 			data, err := os.ReadFile(target)
 			if tc.written != (err == nil) || (tc.written && string(data) != "hello") {
 				t.Errorf("file after %s: %q %v", tc.name, data, err)
+			}
+		})
+	}
+}
+
+// TestClientNeverApprovesByDefault: a client that approves every
+// elicitation at once (as one driven by injected text could) is never
+// asked to approve write_file unless the agent says it may; the approval
+// waits for the person at the desktop, on both eras.
+func TestClientNeverApprovesByDefault(t *testing.T) {
+	folder := t.TempDir()
+	target := filepath.Join(folder, "notes.txt")
+	h := newHarness(t, mcpserver.GuardOptions{}, writingOllama(target))
+	if _, err := h.core.SaveAgent(t.Context(), agent.Agent{Slug: "scribe", Model: ollamatest.DefaultModel, Enabled: true,
+		Tools: []agent.AgentTool{{Name: "write_file", NeedsApproval: true}}, Folders: []string{folder}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			var elicited atomic.Int32
+			c := connect(t, h.URL, era, h.token("auto-"+era),
+				client.WithElicitationHandler(elicitFn(func(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+					elicited.Add(1)
+					return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"approve": true}}}, nil
+				})))
+			events := h.core.Subscribe(t.Context(), agent.EventQuestionAsked)
+			answered := make(chan error, 1)
+			go func() {
+				e := <-events
+				answered <- h.core.AnswerQuestion(e.Question, map[string]any{"approve": false, "comment": "desktop says no"}, false)
+			}()
+			res := call(t, c, "scribe", map[string]any{"message": "write it down"}, nil)
+			if err := <-answered; err != nil {
+				t.Fatalf("desktop answer: %v", err)
+			}
+			if want := "result: The person denied this call; it was not run. Their comment: desktop says no"; res.IsError || firstText(res) != want {
+				t.Fatalf("got %v, want %q", texts(res), want)
+			}
+			if n := elicited.Load(); n != 0 {
+				t.Errorf("the client was asked to approve %d times", n)
+			}
+			if _, err := os.Stat(target); err == nil {
+				t.Error("the file was written")
 			}
 		})
 	}
