@@ -109,6 +109,13 @@ func (t readFile) Call(ctx context.Context, a agent.Agent, raw json.RawMessage) 
 		return "", fileError("read", tg, err)
 	}
 	defer f.Close()
+	// A hard link is the same file under another name, perhaps outside
+	// the allowed folders, and nothing tells where: such files are not read.
+	if n, err := linkCount(f); err != nil {
+		return "", fileError("read", tg, err)
+	} else if n > 1 {
+		return "", agent.Userf(nil, "cannot read %q: it has %d hard links, so the same file may also sit outside the allowed folders; %s reads only files with one name (the person can copy it instead)", tg.given, n, NameReadFile)
+	}
 	data, cut, err := readCapped(f, t.max)
 	if err != nil {
 		return "", fileError("read", tg, err)

@@ -473,3 +473,33 @@ func wantNoTempFiles(t *testing.T, dir string) {
 		}
 	}
 }
+
+// TestHardLinksOutOfTheFolder: a hard link inside an allowed folder to a
+// file outside it passes every path check (the link's own path is
+// inside). read_file refuses files with more than one name; write_file
+// replaces the name with a new file, so the file outside never changes.
+func TestHardLinksOutOfTheFolder(t *testing.T) {
+	tr := newTree(t)
+	secret := filepath.Join(tr.outside, "secret.txt")
+	hard := filepath.Join(tr.allowed, "hard.txt")
+	if err := os.Link(secret, hard); err != nil {
+		t.Skipf("hard links are not available: %v", err)
+	}
+	read := tool(t, tools.NameReadFile, tools.Options{})
+	got, err := call(t, read, tr.agent, args("path", "hard.txt"))
+	wantUserError(t, err, `cannot read "hard.txt"`, "2 hard links", "outside the allowed folders")
+	if strings.Contains(got, "outside secret") {
+		t.Errorf("read_file returned the outside file: %q", got)
+	}
+	// One name again: readable.
+	if got, err := call(t, read, tr.agent, args("path", "hello.txt")); err != nil || got != "hello\n" {
+		t.Errorf("a file with one name: %q, %v", got, err)
+	}
+
+	write := tool(t, tools.NameWriteFile, tools.Options{})
+	if _, err := call(t, write, tr.agent, `{"path":"hard.txt","content":"new"}`); err != nil {
+		t.Fatal(err)
+	}
+	wantFile(t, secret, "outside secret\n", 0o644)
+	wantFile(t, hard, "new", 0o644)
+}
