@@ -225,6 +225,9 @@ type wiring struct {
 	secrets *keychain.Store
 	ollama  *ollama.Model
 	log     *slog.Logger
+	// unreachable is what no agent's fetch may reach: Deskhand's own
+	// endpoint and its model server.
+	unreachable *tools.Unreachable
 }
 
 // open wires store, keychain, models and core.
@@ -267,10 +270,13 @@ func open(ctx context.Context, opts *options, log *slog.Logger, desktop bool) (*
 		db.Close()
 		return nil, agent.Userf(err, "the Ollama address %q is not valid", opts.ollamaHost)
 	}
+	unreachable := &tools.Unreachable{}
+	unreachable.Set("deskhand", opts.addr)
+	unreachable.Set("ollama", model.BaseURL())
 	core, err := agent.New(ctx, agent.Config{
 		History: db,
 		Models:  map[agent.Backend]agent.Model{agent.BackendOllama: model, agent.BackendClient: sampling.Model{}},
-		Tools:   tools.Catalog(tools.Options{}),
+		Tools:   tools.Catalog(tools.Options{Never: unreachable.List}),
 		Logger:  log,
 		Desktop: desktop,
 	})
@@ -278,7 +284,7 @@ func open(ctx context.Context, opts *options, log *slog.Logger, desktop bool) (*
 		db.Close()
 		return nil, err
 	}
-	return &wiring{db: db, core: core, secrets: secrets, ollama: model, log: log}, nil
+	return &wiring{db: db, core: core, secrets: secrets, ollama: model, log: log, unreachable: unreachable}, nil
 }
 
 // osReason is the OS's own words for a file error ("read-only file
@@ -403,6 +409,11 @@ func startServing(ctx context.Context, opts options, a *wiring, stderr io.Writer
 		return nil, err
 	}
 	url := "http://" + listeners[0].Addr().String() + mcpserver.EndpointPath
+	served := []string{opts.addr}
+	for _, ln := range listeners {
+		served = append(served, ln.Addr().String())
+	}
+	a.unreachable.Set("deskhand", served...)
 	// For 'deskhand connect' while the app is stopped.
 	if err := a.core.SetSetting(ctx, lastURLSetting, url); err != nil {
 		log.Warn("remember the endpoint", "err", err)

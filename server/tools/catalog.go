@@ -2,10 +2,13 @@ package tools
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
+	"net/netip"
 	"reflect"
 	"strings"
 	"time"
@@ -33,11 +36,22 @@ const (
 // maxListEntries caps what list_dir shows of one folder.
 const maxListEntries = 1000
 
-// Options configures the catalog. The zero value is ready to use.
+// Options configures the catalog. The zero value is ready to use; no
+// option lets fetch_url reach what its guard refuses.
 type Options struct {
-	// HTTPClient makes fetch_url's requests; nil means a client with a
-	// DefaultHTTPTimeout timeout.
-	HTTPClient *http.Client
+	// HTTPTimeout bounds one fetch_url request, redirects and body
+	// included; 0 (or less) means DefaultHTTPTimeout.
+	HTTPTimeout time.Duration
+	// Never lists the "host:port" endpoints no agent may reach, named
+	// hosts or not: Deskhand's own endpoint and the model and tool servers
+	// it uses. It is asked at each connection, so it may change.
+	Never func() []string
+	// Resolve looks up a host's addresses for fetch_url (nil: the
+	// system's resolver); every address is checked before it is dialed.
+	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
+	// Dial connects to an address the guard approved (nil: a net.Dialer
+	// that checks the address again on the socket).
+	Dial func(ctx context.Context, network, address string) (net.Conn, error)
 	// Now tells current_time the time; nil means time.Now.
 	Now func() time.Time
 	// MaxReadBytes is the most read_file returns of a file; 0 (or less)
@@ -49,8 +63,8 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{Timeout: DefaultHTTPTimeout}
+	if o.HTTPTimeout <= 0 {
+		o.HTTPTimeout = DefaultHTTPTimeout
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -73,7 +87,24 @@ func Catalog(opts Options) []agent.Tool {
 		readFile{max: o.MaxReadBytes},
 		listDir{},
 		writeFile{},
-		fetchURL{client: o.HTTPClient, max: o.MaxFetchBytes},
+		fetchURL{client: fetchClient(o), max: o.MaxFetchBytes},
+	}
+}
+
+// fetchClient makes fetch_url's requests through the guard: no proxy, no
+// kept connections, every connection (redirects' too) checked.
+func fetchClient(o Options) *http.Client {
+	guard := newNetGuard(o)
+	return &http.Client{
+		Timeout: o.HTTPTimeout,
+		Transport: &http.Transport{
+			Proxy:                 nil,
+			DialContext:           guard.DialContext,
+			DisableKeepAlives:     true,
+			ForceAttemptHTTP2:     true,
+			TLSHandshakeTimeout:   10 * time.Second,
+			ResponseHeaderTimeout: o.HTTPTimeout,
+		},
 	}
 }
 

@@ -52,7 +52,7 @@ func (t fetchURL) Spec() agent.ToolSpec {
 	}
 }
 
-func (t fetchURL) Call(ctx context.Context, _ agent.Agent, raw json.RawMessage) (string, error) {
+func (t fetchURL) Call(ctx context.Context, a agent.Agent, raw json.RawMessage) (string, error) {
 	var args fetchArgs
 	if err := decodeArgs(NameFetchURL, raw, &args); err != nil {
 		return "", err
@@ -76,11 +76,19 @@ func (t fetchURL) Call(ctx context.Context, _ agent.Agent, raw json.RawMessage) 
 	}
 	req.Header.Set("User-Agent", "Deskhand")
 	req.Header.Set("Accept", "text/html, text/plain, application/json, application/xml, text/*;q=0.9, */*;q=0.1")
-	resp, err := t.client.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return "", ctx.Err()
-		}
+	resp, err := t.client.Do(req.WithContext(withReach(ctx, a.ReachableHosts)))
+	var refused *RefusedError
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return "", ctx.Err()
+	case errors.As(err, &refused) && refused.Always:
+		return "", agent.Userf(err, "cannot fetch %q: it leads to %s, which is %s.", args.URL, refused.Where(), refused.Rule)
+	case errors.As(err, &refused):
+		return "", agent.Userf(err, "cannot fetch %q: it leads to %s, which is %s. %s reaches public internet addresses only; "+
+			"the person can let this agent reach a host on their network by adding %q to its \"May reach these hosts on my network\" setting.",
+			args.URL, refused.Where(), refused.Rule, NameFetchURL, refused.Addr)
+	default:
 		return "", agent.Userf(err, "cannot fetch %q: %s", args.URL, netReason(err))
 	}
 	defer resp.Body.Close()

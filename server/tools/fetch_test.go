@@ -58,9 +58,19 @@ func fetchServer(t *testing.T) *httptest.Server {
 	return srv
 }
 
+// reaching is an agent that may reach srv, on loopback, by name.
+func reaching(srvs ...*httptest.Server) agent.Agent {
+	var a agent.Agent
+	for _, srv := range srvs {
+		a.ReachableHosts = append(a.ReachableHosts, srv.Listener.Addr().String())
+	}
+	return a
+}
+
 func TestFetchURL(t *testing.T) {
 	srv := fetchServer(t)
-	fetch := tool(t, tools.NameFetchURL, tools.Options{HTTPClient: srv.Client(), MaxFetchBytes: 32})
+	fetch := tool(t, tools.NameFetchURL, tools.Options{MaxFetchBytes: 32})
+	a := reaching(srv)
 	tests := []struct {
 		name, url string
 		want      string // the whole result, with $srv for the server's URL
@@ -88,7 +98,7 @@ func TestFetchURL(t *testing.T) {
 		{name: "no scheme", url: "example.com/page", wantErr: []string{"only http and https"}},
 		{name: "no host", url: "http:///path", wantErr: []string{"no host"}},
 		{name: "not a URL", url: "http://exa mple.com/%zz", wantErr: []string{"not a valid URL"}},
-		{name: "unreachable", url: "http://127.0.0.1:1/", wantErr: []string{"cannot fetch", "refused"}},
+		{name: "unreachable", url: "http://127.0.0.1:1/", wantErr: []string{"cannot fetch", "127.0.0.1:1", "a loopback address", `adding "127.0.0.1:1"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,7 +106,7 @@ func TestFetchURL(t *testing.T) {
 			if strings.HasPrefix(u, "/") {
 				u = srv.URL + u
 			}
-			got, err := call(t, fetch, agent.Agent{}, args("url", u))
+			got, err := call(t, fetch, a, args("url", u))
 			if tt.wantErr != nil {
 				wantUserError(t, err, tt.wantErr...)
 				return
@@ -113,15 +123,13 @@ func TestFetchURL(t *testing.T) {
 
 func TestFetchURLTimeoutAndCancel(t *testing.T) {
 	srv := fetchServer(t)
-	client := srv.Client()
-	client.Timeout = 50 * time.Millisecond
-	fetch := tool(t, tools.NameFetchURL, tools.Options{HTTPClient: client})
-	_, err := call(t, fetch, agent.Agent{}, args("url", srv.URL+"/slow"))
+	fetch := tool(t, tools.NameFetchURL, tools.Options{HTTPTimeout: 50 * time.Millisecond})
+	_, err := call(t, fetch, reaching(srv), args("url", srv.URL+"/slow"))
 	wantUserError(t, err, "timed out")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = tool(t, tools.NameFetchURL, tools.Options{HTTPClient: srv.Client()}).Call(ctx, agent.Agent{}, []byte(args("url", srv.URL+"/text")))
+	_, err = tool(t, tools.NameFetchURL, tools.Options{}).Call(ctx, reaching(srv), []byte(args("url", srv.URL+"/text")))
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled call: %v, want context.Canceled", err)
 	}
@@ -130,7 +138,7 @@ func TestFetchURLTimeoutAndCancel(t *testing.T) {
 func TestFetchURLDefaults(t *testing.T) {
 	srv := fetchServer(t)
 	// The default client and cap: 100 bytes fit in 1 MiB.
-	got, err := call(t, tool(t, tools.NameFetchURL, tools.Options{}), agent.Agent{}, args("url", srv.URL+"/big"))
+	got, err := call(t, tool(t, tools.NameFetchURL, tools.Options{}), reaching(srv), args("url", srv.URL+"/big"))
 	if err != nil || strings.Contains(got, "truncated") || !strings.HasSuffix(got, strings.Repeat("0123456789", 10)) {
 		t.Errorf("got %q, %v", got, err)
 	}
