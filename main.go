@@ -632,11 +632,10 @@ func setting(ctx context.Context, core *agent.Core, key string) string {
 }
 
 func splitList(s string) []string {
-	var out []string
-	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '\n' || r == ' ' }) {
-		out = append(out, f)
+	if f := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '\n' || r == ' ' }); len(f) > 0 {
+		return f
 	}
-	return out
+	return nil
 }
 
 // serverInfo reads the server's metadata from settings.
