@@ -228,6 +228,9 @@ func (s *Server) callModern(ctx context.Context, req mcp.CallToolRequest, a agen
 		return s.wait(ctx, req, t)
 	}
 
+	// The retry passed every check (mcp-go's of its headers, ours of its
+	// arguments): its state is used now, and not before.
+	keepState(ctx)
 	t := s.paused.get(claims.Turn)
 	if t == nil {
 		return mcp.NewToolResultError("this paused turn no longer exists (Deskhand restarted, or the turn ended or expired); call again without requestState to start over"), nil

@@ -279,7 +279,9 @@ func (s *Server) syncTools() {
 	if s.opts.SessionTools {
 		tools = append(tools, s.sessionTools()...)
 	}
-	tools = append(tools, s.opts.ExtraTools...)
+	for _, t := range s.opts.ExtraTools {
+		tools = append(tools, server.ServerTool{Tool: t.Tool, Handler: keepingState(t.Handler)})
+	}
 	list := make([]mcp.Tool, len(tools))
 	for i, t := range tools {
 		list[i] = t.Tool

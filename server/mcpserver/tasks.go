@@ -203,10 +203,11 @@ func (s *Server) protocol(next http.Handler) http.Handler {
 // route sends one JSON-RPC message where it goes: our handling of what
 // mcp-go lacks, else mcp-go.
 func (s *Server) route(w http.ResponseWriter, r *http.Request, msg rpcPeek, next http.Handler) {
-	r, ok := s.verifyState(w, r, msg)
+	r, settle, ok := s.verifyState(w, r, msg)
 	if !ok {
 		return
 	}
+	defer settle()
 	if msg.Method == string(mcp.MethodToolsList) {
 		if !s.listTools(w, r, msg) {
 			return
@@ -236,19 +237,37 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, msg rpcPeek, next
 		if msg.declaresTasks() && r.Header.Get("Mcp-Method") == msg.Method {
 			// A retry of a parked turn resumes it (paused.go); any other
 			// call on an agent becomes a task.
-			if a, ok := s.core.ServedAgent(msg.Params.Name); ok {
-				if _, resuming := claimsFrom(r.Context()); !resuming {
-					s.agentTask(w, msg, a, principal)
+			a, isAgent := s.core.ServedAgent(msg.Params.Name)
+			_, resuming := claimsFrom(r.Context())
+			tool, isTool := s.extraTool(msg.Params.Name)
+			agentTask := isAgent && !resuming
+			toolTask := !agentTask && isTool && taskSupport(tool) != mcp.TaskSupportForbidden
+			if agentTask || toolTask {
+				// mcp-go, which checks the headers, never sees a task.
+				if err := checkHeaders(r, msg); err != nil {
+					writeJSONRPCError(w, msg.ID, mcp.HEADER_MISMATCH, err.Error())
 					return
 				}
-			}
-			if tool, ok := s.extraTool(msg.Params.Name); ok && taskSupport(tool) != mcp.TaskSupportForbidden {
-				s.toolTask(w, r, msg, tool, principal)
+				if agentTask {
+					s.agentTask(w, msg, a, principal)
+				} else {
+					s.toolTask(w, r, msg, tool, principal)
+				}
 				return
 			}
 		}
 	}
 	next.ServeHTTP(w, r)
+}
+
+// checkHeaders checks a tools/call's Mcp-Method and Mcp-Name headers
+// against its body, as mcp-go does for the calls it serves.
+func checkHeaders(r *http.Request, msg rpcPeek) error {
+	params, err := json.Marshal(map[string]string{"name": msg.Params.Name})
+	if err != nil {
+		return err
+	}
+	return mcp.ValidateStandardHeaders(r.Header.Get, r.Header.Get(mcp.HeaderProtocolVersion), mcp.MCPMethod(msg.Method), params)
 }
 
 func (s *Server) taskMethod(w http.ResponseWriter, r *http.Request, msg rpcPeek, principal string) {
@@ -362,7 +381,9 @@ const taskOnlyGrace = 200 * time.Millisecond
 func (s *Server) toolTask(w http.ResponseWriter, r *http.Request, msg rpcPeek, tool server.ServerTool, principal string) {
 	ctx, cancel := taskContext(principal)
 	if c, ok := claimsFrom(r.Context()); ok {
-		ctx = context.WithValue(ctx, claimsKey{}, c)
+		// The call goes on in the task: its state is used.
+		keepState(r.Context())
+		ctx = context.WithValue(ctx, claimsKey{}, claimed{claims: c})
 	}
 	req := toolRequest(msg)
 	first := make(chan *mcp.CallToolResult, 1)
