@@ -266,22 +266,6 @@ func TestPausedConversationRefusesOtherCalls(t *testing.T) {
 	}
 }
 
-func TestPausedTurnLimit(t *testing.T) {
-	h := newHarness(t, mcpserver.GuardOptions{}, ollamatest.WithReplyFunc(askingOllama))
-	token := h.token("alice")
-	for i := range mcpserver.DefaultMaxPaused {
-		_, msg := rawCall(t, h.URL, token, map[string]any{"name": "assistant", "arguments": map[string]any{"message": "hi"}})
-		if r := resultOf(t, msg); r["resultType"] != "input_required" {
-			t.Fatalf("paused turn %d: %v", i+1, r)
-		}
-	}
-	_, msg := rawCall(t, h.URL, token, map[string]any{"name": "assistant", "arguments": map[string]any{"message": "one too many"}})
-	res := resultOf(t, msg)
-	if res["isError"] != true || !strings.Contains(fmt.Sprint(res["content"]), "already holding 256") {
-		t.Errorf("257th paused turn: %v", res)
-	}
-}
-
 // TestBadRetryKeepsTheRequestState: a retry refused for a fault of its own
 // (Mcp-Name disagreeing with the body, arguments of the wrong shape) does
 // not use up the requestState: the right retry then resumes the turn.

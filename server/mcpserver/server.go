@@ -57,17 +57,27 @@ type Options struct {
 	Guard GuardOptions
 	// SessionIdleTTL ends legacy MCP sessions idle this long (default 30 min).
 	SessionIdleTTL time.Duration
+
+	// Limits on what clients can make Deskhand hold: a total, and each
+	// client's share of it (limits.go has the defaults and their reasons).
+	// With Guard.InsecureNoAuth every client is one principal, so a share
+	// left unset is the whole total.
+	//
 	// MaxInFlight bounds the requests served at once (default 256); more
 	// get 503 with Retry-After.
 	MaxInFlight int
+	// MaxPaused bounds the turns held for clients while they wait: calls
+	// paused on a question and unfinished tasks, together (default
+	// DefaultMaxPaused); MaxPausedPerClient is one client's share (default
+	// DefaultMaxPausedPerClient). Beyond them a call is refused with a tool
+	// error, and no other turn is evicted.
+	MaxPaused, MaxPausedPerClient int
 	// StateKeys seal and open requestState: the first seals, all open
 	// (rotation). Each needs MinStateKeyBytes. None: a random key per run.
 	StateKeys [][]byte
 	// StateTTL is how long a paused turn waits for the client (default
 	// DefaultStateTTL).
 	StateTTL time.Duration
-	// MaxPaused bounds the paused turns (default DefaultMaxPaused).
-	MaxPaused int
 	// ExtraTools are served beside the agents, as plain mcp-go tools. One
 	// that keeps state across input rounds seals it with Server.SealState;
 	// a tampered or replayed state never reaches it.
@@ -94,6 +104,16 @@ type Options struct {
 	Logger             *slog.Logger
 }
 
+// quota is one of the limits, as set or by default. With tokens off every
+// client is the same principal, so a default share is the whole.
+func (o Options) quota(total, defaultTotal, perClient, defaultPerClient int) *quota {
+	total = cmp.Or(total, defaultTotal)
+	if perClient == 0 && o.Guard.InsecureNoAuth {
+		perClient = total
+	}
+	return newQuota(total, cmp.Or(perClient, defaultPerClient))
+}
+
 // Server serves the enabled agents of a Core as MCP tools.
 type Server struct {
 	core Core
@@ -109,6 +129,8 @@ type Server struct {
 	sealer *sealer
 	paused *pausedTurns
 	tasks  *taskTable
+	// waits counts the paused turns and unfinished tasks together.
+	waits *quota
 
 	mu sync.Mutex
 	// Legacy sessions: who opened each, and the conversation it continues
@@ -146,6 +168,7 @@ func New(core Core, opts Options) (*Server, error) {
 		synced:       make(chan struct{}),
 		cursors:      newCursorCodec(),
 		streams:      newResumables(),
+		waits:        opts.quota(opts.MaxPaused, DefaultMaxPaused, opts.MaxPausedPerClient, DefaultMaxPausedPerClient),
 	}
 	now := time.Now
 	ttl := cmp.Or(opts.StateTTL, DefaultStateTTL)
@@ -154,7 +177,7 @@ func New(core Core, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.tasks = &taskTable{tasks: make(map[string]*task), ttl: DefaultTaskTTL, now: now}
-	s.paused = &pausedTurns{turns: make(map[string]*parkedTurn), max: cmp.Or(opts.MaxPaused, DefaultMaxPaused), ttl: ttl, now: now}
+	s.paused = &pausedTurns{turns: make(map[string]*parkedTurn), slots: s.waits, ttl: ttl, now: now}
 	hooks := &server.Hooks{}
 	// Every request sees the current agents, even before the change event
 	// arrives; the event only makes list_changed prompt.

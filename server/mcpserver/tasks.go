@@ -313,9 +313,26 @@ func (s *Server) taskMethod(w http.ResponseWriter, r *http.Request, msg rpcPeek,
 
 var errTaskCancelled = &agent.UserError{Msg: "the client cancelled the task"}
 
+// holdTask takes the place an unfinished task holds among the waiting
+// turns (Server.waits): it can wait for an answer at any moment, with no
+// call open to bound it. When that is refused it answers the call with a
+// tool error naming the limit, as an ordinary result: the server decides
+// whether a call becomes a task.
+func (s *Server) holdTask(w http.ResponseWriter, msg rpcPeek, principal string) bool {
+	hit := s.waits.take(principal)
+	if hit == withinLimits {
+		return true
+	}
+	res := mcp.NewToolResultError(s.waitRefusal(hit))
+	res.ResultType = mcp.ResultTypeComplete
+	writeJSONRPCResult(w, msg.ID, res)
+	return false
+}
+
 // startTask makes the call a task, answers with the task at once, and runs
 // run under ctx (cancel ends it, on tasks/cancel). A nil result means a
-// fault inside Deskhand: the task fails.
+// fault inside Deskhand: the task fails. The task's place (holdTask) is
+// given back when it ends.
 func (s *Server) startTask(w http.ResponseWriter, msg rpcPeek, principal string, ctx context.Context, cancel context.CancelCauseFunc,
 	run func(ctx context.Context, t *task) *mcp.CallToolResult) {
 	now := time.Now().UTC()
@@ -325,6 +342,7 @@ func (s *Server) startTask(w http.ResponseWriter, msg rpcPeek, principal string,
 	writeJSONRPCResult(w, msg.ID, t.envelope())
 
 	go func() {
+		defer s.waits.give(principal)
 		defer cancel(nil)
 		res := run(ctx, t)
 		t.mu.Lock()
@@ -353,6 +371,9 @@ func taskContext(principal string) (context.Context, context.CancelCauseFunc) {
 // agentTask runs an agent's turn as a task; its questions wait for
 // tasks/update when the client can answer them.
 func (s *Server) agentTask(w http.ResponseWriter, msg rpcPeek, a agent.Agent, principal string) {
+	if !s.holdTask(w, msg, principal) {
+		return
+	}
 	ctx, cancel := taskContext(principal)
 	s.startTask(w, msg, principal, ctx, cancel, func(ctx context.Context, t *task) *mcp.CallToolResult {
 		if msg.declaresElicitation() {
@@ -379,6 +400,9 @@ const taskOnlyGrace = 200 * time.Millisecond
 // it stops asking; any other tool is a task from the start, and its input
 // rounds wait in input_required for tasks/update.
 func (s *Server) toolTask(w http.ResponseWriter, r *http.Request, msg rpcPeek, tool server.ServerTool, principal string) {
+	if !s.holdTask(w, msg, principal) {
+		return
+	}
 	ctx, cancel := taskContext(principal)
 	if c, ok := claimsFrom(r.Context()); ok {
 		// The call goes on in the task: its state is used.
@@ -393,6 +417,7 @@ func (s *Server) toolTask(w http.ResponseWriter, r *http.Request, msg rpcPeek, t
 		case out := <-first:
 			if out != nil && out.ResultType == mcp.ResultTypeInputRequired {
 				cancel(nil)
+				s.waits.give(principal) // no task after all
 				writeJSONRPCResult(w, msg.ID, out)
 				return
 			}
