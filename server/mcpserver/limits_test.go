@@ -1,9 +1,16 @@
 package mcpserver_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"go.uber.org/goleak"
 
 	"github.com/deskhand/deskhand/models/ollama/ollamatest"
 	"github.com/deskhand/deskhand/server/mcpserver"
@@ -99,4 +106,93 @@ func TestPausedTurnsAndTasksShareOneCap(t *testing.T) {
 	if r := taskCall(t, h.URL, e); r["resultType"] != "task" {
 		t.Errorf("a task once places are free: %v", r)
 	}
+}
+
+// TestOneClientCannotTakeEveryStream: one token opening stream after
+// stream (GET /mcp on its session, subscriptions/listen) gets its share and
+// then 429 naming the per-client limit, while another token is still
+// served; every stream ends when closed, leaving no goroutine behind.
+func TestOneClientCannotTakeEveryStream(t *testing.T) {
+	h := newHarness(t, mcpserver.GuardOptions{})
+	a, b := h.token("a"), h.token("b")
+	sid := legacySession(t, h.URL, a)
+	ignore := goleak.IgnoreCurrent()
+
+	ctx, closeStreams := context.WithCancel(t.Context())
+	defer closeStreams()
+	hc := &http.Client{Transport: &http.Transport{}}
+	defer hc.CloseIdleConnections()
+	open := func(token string, i int) *http.Response {
+		t.Helper()
+		var req *http.Request
+		if i%2 == 0 {
+			req, _ = http.NewRequestWithContext(ctx, http.MethodGet, h.URL, nil)
+			req.Header.Set("Accept", "text/event-stream")
+			req.Header.Set("Mcp-Protocol-Version", mcp.ProtocolVersion20251125)
+			req.Header.Set("Mcp-Session-Id", sid)
+		} else {
+			params, _ := json.Marshal(map[string]any{"notifications": map[string]any{"toolsListChanged": true}, "_meta": map[string]any{
+				"io.modelcontextprotocol/protocolVersion":    mcp.ProtocolVersion20260728,
+				"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+				"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "listener", "version": "0"},
+			}})
+			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"subscriptions/listen","params":%s}`, i, params)
+			req, _ = http.NewRequestWithContext(ctx, http.MethodPost, h.URL, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			for k, v := range mcp.StandardHeaders(mcp.ProtocolVersion20260728, mcp.MethodSubscriptionsListen, params) {
+				req.Header.Set(k, v)
+			}
+			req.Header.Set("Mcp-Protocol-Version", mcp.ProtocolVersion20260728)
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatalf("stream %d: %v", i, err)
+		}
+		return resp
+	}
+	share := fmt.Sprintf("Too many open streams for this client: %d at once", mcpserver.DefaultMaxStreamsPerClient)
+	refused := func(what string, resp *http.Response) {
+		t.Helper()
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), share) {
+			t.Errorf("%s: %s %q, want 429 with Retry-After saying %q", what, resp.Status, body, share)
+		}
+	}
+
+	var streams []*http.Response
+	for i := range 256 {
+		resp := open(a, i)
+		if resp.StatusCode == http.StatusOK {
+			streams = append(streams, resp)
+			continue
+		}
+		refused(fmt.Sprintf("a's stream %d", i+1), resp)
+	}
+	if len(streams) != mcpserver.DefaultMaxStreamsPerClient {
+		t.Errorf("a opened %d of 256 streams, want its share of %d", len(streams), mcpserver.DefaultMaxStreamsPerClient)
+	}
+
+	// Another client is still served: a call, and a stream of its own.
+	_, msg := rawCall(t, h.URL, b, map[string]any{"name": "assistant", "arguments": map[string]any{"message": "still there?"}})
+	if r := resultOf(t, msg); r["isError"] == true || !strings.Contains(fmt.Sprint(r["content"]), "still there?") {
+		t.Errorf("b's call while a holds its streams: %v", r)
+	}
+	if resp := open(b, 1); resp.StatusCode != http.StatusOK {
+		t.Errorf("b's stream: %s", resp.Status)
+	} else {
+		streams = append(streams, resp)
+	}
+	refused("a's next stream", open(a, 0))
+
+	closeStreams()
+	for _, resp := range streams {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	hc.CloseIdleConnections()
+	http.DefaultClient.CloseIdleConnections()
+	goleak.VerifyNone(t, ignore, goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"))
 }

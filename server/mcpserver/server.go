@@ -63,9 +63,14 @@ type Options struct {
 	// With Guard.InsecureNoAuth every client is one principal, so a share
 	// left unset is the whole total.
 	//
-	// MaxInFlight bounds the requests served at once (default 256); more
-	// get 503 with Retry-After.
-	MaxInFlight int
+	// MaxInFlight and MaxInFlightPerClient bound the requests served at
+	// once, in all and of one client (defaults DefaultMaxInFlight,
+	// DefaultMaxInFlightPerClient); MaxStreams and MaxStreamsPerClient
+	// bound the long-lived streams among them (defaults DefaultMaxStreams,
+	// DefaultMaxStreamsPerClient). More get 503 (all clients) or 429 (one
+	// client) with Retry-After.
+	MaxInFlight, MaxInFlightPerClient int
+	MaxStreams, MaxStreamsPerClient   int
 	// MaxPaused bounds the turns held for clients while they wait: calls
 	// paused on a question and unfinished tasks, together (default
 	// DefaultMaxPaused); MaxPausedPerClient is one client's share (default
@@ -132,6 +137,8 @@ type Server struct {
 	// waits counts the paused turns and unfinished tasks together.
 	waits *quota
 
+	inFlight, openStreams *quota
+
 	mu sync.Mutex
 	// Legacy sessions: who opened each, and the conversation it continues
 	// with each agent (session id → slug → handle).
@@ -169,6 +176,8 @@ func New(core Core, opts Options) (*Server, error) {
 		cursors:      newCursorCodec(),
 		streams:      newResumables(),
 		waits:        opts.quota(opts.MaxPaused, DefaultMaxPaused, opts.MaxPausedPerClient, DefaultMaxPausedPerClient),
+		inFlight:     opts.quota(opts.MaxInFlight, DefaultMaxInFlight, opts.MaxInFlightPerClient, DefaultMaxInFlightPerClient),
+		openStreams:  opts.quota(opts.MaxStreams, DefaultMaxStreams, opts.MaxStreamsPerClient, DefaultMaxStreamsPerClient),
 	}
 	now := time.Now
 	ttl := cmp.Or(opts.StateTTL, DefaultStateTTL)
@@ -239,22 +248,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle(EndpointPath, s.bindSessions(s.protocol(s.http)))
 	mux.HandleFunc(ServerCardPath, s.serveCard)
 	mux.HandleFunc(MetadataPath, s.serveMetadata)
-	return Guard(s.core, s.opts.Guard, limitInFlight(cmp.Or(s.opts.MaxInFlight, 256), redirectBrowsers(mux)))
-}
-
-// limitInFlight answers 503 rather than queue work beyond n requests.
-func limitInFlight(n int, next http.Handler) http.Handler {
-	slots := make(chan struct{}, n)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case slots <- struct{}{}:
-			defer func() { <-slots }()
-			next.ServeHTTP(w, r)
-		default:
-			w.Header().Set("Retry-After", "1")
-			http.Error(w, "Too many requests in progress; retry in a moment", http.StatusServiceUnavailable)
-		}
-	})
+	return Guard(s.core, s.opts.Guard, s.limitRequests(redirectBrowsers(mux)))
 }
 
 // Close stops following agent changes and ends legacy sessions.
