@@ -36,6 +36,15 @@ const (
 	// client needs one per session or subscription; a few dozen covers one
 	// per window of an editor.
 	DefaultMaxStreamsPerClient = 32
+
+	// DefaultMaxSessions bounds the 2025-11-25-era MCP sessions. Each costs
+	// mcp-go some 13 KiB (its notification queue), so the cap holds them
+	// to about 14 MiB.
+	DefaultMaxSessions = 1024
+	// DefaultMaxSessionsPerClient is one client's share. Many clients never
+	// end their sessions (no DELETE) and open new ones on each restart:
+	// 64 covers a restart every 30 s within the idle TTL.
+	DefaultMaxSessionsPerClient = 64
 )
 
 // limitHit tells which limit refused a request.

@@ -8,11 +8,15 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/goleak"
 
 	"github.com/deskhand/deskhand/models/ollama/ollamatest"
+	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/server/mcpserver"
 )
 
@@ -195,4 +199,174 @@ func TestOneClientCannotTakeEveryStream(t *testing.T) {
 	hc.CloseIdleConnections()
 	http.DefaultClient.CloseIdleConnections()
 	goleak.VerifyNone(t, ignore, goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"))
+}
+
+// initialize opens a 2025-11-25 session; it returns the session id ("" if
+// refused) and the reply.
+func initialize(t *testing.T, url, token string) (string, string) {
+	t.Helper()
+	resp, err := post(t.Context(), t, url, token, mcp.ProtocolVersion20251125, "",
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("initialize: %s %s", resp.Status, body)
+	}
+	return resp.Header.Get("Mcp-Session-Id"), string(body)
+}
+
+func deleteSession(t *testing.T, url, token, sid string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodDelete, url, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Mcp-Protocol-Version", mcp.ProtocolVersion20251125)
+	req.Header.Set("Mcp-Session-Id", sid)
+	if resp, body := send(t, req); resp.StatusCode != http.StatusOK {
+		t.Fatalf("DELETE: %s %s", resp.Status, body)
+	}
+}
+
+// TestLegacySessionLimits: a client past its share of sessions, and any
+// client past the total, is refused an initialize with a JSON-RPC error
+// naming the limit and saying what to do; other clients still initialize,
+// and a DELETE frees a place.
+func TestLegacySessionLimits(t *testing.T) {
+	h := newHarnessWith(t, mcpserver.Options{MaxSessions: 3, MaxSessionsPerClient: 2})
+	a, b, c := h.token("a"), h.token("b"), h.token("c")
+	var mine []string
+	for range 2 {
+		sid, body := initialize(t, h.URL, a)
+		if sid == "" {
+			t.Fatalf("a's session: %s", body)
+		}
+		mine = append(mine, sid)
+	}
+	share := "This client already has 2 open MCP sessions, the most one client may hold. Close unused sessions (DELETE /mcp"
+	if sid, body := initialize(t, h.URL, a); sid != "" || !strings.Contains(body, `"code":-32600`) || !strings.Contains(body, share) {
+		t.Errorf("a's third session: %q %s", sid, body)
+	}
+	// The message reaches a client's user as it is.
+	tr, err := transport.NewStreamableHTTP(h.URL, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + a}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := client.NewClient(tr, client.WithProtocolVersion(mcp.ProtocolVersion20251125))
+	defer mc.Close()
+	if err := mc.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var init mcp.InitializeRequest
+	init.Params.ProtocolVersion = mcp.ProtocolVersion20251125
+	if _, err := mc.Initialize(t.Context(), init); err == nil || !strings.Contains(err.Error(), share) {
+		t.Errorf("mcp-go client's initialize: %v", err)
+	}
+
+	// Another client still initializes; then the total is reached.
+	if sid, body := initialize(t, h.URL, b); sid == "" {
+		t.Fatalf("b's session: %s", body)
+	}
+	if sid, body := initialize(t, h.URL, c); sid != "" || !strings.Contains(body, "Deskhand already holds 3 MCP sessions, its limit for all clients together") {
+		t.Errorf("c's session over the total: %q %s", sid, body)
+	}
+	// A DELETE frees a place, for that client as for the others.
+	deleteSession(t, h.URL, a, mine[0])
+	if sid, body := initialize(t, h.URL, a); sid == "" {
+		t.Errorf("a's session after a DELETE: %s", body)
+	}
+	// An ended session is gone, for streams too (mcp-go would open one).
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, h.URL, nil)
+	req.Header.Set("Authorization", "Bearer "+a)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", mcp.ProtocolVersion20251125)
+	req.Header.Set("Mcp-Session-Id", mine[0])
+	if resp, _ := send(t, req); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("GET on a deleted session: %s", resp.Status)
+	}
+}
+
+// TestIdleSessionIsForgotten: a session idle past SessionIdleTTL ends, and
+// with it all Deskhand held for it (its conversation, its place among the
+// client's sessions).
+func TestIdleSessionIsForgotten(t *testing.T) {
+	h := newHarnessWith(t, mcpserver.Options{SessionIdleTTL: 2 * time.Second, MaxSessionsPerClient: 1})
+	ended := make(chan string, 4)
+	h.srv.OnSessionEnd(func(sid string) { ended <- sid })
+	token := h.token("idler")
+	sid := legacySession(t, h.URL, token)
+	resp, err := post(t.Context(), t, h.URL, token, mcp.ProtocolVersion20251125, sid,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"assistant","arguments":{"message":"remember me"}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), "remember me") {
+		t.Fatalf("call: %s", body)
+	}
+	if live, convs, _, _ := h.srv.SessionState(); live != 1 || convs != 1 {
+		t.Fatalf("before the TTL: %d sessions, %d with a conversation", live, convs)
+	}
+	if other, body := initialize(t, h.URL, token); other != "" || !strings.Contains(body, "1 open MCP sessions") {
+		t.Fatalf("a second session within the share of 1: %q %s", other, body)
+	}
+
+	select {
+	case got := <-ended:
+		if got != sid {
+			t.Fatalf("session %s ended, want %s", got, sid)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the idle session did not end")
+	}
+	if live, convs, listeners, calls := h.srv.SessionState(); live+convs+listeners+calls != 0 {
+		t.Errorf("after the TTL: %d sessions, %d conversations, %d streams, %d calls held", live, convs, listeners, calls)
+	}
+	resp, err = post(t.Context(), t, h.URL, token, mcp.ProtocolVersion20251125, sid, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("the ended session still answers: %s", resp.Status)
+	}
+	if again, body := initialize(t, h.URL, token); again == "" {
+		t.Errorf("no new session once the idle one ended: %s", body)
+	}
+}
+
+// TestSessionEndedMidCallKeepsNothing: a session closed while one of its
+// calls runs leaves nothing behind once the call ends (the conversation
+// the call would have noted for it included).
+func TestSessionEndedMidCallKeepsNothing(t *testing.T) {
+	h := newHarness(t, mcpserver.GuardOptions{}, ollamatest.WithChunkDelay(50*time.Millisecond))
+	token := h.token("leaver")
+	sid := legacySession(t, h.URL, token)
+	events := h.core.Subscribe(t.Context(), agent.EventTurnStarted)
+	answered := make(chan string, 1)
+	go func() {
+		resp, err := post(t.Context(), t, h.URL, token, mcp.ProtocolVersion20251125, sid,
+			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"assistant","arguments":{"message":"a slow one"}}}`)
+		if err != nil {
+			answered <- err.Error()
+			return
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		answered <- string(body)
+	}()
+	select {
+	case <-events:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call's turn did not start")
+	}
+	deleteSession(t, h.URL, token, sid)
+	if got := <-answered; !strings.Contains(got, "a slow one") {
+		t.Fatalf("the call: %s", got)
+	}
+	if live, convs, listeners, calls := h.srv.SessionState(); live+convs+listeners+calls != 0 {
+		t.Errorf("after the session ended: %d sessions, %d conversations, %d streams, %d calls held", live, convs, listeners, calls)
+	}
 }

@@ -63,6 +63,11 @@ type Options struct {
 	// With Guard.InsecureNoAuth every client is one principal, so a share
 	// left unset is the whole total.
 	//
+	// MaxSessions and MaxSessionsPerClient bound the legacy MCP sessions
+	// in all and of one client (defaults DefaultMaxSessions,
+	// DefaultMaxSessionsPerClient); an initialize beyond them is refused,
+	// no session evicted.
+	MaxSessions, MaxSessionsPerClient int
 	// MaxInFlight and MaxInFlightPerClient bound the requests served at
 	// once, in all and of one client (defaults DefaultMaxInFlight,
 	// DefaultMaxInFlightPerClient); MaxStreams and MaxStreamsPerClient
@@ -137,13 +142,10 @@ type Server struct {
 	// waits counts the paused turns and unfinished tasks together.
 	waits *quota
 
+	sessions              *legacySessions
 	inFlight, openStreams *quota
 
 	mu sync.Mutex
-	// Legacy sessions: who opened each, and the conversation it continues
-	// with each agent (session id → slug → handle).
-	sessionOwner map[string]string
-	sessionConv  map[string]map[string]string
 	// listeners counts each legacy session's open GET streams: mcp-go
 	// sends sampling requests only there.
 	listeners map[string]int
@@ -165,20 +167,21 @@ func New(core Core, opts Options) (*Server, error) {
 	opts.Guard.MetadataPath = MetadataPath
 	opts.Guard.Public = append(opts.Guard.Public, ServerCardPath)
 	s := &Server{
-		core:         core,
-		opts:         opts,
-		log:          cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
-		sessionOwner: make(map[string]string),
-		sessionConv:  make(map[string]map[string]string),
-		listeners:    make(map[string]int),
-		legacyCalls:  make(map[string]context.CancelCauseFunc),
-		synced:       make(chan struct{}),
-		cursors:      newCursorCodec(),
-		streams:      newResumables(),
-		waits:        opts.quota(opts.MaxPaused, DefaultMaxPaused, opts.MaxPausedPerClient, DefaultMaxPausedPerClient),
-		inFlight:     opts.quota(opts.MaxInFlight, DefaultMaxInFlight, opts.MaxInFlightPerClient, DefaultMaxInFlightPerClient),
-		openStreams:  opts.quota(opts.MaxStreams, DefaultMaxStreams, opts.MaxStreamsPerClient, DefaultMaxStreamsPerClient),
+		core:        core,
+		opts:        opts,
+		log:         cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
+		listeners:   make(map[string]int),
+		legacyCalls: make(map[string]context.CancelCauseFunc),
+		synced:      make(chan struct{}),
+		cursors:     newCursorCodec(),
+		streams:     newResumables(),
+		waits:       opts.quota(opts.MaxPaused, DefaultMaxPaused, opts.MaxPausedPerClient, DefaultMaxPausedPerClient),
+		inFlight:    opts.quota(opts.MaxInFlight, DefaultMaxInFlight, opts.MaxInFlightPerClient, DefaultMaxInFlightPerClient),
+		openStreams: opts.quota(opts.MaxStreams, DefaultMaxStreams, opts.MaxStreamsPerClient, DefaultMaxStreamsPerClient),
 	}
+	idleTTL := cmp.Or(opts.SessionIdleTTL, 30*time.Minute)
+	s.sessions = &legacySessions{slots: opts.quota(opts.MaxSessions, DefaultMaxSessions, opts.MaxSessionsPerClient, DefaultMaxSessionsPerClient),
+		ttl: idleTTL, live: make(map[string]*legacySession)}
 	now := time.Now
 	ttl := cmp.Or(opts.StateTTL, DefaultStateTTL)
 	var err error
@@ -193,12 +196,9 @@ func New(core Core, opts Options) (*Server, error) {
 	hooks.AddBeforeAny(func(context.Context, any, mcp.MCPMethod, any) { s.syncTools() })
 	hooks.AddBeforeListTools(s.beforeListTools)
 	hooks.AddAfterListTools(s.afterListTools)
-	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
-		s.mu.Lock()
-		delete(s.sessionOwner, cs.SessionID())
-		delete(s.sessionConv, cs.SessionID())
-		s.mu.Unlock()
-	})
+	// A session mcp-go forgets without asking its id manager (a GET's
+	// own, when the stream ends) ends here.
+	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.sessions.end(cs.SessionID()) })
 	s.mcp = server.NewMCPServer(opts.Info.Name, opts.Info.Version, append([]server.ServerOption{
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(false, true),
@@ -214,8 +214,9 @@ func New(core Core, opts Options) (*Server, error) {
 		server.WithHooks(hooks),
 	}, opts.ExtraServerOptions...)...)
 	s.http = server.NewStreamableHTTPServer(s.mcp, append([]server.StreamableHTTPOption{
-		server.WithStateful(true),
-		server.WithSessionIdleTTL(cmp.Or(opts.SessionIdleTTL, 30*time.Minute)),
+		// Stateful, with our own id manager (sessions.go).
+		server.WithSessionIdManagerResolver(s.sessions),
+		server.WithSessionIdleTTL(idleTTL),
 		server.WithStreamableHTTPLogger(s.log),
 		// The guard checks Host first; mcp-go's own check stays on as a
 		// second layer unless hosts are allow-listed, which it cannot know.
@@ -307,83 +308,12 @@ func (s *Server) syncTools() {
 	s.mcp.SetTools(tools...)
 }
 
-// bindSessions binds each legacy MCP session to the principal that opened
-// it: another principal presenting the id is told it does not exist.
-func (s *Server) bindSessions(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		principal := PrincipalFrom(r.Context())
-		if sid := r.Header.Get(server.HeaderKeySessionID); sid != "" {
-			s.mu.Lock()
-			owner, known := s.sessionOwner[sid]
-			s.mu.Unlock()
-			if known && owner != principal {
-				http.Error(w, "Session not found", http.StatusNotFound)
-				return
-			}
-			if r.Method == http.MethodGet {
-				s.mu.Lock()
-				s.listeners[sid]++
-				s.mu.Unlock()
-				defer func() {
-					s.mu.Lock()
-					if s.listeners[sid]--; s.listeners[sid] <= 0 {
-						delete(s.listeners, sid)
-					}
-					s.mu.Unlock()
-				}()
-			}
-			next.ServeHTTP(w, r)
-			return
-		}
-		next.ServeHTTP(&sessionRecorder{ResponseWriter: w, record: func(sid string) {
-			s.mu.Lock()
-			s.sessionOwner[sid] = principal
-			s.mu.Unlock()
-		}}, r)
-	})
-}
-
 // listening reports whether the legacy session has a GET stream open.
 func (s *Server) listening(sid string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.listeners[sid] > 0
 }
-
-// sessionRecorder notes the session id mcp-go assigns in a response.
-type sessionRecorder struct {
-	http.ResponseWriter
-	record func(string)
-	done   bool
-}
-
-func (w *sessionRecorder) WriteHeader(code int) {
-	if !w.done {
-		w.done = true
-		if sid := w.Header().Get(server.HeaderKeySessionID); sid != "" {
-			w.record(sid)
-		}
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *sessionRecorder) Write(b []byte) (int, error) {
-	if !w.done {
-		w.WriteHeader(http.StatusOK)
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *sessionRecorder) Flush() {
-	if !w.done {
-		w.WriteHeader(http.StatusOK)
-	}
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func (w *sessionRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // redirectBrowsers sends a browser's GET of /mcp to the server card.
 func redirectBrowsers(next http.Handler) http.Handler {

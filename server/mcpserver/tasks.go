@@ -220,6 +220,14 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, msg rpcPeek, next
 		return
 	}
 	if !mcp.IsModernProtocol(r.Header.Get("Mcp-Protocol-Version")) {
+		if msg.Method == string(mcp.MethodInitialize) {
+			// mcp-go mints a session for it: within the limits only.
+			var done func()
+			if r, done, ok = s.admitSession(w, r, msg.ID); !ok {
+				return
+			}
+			defer done()
+		}
 		next.ServeHTTP(w, s.followLegacyCall(r, msg))
 		return
 	}
