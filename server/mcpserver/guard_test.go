@@ -214,9 +214,11 @@ func TestPublicEndpoints(t *testing.T) {
 	}
 }
 
+// TestInFlightLimit: past the requests in progress allowed, 503 for all
+// clients together, 429 for one client's share, each with Retry-After.
 func TestInFlightLimit(t *testing.T) {
 	h := newHarness(t, mcpserver.GuardOptions{}, ollamatest.WithChunkDelay(100*time.Millisecond))
-	h.opts.MaxInFlight = 1
+	h.opts.MaxInFlight, h.opts.MaxInFlightPerClient = 1, 1
 	h.restart()
 	token := h.token("alice")
 	c := connect(t, h.URL, mcp.ProtocolVersion20260728, token)
@@ -231,10 +233,19 @@ func TestInFlightLimit(t *testing.T) {
 			break
 		}
 	}
-	req := rawRequest(t, h.URL, mcp.ProtocolVersion20260728)
-	req.Header.Set("Authorization", "Bearer "+token)
-	if resp, _ := send(t, req); resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
-		t.Errorf("over the limit: %d", resp.StatusCode)
+	for _, c := range []struct {
+		token  string
+		status int
+		says   string
+	}{
+		{h.token("bob"), http.StatusServiceUnavailable, "1 at once is Deskhand's limit for all clients together"},
+		{token, http.StatusTooManyRequests, "Too many requests in progress for this client: 1 at once"},
+	} {
+		req := rawRequest(t, h.URL, mcp.ProtocolVersion20260728)
+		req.Header.Set("Authorization", "Bearer "+c.token)
+		if resp, body := send(t, req); resp.StatusCode != c.status || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), c.says) {
+			t.Errorf("over the limit: %d %s, want %d saying %q", resp.StatusCode, body, c.status, c.says)
+		}
 	}
 	<-done
 }

@@ -90,6 +90,12 @@ func TestDeclineRoutingFailsLoudly(t *testing.T) {
 // rawCall sends a modern tools/call and decodes the JSON-RPC reply.
 func rawCall(t *testing.T, url, token string, params map[string]any) (int, map[string]any) {
 	t.Helper()
+	return rawCallWith(t, url, token, params, nil)
+}
+
+// rawCallWith is rawCall with a last change to the request (nil: none).
+func rawCallWith(t *testing.T, url, token string, params map[string]any, change func(*http.Request)) (int, map[string]any) {
+	t.Helper()
 	params["_meta"] = map[string]any{
 		"io.modelcontextprotocol/protocolVersion":    mcp.ProtocolVersion20260728,
 		"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}},
@@ -104,6 +110,9 @@ func rawCall(t *testing.T, url, token string, params map[string]any) (int, map[s
 	req.Header.Set("Mcp-Protocol-Version", mcp.ProtocolVersion20260728)
 	for k, v := range mcp.StandardHeaders(mcp.ProtocolVersion20260728, mcp.MethodToolsCall, rawParams) {
 		req.Header.Set(k, v)
+	}
+	if change != nil {
+		change(req)
 	}
 	resp, out := send(t, req)
 	// A reply may come as SSE; the JSON-RPC message is its last data line.
@@ -257,19 +266,37 @@ func TestPausedConversationRefusesOtherCalls(t *testing.T) {
 	}
 }
 
-func TestPausedTurnLimit(t *testing.T) {
+// TestBadRetryKeepsTheRequestState: a retry refused for a fault of its own
+// (Mcp-Name disagreeing with the body, arguments of the wrong shape) does
+// not use up the requestState: the right retry then resumes the turn.
+func TestBadRetryKeepsTheRequestState(t *testing.T) {
 	h := newHarness(t, mcpserver.GuardOptions{}, ollamatest.WithReplyFunc(askingOllama))
 	token := h.token("alice")
-	for i := range mcpserver.DefaultMaxPaused {
-		_, msg := rawCall(t, h.URL, token, map[string]any{"name": "assistant", "arguments": map[string]any{"message": "hi"}})
-		if r := resultOf(t, msg); r["resultType"] != "input_required" {
-			t.Fatalf("paused turn %d: %v", i+1, r)
-		}
+	_, first := rawCall(t, h.URL, token, map[string]any{"name": "assistant", "arguments": map[string]any{"message": "hi"}})
+	state, _ := resultOf(t, first)["requestState"].(string)
+	if state == "" {
+		t.Fatalf("first reply: %v", first)
 	}
-	_, msg := rawCall(t, h.URL, token, map[string]any{"name": "assistant", "arguments": map[string]any{"message": "one too many"}})
-	res := resultOf(t, msg)
-	if res["isError"] != true || !strings.Contains(fmt.Sprint(res["content"]), "already holding 256") {
-		t.Errorf("257th paused turn: %v", res)
+	retry := func(args any) map[string]any {
+		return map[string]any{"name": "assistant", "arguments": args, "requestState": state, "inputResponses": answer("Ada")}
+	}
+
+	status, msg := rawCallWith(t, h.URL, token, retry(map[string]any{"message": "hi"}), func(r *http.Request) { r.Header.Set("Mcp-Name", "other") })
+	if status != http.StatusBadRequest || errorCode(msg) != mcp.HEADER_MISMATCH {
+		t.Errorf("retry with a wrong Mcp-Name: %d %v, want 400 and -32020", status, msg)
+	}
+	_, msg = rawCall(t, h.URL, token, retry("not an object"))
+	if r := resultOf(t, msg); r["isError"] != true || !strings.Contains(fmt.Sprint(r["content"]), "arguments must be a JSON object") {
+		t.Errorf("retry with arguments of the wrong shape: %v", r)
+	}
+
+	_, done := rawCall(t, h.URL, token, retry(map[string]any{"message": "hi"}))
+	if r := resultOf(t, done); r["isError"] == true || !strings.Contains(fmt.Sprint(r["content"]), "answer was: Ada") {
+		t.Fatalf("the right retry: %v", r)
+	}
+	// Once used, it is used.
+	if status, msg := rawCall(t, h.URL, token, retry(map[string]any{"message": "hi"})); status != http.StatusBadRequest || !strings.Contains(fmt.Sprint(msg), "already used") {
+		t.Errorf("a replay: %d %v", status, msg)
 	}
 }
 

@@ -13,9 +13,6 @@ import (
 	"github.com/deskhand/deskhand/server/agent"
 )
 
-// DefaultMaxPaused bounds the turns held waiting for a client's answer.
-const DefaultMaxPaused = 256
-
 // On the modern era a question cannot travel on the call: the call returns
 // an InputRequiredResult and the client answers with a new call. The turn
 // is not replayed: it stays parked here, mid-flight, and the retry resumes
@@ -60,28 +57,30 @@ func (r *inputRound) missing() mcp.InputRequests {
 	return out
 }
 
-// pausedTurns holds the parked turns, at most max of them.
+// pausedTurns holds the parked turns, each in one of slots, which
+// unfinished tasks share (Server.waits).
 type pausedTurns struct {
 	mu    sync.Mutex
 	turns map[string]*parkedTurn
-	max   int
+	slots *quota
 	ttl   time.Duration
 	now   func() time.Time
 }
 
-// park registers a turn that has a question out; false when full.
-func (p *pausedTurns) park(t *parkedTurn) bool {
+// park registers a turn that has a question out, unless its client's
+// share or the total is used up.
+func (p *pausedTurns) park(t *parkedTurn) limitHit {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.sweepLocked()
 	if _, ok := p.turns[t.id]; ok {
-		return true
+		return withinLimits
 	}
-	if len(p.turns) >= p.max {
-		return false
+	if hit := p.slots.take(t.principal); hit != withinLimits {
+		return hit
 	}
 	p.turns[t.id] = t
-	return true
+	return withinLimits
 }
 
 func (p *pausedTurns) get(id string) *parkedTurn {
@@ -93,7 +92,10 @@ func (p *pausedTurns) get(id string) *parkedTurn {
 
 func (p *pausedTurns) drop(t *parkedTurn) {
 	p.mu.Lock()
-	delete(p.turns, t.id)
+	if _, ok := p.turns[t.id]; ok {
+		delete(p.turns, t.id)
+		p.slots.give(t.principal)
+	}
 	p.mu.Unlock()
 	t.mu.Lock()
 	if t.expiry != nil {
@@ -138,6 +140,7 @@ func (p *pausedTurns) sweepLocked() {
 		if expired {
 			t.cancel(errPauseExpired)
 			delete(p.turns, id)
+			p.slots.give(t.principal)
 		}
 	}
 }
@@ -228,6 +231,9 @@ func (s *Server) callModern(ctx context.Context, req mcp.CallToolRequest, a agen
 		return s.wait(ctx, req, t)
 	}
 
+	// The retry passed every check (mcp-go's of its headers, ours of its
+	// arguments): its state is used now, and not before.
+	keepState(ctx)
 	t := s.paused.get(claims.Turn)
 	if t == nil {
 		return mcp.NewToolResultError("this paused turn no longer exists (Deskhand restarted, or the turn ended or expired); call again without requestState to start over"), nil
@@ -272,8 +278,12 @@ func (s *Server) wait(ctx context.Context, req mcp.CallToolRequest, t *parkedTur
 		// Swept when the TTL passes, even if no other call comes by.
 		t.expiry = time.AfterFunc(s.paused.ttl+time.Millisecond, s.paused.sweep)
 		t.mu.Unlock()
-		if !s.paused.park(t) {
-			full := &agent.UserError{Msg: fmt.Sprintf("Deskhand is already holding %d turns that wait for answers; answer or abandon some of them, then call again", s.paused.max)}
+		if hit := s.paused.park(t); hit != withinLimits {
+			// Refused, and no other turn evicted: this one ends.
+			t.mu.Lock()
+			t.expiry.Stop()
+			t.mu.Unlock()
+			full := &agent.UserError{Msg: s.waitRefusal(hit)}
 			t.cancel(full)
 			<-t.done
 			return mcp.NewToolResultError(full.Msg), nil
@@ -287,6 +297,15 @@ func (s *Server) wait(ctx context.Context, req mcp.CallToolRequest, t *parkedTur
 		s.paused.drop(t)
 		return nil, ctx.Err()
 	}
+}
+
+// waitRefusal says which limit on waiting turns was hit, and what to do.
+func (s *Server) waitRefusal(hit limitHit) string {
+	what := fmt.Sprintf("This client already has %d turns held for it (calls paused on a question, and unfinished tasks), the most one client may hold", s.waits.perClient)
+	if hit == totalLimit {
+		what = fmt.Sprintf("Deskhand is already holding %d turns for its clients (calls paused on a question, and unfinished tasks), its limit for all clients together", s.waits.total)
+	}
+	return what + ". Answer or cancel some of them (retry a paused call with its answer, or tasks/cancel a task), then call again."
 }
 
 // inputRequired hands the round's unanswered requests to the client with a

@@ -57,17 +57,37 @@ type Options struct {
 	Guard GuardOptions
 	// SessionIdleTTL ends legacy MCP sessions idle this long (default 30 min).
 	SessionIdleTTL time.Duration
-	// MaxInFlight bounds the requests served at once (default 256); more
-	// get 503 with Retry-After.
-	MaxInFlight int
+
+	// Limits on what clients can make Deskhand hold: a total, and each
+	// client's share of it (limits.go has the defaults and their reasons).
+	// With Guard.InsecureNoAuth every client is one principal, so a share
+	// left unset is the whole total.
+	//
+	// MaxSessions and MaxSessionsPerClient bound the legacy MCP sessions
+	// in all and of one client (defaults DefaultMaxSessions,
+	// DefaultMaxSessionsPerClient); an initialize beyond them is refused,
+	// no session evicted.
+	MaxSessions, MaxSessionsPerClient int
+	// MaxInFlight and MaxInFlightPerClient bound the requests served at
+	// once, in all and of one client (defaults DefaultMaxInFlight,
+	// DefaultMaxInFlightPerClient); MaxStreams and MaxStreamsPerClient
+	// bound the long-lived streams among them (defaults DefaultMaxStreams,
+	// DefaultMaxStreamsPerClient). More get 503 (all clients) or 429 (one
+	// client) with Retry-After.
+	MaxInFlight, MaxInFlightPerClient int
+	MaxStreams, MaxStreamsPerClient   int
+	// MaxPaused bounds the turns held for clients while they wait: calls
+	// paused on a question and unfinished tasks, together (default
+	// DefaultMaxPaused); MaxPausedPerClient is one client's share (default
+	// DefaultMaxPausedPerClient). Beyond them a call is refused with a tool
+	// error, and no other turn is evicted.
+	MaxPaused, MaxPausedPerClient int
 	// StateKeys seal and open requestState: the first seals, all open
 	// (rotation). Each needs MinStateKeyBytes. None: a random key per run.
 	StateKeys [][]byte
 	// StateTTL is how long a paused turn waits for the client (default
 	// DefaultStateTTL).
 	StateTTL time.Duration
-	// MaxPaused bounds the paused turns (default DefaultMaxPaused).
-	MaxPaused int
 	// ExtraTools are served beside the agents, as plain mcp-go tools. One
 	// that keeps state across input rounds seals it with Server.SealState;
 	// a tampered or replayed state never reaches it.
@@ -94,6 +114,16 @@ type Options struct {
 	Logger             *slog.Logger
 }
 
+// quota is one of the limits, as set or by default. With tokens off every
+// client is the same principal, so a default share is the whole.
+func (o Options) quota(total, defaultTotal, perClient, defaultPerClient int) *quota {
+	total = cmp.Or(total, defaultTotal)
+	if perClient == 0 && o.Guard.InsecureNoAuth {
+		perClient = total
+	}
+	return newQuota(total, cmp.Or(perClient, defaultPerClient))
+}
+
 // Server serves the enabled agents of a Core as MCP tools.
 type Server struct {
 	core Core
@@ -109,12 +139,13 @@ type Server struct {
 	sealer *sealer
 	paused *pausedTurns
 	tasks  *taskTable
+	// waits counts the paused turns and unfinished tasks together.
+	waits *quota
+
+	sessions              *legacySessions
+	inFlight, openStreams *quota
 
 	mu sync.Mutex
-	// Legacy sessions: who opened each, and the conversation it continues
-	// with each agent (session id → slug → handle).
-	sessionOwner map[string]string
-	sessionConv  map[string]map[string]string
 	// listeners counts each legacy session's open GET streams: mcp-go
 	// sends sampling requests only there.
 	listeners map[string]int
@@ -136,17 +167,21 @@ func New(core Core, opts Options) (*Server, error) {
 	opts.Guard.MetadataPath = MetadataPath
 	opts.Guard.Public = append(opts.Guard.Public, ServerCardPath)
 	s := &Server{
-		core:         core,
-		opts:         opts,
-		log:          cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
-		sessionOwner: make(map[string]string),
-		sessionConv:  make(map[string]map[string]string),
-		listeners:    make(map[string]int),
-		legacyCalls:  make(map[string]context.CancelCauseFunc),
-		synced:       make(chan struct{}),
-		cursors:      newCursorCodec(),
-		streams:      newResumables(),
+		core:        core,
+		opts:        opts,
+		log:         cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
+		listeners:   make(map[string]int),
+		legacyCalls: make(map[string]context.CancelCauseFunc),
+		synced:      make(chan struct{}),
+		cursors:     newCursorCodec(),
+		streams:     newResumables(),
+		waits:       opts.quota(opts.MaxPaused, DefaultMaxPaused, opts.MaxPausedPerClient, DefaultMaxPausedPerClient),
+		inFlight:    opts.quota(opts.MaxInFlight, DefaultMaxInFlight, opts.MaxInFlightPerClient, DefaultMaxInFlightPerClient),
+		openStreams: opts.quota(opts.MaxStreams, DefaultMaxStreams, opts.MaxStreamsPerClient, DefaultMaxStreamsPerClient),
 	}
+	idleTTL := cmp.Or(opts.SessionIdleTTL, 30*time.Minute)
+	s.sessions = &legacySessions{slots: opts.quota(opts.MaxSessions, DefaultMaxSessions, opts.MaxSessionsPerClient, DefaultMaxSessionsPerClient),
+		ttl: idleTTL, live: make(map[string]*legacySession)}
 	now := time.Now
 	ttl := cmp.Or(opts.StateTTL, DefaultStateTTL)
 	var err error
@@ -154,19 +189,16 @@ func New(core Core, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.tasks = &taskTable{tasks: make(map[string]*task), ttl: DefaultTaskTTL, now: now}
-	s.paused = &pausedTurns{turns: make(map[string]*parkedTurn), max: cmp.Or(opts.MaxPaused, DefaultMaxPaused), ttl: ttl, now: now}
+	s.paused = &pausedTurns{turns: make(map[string]*parkedTurn), slots: s.waits, ttl: ttl, now: now}
 	hooks := &server.Hooks{}
 	// Every request sees the current agents, even before the change event
 	// arrives; the event only makes list_changed prompt.
 	hooks.AddBeforeAny(func(context.Context, any, mcp.MCPMethod, any) { s.syncTools() })
 	hooks.AddBeforeListTools(s.beforeListTools)
 	hooks.AddAfterListTools(s.afterListTools)
-	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
-		s.mu.Lock()
-		delete(s.sessionOwner, cs.SessionID())
-		delete(s.sessionConv, cs.SessionID())
-		s.mu.Unlock()
-	})
+	// A session mcp-go forgets without asking its id manager (a GET's
+	// own, when the stream ends) ends here.
+	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.sessions.end(cs.SessionID()) })
 	s.mcp = server.NewMCPServer(opts.Info.Name, opts.Info.Version, append([]server.ServerOption{
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(false, true),
@@ -182,8 +214,9 @@ func New(core Core, opts Options) (*Server, error) {
 		server.WithHooks(hooks),
 	}, opts.ExtraServerOptions...)...)
 	s.http = server.NewStreamableHTTPServer(s.mcp, append([]server.StreamableHTTPOption{
-		server.WithStateful(true),
-		server.WithSessionIdleTTL(cmp.Or(opts.SessionIdleTTL, 30*time.Minute)),
+		// Stateful, with our own id manager (sessions.go).
+		server.WithSessionIdManagerResolver(s.sessions),
+		server.WithSessionIdleTTL(idleTTL),
 		server.WithStreamableHTTPLogger(s.log),
 		// The guard checks Host first; mcp-go's own check stays on as a
 		// second layer unless hosts are allow-listed, which it cannot know.
@@ -216,22 +249,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle(EndpointPath, s.bindSessions(s.protocol(s.http)))
 	mux.HandleFunc(ServerCardPath, s.serveCard)
 	mux.HandleFunc(MetadataPath, s.serveMetadata)
-	return Guard(s.core, s.opts.Guard, limitInFlight(cmp.Or(s.opts.MaxInFlight, 256), redirectBrowsers(mux)))
-}
-
-// limitInFlight answers 503 rather than queue work beyond n requests.
-func limitInFlight(n int, next http.Handler) http.Handler {
-	slots := make(chan struct{}, n)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case slots <- struct{}{}:
-			defer func() { <-slots }()
-			next.ServeHTTP(w, r)
-		default:
-			w.Header().Set("Retry-After", "1")
-			http.Error(w, "Too many requests in progress; retry in a moment", http.StatusServiceUnavailable)
-		}
-	})
+	return Guard(s.core, s.opts.Guard, s.limitRequests(redirectBrowsers(mux)))
 }
 
 // Close stops following agent changes and ends legacy sessions.
@@ -279,7 +297,9 @@ func (s *Server) syncTools() {
 	if s.opts.SessionTools {
 		tools = append(tools, s.sessionTools()...)
 	}
-	tools = append(tools, s.opts.ExtraTools...)
+	for _, t := range s.opts.ExtraTools {
+		tools = append(tools, server.ServerTool{Tool: t.Tool, Handler: keepingState(t.Handler)})
+	}
 	list := make([]mcp.Tool, len(tools))
 	for i, t := range tools {
 		list[i] = t.Tool
@@ -288,83 +308,12 @@ func (s *Server) syncTools() {
 	s.mcp.SetTools(tools...)
 }
 
-// bindSessions binds each legacy MCP session to the principal that opened
-// it: another principal presenting the id is told it does not exist.
-func (s *Server) bindSessions(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		principal := PrincipalFrom(r.Context())
-		if sid := r.Header.Get(server.HeaderKeySessionID); sid != "" {
-			s.mu.Lock()
-			owner, known := s.sessionOwner[sid]
-			s.mu.Unlock()
-			if known && owner != principal {
-				http.Error(w, "Session not found", http.StatusNotFound)
-				return
-			}
-			if r.Method == http.MethodGet {
-				s.mu.Lock()
-				s.listeners[sid]++
-				s.mu.Unlock()
-				defer func() {
-					s.mu.Lock()
-					if s.listeners[sid]--; s.listeners[sid] <= 0 {
-						delete(s.listeners, sid)
-					}
-					s.mu.Unlock()
-				}()
-			}
-			next.ServeHTTP(w, r)
-			return
-		}
-		next.ServeHTTP(&sessionRecorder{ResponseWriter: w, record: func(sid string) {
-			s.mu.Lock()
-			s.sessionOwner[sid] = principal
-			s.mu.Unlock()
-		}}, r)
-	})
-}
-
 // listening reports whether the legacy session has a GET stream open.
 func (s *Server) listening(sid string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.listeners[sid] > 0
 }
-
-// sessionRecorder notes the session id mcp-go assigns in a response.
-type sessionRecorder struct {
-	http.ResponseWriter
-	record func(string)
-	done   bool
-}
-
-func (w *sessionRecorder) WriteHeader(code int) {
-	if !w.done {
-		w.done = true
-		if sid := w.Header().Get(server.HeaderKeySessionID); sid != "" {
-			w.record(sid)
-		}
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *sessionRecorder) Write(b []byte) (int, error) {
-	if !w.done {
-		w.WriteHeader(http.StatusOK)
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *sessionRecorder) Flush() {
-	if !w.done {
-		w.WriteHeader(http.StatusOK)
-	}
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func (w *sessionRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // redirectBrowsers sends a browser's GET of /mcp to the server card.
 func redirectBrowsers(next http.Handler) http.Handler {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 )
 
 // MinStateKeyBytes is the least secret a configured requestState key holds.
@@ -35,14 +36,14 @@ type stateClaims struct {
 
 // sealer seals requestState with AES-256-GCM: the client can neither read
 // nor forge it. The first key seals; every key opens, for rotation. Each
-// state opens once: a replay is refused.
+// state is used once: a replay is refused.
 type sealer struct {
 	keys []cipher.AEAD
 	ttl  time.Duration
 	now  func() time.Time
 
 	mu   sync.Mutex
-	used map[string]time.Time // states already presented, until they expire
+	used map[string]time.Time // states used, or claimed by a request, until they expire
 }
 
 var stateAAD = []byte("io.deskhand/requestState/v1")
@@ -88,11 +89,16 @@ func (s *sealer) seal(c stateClaims) string {
 // errBadState covers every refusal alike, so a prober learns nothing.
 var errBadState = errors.New("invalid requestState")
 
-// open verifies a state for the tool and principal and marks it used.
-func (s *sealer) open(state, tool, principal string) (stateClaims, error) {
+// open verifies a state for the tool and principal, and claims it for the
+// request that presents it: a copy presented meanwhile, or later, is
+// refused. The claim holds only if the request goes on to use the state
+// (stateUse.keep); otherwise its settle frees the state again, so that a
+// retry refused for another fault (a header that disagrees with the body,
+// arguments of the wrong shape) does not use it up.
+func (s *sealer) open(state, tool, principal string) (stateClaims, *stateUse, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(state)
 	if err != nil {
-		return stateClaims{}, fmt.Errorf("%w: not issued by this server", errBadState)
+		return stateClaims{}, nil, fmt.Errorf("%w: not issued by this server", errBadState)
 	}
 	var c stateClaims
 	opened := false
@@ -109,11 +115,11 @@ func (s *sealer) open(state, tool, principal string) (stateClaims, error) {
 	now := s.now()
 	switch {
 	case !opened:
-		return stateClaims{}, fmt.Errorf("%w: not issued by this server, or altered", errBadState)
+		return stateClaims{}, nil, fmt.Errorf("%w: not issued by this server, or altered", errBadState)
 	case now.UnixMilli() > c.Expires:
-		return stateClaims{}, fmt.Errorf("%w: expired; call again without requestState to start over", errBadState)
+		return stateClaims{}, nil, fmt.Errorf("%w: expired; call again without requestState to start over", errBadState)
 	case c.Tool != tool || c.Principal != principal:
-		return stateClaims{}, fmt.Errorf("%w: it belongs to another call", errBadState)
+		return stateClaims{}, nil, fmt.Errorf("%w: it belongs to another call", errBadState)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -123,10 +129,42 @@ func (s *sealer) open(state, tool, principal string) (stateClaims, error) {
 		}
 	}
 	if _, replay := s.used[state]; replay {
-		return stateClaims{}, fmt.Errorf("%w: already used", errBadState)
+		return stateClaims{}, nil, fmt.Errorf("%w: already used", errBadState)
 	}
 	s.used[state] = time.UnixMilli(c.Expires)
-	return c, nil
+	return c, &stateUse{s: s, state: state}, nil
+}
+
+// stateUse is a request's claim on a state.
+type stateUse struct {
+	s     *sealer
+	state string
+
+	mu   sync.Mutex
+	kept bool
+	done bool
+}
+
+// keep makes the claim final: the state is used.
+func (u *stateUse) keep() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if !u.done {
+		u.kept = true
+	}
+}
+
+// settle ends the request's claim: a state it did not use is free again.
+func (u *stateUse) settle() {
+	u.mu.Lock()
+	free := !u.kept && !u.done
+	u.done = true
+	u.mu.Unlock()
+	if free {
+		u.s.mu.Lock()
+		delete(u.s.used, u.state)
+		u.s.mu.Unlock()
+	}
 }
 
 // SealState returns a requestState for a tool's next input round: sealed,
@@ -137,32 +175,60 @@ func (s *Server) SealState(ctx context.Context, tool string, round int) string {
 }
 
 // StateVerified reports the round of the verified requestState the call
-// carries, if any.
+// carries, if any. From then on the state is used: a copy is refused.
 func StateVerified(ctx context.Context) (round int, ok bool) {
 	c, ok := claimsFrom(ctx)
+	if ok {
+		keepState(ctx)
+	}
 	return c.Seq, ok
 }
 
 type claimsKey struct{}
 
+// claimed is a verified requestState and the request's claim on it (nil
+// once the call went on elsewhere, in a task).
+type claimed struct {
+	claims stateClaims
+	use    *stateUse
+}
+
 func claimsFrom(ctx context.Context) (stateClaims, bool) {
-	c, ok := ctx.Value(claimsKey{}).(stateClaims)
-	return c, ok
+	c, ok := ctx.Value(claimsKey{}).(claimed)
+	return c.claims, ok
+}
+
+// keepState marks the call's requestState used: the call passed every
+// check and acts on it.
+func keepState(ctx context.Context) {
+	if c, ok := ctx.Value(claimsKey{}).(claimed); ok && c.use != nil {
+		c.use.keep()
+	}
+}
+
+// keepingState marks the state of a call used as it reaches the tool:
+// mcp-go has checked the call by then, and a replay never reaches it.
+func keepingState(h server.ToolHandlerFunc) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		keepState(ctx)
+		return h(ctx, req)
+	}
 }
 
 // verifyState checks a tools/call's requestState before mcp-go sees it: a
 // handler cannot answer -32602, and nothing may resume on a bad state. ok
-// is false when it has answered the request itself.
-func (s *Server) verifyState(w http.ResponseWriter, r *http.Request, msg rpcPeek) (*http.Request, bool) {
+// is false when it has answered the request itself; otherwise settle must
+// be called when the request is served, freeing a state it did not use.
+func (s *Server) verifyState(w http.ResponseWriter, r *http.Request, msg rpcPeek) (_ *http.Request, settle func(), ok bool) {
 	if msg.Method != string(mcp.MethodToolsCall) || msg.Params.RequestState == "" {
-		return r, true
+		return r, func() {}, true
 	}
-	claims, err := s.sealer.open(msg.Params.RequestState, msg.Params.Name, PrincipalFrom(r.Context()))
+	claims, use, err := s.sealer.open(msg.Params.RequestState, msg.Params.Name, PrincipalFrom(r.Context()))
 	if err != nil {
 		writeJSONRPCError(w, msg.ID, mcp.INVALID_PARAMS, err.Error())
-		return r, false
+		return r, nil, false
 	}
-	return r.WithContext(context.WithValue(r.Context(), claimsKey{}, claims)), true
+	return r.WithContext(context.WithValue(r.Context(), claimsKey{}, claimed{claims: claims, use: use})), use.settle, true
 }
 
 func writeJSONRPCError(w http.ResponseWriter, id json.RawMessage, code int, message string) {

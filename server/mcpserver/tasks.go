@@ -203,10 +203,11 @@ func (s *Server) protocol(next http.Handler) http.Handler {
 // route sends one JSON-RPC message where it goes: our handling of what
 // mcp-go lacks, else mcp-go.
 func (s *Server) route(w http.ResponseWriter, r *http.Request, msg rpcPeek, next http.Handler) {
-	r, ok := s.verifyState(w, r, msg)
+	r, settle, ok := s.verifyState(w, r, msg)
 	if !ok {
 		return
 	}
+	defer settle()
 	if msg.Method == string(mcp.MethodToolsList) {
 		if !s.listTools(w, r, msg) {
 			return
@@ -219,6 +220,14 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, msg rpcPeek, next
 		return
 	}
 	if !mcp.IsModernProtocol(r.Header.Get("Mcp-Protocol-Version")) {
+		if msg.Method == string(mcp.MethodInitialize) {
+			// mcp-go mints a session for it: within the limits only.
+			var done func()
+			if r, done, ok = s.admitSession(w, r, msg.ID); !ok {
+				return
+			}
+			defer done()
+		}
 		next.ServeHTTP(w, s.followLegacyCall(r, msg))
 		return
 	}
@@ -236,19 +245,37 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, msg rpcPeek, next
 		if msg.declaresTasks() && r.Header.Get("Mcp-Method") == msg.Method {
 			// A retry of a parked turn resumes it (paused.go); any other
 			// call on an agent becomes a task.
-			if a, ok := s.core.ServedAgent(msg.Params.Name); ok {
-				if _, resuming := claimsFrom(r.Context()); !resuming {
-					s.agentTask(w, msg, a, principal)
+			a, isAgent := s.core.ServedAgent(msg.Params.Name)
+			_, resuming := claimsFrom(r.Context())
+			tool, isTool := s.extraTool(msg.Params.Name)
+			agentTask := isAgent && !resuming
+			toolTask := !agentTask && isTool && taskSupport(tool) != mcp.TaskSupportForbidden
+			if agentTask || toolTask {
+				// mcp-go, which checks the headers, never sees a task.
+				if err := checkHeaders(r, msg); err != nil {
+					writeJSONRPCError(w, msg.ID, mcp.HEADER_MISMATCH, err.Error())
 					return
 				}
-			}
-			if tool, ok := s.extraTool(msg.Params.Name); ok && taskSupport(tool) != mcp.TaskSupportForbidden {
-				s.toolTask(w, r, msg, tool, principal)
+				if agentTask {
+					s.agentTask(w, msg, a, principal)
+				} else {
+					s.toolTask(w, r, msg, tool, principal)
+				}
 				return
 			}
 		}
 	}
 	next.ServeHTTP(w, r)
+}
+
+// checkHeaders checks a tools/call's Mcp-Method and Mcp-Name headers
+// against its body, as mcp-go does for the calls it serves.
+func checkHeaders(r *http.Request, msg rpcPeek) error {
+	params, err := json.Marshal(map[string]string{"name": msg.Params.Name})
+	if err != nil {
+		return err
+	}
+	return mcp.ValidateStandardHeaders(r.Header.Get, r.Header.Get(mcp.HeaderProtocolVersion), mcp.MCPMethod(msg.Method), params)
 }
 
 func (s *Server) taskMethod(w http.ResponseWriter, r *http.Request, msg rpcPeek, principal string) {
@@ -294,9 +321,26 @@ func (s *Server) taskMethod(w http.ResponseWriter, r *http.Request, msg rpcPeek,
 
 var errTaskCancelled = &agent.UserError{Msg: "the client cancelled the task"}
 
+// holdTask takes the place an unfinished task holds among the waiting
+// turns (Server.waits): it can wait for an answer at any moment, with no
+// call open to bound it. When that is refused it answers the call with a
+// tool error naming the limit, as an ordinary result: the server decides
+// whether a call becomes a task.
+func (s *Server) holdTask(w http.ResponseWriter, msg rpcPeek, principal string) bool {
+	hit := s.waits.take(principal)
+	if hit == withinLimits {
+		return true
+	}
+	res := mcp.NewToolResultError(s.waitRefusal(hit))
+	res.ResultType = mcp.ResultTypeComplete
+	writeJSONRPCResult(w, msg.ID, res)
+	return false
+}
+
 // startTask makes the call a task, answers with the task at once, and runs
 // run under ctx (cancel ends it, on tasks/cancel). A nil result means a
-// fault inside Deskhand: the task fails.
+// fault inside Deskhand: the task fails. The task's place (holdTask) is
+// given back when it ends.
 func (s *Server) startTask(w http.ResponseWriter, msg rpcPeek, principal string, ctx context.Context, cancel context.CancelCauseFunc,
 	run func(ctx context.Context, t *task) *mcp.CallToolResult) {
 	now := time.Now().UTC()
@@ -306,6 +350,7 @@ func (s *Server) startTask(w http.ResponseWriter, msg rpcPeek, principal string,
 	writeJSONRPCResult(w, msg.ID, t.envelope())
 
 	go func() {
+		defer s.waits.give(principal)
 		defer cancel(nil)
 		res := run(ctx, t)
 		t.mu.Lock()
@@ -334,6 +379,9 @@ func taskContext(principal string) (context.Context, context.CancelCauseFunc) {
 // agentTask runs an agent's turn as a task; its questions wait for
 // tasks/update when the client can answer them.
 func (s *Server) agentTask(w http.ResponseWriter, msg rpcPeek, a agent.Agent, principal string) {
+	if !s.holdTask(w, msg, principal) {
+		return
+	}
 	ctx, cancel := taskContext(principal)
 	s.startTask(w, msg, principal, ctx, cancel, func(ctx context.Context, t *task) *mcp.CallToolResult {
 		if msg.declaresElicitation() {
@@ -360,9 +408,14 @@ const taskOnlyGrace = 200 * time.Millisecond
 // it stops asking; any other tool is a task from the start, and its input
 // rounds wait in input_required for tasks/update.
 func (s *Server) toolTask(w http.ResponseWriter, r *http.Request, msg rpcPeek, tool server.ServerTool, principal string) {
+	if !s.holdTask(w, msg, principal) {
+		return
+	}
 	ctx, cancel := taskContext(principal)
 	if c, ok := claimsFrom(r.Context()); ok {
-		ctx = context.WithValue(ctx, claimsKey{}, c)
+		// The call goes on in the task: its state is used.
+		keepState(r.Context())
+		ctx = context.WithValue(ctx, claimsKey{}, claimed{claims: c})
 	}
 	req := toolRequest(msg)
 	first := make(chan *mcp.CallToolResult, 1)
@@ -372,6 +425,7 @@ func (s *Server) toolTask(w http.ResponseWriter, r *http.Request, msg rpcPeek, t
 		case out := <-first:
 			if out != nil && out.ResultType == mcp.ResultTypeInputRequired {
 				cancel(nil)
+				s.waits.give(principal) // no task after all
 				writeJSONRPCResult(w, msg.ID, out)
 				return
 			}

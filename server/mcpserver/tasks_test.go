@@ -163,6 +163,7 @@ func TestTaskCancelAndErrors(t *testing.T) {
 		{"cancel unknown task", "tasks/cancel", "nope", map[string]any{"taskId": "nope"}, withTasks, mcp.INVALID_PARAMS},
 		{"extension not declared", "tasks/get", id, map[string]any{"taskId": id}, map[string]any{}, mcp.MISSING_REQUIRED_CLIENT_CAPABILITY},
 		{"Mcp-Name is not the taskId", "tasks/get", "other", map[string]any{"taskId": id}, withTasks, mcp.HEADER_MISMATCH},
+		{"Mcp-Name is not the tool", "tools/call", "other", map[string]any{"name": "assistant", "arguments": map[string]any{"message": "hi"}}, withTasks, mcp.HEADER_MISMATCH},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -190,9 +190,7 @@ func (s *Server) handleCall(slug string) server.ToolHandlerFunc {
 		// none; a blank handle asks for a fresh one.
 		sessionID := legacySessionID(ctx)
 		if !args.HasConversation && run.Conversation == "" && sessionID != "" && a.Conversations {
-			s.mu.Lock()
-			run.Conversation = s.sessionConv[sessionID][slug]
-			s.mu.Unlock()
+			run.Conversation = s.sessions.conversation(sessionID, slug)
 		}
 		// A legacy client that drops its connection does not cancel the
 		// turn: it finishes and is recorded, as that revision expects; its
@@ -203,12 +201,7 @@ func (s *Server) handleCall(slug string) server.ToolHandlerFunc {
 		done()
 		stop()
 		if res != nil && a.Conversations && sessionID != "" {
-			s.mu.Lock()
-			if s.sessionConv[sessionID] == nil {
-				s.sessionConv[sessionID] = make(map[string]string)
-			}
-			s.sessionConv[sessionID][slug] = res.Conversation.ID
-			s.mu.Unlock()
+			s.sessions.setConversation(sessionID, slug, res.Conversation.ID)
 		}
 		return s.finish(a, run.Conversation, res, err), nil
 	}
