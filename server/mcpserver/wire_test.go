@@ -1,0 +1,233 @@
+package mcpserver_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/mcpserver"
+)
+
+// modernMeta is the _meta a sessionless 2026-07-28 request carries.
+const modernMeta = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"0"}`
+
+// toolCall is a raw tools/call of the era; meta goes into _meta as it is.
+func toolCall(era string, id int, tool, args, meta string) string {
+	if era == mcp.ProtocolVersion20260728 {
+		meta = strings.Join([]string{meta, modernMeta}, ",")
+		meta = strings.TrimPrefix(meta, ",")
+	}
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s,"_meta":{%s}}}`, id, tool, args, meta)
+}
+
+// rpcAnswer is a JSON-RPC answer with the events that came before it.
+type rpcAnswer struct {
+	status int
+	before []string // the data of the events ahead of the answer
+	ID     json.RawMessage
+	Result *mcp.CallToolResult
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
+}
+
+// answerOf reads the answer to request id from a response, plain JSON or an
+// event stream, and closes the body.
+func answerOf(t *testing.T, resp *http.Response, id int) rpcAnswer {
+	t.Helper()
+	a, err := parseAnswer(resp, id, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// parseAnswer is answerOf for any goroutine: it fails when no answer comes
+// within wait.
+func parseAnswer(resp *http.Response, id int, wait time.Duration) (rpcAnswer, error) {
+	defer resp.Body.Close()
+	a := rpcAnswer{status: resp.StatusCode}
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return a, err
+		}
+		if err := json.Unmarshal(body, &a); err != nil {
+			return a, fmt.Errorf("%s: %q is not a JSON-RPC answer", resp.Status, body)
+		}
+		return a, nil
+	}
+	events := readEvents(resp.Body)
+	timeout := time.After(wait)
+	for {
+		var ev sseEvent
+		select {
+		case e, ok := <-events:
+			if !ok {
+				return a, fmt.Errorf("the stream ended without answering %d; before: %q", id, a.before)
+			}
+			ev = e
+		case <-timeout:
+			return a, fmt.Errorf("no answer to %d within %s", id, wait)
+		}
+		if ev.data == "" {
+			continue
+		}
+		var msg struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal([]byte(ev.data), &msg) == nil && string(msg.ID) == fmt.Sprint(id) {
+			if err := json.Unmarshal([]byte(ev.data), &a); err != nil {
+				return a, fmt.Errorf("answer %q: %w", ev.data, err)
+			}
+			return a, nil
+		}
+		a.before = append(a.before, ev.data)
+	}
+}
+
+// trickle sends a POST's headers and part of its body, then nothing, and
+// returns the response the server gives, or an error when none comes
+// within 10 s.
+func trickle(t *testing.T, h *harness, token string, chunked bool) (*http.Response, string, error) {
+	t.Helper()
+	conn, err := net.Dial("tcp", h.http.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	framing, part := "Content-Length: 4096", `{"jsonrpc":"2.0","id":1,"method":"tools/list"`
+	if chunked {
+		framing, part = "Transfer-Encoding: chunked", fmt.Sprintf("%x\r\n%s", 4096, part)
+	}
+	head := "POST " + mcpserver.EndpointPath + " HTTP/1.1\r\nHost: " + h.http.Listener.Addr().String() +
+		"\r\nAuthorization: Bearer " + token + "\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n" +
+		"Mcp-Protocol-Version: 2025-11-25\r\n" + framing + "\r\n\r\n"
+	if _, err := io.WriteString(conn, head+part); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		return nil, "", fmt.Errorf("no answer to a body that stopped coming: %w", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp, string(body), nil
+}
+
+// TestSlowBodyTimesOut: a client with a valid token that sends its
+// headers and part of its body, then stops, gets 408 once BodyTimeout has
+// passed, and the request slot it held is free again (issue 12).
+func TestSlowBodyTimesOut(t *testing.T) {
+	h := newHarnessWith(t, mcpserver.Options{BodyTimeout: 200 * time.Millisecond, MaxInFlight: 1})
+	token := h.token("slow")
+	for _, chunked := range []bool{false, true} {
+		t.Run(fmt.Sprintf("chunked=%v", chunked), func(t *testing.T) {
+			resp, body, err := trickle(t, h, token, chunked)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(body, "did not arrive within 200ms") {
+				t.Errorf("a stalled body got %s %q, want 408 saying what happened", resp.Status, body)
+			}
+			// The only slot is free: a whole request goes through.
+			req := rawRequest(t, h.URL, mcp.ProtocolVersion20251125)
+			req.Header.Set("Authorization", "Bearer "+token)
+			if resp, body := send(t, req); resp.StatusCode != http.StatusOK {
+				t.Errorf("after the timeout: %s %s", resp.Status, body)
+			}
+		})
+	}
+}
+
+// TestBodyTimeoutSparesLongStreams: the body deadline ends with the body.
+// Streams that outlive it by far (a call of each era waiting on a person,
+// a subscriptions/listen stream) go on, and deliver, after a stalled body
+// sent later has been timed out.
+func TestBodyTimeoutSparesLongStreams(t *testing.T) {
+	h := newHarnessWith(t, mcpserver.Options{BodyTimeout: 200 * time.Millisecond})
+	token := h.token("patient")
+	sid := legacySession(t, h.URL, token)
+	asked := h.core.Subscribe(t.Context(), agent.EventQuestionAsked)
+
+	listen, err := post(t.Context(), t, h.URL, token, "2026-07-28", "",
+		`{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},"_meta":{`+modernMeta+`}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer listen.Body.Close()
+	notes := readEvents(listen.Body)
+	if ack := next(t, notes); !strings.Contains(ack.data, "notifications/subscriptions/acknowledged") {
+		t.Fatalf("first on the listen stream: %+v", ack)
+	}
+
+	type answer struct {
+		era string
+		a   rpcAnswer
+		err error
+	}
+	answers := make(chan answer, len(eras))
+	for i, era := range eras {
+		session := ""
+		if era == mcp.ProtocolVersion20251125 {
+			session = sid
+		}
+		resp, err := post(t.Context(), t, h.URL, token, era, session, toolCall(era, 40+i, "assistant", `{"message":"ask: Ready?"}`, `"progressToken":"w"`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The answer comes once the question is answered, below.
+		go func() {
+			a, err := parseAnswer(resp, 40+i, 20*time.Second)
+			answers <- answer{era, a, err}
+		}()
+		select {
+		case <-asked:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the call never asked its question", era)
+		}
+	}
+
+	// A body that stalls now is timed out: the deadline, had it stayed on
+	// the streams above, has passed for them too.
+	if resp, body, err := trickle(t, h, token, false); err != nil || resp.StatusCode != http.StatusRequestTimeout {
+		t.Fatalf("a stalled body: %v %v %q", err, resp, body)
+	}
+
+	if _, err := h.core.SaveAgent(t.Context(), agent.Agent{Name: "Late", Slug: "late", Backend: agent.BackendOllama, Model: "m", Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(t, notes); !strings.Contains(ev.data, "notifications/tools/list_changed") {
+		t.Errorf("the listen stream got %+v, want list_changed", ev)
+	}
+	for _, q := range h.core.Pending() {
+		if err := h.core.AnswerQuestion(q.ID, map[string]any{"answer": "yes"}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range eras {
+		select {
+		case got := <-answers:
+			if got.err != nil {
+				t.Errorf("%s: %v", got.era, got.err)
+			} else if got.a.Result == nil || got.a.Result.IsError || !strings.Contains(firstText(got.a.Result), "You answered: yes") {
+				t.Errorf("%s: the waiting call answered %d %+v %+v", got.era, got.a.status, got.a.Error, got.a.Result)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a waiting call never answered")
+		}
+	}
+}
