@@ -2,12 +2,16 @@ package mcpserver
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"strings"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // DefaultBodyTimeout is how long a request body may take to arrive once
@@ -17,6 +21,13 @@ import (
 // that trickles its body is cut off then, and the request slot it holds
 // is freed.
 const DefaultBodyTimeout = 30 * time.Second
+
+// MaxProgressTokenBytes bounds a request's progress token
+// (params._meta.progressToken), in bytes of its JSON encoding: every
+// progress notification of the call repeats the token, and a resumable
+// stream keeps them. Clients send counters or ids (mcp-go a number, other
+// SDKs a UUID of 38 bytes quoted); 256 bytes leaves room for any of them.
+const MaxProgressTokenBytes = 256
 
 // bodyTimeout is Options.BodyTimeout with its default; 0: none.
 func (s *Server) bodyTimeout() time.Duration {
@@ -105,8 +116,9 @@ func bodyReadFailed(w http.ResponseWriter, err error) {
 	http.Error(w, "Bad request: could not read the body", http.StatusBadRequest)
 }
 
-// readRequest reads a POST's body whole, within the body deadline, so
-// that a body too slow is answered 408 before anything else waits on it.
+// readRequest reads a POST's body whole, within the body deadline, and
+// refuses a request whose progress token is over MaxProgressTokenBytes
+// before anything else sees it.
 func (s *Server) readRequest(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
@@ -120,6 +132,55 @@ func (s *Server) readRequest(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		if id, size, over := oversizedProgressToken(body); over {
+			writeJSONRPCErrorStatus(w, errorStatus(r), id, mcp.INVALID_PARAMS,
+				fmt.Sprintf("params._meta.progressToken is %d bytes of JSON; the limit is %d bytes", size, MaxProgressTokenBytes),
+				map[string]any{"limit": MaxProgressTokenBytes})
+			return
+		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// oversizedProgressToken finds a request whose progress token is over
+// MaxProgressTokenBytes, with its id and the token's size. Every key of
+// _meta that encoding/json could take for "progressToken" counts (it
+// matches case-insensitively, mcp-go exactly; with repeated keys, the last
+// wins), so that none slips past.
+func oversizedProgressToken(body []byte) (id json.RawMessage, size int, over bool) {
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Meta json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil || msg.Method == "" || len(msg.ID) == 0 || len(msg.Params.Meta) == 0 {
+		return nil, 0, false // not a request with _meta; mcp-go answers what is malformed
+	}
+	dec := json.NewDecoder(bytes.NewReader(msg.Params.Meta))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, 0, false
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil, 0, false
+		}
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return nil, 0, false
+		}
+		if k, _ := key.(string); !strings.EqualFold(k, "progressToken") || len(value) <= MaxProgressTokenBytes {
+			continue
+		}
+		if value[0] != '{' && value[0] != '[' { // a string or number: as compact as it gets
+			return msg.ID, len(value), true
+		}
+		var compact bytes.Buffer
+		if json.Compact(&compact, value) == nil && compact.Len() > MaxProgressTokenBytes {
+			return msg.ID, compact.Len(), true
+		}
+	}
+	return nil, 0, false
 }

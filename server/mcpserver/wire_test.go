@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -229,5 +230,67 @@ func TestBodyTimeoutSparesLongStreams(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("a waiting call never answered")
 		}
+	}
+}
+
+// TestProgressTokenSize: a tools/call whose progress token is over
+// MaxProgressTokenBytes of JSON is refused with -32602 before any work, on
+// both eras, and memory stays flat however often it comes (issue 12: a 3
+// MiB token, copied into every kept event, took the process from 76 MiB
+// to 1.3 GiB in three calls); a token of exactly the limit still works.
+func TestProgressTokenSize(t *testing.T) {
+	h := newHarness(t, mcpserver.GuardOptions{})
+	token := h.token("tokens")
+	sid := legacySession(t, h.URL, token)
+	huge := `"progressToken":"` + strings.Repeat("x", 3<<20) + `"`
+	fits := `"progressToken":"` + strings.Repeat("y", mcpserver.MaxProgressTokenBytes-2) + `"`
+	// Three calls, as in the issue. The heap may grow by less than one
+	// copy of the token; before the fix, the legacy era's grew by 3.3 MiB
+	// a call (the copies its stream kept).
+	const calls, bound = 3, 2 << 20
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			session := ""
+			if era == mcp.ProtocolVersion20251125 {
+				session = sid
+			}
+			chats := len(h.ollama.ChatRequests())
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			for i := range calls {
+				resp, err := post(t.Context(), t, h.URL, token, era, session, toolCall(era, 10+i, "assistant", `{"message":"hi"}`, huge))
+				if err != nil {
+					t.Fatal(err)
+				}
+				a := answerOf(t, resp, 10+i)
+				if a.Error == nil || a.Error.Code != mcp.INVALID_PARAMS || !strings.Contains(a.Error.Message, "256 bytes") {
+					t.Fatalf("call %d with a 3 MiB progress token: %d %+v %+v, want -32602 naming the 256-byte limit", i, a.status, a.Error, a.Result)
+				}
+				if string(a.ID) != fmt.Sprint(10+i) {
+					t.Errorf("the refusal answers id %s, want %d", a.ID, 10+i)
+				}
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > bound {
+				t.Errorf("the heap grew by %d KiB over %d refused calls", grew>>10, calls)
+			}
+			if n := len(h.ollama.ChatRequests()) - chats; n != 0 {
+				t.Errorf("the model was asked %d times for refused calls", n)
+			}
+
+			resp, err := post(t.Context(), t, h.URL, token, era, session, toolCall(era, 30, "assistant", `{"message":"hi"}`, fits))
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := answerOf(t, resp, 30)
+			if a.Error != nil || a.Result == nil || a.Result.IsError {
+				t.Fatalf("a %d-byte token: %+v %+v", mcpserver.MaxProgressTokenBytes, a.Error, a.Result)
+			}
+			if len(a.before) == 0 || !strings.Contains(strings.Join(a.before, ""), strings.Repeat("y", mcpserver.MaxProgressTokenBytes-2)) {
+				t.Errorf("no progress carried the token: %q", a.before)
+			}
+		})
 	}
 }
