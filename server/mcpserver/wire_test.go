@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/server/mcpserver"
@@ -293,4 +295,100 @@ func TestProgressTokenSize(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestKeptStreamsAreCapped: resumable streams keep at most
+// KeptStreamBytes each and KeptTotalBytes in all, however large and many
+// their events, the oldest going first; resuming from a dropped event
+// gets 410 Gone at once, and from a kept one the rest and the answer.
+func TestKeptStreamsAreCapped(t *testing.T) {
+	const calls, each, size = 24, 4, 300 << 10 // 28 MiB of events
+	var h *harness
+	flood := server.ServerTool{
+		Tool: mcp.NewTool("flood", mcp.WithDescription("sends large progress, then answers")),
+		Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			for i := range each {
+				if err := h.srv.Notify(ctx, string(mcp.MethodNotificationProgress), map[string]any{
+					"progressToken": req.Params.Meta.ProgressToken, "progress": i + 1, "message": strings.Repeat("z", size)}); err != nil {
+					return mcp.NewToolResultError(err.Error()), nil
+				}
+			}
+			return mcp.NewToolResultText("flooded"), nil
+		},
+	}
+	h = newHarnessWith(t, mcpserver.Options{ExtraTools: []server.ServerTool{flood}})
+	token := h.token("flooder")
+	sid := legacySession(t, h.URL, token)
+
+	type stream struct{ priming, last string }
+	var streams []stream
+	for i := range calls {
+		resp, err := post(t.Context(), t, h.URL, token, mcp.ProtocolVersion20251125, sid,
+			toolCall(mcp.ProtocolVersion20251125, 100+i, "flood", `{}`, `"progressToken":"f"`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s stream
+		for ev := range readEvents(resp.Body) {
+			if s.priming == "" {
+				s.priming = ev.id
+			}
+			if strings.Contains(ev.data, "notifications/progress") {
+				s.last = ev.id
+			}
+		}
+		resp.Body.Close()
+		if s.priming == "" || s.last == "" {
+			t.Fatalf("call %d: no priming or progress event", i)
+		}
+		streams = append(streams, s)
+		total, largest := h.srv.KeptBytes()
+		if total > mcpserver.KeptTotalBytes || largest > mcpserver.KeptStreamBytes {
+			t.Fatalf("after %d calls the streams keep %d bytes, one %d: over the caps %d and %d",
+				i+1, total, largest, mcpserver.KeptTotalBytes, mcpserver.KeptStreamBytes)
+		}
+	}
+	if total, _ := h.srv.KeptBytes(); total < mcpserver.KeptTotalBytes/2 {
+		t.Errorf("the streams keep %d bytes: the cap is %d, and far more was sent", total, mcpserver.KeptTotalBytes)
+	}
+
+	// The first call's stream was dropped to make room: a clear 410.
+	gone := resumeRequest(t, h.URL, token, sid, streams[0].priming)
+	if resp, body := send(t, gone); resp.StatusCode != http.StatusGone || !strings.Contains(string(body), "no longer kept") {
+		t.Errorf("resuming a dropped stream: %s %q, want 410 saying the events are no longer kept", resp.Status, body)
+	}
+	// So does an id of ours for a stream not kept (expired), at once,
+	// where mcp-go's GET stream would have waited for nothing.
+	never := resumeRequest(t, h.URL, token, sid, strings.Repeat("A", 26)+".3")
+	if resp, body := send(t, never); resp.StatusCode != http.StatusGone {
+		t.Errorf("resuming a stream never kept: %s %q, want 410", resp.Status, body)
+	}
+	// The last call's first progress went to fit its stream in its cap.
+	last := streams[len(streams)-1]
+	if resp, body := send(t, resumeRequest(t, h.URL, token, sid, last.priming)); resp.StatusCode != http.StatusGone {
+		t.Errorf("resuming before a dropped event: %s %q, want 410", resp.Status, body)
+	}
+	var got []sseEvent
+	for _, ev := range resumeFrom(t, h.URL, token, sid, last.last) {
+		if ev.data != "" {
+			got = append(got, ev)
+		}
+	}
+	if len(got) != 1 || !strings.Contains(got[0].data, "flooded") {
+		t.Errorf("resuming after the last progress got %+v, want the answer alone", got)
+	}
+}
+
+// resumeRequest is a GET carrying Last-Event-ID on a 2025-11-25 session.
+func resumeRequest(t *testing.T, url, token, sid, lastID string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"Authorization": "Bearer " + token, "Accept": "text/event-stream",
+		"Mcp-Protocol-Version": "2025-11-25", "Mcp-Session-Id": sid, "Last-Event-ID": lastID} {
+		req.Header.Set(k, v)
+	}
+	return req
 }
