@@ -257,11 +257,17 @@ func TestProgressTokenSize(t *testing.T) {
 				session = sid
 			}
 			chats := len(h.ollama.ChatRequests())
+			// The bodies exist before the heap is measured: the HTTP
+			// client may still hold the last one when it is measured again.
+			bodies := make([]string, calls)
+			for i := range bodies {
+				bodies[i] = toolCall(era, 10+i, "assistant", `{"message":"hi"}`, huge)
+			}
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
-			for i := range calls {
-				resp, err := post(t.Context(), t, h.URL, token, era, session, toolCall(era, 10+i, "assistant", `{"message":"hi"}`, huge))
+			for i, body := range bodies {
+				resp, err := post(t.Context(), t, h.URL, token, era, session, body)
 				if err != nil {
 					t.Fatal(err)
 				}
