@@ -46,8 +46,9 @@ func (s *Server) bodyTimeout() time.Duration {
 // may follow (an event stream waiting on a person, subscriptions/listen)
 // is not cut. A read that misses it fails with an errSlowBody, which
 // bodyReadFailed answers 408 for. http.Server.ReadTimeout is not used: it
-// gives no answer, and before Go 1.26 net/http's background read after
-// the body hit it and cancelled the request.
+// gives no answer, and whether net/http's background read after the body
+// can hit it, cancelling the request, depends on the release (Go 1.26
+// clears it first).
 //
 // It comes first, ahead of the guard, since the guard reads chunked
 // bodies itself; it reads nothing.
