@@ -437,6 +437,12 @@ func startServing(ctx context.Context, opts options, a *wiring, stderr io.Writer
 		IdleTimeout:       2 * time.Minute,
 		BaseContext:       func(net.Listener) context.Context { return baseCtx },
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		// MCP headers are short (a token, a session id, a tool name): 64
+		// KiB, not net/http's 1 MiB, is what a connection can make the
+		// server hold before its token is checked. Bodies have a deadline
+		// of their own that answers 408 (mcpserver.Options.BodyTimeout);
+		// a WriteTimeout would cut event streams.
+		MaxHeaderBytes: 64 << 10,
 	}
 	failed := make(chan error, len(listeners))
 	for _, ln := range listeners {

@@ -237,6 +237,26 @@ func (s *served) stop(t *testing.T) {
 	}
 }
 
+// TestServeBoundsHeaders: headers beyond 64 KiB are refused before the
+// token is looked at (net/http would take 1 MiB).
+func TestServeBoundsHeaders(t *testing.T) {
+	srv := startServe(t, ollamatest.NewServer(t))
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.url, strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+strings.Repeat("x", 128<<10))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("a 128 KiB header got %s, want 431", resp.Status)
+	}
+	srv.stop(t)
+}
+
 // TestStdio serves over pipes as "deskhand stdio" does.
 func TestStdio(t *testing.T) {
 	fake := ollamatest.NewServer(t)

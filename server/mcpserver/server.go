@@ -95,6 +95,9 @@ type Options struct {
 	// KeepAlive is how often a tools/call that waits gets an SSE comment
 	// (default DefaultKeepAlive; negative: never).
 	KeepAlive time.Duration
+	// BodyTimeout is how long a request body may take to arrive once its
+	// headers are in (default DefaultBodyTimeout; negative: no limit).
+	BodyTimeout time.Duration
 	// SessionTools serves the read-only tools that let a client list and
 	// read its own conversations (off by default).
 	SessionTools bool
@@ -246,10 +249,10 @@ func (s *Server) MCP() *server.MCPServer { return s.mcp }
 // behind the guard.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(EndpointPath, s.bindSessions(s.protocol(s.http)))
+	mux.Handle(EndpointPath, s.bindSessions(s.readRequest(s.protocol(s.http))))
 	mux.HandleFunc(ServerCardPath, s.serveCard)
 	mux.HandleFunc(MetadataPath, s.serveMetadata)
-	return Guard(s.core, s.opts.Guard, s.limitRequests(redirectBrowsers(mux)))
+	return bodyDeadline(s.bodyTimeout(), Guard(s.core, s.opts.Guard, s.limitRequests(redirectBrowsers(mux))))
 }
 
 // Close stops following agent changes and ends legacy sessions.
