@@ -66,7 +66,7 @@ func (s *Server) legacyContext(ctx context.Context) context.Context {
 		ctx = agent.WithAsker(ctx, legacyAsker{mcp: s.mcp})
 	}
 	sid := legacySessionID(ctx)
-	if caps.Sampling != nil && (sid == "stdio" || s.listening(sid)) {
+	if caps.Sampling != nil && (sid == stdioSessionID || s.listening(sid)) {
 		ctx = agent.WithClientModel(ctx, legacySampler{mcp: s.mcp, tools: caps.Sampling.Tools != nil})
 	}
 	return ctx

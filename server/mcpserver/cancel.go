@@ -48,7 +48,7 @@ func callKey(sessionID string, id json.RawMessage) string {
 // stdio, by the call's own context, which mcp-go ends on that notification.
 // done must be called when the turn ends.
 func (s *Server) legacyTurnContext(ctx context.Context) (turnCtx context.Context, done func()) {
-	if legacySessionID(ctx) == "stdio" {
+	if legacySessionID(ctx) == stdioSessionID {
 		return ctx, func() {}
 	}
 	turnCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))

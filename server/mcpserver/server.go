@@ -269,6 +269,9 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	stdio.SetContextFunc(func(ctx context.Context) context.Context {
 		return withPrincipal(ctx, agent.LocalPrincipal)
 	})
+	// mcp-go's stdio session is one, "stdio", never minted by the id
+	// manager: it lives as long as this stream, uncounted.
+	defer s.sessions.open(stdioSessionID, agent.LocalPrincipal)()
 	return stdio.Listen(ctx, in, out)
 }
 

@@ -105,6 +105,18 @@ func (ls *legacySessions) setConversation(sid, slug, handle string) {
 	}
 }
 
+// stdioSessionID is mcp-go's id of its stdio session.
+const stdioSessionID = "stdio"
+
+// open makes a session live that mcp-go did not mint through the id
+// manager (stdio's), outside the limits; close ends it.
+func (ls *legacySessions) open(sid, owner string) (close func()) {
+	ls.mu.Lock()
+	ls.live[sid] = &legacySession{owner: owner}
+	ls.mu.Unlock()
+	return func() { ls.end(sid) }
+}
+
 // end forgets a session and gives back its place; ending one that is not
 // live does nothing.
 func (ls *legacySessions) end(sid string) {
