@@ -82,6 +82,13 @@ type Options struct {
 	// DefaultMaxPausedPerClient). Beyond them a call is refused with a tool
 	// error, and no other turn is evicted.
 	MaxPaused, MaxPausedPerClient int
+	// MaxFinishedTasks bounds the finished tasks kept for their clients to
+	// read (default DefaultMaxFinishedTasks); MaxFinishedTasksPerClient is
+	// one client's share (default DefaultMaxFinishedTasksPerClient). Beyond
+	// its share a client's oldest finished tasks go; beyond the total, the
+	// oldest of the client that holds the most. Only their results are
+	// lost: a tasks/get of one says it was dropped and which limit did it.
+	MaxFinishedTasks, MaxFinishedTasksPerClient int
 	// StateKeys seal and open requestState: the first seals, all open
 	// (rotation). Each needs MinStateKeyBytes. None: a random key per run.
 	StateKeys [][]byte
@@ -120,11 +127,16 @@ type Options struct {
 // quota is one of the limits, as set or by default. With tokens off every
 // client is the same principal, so a default share is the whole.
 func (o Options) quota(total, defaultTotal, perClient, defaultPerClient int) *quota {
+	return newQuota(o.limit(total, defaultTotal, perClient, defaultPerClient))
+}
+
+// limit is a total and a per-client share, as set or by default.
+func (o Options) limit(total, defaultTotal, perClient, defaultPerClient int) (int, int) {
 	total = cmp.Or(total, defaultTotal)
 	if perClient == 0 && o.Guard.InsecureNoAuth {
 		perClient = total
 	}
-	return newQuota(total, cmp.Or(perClient, defaultPerClient))
+	return total, cmp.Or(perClient, defaultPerClient)
 }
 
 // Server serves the enabled agents of a Core as MCP tools.
@@ -191,7 +203,8 @@ func New(core Core, opts Options) (*Server, error) {
 	if s.sealer, err = newSealer(opts.StateKeys, ttl, now); err != nil {
 		return nil, err
 	}
-	s.tasks = &taskTable{tasks: make(map[string]*task), ttl: DefaultTaskTTL, now: now}
+	s.tasks = newTaskTable(DefaultTaskTTL, now, newShelf(opts.limit(opts.MaxFinishedTasks, DefaultMaxFinishedTasks,
+		opts.MaxFinishedTasksPerClient, DefaultMaxFinishedTasksPerClient)))
 	s.paused = &pausedTurns{turns: make(map[string]*parkedTurn), slots: s.waits, ttl: ttl, now: now}
 	hooks := &server.Hooks{}
 	// Every request sees the current agents, even before the change event
