@@ -58,6 +58,26 @@ const (
 	// whose whole batch finishes before it polls still has room for the
 	// last batch's unread results. A quarter of the total, as elsewhere.
 	DefaultMaxFinishedTasksPerClient = 128
+
+	// DefaultMaxKeptStreams bounds the 2025-11-25 call streams kept for
+	// resumption (resume.go): open, detached from their response by the
+	// tool (CloseCallStream), or ended, for keptFor. As many as requests
+	// in flight (DefaultMaxInFlight), so that the calls open at once can
+	// all be resumed; ended streams make room, and detached ones, which
+	// no request bounds, are bounded here.
+	DefaultMaxKeptStreams = 256
+	// DefaultMaxKeptStreamsPerClient is one client's share: a quarter, as
+	// many as its requests in flight, so every call it has open at once
+	// can be resumed.
+	DefaultMaxKeptStreamsPerClient = 64
+	// DefaultMaxKeptBytes bounds the events of all kept streams: what
+	// resumption may cost in all, a fifth of the app's 76 MiB at rest,
+	// holding DefaultMaxKeptStreams typical streams (keptStreamBytes
+	// bounds each).
+	DefaultMaxKeptBytes = 16 << 20
+	// DefaultMaxKeptBytesPerClient is one client's share of those bytes: a
+	// quarter, four streams at their bound.
+	DefaultMaxKeptBytesPerClient = 4 << 20
 )
 
 // limitHit tells which limit refused a request.

@@ -89,6 +89,19 @@ type Options struct {
 	// oldest of the client that holds the most. Only their results are
 	// lost: a tasks/get of one says it was dropped and which limit did it.
 	MaxFinishedTasks, MaxFinishedTasksPerClient int
+	// MaxKeptStreams and MaxKeptStreamsPerClient bound the 2025-11-25 call
+	// streams kept for resumption, in all and of one client (defaults
+	// DefaultMaxKeptStreams, DefaultMaxKeptStreamsPerClient): open ones,
+	// those a tool detached (CloseCallStream), and ended ones for a while.
+	// MaxKeptBytes and MaxKeptBytesPerClient bound their events (defaults
+	// DefaultMaxKeptBytes, DefaultMaxKeptBytesPerClient). To stay within
+	// them a client's oldest ended streams go first, then, for bytes, the
+	// oldest events of its open ones; over a total, those of the client
+	// that holds the most. A stream with no room (the streams in the way
+	// are all open) is served without resumption. A resumption of what
+	// went is answered 410 Gone, naming the limit.
+	MaxKeptStreams, MaxKeptStreamsPerClient int
+	MaxKeptBytes, MaxKeptBytesPerClient     int
 	// StateKeys seal and open requestState: the first seals, all open
 	// (rotation). Each needs MinStateKeyBytes. None: a random key per run.
 	StateKeys [][]byte
@@ -189,11 +202,14 @@ func New(core Core, opts Options) (*Server, error) {
 		legacyCalls: make(map[string]context.CancelCauseFunc),
 		synced:      make(chan struct{}),
 		cursors:     newCursorCodec(),
-		streams:     newResumables(),
 		waits:       opts.quota(opts.MaxPaused, DefaultMaxPaused, opts.MaxPausedPerClient, DefaultMaxPausedPerClient),
 		inFlight:    opts.quota(opts.MaxInFlight, DefaultMaxInFlight, opts.MaxInFlightPerClient, DefaultMaxInFlightPerClient),
 		openStreams: opts.quota(opts.MaxStreams, DefaultMaxStreams, opts.MaxStreamsPerClient, DefaultMaxStreamsPerClient),
 	}
+	var kept keptLimits
+	kept.streams, kept.streamsPerClient = opts.limit(opts.MaxKeptStreams, DefaultMaxKeptStreams, opts.MaxKeptStreamsPerClient, DefaultMaxKeptStreamsPerClient)
+	kept.bytes, kept.bytesPerClient = opts.limit(opts.MaxKeptBytes, DefaultMaxKeptBytes, opts.MaxKeptBytesPerClient, DefaultMaxKeptBytesPerClient)
+	s.streams = newResumables(kept)
 	idleTTL := cmp.Or(opts.SessionIdleTTL, 30*time.Minute)
 	s.sessions = &legacySessions{slots: opts.quota(opts.MaxSessions, DefaultMaxSessions, opts.MaxSessionsPerClient, DefaultMaxSessionsPerClient),
 		ttl: idleTTL, live: make(map[string]*legacySession)}
