@@ -20,3 +20,11 @@ func (s *Server) SessionState() (live, conversations, listeners, calls int) {
 	defer s.mu.Unlock()
 	return live, conversations, len(s.listeners), len(s.legacyCalls)
 }
+
+// OnTaskFinished calls f with the id of each task once it has finished and
+// is kept (or not) within the limits on finished tasks.
+func (s *Server) OnTaskFinished(f func(id string)) {
+	s.tasks.mu.Lock()
+	defer s.tasks.mu.Unlock()
+	s.tasks.onFinish = f
+}

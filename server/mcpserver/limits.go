@@ -3,8 +3,10 @@ package mcpserver
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -45,6 +47,37 @@ const (
 	// end their sessions (no DELETE) and open new ones on each restart:
 	// 64 covers a restart every 30 s within the idle TTL.
 	DefaultMaxSessionsPerClient = 64
+
+	// DefaultMaxFinishedTasks bounds the finished tasks kept for their
+	// clients to read (each for DefaultTaskTTL at most). Each holds its
+	// result, an agent's reply, seldom over tens of KiB: 512 hold some
+	// 10 MiB.
+	DefaultMaxFinishedTasks = 512
+	// DefaultMaxFinishedTasksPerClient is one client's share: twice the
+	// unfinished tasks it may have (DefaultMaxPausedPerClient), so a client
+	// whose whole batch finishes before it polls still has room for the
+	// last batch's unread results. A quarter of the total, as elsewhere.
+	DefaultMaxFinishedTasksPerClient = 128
+
+	// DefaultMaxKeptStreams bounds the 2025-11-25 call streams kept for
+	// resumption (resume.go): open, detached from their response by the
+	// tool (CloseCallStream), or ended, for keptFor. As many as requests
+	// in flight (DefaultMaxInFlight), so that the calls open at once can
+	// all be resumed; ended streams make room, and detached ones, which
+	// no request bounds, are bounded here.
+	DefaultMaxKeptStreams = 256
+	// DefaultMaxKeptStreamsPerClient is one client's share: a quarter, as
+	// many as its requests in flight, so every call it has open at once
+	// can be resumed.
+	DefaultMaxKeptStreamsPerClient = 64
+	// DefaultMaxKeptBytes bounds the events of all kept streams: what
+	// resumption may cost in all, a fifth of the app's 76 MiB at rest,
+	// holding DefaultMaxKeptStreams typical streams (keptStreamBytes
+	// bounds each).
+	DefaultMaxKeptBytes = 16 << 20
+	// DefaultMaxKeptBytesPerClient is one client's share of those bytes: a
+	// quarter, four streams at their bound.
+	DefaultMaxKeptBytesPerClient = 4 << 20
 )
 
 // limitHit tells which limit refused a request.
@@ -143,6 +176,101 @@ func (s *Server) limitRequests(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// shelf keeps ids for clients, each client's oldest first, within a total
+// and a per-client share. Unlike a quota it never refuses: what is put on
+// it pushes out the oldest of the same client when over its share and,
+// when over the total, the oldest of the client that holds the most (the
+// oldest of all among equals), so that a client within its share loses
+// nothing to one that is not.
+type shelf struct {
+	total, perClient int
+
+	n   int
+	seq uint64
+	by  map[string][]shelved // principal → oldest first
+}
+
+type shelved struct {
+	id    string
+	until time.Time // when it expires
+	seq   uint64    // when it was put on the shelf
+}
+
+// pushedOut is what put pushed out, and which limit did.
+type pushedOut struct {
+	principal, id string
+	until         time.Time
+	hit           limitHit
+}
+
+// newShelf makes a shelf; a share larger than the total is the total.
+func newShelf(total, perClient int) *shelf {
+	return &shelf{total: total, perClient: min(perClient, total), by: make(map[string][]shelved)}
+}
+
+// put adds id as the principal's newest, kept until until, and returns
+// what it pushed out.
+func (s *shelf) put(principal, id string, until time.Time) []pushedOut {
+	s.seq++
+	s.by[principal] = append(s.by[principal], shelved{id: id, until: until, seq: s.seq})
+	s.n++
+	var out []pushedOut
+	for len(s.by[principal]) > s.perClient {
+		out = append(out, s.popOldest(principal, clientLimit))
+	}
+	for s.n > s.total {
+		out = append(out, s.popOldest(s.largest(), totalLimit))
+	}
+	return out
+}
+
+// largest is the client holding the most; among equals, the one holding
+// the oldest.
+func (s *shelf) largest() string {
+	var who string
+	for p, held := range s.by {
+		most := s.by[who]
+		if who == "" || len(held) > len(most) || (len(held) == len(most) && held[0].seq < most[0].seq) {
+			who = p
+		}
+	}
+	return who
+}
+
+func (s *shelf) popOldest(principal string, hit limitHit) pushedOut {
+	held := s.by[principal]
+	out := pushedOut{principal: principal, id: held[0].id, until: held[0].until, hit: hit}
+	if len(held) == 1 {
+		delete(s.by, principal)
+	} else {
+		held[0] = shelved{}
+		s.by[principal] = held[1:]
+	}
+	s.n--
+	return out
+}
+
+// expire takes off the shelf what expired before now, and returns its ids.
+func (s *shelf) expire(now time.Time) []string {
+	var ids []string
+	for p, held := range s.by {
+		held = slices.DeleteFunc(held, func(e shelved) bool {
+			if now.After(e.until) {
+				ids = append(ids, e.id)
+				return true
+			}
+			return false
+		})
+		if len(held) == 0 {
+			delete(s.by, p)
+		} else {
+			s.by[p] = held
+		}
+	}
+	s.n -= len(ids)
+	return ids
 }
 
 func refuse(w http.ResponseWriter, status, retryAfter int, msg string) {

@@ -370,3 +370,102 @@ func TestSessionEndedMidCallKeepsNothing(t *testing.T) {
 		t.Errorf("after the session ended: %d sessions, %d conversations, %d streams, %d calls held", live, convs, listeners, calls)
 	}
 }
+
+// TestFinishedTasksAreCapped: finished tasks are kept within a per-client
+// share and a total. Past its share a client's oldest finished task goes;
+// past the total, the oldest of the client holding the most, never one of
+// a client within its share. A tasks/get of a dropped task says so and
+// names the limit (to its own client; to another it is unknown, as any
+// task of another's is); unfinished tasks are never dropped.
+func TestFinishedTasksAreCapped(t *testing.T) {
+	h := newHarnessWith(t, mcpserver.Options{MaxFinishedTasks: 4, MaxFinishedTasksPerClient: 2})
+	finished := make(chan string, 16)
+	h.srv.OnTaskFinished(func(id string) { finished <- id })
+	a, b, c := h.token("a"), h.token("b"), h.token("c")
+
+	// failing starts a task that fails at once (its arguments are wrong)
+	// and waits until it is finished.
+	failing := func(token string) string {
+		t.Helper()
+		_, msg := rpc(t, h.URL, token, "tools/call", "assistant", map[string]any{"name": "assistant", "arguments": map[string]any{"message": 7}}, withTasks)
+		id, _ := resultOf(t, msg)["taskId"].(string)
+		if id == "" {
+			t.Fatalf("a task call: %v", msg)
+		}
+		select {
+		case got := <-finished:
+			if got != id {
+				t.Fatalf("task %s finished, want %s", got, id)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("task %s did not finish", id)
+		}
+		return id
+	}
+	kept := func(token, id string) {
+		t.Helper()
+		_, msg := rpc(t, h.URL, token, "tasks/get", id, map[string]any{"taskId": id}, withTasks)
+		if r, _ := msg["result"].(map[string]any); r["status"] != "completed" || !strings.Contains(fmt.Sprint(r["result"]), "isError:true") {
+			t.Errorf("task %s: %v, want it completed with its tool error", id, msg)
+		}
+	}
+	dropped := func(token, id, want, limit string) {
+		t.Helper()
+		status, msg := rpc(t, h.URL, token, "tasks/get", id, map[string]any{"taskId": id}, withTasks)
+		e, _ := msg["error"].(map[string]any)
+		data, _ := e["data"].(map[string]any)
+		if status != http.StatusBadRequest || errorCode(msg) != mcp.INVALID_PARAMS || !strings.Contains(fmt.Sprint(e["message"]), want) || data["limit"] != limit {
+			t.Errorf("tasks/get of dropped task %s: %d %v, want -32602 saying %q, limit %q", id, status, msg, want, limit)
+		}
+	}
+
+	// An unfinished task of a is never dropped.
+	_, msg := rpc(t, h.URL, a, "tools/call", "assistant", map[string]any{"name": "assistant",
+		"arguments": map[string]any{"message": ollamatest.AskPrefix + "Colour?"}}, withTasks)
+	waiting, _ := resultOf(t, msg)["taskId"].(string)
+	pollTask(t, h.URL, a, waiting, "input_required")
+
+	a1, a2 := failing(a), failing(a)
+	kept(a, a1)
+	kept(a, a2)
+	a3 := failing(a) // over a's share of 2: a1 goes
+	dropped(a, a1, "was dropped to stay within the limit on finished tasks (Deskhand keeps at most 2 finished tasks for each client", "finished tasks per client")
+	kept(a, a2)
+	kept(a, a3)
+	// To another client a dropped task is unknown, like any of a's.
+	if _, msg := rpc(t, h.URL, b, "tasks/get", a1, map[string]any{"taskId": a1}, withTasks); !strings.Contains(fmt.Sprint(msg["error"]), fmt.Sprintf("no task %q", a1)) {
+		t.Errorf("b's tasks/get of a's dropped task: %v", msg)
+	}
+
+	// b fills the total; c's first finished task is over it: the oldest of
+	// the clients holding the most (a and b, two each) goes, a2.
+	b1, b2 := failing(b), failing(b)
+	c1 := failing(c)
+	dropped(a, a2, "Deskhand keeps at most 4 finished tasks for all clients together", "finished tasks")
+	kept(a, a3)
+	kept(b, b1)
+	kept(b, b2)
+	kept(c, c1)
+
+	// Through all of it a's unfinished task waited, and still finishes.
+	r := pollTask(t, h.URL, a, waiting, "input_required")
+	var qid string
+	for k := range r["inputRequests"].(map[string]any) {
+		qid = k
+	}
+	good := map[string]any{qid: map[string]any{"action": "accept", "content": map[string]any{"answer": "teal"}}}
+	rpc(t, h.URL, a, "tasks/update", waiting, map[string]any{"taskId": waiting, "inputResponses": good}, withTasks)
+	select {
+	case <-finished:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a's waiting task did not finish")
+	}
+	if r := pollTask(t, h.URL, a, waiting, "completed"); !strings.Contains(fmt.Sprint(r["result"]), "You answered: teal") {
+		t.Errorf("a's waiting task: %v", r)
+	}
+	// It is a fifth finished task: a and b hold two each, and a3 is the
+	// older of their oldest.
+	dropped(a, a3, "at most 4 finished tasks for all clients together", "finished tasks")
+	kept(b, b1)
+	kept(c, c1)
+}

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -12,25 +13,24 @@ import (
 // retryMillis is the reconnection delay a resumable stream asks for.
 const retryMillis = 1000
 
-// Bounds on kept streams: an ended one is kept this long for a client to
-// resume (it reconnects after retryMillis), and at most keptStreams are
-// kept (the oldest ended go first), since each holds its call's answer.
-const (
-	keptFor     = 2 * time.Minute
-	keptStreams = 256
-)
+// An ended stream is kept this long for a client to resume (it
+// reconnects after retryMillis).
+const keptFor = 2 * time.Minute
 
-// Bounds on the bytes of kept events: keptStreamBytes for one stream,
-// keptBytes for all together; beyond either, the oldest events go. A
-// stream holds a call's progress notifications (a few hundred bytes each,
-// the token being at most MaxProgressTokenBytes) and its answer (an
-// agent's reply, seldom over tens of KiB): 1 MiB holds thousands of steps
-// and a long answer. 16 MiB is what resumption may cost in all, a fifth
-// of the app's 76 MiB at rest, and holds keptStreams typical streams.
-const (
-	keptStreamBytes = 1 << 20
-	keptBytes       = 16 << 20
-)
+// keptStreamBytes bounds the events kept of one stream; beyond it, its
+// oldest go. A stream holds a call's progress notifications (a few
+// hundred bytes each, the token being at most MaxProgressTokenBytes) and
+// its answer (an agent's reply, seldom over tens of KiB): 1 MiB holds
+// thousands of steps and a long answer. The streams of one client, and of
+// all, are bounded too (keptLimits).
+const keptStreamBytes = 1 << 20
+
+// keptLimits bounds the streams kept and the bytes of their events, in
+// all and for each client (Options.MaxKeptStreams and the like).
+type keptLimits struct {
+	streams, streamsPerClient int
+	bytes, bytesPerClient     int
+}
 
 // resumable is one call's event stream, kept for resumption.
 type resumable struct {
@@ -38,11 +38,13 @@ type resumable struct {
 	rs            *resumables
 
 	// Guarded by rs.mu.
-	events  []keptEvent // oldest first
-	dropped int         // events dropped to keep within the bounds: 1..dropped
-	bytes   int         // of events
-	ended   time.Time
-	changed chan struct{} // closed at each event and at the end
+	events   []keptEvent // oldest first
+	dropped  int         // events dropped to keep within the bounds: 1..dropped
+	lost     string      // why the last of them was dropped
+	bytes    int         // of events
+	ended    time.Time
+	endOrder uint64        // its place among events and ends, once ended
+	changed  chan struct{} // closed at each event and at the end
 }
 
 // keptEvent is an event with its "id:" line, and its place in the order
@@ -54,44 +56,56 @@ type keptEvent struct {
 
 func (r *resumable) eventID(seq int) string { return r.id + "." + strconv.Itoa(seq) }
 
-// add numbers and keeps an event, returning it with its id; to stay
-// within the bounds, it drops the oldest events of the stream, then the
-// oldest of all.
+// add numbers and keeps an event, returning it with its id. To stay
+// within the bounds it drops the stream's oldest events beyond
+// keptStreamBytes; beyond its client's share of bytes, that client's
+// oldest ended stream, or with none ended its oldest events; beyond the
+// total, the same of the client that holds the most bytes. Other clients'
+// events stay.
 func (r *resumable) add(ev []byte) []byte {
 	rs := r.rs
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	full := append([]byte("id: "+r.eventID(r.dropped+len(r.events)+1)+"\n"), ev...)
+	if rs.streams[r.id] != r { // no longer kept
+		r.dropped++
+		r.changedLocked()
+		return full
+	}
 	rs.order++
 	r.events = append(r.events, keptEvent{data: full, order: rs.order})
 	r.bytes += len(full)
-	rs.bytes += len(full)
-	if rs.streams[r.id] != r { // no longer kept
-		r.dropLocked(len(r.events))
-	}
+	rs.countLocked(r.principal, 0, len(full))
 	for r.bytes > keptStreamBytes {
-		r.dropLocked(1)
+		r.dropLocked(1, droppedFor(size(keptStreamBytes)+" of events a call"))
 	}
-	for rs.bytes > keptBytes {
-		oldest := rs.oldestLocked()
-		if oldest == nil {
-			break
-		}
-		oldest.dropLocked(1)
+	for rs.by[r.principal].bytes > rs.limits.bytesPerClient {
+		rs.shedLocked(r.principal, droppedFor(size(rs.limits.bytesPerClient)+" of events kept for each client"))
+	}
+	for rs.bytes > rs.limits.bytes {
+		rs.shedLocked(rs.mostBytesLocked(), droppedFor(size(rs.limits.bytes)+" of events kept for all clients together"))
 	}
 	r.changedLocked()
 	return full
 }
 
-// dropLocked drops the stream's n oldest events.
-func (r *resumable) dropLocked(n int) {
+// droppedFor says that events were dropped to stay within a limit.
+func droppedFor(limit string) string {
+	return "they were dropped to stay within the limit of " + limit
+}
+
+// dropLocked drops the stream's n oldest events, noting why if told.
+func (r *resumable) dropLocked(n int, why string) {
 	for _, e := range r.events[:n] {
 		r.bytes -= len(e.data)
-		r.rs.bytes -= len(e.data)
+		r.rs.countLocked(r.principal, 0, -len(e.data))
 	}
 	clear(r.events[:n])
 	r.events = r.events[n:]
 	r.dropped += n
+	if n > 0 && why != "" {
+		r.lost = why
+	}
 }
 
 func (r *resumable) changedLocked() {
@@ -104,74 +118,159 @@ func (r *resumable) end() {
 	defer r.rs.mu.Unlock()
 	if r.ended.IsZero() {
 		r.ended = time.Now()
+		r.rs.order++
+		r.endOrder = r.rs.order
 		r.changedLocked()
 	}
 }
 
 // after returns the events after seq, whether the stream ended, and a
-// channel closed at the next change; gone when some of those events were
-// dropped.
-func (r *resumable) after(seq int) (events [][]byte, ended, gone bool, changed <-chan struct{}) {
+// channel closed at the next change; gone, when some of those events were
+// dropped, says why.
+func (r *resumable) after(seq int) (events [][]byte, ended bool, gone string, changed <-chan struct{}) {
 	r.rs.mu.Lock()
 	defer r.rs.mu.Unlock()
 	if seq < r.dropped {
-		return nil, !r.ended.IsZero(), true, r.changed
+		return nil, !r.ended.IsZero(), cmp.Or(r.lost, r.rs.limits.String()), r.changed
 	}
 	for _, e := range r.events[min(seq-r.dropped, len(r.events)):] {
 		events = append(events, e.data)
 	}
-	return events, !r.ended.IsZero(), false, r.changed
+	return events, !r.ended.IsZero(), "", r.changed
 }
 
-// resumables keeps the resumable streams of this server.
+// resumables keeps the resumable streams of this server: open ones,
+// those whose response ended mid-call (CloseCallStream), and ended ones
+// for keptFor, all within limits.
 type resumables struct {
+	limits keptLimits
+
 	mu      sync.Mutex
 	streams map[string]*resumable
-	bytes   int    // of the events of all streams
-	order   uint64 // of the last event kept
+	by      map[string]keptShare // principal → what its streams hold
+	bytes   int                  // of the events of all streams
+	order   uint64               // of the last event kept or stream ended
 }
 
-func newResumables() *resumables { return &resumables{streams: make(map[string]*resumable)} }
+// keptShare is what one client's kept streams hold.
+type keptShare struct{ streams, bytes int }
 
-func (rs *resumables) open(principal string) *resumable {
+func newResumables(limits keptLimits) *resumables {
+	limits.streamsPerClient = min(limits.streamsPerClient, limits.streams)
+	limits.bytesPerClient = min(limits.bytesPerClient, limits.bytes)
+	return &resumables{limits: limits, streams: make(map[string]*resumable), by: make(map[string]keptShare)}
+}
+
+// countLocked adds to what the principal's streams hold, and to the total.
+func (rs *resumables) countLocked(principal string, streams, bytes int) {
+	k := rs.by[principal]
+	k.streams += streams
+	k.bytes += bytes
+	if k == (keptShare{}) {
+		delete(rs.by, principal)
+	} else {
+		rs.by[principal] = k
+	}
+	rs.bytes += bytes
+}
+
+// open keeps a new stream of the principal's. To make room it forgets
+// expired streams, then, when the principal has its share, its oldest
+// ended stream, and at the total the oldest ended stream of the client
+// that holds the most. When all the streams in the way are open (or
+// detached from their response) it keeps none, and says which limit.
+func (rs *resumables) open(principal string) (*resumable, string) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	now := time.Now()
-	var oldest *resumable
 	for _, r := range rs.streams {
-		switch {
-		case r.ended.IsZero():
-		case now.Sub(r.ended) > keptFor:
+		if !r.ended.IsZero() && now.Sub(r.ended) > keptFor {
 			rs.forgetLocked(r)
-		case oldest == nil || r.ended.Before(oldest.ended):
-			oldest = r
 		}
 	}
-	if len(rs.streams) >= keptStreams && oldest != nil {
-		rs.forgetLocked(oldest)
+	for rs.by[principal].streams >= rs.limits.streamsPerClient {
+		old := rs.oldestEndedLocked(principal)
+		if old == nil {
+			return nil, fmt.Sprintf("this client already has %d call streams kept for resumption, none ended, the most one client may hold", rs.limits.streamsPerClient)
+		}
+		rs.forgetLocked(old)
+	}
+	for len(rs.streams) >= rs.limits.streams {
+		old := rs.oldestEndedLocked("")
+		if old == nil {
+			return nil, fmt.Sprintf("Deskhand already keeps %d call streams for resumption, none ended, its limit for all clients together", rs.limits.streams)
+		}
+		rs.forgetLocked(old)
 	}
 	r := &resumable{id: newID(), principal: principal, rs: rs, changed: make(chan struct{})}
 	rs.streams[r.id] = r
-	return r
+	rs.countLocked(principal, 1, 0)
+	return r, ""
 }
 
 // forgetLocked stops keeping a stream; a client resuming it is told its
 // events are gone.
 func (rs *resumables) forgetLocked(r *resumable) {
-	r.dropLocked(len(r.events))
+	r.dropLocked(len(r.events), "")
 	delete(rs.streams, r.id)
+	rs.countLocked(r.principal, -1, 0)
 	r.changedLocked()
 }
 
-// oldestLocked is the stream whose first event is the oldest kept.
-func (rs *resumables) oldestLocked() *resumable {
+// oldestEndedLocked is the principal's stream that ended first; for ""
+// the one of the client that holds the most streams, among clients with
+// an ended stream.
+func (rs *resumables) oldestEndedLocked(principal string) *resumable {
 	var oldest *resumable
 	for _, r := range rs.streams {
-		if len(r.events) > 0 && (oldest == nil || r.events[0].order < oldest.events[0].order) {
+		if r.ended.IsZero() || (principal != "" && r.principal != principal) {
+			continue
+		}
+		if oldest == nil {
+			oldest = r
+			continue
+		}
+		mine, theirs := rs.by[r.principal].streams, rs.by[oldest.principal].streams
+		if mine > theirs || (mine == theirs && r.endOrder < oldest.endOrder) {
 			oldest = r
 		}
 	}
 	return oldest
+}
+
+// mostBytesLocked is the client whose streams hold the most bytes.
+func (rs *resumables) mostBytesLocked() string {
+	var most string
+	found := false
+	for p, k := range rs.by {
+		if m := rs.by[most]; !found || k.bytes > m.bytes || (k.bytes == m.bytes && p < most) {
+			most, found = p, true
+		}
+	}
+	return most
+}
+
+// shedLocked frees bytes of the principal's streams: it forgets the
+// oldest ended stream that holds events or, with none, drops the oldest
+// event of its open streams, noting why.
+func (rs *resumables) shedLocked(principal, why string) {
+	var ended, open *resumable
+	for _, r := range rs.streams {
+		switch {
+		case r.principal != principal || len(r.events) == 0:
+		case !r.ended.IsZero():
+			if ended == nil || r.endOrder < ended.endOrder {
+				ended = r
+			}
+		case open == nil || r.events[0].order < open.events[0].order:
+			open = r
+		}
+	}
+	if ended != nil {
+		rs.forgetLocked(ended)
+		return
+	}
+	open.dropLocked(1, why)
 }
 
 // find parses a Last-Event-ID: ours tells whether it is of the form of
@@ -224,12 +323,12 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	if stream == nil || stream.principal != PrincipalFrom(r.Context()) {
-		streamGone(w)
+		streamGone(w, s.streams.limits.String())
 		return true
 	}
 	events, ended, gone, changed := stream.after(seq)
-	if gone {
-		streamGone(w)
+	if gone != "" {
+		streamGone(w, gone)
 		return true
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -253,14 +352,31 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) bool {
 		case <-r.Context().Done():
 			return true
 		}
-		if events, ended, gone, changed = stream.after(seq); gone {
+		if events, ended, gone, changed = stream.after(seq); gone != "" {
 			return true
 		}
 	}
 }
 
-// streamGone answers a resumption whose events are no longer kept.
-func streamGone(w http.ResponseWriter) {
-	http.Error(w, fmt.Sprintf("Gone: the events after this Last-Event-ID are no longer kept (a call's events are kept %s after it ends, up to %d KiB a call and %d MiB in all); the call's answer cannot be resumed",
-		keptFor, keptStreamBytes>>10, keptBytes>>20), http.StatusGone)
+// streamGone answers a resumption whose events are no longer kept, saying
+// why.
+func streamGone(w http.ResponseWriter, why string) {
+	http.Error(w, "Gone: the events after this Last-Event-ID are no longer kept ("+why+"); the call's answer cannot be resumed", http.StatusGone)
+}
+
+// String says what the limits keep, for a client whose events went.
+func (l keptLimits) String() string {
+	return fmt.Sprintf("a call's events are kept %s after it ends, within %s a call; %d calls and %s for each client; %d calls and %s for all clients together, the oldest going first",
+		keptFor, size(keptStreamBytes), l.streamsPerClient, size(l.bytesPerClient), l.streams, size(l.bytes))
+}
+
+// size writes a number of bytes in MiB, KiB or bytes.
+func size(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

@@ -2,82 +2,133 @@ package mcpserver
 
 import (
 	"bytes"
+	"maps"
+	"strings"
 	"testing"
 )
 
-// TestKeptBytesDropOldest: a stream over keptStreamBytes drops its oldest
-// events; all streams over keptBytes drop the oldest events of all,
-// whichever stream they are in; after reports a resumption from before a
-// dropped event as gone, never a gap.
-func TestKeptBytesDropOldest(t *testing.T) {
-	rs := newResumables()
+// TestKeptStreamsWithinLimits: a stream over keptStreamBytes drops its
+// oldest events; a client over its share of bytes loses its oldest ended
+// stream, or with none its oldest events; over the total bytes, the
+// client holding the most loses them. Over its share of streams a client's
+// oldest ended stream goes, and with none ended its new stream is not
+// kept; at the total, the oldest ended stream of the client holding the
+// most goes. after reports a resumption from before a dropped event as
+// gone, naming the limit, never a gap.
+func TestKeptStreamsWithinLimits(t *testing.T) {
 	big := bytes.Repeat([]byte("x"), keptStreamBytes/4)
-	count := func() (total int) {
+	ev := len("id: ") + 26 + len(".1\n") + len(big) // a kept event, its sequence one digit
+	rs := newResumables(keptLimits{streams: 6, streamsPerClient: 3, bytes: 8 * ev, bytesPerClient: 5 * ev})
+	check := func() {
+		t.Helper()
+		counted, total := map[string]keptShare{}, 0
 		for _, r := range rs.streams {
+			k := counted[r.principal]
+			k.streams++
 			for _, e := range r.events {
-				total += len(e.data)
+				k.bytes += len(e.data)
+			}
+			counted[r.principal] = k
+		}
+		for _, k := range counted {
+			total += k.bytes
+			if k.streams > 3 || k.bytes > 5*ev {
+				t.Fatalf("a client keeps %d streams, %d bytes", k.streams, k.bytes)
 			}
 		}
-		if total != rs.bytes {
-			t.Fatalf("counted %d bytes, kept %d", rs.bytes, total)
+		if !maps.Equal(counted, rs.by) || total != rs.bytes {
+			t.Fatalf("counted %v (%d bytes), held %v (%d bytes)", counted, total, rs.by, rs.bytes)
 		}
-		return total
+		if len(rs.streams) > 6 || total > 8*ev {
+			t.Fatalf("%d streams keep %d bytes", len(rs.streams), total)
+		}
 	}
-
-	one := rs.open("p")
-	for range 5 {
-		one.add(big)
-	}
-	if one.bytes > keptStreamBytes || one.dropped != 2 {
-		t.Fatalf("one stream keeps %d bytes after dropping %d events", one.bytes, one.dropped)
-	}
-	if _, _, gone, _ := one.after(1); !gone {
-		t.Error("resuming after event 1, event 2 being dropped, is not gone")
-	}
-	if events, _, gone, _ := one.after(2); gone || len(events) != 3 || !bytes.HasPrefix(events[0], []byte("id: "+one.eventID(3)+"\n")) {
-		t.Errorf("resuming after event 2: gone %v, %d events", gone, len(events))
-	}
-
-	// Other streams fill the rest; the first stream's events are the
-	// oldest and go first.
-	var others []*resumable
-	for range keptBytes/keptStreamBytes + 8 { // 24 streams of 3 events: 18 MiB
-		r := rs.open("p")
-		others = append(others, r)
-		for range 3 {
+	open := func(principal string, events int) *resumable {
+		t.Helper()
+		r, full := rs.open(principal)
+		if r == nil {
+			t.Fatalf("no stream for %s: %s", principal, full)
+		}
+		for range events {
 			r.add(big)
+			check()
 		}
-		if total := count(); total > keptBytes {
-			t.Fatalf("all streams keep %d bytes", total)
+		return r
+	}
+	kept := func(r *resumable, events int) {
+		t.Helper()
+		if rs.streams[r.id] != r || len(r.events) != events {
+			t.Errorf("stream of %s keeps %d events, want %d (kept: %v)", r.principal, len(r.events), events, rs.streams[r.id] == r)
 		}
 	}
-	if len(one.events) != 0 {
-		t.Errorf("the oldest stream still keeps %d events", len(one.events))
-	}
-	if others[len(others)-1].dropped != 0 {
-		t.Error("the newest stream lost events while older ones had some")
+	lost := func(r *resumable, seq int, limit string) {
+		t.Helper()
+		if _, _, gone, _ := r.after(seq); !strings.Contains(gone, limit) {
+			t.Errorf("resuming %s's stream after event %d: gone %q, want %q", r.principal, seq, gone, limit)
+		}
 	}
 
-	// An event over the stream's bound is not kept; the stream says so.
-	huge := rs.open("p")
-	full := huge.add(bytes.Repeat([]byte("y"), keptStreamBytes+1))
-	if !bytes.HasPrefix(full, []byte("id: "+huge.eventID(1)+"\n")) {
-		t.Errorf("the event was not numbered: %.30q", full)
+	b := open("b", 2)
+	b.end()
+
+	// One stream over its bound drops its own oldest events.
+	a1 := open("a", 5)
+	kept(a1, 3)
+	lost(a1, 1, "1 MiB of events a call")
+	if events, _, gone, _ := a1.after(2); gone != "" || len(events) != 3 || !bytes.HasPrefix(events[0], []byte("id: "+a1.eventID(3)+"\n")) {
+		t.Errorf("resuming after event 2: gone %q, %d events", gone, len(events))
 	}
-	if _, _, gone, _ := huge.after(0); !gone || huge.bytes != 0 {
-		t.Errorf("an event over the bound: gone %v, kept %d bytes", gone, huge.bytes)
+	a1.end()
+
+	// a over its share of bytes: its ended stream goes first, then the
+	// oldest events of its open ones; b keeps its own.
+	a2 := open("a", 3)
+	if rs.streams[a1.id] != nil {
+		t.Error("a's ended stream was kept past a's share of bytes")
 	}
+	a3 := open("a", 3)
+	kept(a2, 2)
+	kept(a3, 3)
+	lost(a2, 0, "of events kept for each client")
+	kept(b, 2)
+
+	// Over the total, the client holding the most bytes (a) loses them.
+	c := open("c", 2)
+	kept(a2, 1)
+	lost(a2, 1, "of events kept for all clients together")
+	kept(b, 2)
+	kept(c, 2)
+
+	// a at its share of streams, none ended: no room for a new one.
+	open("a", 0)
+	if r, full := rs.open("a"); r != nil || !strings.Contains(full, "this client already has 3 call streams kept for resumption, none ended") {
+		t.Errorf("a fourth stream of a's, none ended: %v %q", r, full)
+	}
+	// With one ended, that one goes.
+	a2.end()
+	open("a", 0)
+	if rs.streams[a2.id] != nil {
+		t.Error("a's ended stream was kept past a's share of streams")
+	}
+	// At the total (6), the oldest ended stream of the client holding the
+	// most goes: a's, not b's.
+	a3.end()
+	open("d", 0)
+	open("e", 0)
+	if rs.streams[a3.id] != nil || rs.streams[b.id] != b {
+		t.Errorf("at the total: a's ended stream kept %v, b's %v", rs.streams[a3.id] != nil, rs.streams[b.id] == b)
+	}
+	check()
 
 	// A stream no longer kept wakes its resumers and keeps nothing more.
-	last := others[len(others)-1]
-	_, _, _, changed := last.after(3)
+	_, _, _, changed := c.after(2)
 	rs.mu.Lock()
-	rs.forgetLocked(last)
+	rs.forgetLocked(c)
 	rs.mu.Unlock()
 	<-changed
-	last.add(big)
-	if _, _, gone, _ := last.after(3); !gone || last.bytes != 0 {
-		t.Errorf("a forgotten stream: gone %v, kept %d bytes", gone, last.bytes)
+	c.add(big)
+	if _, _, gone, _ := c.after(2); gone == "" || c.bytes != 0 {
+		t.Errorf("a forgotten stream: gone %q, kept %d bytes", gone, c.bytes)
 	}
-	count()
+	check()
 }

@@ -82,6 +82,26 @@ type Options struct {
 	// DefaultMaxPausedPerClient). Beyond them a call is refused with a tool
 	// error, and no other turn is evicted.
 	MaxPaused, MaxPausedPerClient int
+	// MaxFinishedTasks bounds the finished tasks kept for their clients to
+	// read (default DefaultMaxFinishedTasks); MaxFinishedTasksPerClient is
+	// one client's share (default DefaultMaxFinishedTasksPerClient). Beyond
+	// its share a client's oldest finished tasks go; beyond the total, the
+	// oldest of the client that holds the most. Only their results are
+	// lost: a tasks/get of one says it was dropped and which limit did it.
+	MaxFinishedTasks, MaxFinishedTasksPerClient int
+	// MaxKeptStreams and MaxKeptStreamsPerClient bound the 2025-11-25 call
+	// streams kept for resumption, in all and of one client (defaults
+	// DefaultMaxKeptStreams, DefaultMaxKeptStreamsPerClient): open ones,
+	// those a tool detached (CloseCallStream), and ended ones for a while.
+	// MaxKeptBytes and MaxKeptBytesPerClient bound their events (defaults
+	// DefaultMaxKeptBytes, DefaultMaxKeptBytesPerClient). To stay within
+	// them a client's oldest ended streams go first, then, for bytes, the
+	// oldest events of its open ones; over a total, those of the client
+	// that holds the most. A stream with no room (the streams in the way
+	// are all open) is served without resumption. A resumption of what
+	// went is answered 410 Gone, naming the limit.
+	MaxKeptStreams, MaxKeptStreamsPerClient int
+	MaxKeptBytes, MaxKeptBytesPerClient     int
 	// StateKeys seal and open requestState: the first seals, all open
 	// (rotation). Each needs MinStateKeyBytes. None: a random key per run.
 	StateKeys [][]byte
@@ -120,11 +140,16 @@ type Options struct {
 // quota is one of the limits, as set or by default. With tokens off every
 // client is the same principal, so a default share is the whole.
 func (o Options) quota(total, defaultTotal, perClient, defaultPerClient int) *quota {
+	return newQuota(o.limit(total, defaultTotal, perClient, defaultPerClient))
+}
+
+// limit is a total and a per-client share, as set or by default.
+func (o Options) limit(total, defaultTotal, perClient, defaultPerClient int) (int, int) {
 	total = cmp.Or(total, defaultTotal)
 	if perClient == 0 && o.Guard.InsecureNoAuth {
 		perClient = total
 	}
-	return newQuota(total, cmp.Or(perClient, defaultPerClient))
+	return total, cmp.Or(perClient, defaultPerClient)
 }
 
 // Server serves the enabled agents of a Core as MCP tools.
@@ -177,11 +202,14 @@ func New(core Core, opts Options) (*Server, error) {
 		legacyCalls: make(map[string]context.CancelCauseFunc),
 		synced:      make(chan struct{}),
 		cursors:     newCursorCodec(),
-		streams:     newResumables(),
 		waits:       opts.quota(opts.MaxPaused, DefaultMaxPaused, opts.MaxPausedPerClient, DefaultMaxPausedPerClient),
 		inFlight:    opts.quota(opts.MaxInFlight, DefaultMaxInFlight, opts.MaxInFlightPerClient, DefaultMaxInFlightPerClient),
 		openStreams: opts.quota(opts.MaxStreams, DefaultMaxStreams, opts.MaxStreamsPerClient, DefaultMaxStreamsPerClient),
 	}
+	var kept keptLimits
+	kept.streams, kept.streamsPerClient = opts.limit(opts.MaxKeptStreams, DefaultMaxKeptStreams, opts.MaxKeptStreamsPerClient, DefaultMaxKeptStreamsPerClient)
+	kept.bytes, kept.bytesPerClient = opts.limit(opts.MaxKeptBytes, DefaultMaxKeptBytes, opts.MaxKeptBytesPerClient, DefaultMaxKeptBytesPerClient)
+	s.streams = newResumables(kept)
 	idleTTL := cmp.Or(opts.SessionIdleTTL, 30*time.Minute)
 	s.sessions = &legacySessions{slots: opts.quota(opts.MaxSessions, DefaultMaxSessions, opts.MaxSessionsPerClient, DefaultMaxSessionsPerClient),
 		ttl: idleTTL, live: make(map[string]*legacySession)}
@@ -191,7 +219,8 @@ func New(core Core, opts Options) (*Server, error) {
 	if s.sealer, err = newSealer(opts.StateKeys, ttl, now); err != nil {
 		return nil, err
 	}
-	s.tasks = &taskTable{tasks: make(map[string]*task), ttl: DefaultTaskTTL, now: now}
+	s.tasks = newTaskTable(DefaultTaskTTL, now, newShelf(opts.limit(opts.MaxFinishedTasks, DefaultMaxFinishedTasks,
+		opts.MaxFinishedTasksPerClient, DefaultMaxFinishedTasksPerClient)))
 	s.paused = &pausedTurns{turns: make(map[string]*parkedTurn), slots: s.waits, ttl: ttl, now: now}
 	hooks := &server.Hooks{}
 	// Every request sees the current agents, even before the change event

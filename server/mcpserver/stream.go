@@ -123,7 +123,8 @@ func withCallStream(w http.ResponseWriter, r *http.Request, keepAlive time.Durat
 }
 
 // CloseCallStream ends the event stream of the call in ctx now, if it can
-// be resumed (a 2025-11-25 session's stream): the call goes on, its events
+// be resumed (a 2025-11-25 session's stream, kept within the limits on
+// kept streams, where it goes on counting): the call goes on, its events
 // are kept, and the client gets them, the answer included, by reconnecting
 // with Last-Event-ID (SEP-1699). It reports whether it did.
 func (s *Server) CloseCallStream(ctx context.Context) bool {
@@ -226,12 +227,21 @@ func (cs *callStream) openLocked() bool {
 	return true
 }
 
-// primeLocked starts a resumable stream with its priming event.
+// primeLocked starts a resumable stream with its priming event, if it
+// can be kept within the limits.
 func (cs *callStream) primeLocked() {
 	if cs.streams == nil {
 		return
 	}
-	cs.kept = cs.streams.open(cs.principal)
+	kept, full := cs.streams.open(cs.principal)
+	if kept == nil {
+		// Served all the same, without resumption; a comment (which
+		// clients skip) says which limit.
+		_, _ = fmt.Fprintf(cs.w, ": this stream cannot be resumed: %s\n\n", full)
+		cs.flusher.Flush()
+		return
+	}
+	cs.kept = kept
 	_, _ = fmt.Fprintf(cs.w, "id: %s\nretry: %d\ndata: \n\n", cs.kept.eventID(0), retryMillis)
 	cs.flusher.Flush()
 }

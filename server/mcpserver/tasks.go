@@ -35,7 +35,8 @@ const (
 	taskFailed        = "failed"
 	taskCancelled     = "cancelled"
 
-	// DefaultTaskTTL keeps a finished task readable this long.
+	// DefaultTaskTTL keeps a finished task readable this long, within the
+	// limits on finished tasks (Options.MaxFinishedTasks).
 	DefaultTaskTTL  = time.Hour
 	taskPollMs      = 500
 	protocolVersion = mcp.ProtocolVersion20260728
@@ -48,15 +49,14 @@ type task struct {
 	created   time.Time
 	cancel    context.CancelCauseFunc
 
-	mu        sync.Mutex
-	updated   time.Time
-	status    string
-	message   string
-	pending   map[string]*openQuestion // questions out with the client, by question ID
-	inputs    *inputRound              // an extra tool's input requests, by its keys
-	result    *mcp.CallToolResult
-	failure   *jsonrpcError
-	expiresAt time.Time // once finished
+	mu      sync.Mutex
+	updated time.Time
+	status  string
+	message string
+	pending map[string]*openQuestion // questions out with the client, by question ID
+	inputs  *inputRound              // an extra tool's input requests, by its keys
+	result  *mcp.CallToolResult
+	failure *jsonrpcError
 }
 
 type jsonrpcError struct {
@@ -64,36 +64,99 @@ type jsonrpcError struct {
 	Message string `json:"message"`
 }
 
+// taskTable holds the tasks of all clients. Unfinished ones are bounded
+// by Server.waits (with the paused turns); finished ones are kept ttl
+// for their clients to read, within the limits of the finished shelf,
+// and each one dropped to stay within them leaves a note (on a shelf of
+// the same limits) so that a tasks/get of it says what happened.
 type taskTable struct {
-	mu    sync.Mutex
-	tasks map[string]*task
-	ttl   time.Duration
-	now   func() time.Time
+	ttl time.Duration
+	now func() time.Time
+
+	mu       sync.Mutex
+	tasks    map[string]*task
+	finished *shelf                 // ids of the finished tasks in tasks
+	dropped  map[string]droppedTask // id → why it is no longer kept
+	notes    *shelf                 // ids of the dropped tasks
+	onFinish func(id string)        // tests: called once a task is finished and shelved
+}
+
+// droppedTask is what is known of a finished task dropped to stay within
+// the limits: whose it was and which limit it hit.
+type droppedTask struct {
+	principal string
+	hit       limitHit
+}
+
+func newTaskTable(ttl time.Duration, now func() time.Time, finished *shelf) *taskTable {
+	return &taskTable{ttl: ttl, now: now, tasks: make(map[string]*task), finished: finished,
+		dropped: make(map[string]droppedTask), notes: newShelf(finished.total, finished.perClient)}
 }
 
 func (tt *taskTable) add(t *task) {
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
-	now := tt.now()
-	for id, old := range tt.tasks {
-		old.mu.Lock()
-		gone := !old.expiresAt.IsZero() && now.After(old.expiresAt)
-		old.mu.Unlock()
-		if gone {
-			delete(tt.tasks, id)
-		}
-	}
+	tt.expireLocked()
 	tt.tasks[t.id] = t
 }
 
+// expireLocked forgets the finished tasks, and the notes of dropped ones,
+// older than the TTL.
+func (tt *taskTable) expireLocked() {
+	now := tt.now()
+	for _, id := range tt.finished.expire(now) {
+		delete(tt.tasks, id)
+	}
+	for _, id := range tt.notes.expire(now) {
+		delete(tt.dropped, id)
+	}
+}
+
+// finish shelves a task that has just finished; to stay within the
+// limits, the oldest finished tasks of its client, or of the client
+// holding the most, are dropped.
+func (tt *taskTable) finish(t *task) {
+	tt.mu.Lock()
+	tt.expireLocked()
+	for _, out := range tt.finished.put(t.principal, t.id, tt.now().Add(tt.ttl)) {
+		delete(tt.tasks, out.id)
+		tt.dropped[out.id] = droppedTask{principal: out.principal, hit: out.hit}
+		for _, old := range tt.notes.put(out.principal, out.id, out.until) {
+			delete(tt.dropped, old.id)
+		}
+	}
+	onFinish := tt.onFinish
+	tt.mu.Unlock()
+	if onFinish != nil {
+		onFinish(t.id)
+	}
+}
+
 // get finds a task of the principal; another's is as unknown as none.
-func (tt *taskTable) get(id, principal string) *task {
+// When the principal's task was dropped to stay within the limits, hit
+// says which limit.
+func (tt *taskTable) get(id, principal string) (_ *task, hit limitHit) {
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
 	if t := tt.tasks[id]; t != nil && t.principal == principal {
-		return t
+		return t, withinLimits
 	}
-	return nil
+	if d, ok := tt.dropped[id]; ok && d.principal == principal {
+		return nil, d.hit
+	}
+	return nil, withinLimits
+}
+
+// droppedMessage says that a task was dropped, which limit did it, and
+// what to do.
+func (tt *taskTable) droppedMessage(id string, hit limitHit) (msg, limit string) {
+	what := fmt.Sprintf("Deskhand keeps at most %d finished tasks for each client, its oldest going first", tt.finished.perClient)
+	limit = "finished tasks per client"
+	if hit == totalLimit {
+		what = fmt.Sprintf("Deskhand keeps at most %d finished tasks for all clients together, the oldest of the client holding the most going first", tt.finished.total)
+		limit = "finished tasks"
+	}
+	return fmt.Sprintf("task %q finished, but was dropped to stay within the limit on finished tasks (%s), and its result is lost. Read a task's result soon after it finishes, or run fewer tasks at once.", id, what), limit
 }
 
 // openQuestion is a question of the task's turn waiting for tasks/update.
@@ -290,7 +353,12 @@ func (s *Server) taskMethod(w http.ResponseWriter, r *http.Request, msg rpcPeek,
 		writeJSONRPCErrorData(w, msg.ID, mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, "declare the "+TasksExtension+" extension in this request's client capabilities to use tasks", requiresTasks)
 		return
 	}
-	t := s.tasks.get(msg.Params.TaskID, principal)
+	t, dropped := s.tasks.get(msg.Params.TaskID, principal)
+	if t == nil && dropped != withinLimits {
+		text, limit := s.tasks.droppedMessage(msg.Params.TaskID, dropped)
+		writeJSONRPCErrorData(w, msg.ID, mcp.INVALID_PARAMS, text, map[string]any{"limit": limit})
+		return
+	}
 	if t == nil {
 		writeJSONRPCError(w, msg.ID, mcp.INVALID_PARAMS, fmt.Sprintf("no task %q", msg.Params.TaskID))
 		return
@@ -354,7 +422,6 @@ func (s *Server) startTask(w http.ResponseWriter, msg rpcPeek, principal string,
 		defer cancel(nil)
 		res := run(ctx, t)
 		t.mu.Lock()
-		defer t.mu.Unlock()
 		switch {
 		case errors.Is(context.Cause(ctx), errTaskCancelled):
 			t.setStatusLocked(taskCancelled, "")
@@ -366,7 +433,8 @@ func (s *Server) startTask(w http.ResponseWriter, msg rpcPeek, principal string,
 			t.setStatusLocked(taskCompleted, "")
 		}
 		t.inputs = nil
-		t.expiresAt = time.Now().Add(s.tasks.ttl)
+		t.mu.Unlock()
+		s.tasks.finish(t)
 	}()
 }
 

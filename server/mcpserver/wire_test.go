@@ -304,9 +304,10 @@ func TestProgressTokenSize(t *testing.T) {
 }
 
 // TestKeptStreamsAreCapped: resumable streams keep at most
-// KeptStreamBytes each and KeptTotalBytes in all, however large and many
-// their events, the oldest going first; resuming from a dropped event
-// gets 410 Gone at once, and from a kept one the rest and the answer.
+// KeptStreamBytes each and, for one client, DefaultMaxKeptBytesPerClient
+// in all, however large and many their events, the oldest going first;
+// resuming from a dropped event gets 410 Gone at once, and from a kept one
+// the rest and the answer.
 func TestKeptStreamsAreCapped(t *testing.T) {
 	const calls, each, size = 24, 4, 300 << 10 // 28 MiB of events
 	var h *harness
@@ -349,18 +350,18 @@ func TestKeptStreamsAreCapped(t *testing.T) {
 		}
 		streams = append(streams, s)
 		total, largest := h.srv.KeptBytes()
-		if total > mcpserver.KeptTotalBytes || largest > mcpserver.KeptStreamBytes {
+		if total > mcpserver.DefaultMaxKeptBytesPerClient || largest > mcpserver.KeptStreamBytes {
 			t.Fatalf("after %d calls the streams keep %d bytes, one %d: over the caps %d and %d",
-				i+1, total, largest, mcpserver.KeptTotalBytes, mcpserver.KeptStreamBytes)
+				i+1, total, largest, mcpserver.DefaultMaxKeptBytesPerClient, mcpserver.KeptStreamBytes)
 		}
 	}
-	if total, _ := h.srv.KeptBytes(); total < mcpserver.KeptTotalBytes/2 {
-		t.Errorf("the streams keep %d bytes: the cap is %d, and far more was sent", total, mcpserver.KeptTotalBytes)
+	if total, _ := h.srv.KeptBytes(); total < mcpserver.DefaultMaxKeptBytesPerClient/2 {
+		t.Errorf("the streams keep %d bytes: the client's share is %d, and far more was sent", total, mcpserver.DefaultMaxKeptBytesPerClient)
 	}
 
 	// The first call's stream was dropped to make room: a clear 410.
 	gone := resumeRequest(t, h.URL, token, sid, streams[0].priming)
-	if resp, body := send(t, gone); resp.StatusCode != http.StatusGone || !strings.Contains(string(body), "no longer kept") {
+	if resp, body := send(t, gone); resp.StatusCode != http.StatusGone || !strings.Contains(string(body), "no longer kept") || !strings.Contains(string(body), "4 MiB for each client") {
 		t.Errorf("resuming a dropped stream: %s %q, want 410 saying the events are no longer kept", resp.Status, body)
 	}
 	// So does an id of ours for a stream not kept (expired), at once,
@@ -371,8 +372,8 @@ func TestKeptStreamsAreCapped(t *testing.T) {
 	}
 	// The last call's first progress went to fit its stream in its cap.
 	last := streams[len(streams)-1]
-	if resp, body := send(t, resumeRequest(t, h.URL, token, sid, last.priming)); resp.StatusCode != http.StatusGone {
-		t.Errorf("resuming before a dropped event: %s %q, want 410", resp.Status, body)
+	if resp, body := send(t, resumeRequest(t, h.URL, token, sid, last.priming)); resp.StatusCode != http.StatusGone || !strings.Contains(string(body), "dropped to stay within the limit of 1 MiB of events a call") {
+		t.Errorf("resuming before a dropped event: %s %q, want 410 naming the limit", resp.Status, body)
 	}
 	var got []sseEvent
 	for _, ev := range resumeFrom(t, h.URL, token, sid, last.last) {
