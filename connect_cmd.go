@@ -272,6 +272,13 @@ func describe(r connect.Report, err error) (string, bool) {
 		if errors.As(err, &perr) {
 			return "refused: the file does not parse, left untouched", false
 		}
+		var lerr *connect.LimitError
+		if errors.As(err, &lerr) {
+			if lerr.TooDeep() {
+				return "refused: the file is nested too deeply, left untouched", false
+			}
+			return "refused: the file is too large, left untouched", false
+		}
 		return "failed", false
 	}
 	switch r.Action {

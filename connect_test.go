@@ -259,3 +259,42 @@ func TestDatabaseLockedByAnotherProcess(t *testing.T) {
 		t.Errorf("with the database locked: %v (%q)", err, msg)
 	}
 }
+
+// TestConnectRefusesHostileFiles: megabytes of nested brackets in VS
+// Code's mcp.json and Codex's config.toml (which overflowed the parsers'
+// stacks and killed the process) are refused by connect and connect
+// --status with a message that names the file, the limit and what to do;
+// the files are left as they were and no token is issued.
+func TestConnectRefusesHostileFiles(t *testing.T) {
+	home := fakeHome(t)
+	data := []string{"--data", t.TempDir()}
+	hostile := map[string]string{
+		".config/Code/User/mcp.json": strings.Repeat("[", 2<<20),
+		".codex/config.toml":         "a = " + strings.Repeat("[", 2<<20),
+	}
+	for name, text := range hostile {
+		if err := os.WriteFile(filepath.Join(home, filepath.FromSlash(name)), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"connect", "vscode", "codex"}, {"connect", "--status", "vscode", "codex"}} {
+		out, _, err := deskhand(t, append(data, args...)...)
+		if err == nil || strings.Count(out, "refused: the file is nested too deeply, left untouched") != 2 {
+			t.Errorf("%v: %v\n%s", args, err, out)
+		}
+		for name := range hostile {
+			p := filepath.Join(home, filepath.FromSlash(name))
+			if !strings.Contains(out, p+" is nested more than") || !strings.Contains(out, "fix or move the file and run again") {
+				t.Errorf("%v: no word on %s:\n%.2000s", args, p, out)
+			}
+		}
+	}
+	for name, text := range hostile {
+		if got, err := os.ReadFile(filepath.Join(home, filepath.FromSlash(name))); err != nil || string(got) != text {
+			t.Errorf("%s changed: %v", name, err)
+		}
+	}
+	if list, _, _ := deskhand(t, append(data, "token", "list")...); strings.Count(list, "\n") != 1 {
+		t.Errorf("tokens issued for refused files:\n%s", list)
+	}
+}

@@ -2,8 +2,9 @@
 // configuration files of MCP clients (Cursor, Claude Code, VS Code, Windsurf,
 // Codex and Claude Desktop).
 //
-// Every edit follows the same rules: the file is parsed strictly and refused
-// (left untouched) when it does not parse; only our entry is changed and the
+// Every edit follows the same rules: a file too large or too deeply nested
+// is refused before it is parsed (LimitError); the file is parsed strictly
+// and refused (left untouched) when it does not parse; only our entry is changed and the
 // rest of the file is kept byte-for-byte (other servers, comments, key order,
 // line endings); an edit that would not change our entry writes nothing; the
 // previous file is backed up next to it (the last five backups are kept); and
@@ -353,6 +354,8 @@ type format interface {
 	remove(path string, data []byte, name string) (out []byte, found bool, err error)
 	// read returns our entry as found in data.
 	read(path string, data []byte, name string) (st State, found bool, err error)
+	// sizeLimit is the largest file the format reads.
+	sizeLimit() int64
 }
 
 func formatOf(c Client) (format, error) {
@@ -360,7 +363,7 @@ func formatOf(c Client) (format, error) {
 	case Cursor.ID:
 		return jsonFormat{key: "mcpServers", shape: shapeCursor}, nil
 	case ClaudeCode.ID:
-		return jsonFormat{key: "mcpServers", shape: shapeTypedHTTP}, nil
+		return jsonFormat{key: "mcpServers", shape: shapeTypedHTTP, maxSize: maxSizeClaudeCode}, nil
 	case VSCode.ID:
 		return jsonFormat{key: "servers", shape: shapeTypedHTTP, jsonc: true}, nil
 	case Windsurf.ID:
@@ -420,7 +423,7 @@ func Connect(c Client, env Env, e Entry) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	target, old, existed, err := load(p)
+	target, old, existed, err := load(p, f)
 	if err != nil {
 		return Result{Path: p}, err
 	}
@@ -461,7 +464,7 @@ func Disconnect(c Client, env Env, name string) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	target, old, existed, err := load(p)
+	target, old, existed, err := load(p, f)
 	if err != nil || !existed {
 		return Result{Path: p}, err
 	}
@@ -489,7 +492,7 @@ func Status(c Client, env Env, name string) (State, error) {
 	if !Installed(c, env) {
 		st.Condition = NotInstalled
 	}
-	_, data, existed, err := load(p)
+	_, data, existed, err := load(p, f)
 	if err != nil {
 		return st, err
 	}

@@ -3,6 +3,7 @@ package connect
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -19,18 +20,32 @@ const backupInfix = ".deskhand-backup-"
 const keepBackups = 5
 
 // load reads the file at p, following a symbolic link so that the link is
-// kept and its target edited. target is the path to write to.
-func load(p string) (target string, data []byte, existed bool, err error) {
+// kept and its target edited. target is the path to write to. A file
+// larger than f reads is refused before it is read.
+func load(p string, f format) (target string, data []byte, existed bool, err error) {
 	target = p
 	if t, err := filepath.EvalSymlinks(p); err == nil {
 		target = t
 	}
-	data, err = os.ReadFile(target)
+	fh, err := os.Open(target)
 	if errors.Is(err, fs.ErrNotExist) {
 		return target, nil, false, nil
 	}
 	if err != nil {
 		return target, nil, false, fmt.Errorf("connect: %w", err)
+	}
+	defer fh.Close()
+	limit := f.sizeLimit()
+	if fi, err := fh.Stat(); err == nil && fi.Size() > limit {
+		return target, nil, false, &LimitError{Path: p, Size: fi.Size(), Limit: limit}
+	}
+	// The file may grow while it is read: read one byte past the limit.
+	data, err = io.ReadAll(io.LimitReader(fh, limit+1))
+	if err != nil {
+		return target, nil, false, fmt.Errorf("connect: read %s: %w", p, err)
+	}
+	if err := checkSize(p, data, limit); err != nil {
+		return target, nil, false, err
 	}
 	return target, data, true, nil
 }
