@@ -298,3 +298,66 @@ func TestConnectRefusesHostileFiles(t *testing.T) {
 		t.Errorf("tokens issued for refused files:\n%s", list)
 	}
 }
+
+// TestConnectThroughLinks: in a project, a planted link that leads out of
+// it is refused and nothing outside is written or chmodded; in user scope
+// a link is followed, the real file written, the link kept, and the
+// report names the real file.
+func TestConnectThroughLinks(t *testing.T) {
+	home := fakeHome(t)
+	data := []string{"--data", t.TempDir()}
+	root := t.TempDir()
+	project, elsewhere := filepath.Join(root, "repo"), filepath.Join(root, "elsewhere", "settings.json")
+	if err := os.MkdirAll(filepath.Join(project, ".cursor"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(elsewhere), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const settings = `{"mcpServers": {}}`
+	if err := os.WriteFile(elsewhere, []byte(settings), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join("..", "..", "elsewhere", "settings.json"), filepath.Join(project, ".cursor", "mcp.json")); err != nil {
+		t.Skip(err)
+	}
+	out, _, err := deskhand(t, append(data, "connect", "--project", project, "cursor")...)
+	if err == nil || !strings.Contains(out, "refused: a link out of the project, left untouched") || !strings.Contains(out, "outside the project folder") {
+		t.Errorf("connect --project through a link out: %v\n%s", err, out)
+	}
+	if got, err := os.ReadFile(elsewhere); err != nil || string(got) != settings {
+		t.Errorf("the file outside the project was written: %q, %v", got, err)
+	}
+	if fi, err := os.Stat(elsewhere); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("the file outside the project was chmodded: %v, %v", fi.Mode(), err)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(elsewhere)); len(ents) != 1 {
+		t.Errorf("files written outside the project: %v", ents)
+	}
+	if list, _, _ := deskhand(t, append(data, "token", "list")...); strings.Count(list, "\n") != 1 {
+		t.Errorf("a token was issued:\n%s", list)
+	}
+
+	// User scope: ~/.cursor/mcp.json is a link into a dotfiles folder.
+	link := filepath.Join(home, ".cursor", "mcp.json")
+	real := filepath.Join(home, "dotfiles", "cursor.json")
+	if err := os.MkdirAll(filepath.Dir(real), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(link, real); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = deskhand(t, append(data, "connect", "cursor")...)
+	if resolved, _ := filepath.EvalSymlinks(real); err != nil || !strings.Contains(out, link+" -> "+resolved) {
+		t.Errorf("connect through a user-scope link: %v\n%s", err, out)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v", err)
+	}
+	if got, err := os.ReadFile(real); err != nil || !bytes.Contains(got, []byte(`"deskhand"`)) || !bytes.Contains(got, []byte(`"github"`)) {
+		t.Errorf("the real file: %s, %v", got, err)
+	}
+}

@@ -11,6 +11,11 @@
 // the new file is written to a temporary file in the same folder, synced and
 // renamed into place, with mode 0600 when it holds a token.
 //
+// A file that is a link (or lies in a linked folder) is edited where it
+// leads, and the link kept, but only when that is a regular file; in a
+// project folder (Env.Project), a link that leads out of the project is
+// refused (UnsafePathError), since a repository can plant one.
+//
 // Paths are resolved from an Env so that callers (and tests) can point the
 // package at any home folder and operating system.
 package connect
@@ -164,6 +169,7 @@ func (e Entry) args() []string {
 // Result describes what Connect or Disconnect did.
 type Result struct {
 	Path    string // the configuration file
+	Real    string // the file written, when Path is a link or lies in a linked folder
 	Changed bool   // false when the file already held the wanted state (nothing written)
 	Created bool   // the file did not exist before
 	Backup  string // the backup of the previous file, if one was written
@@ -195,6 +201,7 @@ func (c Condition) String() string {
 type State struct {
 	Condition Condition
 	Path      string   // the configuration file
+	Real      string   // the file read, when Path is a link or lies in a linked folder
 	URL       string   // the URL the entry points at (HTTP clients)
 	Command   string   // the command it runs (stdio entries)
 	Args      []string // the command's arguments (stdio entries)
@@ -423,20 +430,19 @@ func Connect(c Client, env Env, e Entry) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	target, old, existed, err := load(p, f)
+	fl, err := open(p, env, f)
 	if err != nil {
 		return Result{Path: p}, err
 	}
-	out, same, err := f.set(p, old, e.Name, e)
+	out, same, err := f.set(p, fl.data, e.Name, e)
 	if err != nil {
-		return Result{Path: p}, err
+		return Result{Path: p, Real: fl.through()}, err
 	}
-	res := Result{Path: p, Created: !existed}
-	if same && existed {
+	res := Result{Path: p, Real: fl.through(), Created: !fl.existed}
+	if same && fl.existed {
 		return res, nil
 	}
-	hasToken := e.Token != ""
-	res.Backup, err = commit(env, target, old, existed, out, hasToken)
+	res.Backup, err = commit(env, fl, out, e.Token != "")
 	if err != nil {
 		return res, err
 	}
@@ -464,16 +470,16 @@ func Disconnect(c Client, env Env, name string) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	target, old, existed, err := load(p, f)
-	if err != nil || !existed {
-		return Result{Path: p}, err
+	fl, err := open(p, env, f)
+	res := Result{Path: p, Real: fl.through()}
+	if err != nil || !fl.existed {
+		return res, err
 	}
-	out, found, err := f.remove(p, old, name)
+	out, found, err := f.remove(p, fl.data, name)
 	if err != nil || !found {
-		return Result{Path: p}, err
+		return res, err
 	}
-	res := Result{Path: p}
-	res.Backup, err = commit(env, target, old, true, out, false)
+	res.Backup, err = commit(env, fl, out, false)
 	if err != nil {
 		return res, err
 	}
@@ -492,19 +498,17 @@ func Status(c Client, env Env, name string) (State, error) {
 	if !Installed(c, env) {
 		st.Condition = NotInstalled
 	}
-	_, data, existed, err := load(p, f)
-	if err != nil {
+	fl, err := open(p, env, f)
+	st.Real = fl.through()
+	if err != nil || !fl.existed {
 		return st, err
 	}
-	if !existed {
-		return st, nil
-	}
-	got, found, err := f.read(p, data, name)
+	got, found, err := f.read(p, fl.data, name)
 	if err != nil {
 		return st, err
 	}
 	if found {
-		got.Path = p
+		got.Path, got.Real = p, st.Real
 		got.Condition = Connected
 		return got, nil
 	}

@@ -19,54 +19,86 @@ const backupInfix = ".deskhand-backup-"
 // keepBackups is how many backups of each file are kept.
 const keepBackups = 5
 
-// load reads the file at p, following a symbolic link so that the link is
-// kept and its target edited. target is the path to write to. A file
-// larger than f reads is refused before it is read.
-func load(p string, f format) (target string, data []byte, existed bool, err error) {
-	target = p
-	if t, err := filepath.EvalSymlinks(p); err == nil {
-		target = t
-	}
-	fh, err := os.Open(target)
-	if errors.Is(err, fs.ErrNotExist) {
-		return target, nil, false, nil
-	}
-	if err != nil {
-		return target, nil, false, fmt.Errorf("connect: %w", err)
-	}
-	defer fh.Close()
-	limit := f.sizeLimit()
-	if fi, err := fh.Stat(); err == nil && fi.Size() > limit {
-		return target, nil, false, &LimitError{Path: p, Size: fi.Size(), Limit: limit}
-	}
-	// The file may grow while it is read: read one byte past the limit.
-	data, err = io.ReadAll(io.LimitReader(fh, limit+1))
-	if err != nil {
-		return target, nil, false, fmt.Errorf("connect: read %s: %w", p, err)
-	}
-	if err := checkSize(p, data, limit); err != nil {
-		return target, nil, false, err
-	}
-	return target, data, true, nil
+// file is a client's configuration file as read from disk.
+type file struct {
+	path    string      // the client's configuration file
+	real    string      // where path leads, every link followed: what is read and written
+	data    []byte      // its content
+	existed bool        // false for a file still to be created
+	mode    fs.FileMode // the existing file's permissions
 }
 
-// commit backs up old (when the file existed) and atomically replaces path
-// with data. The mode is 0600 when secret is set or the file is new, and
-// the existing mode otherwise.
-func commit(env Env, path string, old []byte, existed bool, data []byte, secret bool) (backup string, err error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+// through is the real path when path is (or lies under) a link, else "".
+func (fl file) through() string {
+	if fl.real == fl.path {
+		return ""
+	}
+	return fl.real
+}
+
+// open finds client's configuration file p (see resolve) and reads it.
+func open(p string, env Env, f format) (file, error) {
+	real, err := resolve(p, env)
+	if err != nil {
+		return file{path: p, real: p}, err
+	}
+	return load(p, real, f)
+}
+
+// load reads the configuration file p from real, where it leads. Only a
+// regular file is read, and one larger than f reads is refused before it
+// is read. A link to nothing is refused rather than replaced by a file.
+func load(p, real string, f format) (file, error) {
+	fl := file{path: p, real: real}
+	fi, err := os.Lstat(real)
+	if errors.Is(err, fs.ErrNotExist) {
+		if li, err := os.Lstat(p); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+			return fl, &UnsafePathError{Path: p, Real: real, Problem: DanglingLink}
+		}
+		return fl, nil
+	}
+	if err != nil {
+		return fl, fmt.Errorf("connect: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fl, &UnsafePathError{Path: p, Real: real, Problem: NotRegular, Kind: kind(fi.Mode())}
+	}
+	limit := f.sizeLimit()
+	if fi.Size() > limit {
+		return fl, &LimitError{Path: p, Size: fi.Size(), Limit: limit}
+	}
+	fh, err := os.Open(real)
+	if err != nil {
+		return fl, fmt.Errorf("connect: %w", err)
+	}
+	defer fh.Close()
+	// The file may grow while it is read: read one byte past the limit.
+	data, err := io.ReadAll(io.LimitReader(fh, limit+1))
+	if err != nil {
+		return fl, fmt.Errorf("connect: read %s: %w", real, err)
+	}
+	if err := checkSize(p, data, limit); err != nil {
+		return fl, err
+	}
+	fl.data, fl.existed, fl.mode = data, true, fi.Mode().Perm()
+	return fl, nil
+}
+
+// commit backs up the file (when it existed) and atomically replaces it,
+// at its real path, with data. The mode is 0600 when secret is set or the
+// file is new, and the existing mode otherwise.
+func commit(env Env, fl file, data []byte, secret bool) (backup string, err error) {
+	path := fl.real
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", fmt.Errorf("connect: %w", err)
 	}
 	mode := fs.FileMode(0o600)
-	if existed && !secret {
-		if fi, err := os.Stat(path); err == nil {
-			mode = fi.Mode().Perm()
-		}
+	if fl.existed && !secret {
+		mode = fl.mode
 	}
-	if existed {
+	if fl.existed {
 		backup = path + backupInfix + env.now().UTC().Format("20060102T150405.000000000Z")
-		if err := writeAtomic(backup, old, 0o600); err != nil {
+		if err := writeAtomic(backup, fl.data, 0o600); err != nil {
 			return "", err
 		}
 		pruneBackups(path)
