@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -360,4 +361,104 @@ func TestConnectThroughLinks(t *testing.T) {
 	if got, err := os.ReadFile(real); err != nil || !bytes.Contains(got, []byte(`"deskhand"`)) || !bytes.Contains(got, []byte(`"github"`)) {
 		t.Errorf("the real file: %s, %v", got, err)
 	}
+}
+
+// connectAtOnce starts n 'deskhand' processes (the test binary run as
+// main) with args at once, waits for all, and returns each one's output
+// and error.
+func connectAtOnce(t *testing.T, n int, args ...string) (outs []string, errs []error) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmds []*exec.Cmd
+	var bufs []*bytes.Buffer
+	for range n {
+		cmd := exec.CommandContext(t.Context(), exe, args...)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds, bufs = append(cmds, cmd), append(bufs, &out)
+	}
+	for i, cmd := range cmds {
+		errs = append(errs, cmd.Wait())
+		outs = append(outs, bufs[i].String())
+	}
+	return outs, errs
+}
+
+// checkOneEntry checks that each client's file holds our entry once,
+// next to what it held before, and has keep backups that all parse.
+func checkOneEntry(t *testing.T, home string, backups int) {
+	t.Helper()
+	cursor := filepath.Join(home, ".cursor", "mcp.json")
+	var cfg struct{ MCPServers map[string]json.RawMessage }
+	if data, err := os.ReadFile(cursor); err != nil || json.Unmarshal(data, &cfg) != nil || len(cfg.MCPServers) != 2 || cfg.MCPServers["deskhand"] == nil {
+		t.Errorf("Cursor's file: %v\n%s", err, data)
+	}
+	codex := filepath.Join(home, ".codex", "config.toml")
+	if data, err := os.ReadFile(codex); err != nil || bytes.Count(data, []byte("[mcp_servers.deskhand]")) != 1 || !bytes.HasPrefix(data, []byte("# mine\n")) {
+		t.Errorf("Codex's file: %v\n%s", err, data)
+	}
+	for _, p := range []string{cursor, codex} {
+		list, _ := filepath.Glob(p + ".deskhand-backup-*")
+		if len(list) != backups {
+			t.Errorf("%d backups of %s, want %d: %v", len(list), p, backups, list)
+		}
+		for _, b := range list {
+			if data, err := os.ReadFile(b); err != nil || len(data) == 0 {
+				t.Errorf("backup %s: %v", b, err)
+			}
+		}
+	}
+}
+
+// TestConcurrentConnects: several 'deskhand connect' processes at once
+// for the same files queue for each file instead of failing. Without the
+// app, every run ends with exit 0 and the token in each file is the one
+// the app accepts once it starts; with the app, every run ends verified,
+// each file holds one working entry, and the backups rotate.
+func TestConcurrentConnects(t *testing.T) {
+	home := fakeHome(t)
+	dir := t.TempDir()
+	const runs = 6
+	// Where the app will serve, so that the entries written without it
+	// point there.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+
+	outs, errs := connectAtOnce(t, runs, "--data", dir, "--addr", addr, "connect", "cursor", "codex")
+	for i := range runs {
+		if errs[i] != nil || strings.Count(outs[i], "not verified: Deskhand is not running") != 2 {
+			t.Errorf("run %d without the app: %v\n%s", i, errs[i], outs[i])
+		}
+	}
+	checkOneEntry(t, home, 1)
+
+	srv := startServeAt(t, ollamatest.NewServer(t), dir, addr)
+	if out, _, err := deskhand(t, "--data", dir, "connect", "--status", "cursor", "codex"); err != nil || strings.Count(out, "connected, verified") != 2 {
+		t.Errorf("status once the app runs: %v\n%s", err, out)
+	}
+
+	outs, errs = connectAtOnce(t, runs, "--data", dir, "connect", "--rotate", "cursor", "codex")
+	for i := range runs {
+		if errs[i] != nil || strings.Count(outs[i], "written, verified") != 2 {
+			t.Errorf("run %d with the app: %v\n%s", i, errs[i], outs[i])
+		}
+	}
+	checkOneEntry(t, home, 5)
+	if out, _, err := deskhand(t, "--data", dir, "connect", "--status", "cursor", "codex"); err != nil || strings.Count(out, "connected, verified") != 2 {
+		t.Errorf("status after the runs: %v\n%s", err, out)
+	}
+	if list, _, _ := deskhand(t, "--data", dir, "token", "list"); strings.Count(list, "\n") != 3 {
+		t.Errorf("tokens:\n%s", list)
+	}
+	srv.stop(t)
 }

@@ -9,7 +9,9 @@
 // line endings); an edit that would not change our entry writes nothing; the
 // previous file is backed up next to it (the last five backups are kept); and
 // the new file is written to a temporary file in the same folder, synced and
-// renamed into place, with mode 0600 when it holds a token.
+// renamed into place, with mode 0600 when it holds a token. Each edit holds
+// an advisory lock on a file beside the configuration file (NAME.deskhand-lock)
+// from reading to writing, so that Deskhands editing one file at once queue.
 //
 // A file that is a link (or lies in a linked folder) is edited where it
 // leads, and the link kept, but only when that is a regular file; in a
@@ -21,6 +23,7 @@
 package connect
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -75,6 +78,9 @@ type Env struct {
 	AppData      string              // Windows %APPDATA%; default Home/AppData/Roaming
 	LocalAppData string              // Windows %LOCALAPPDATA%; default Home/AppData/Local
 	Now          func() time.Time    // clock for backup names; time.Now when nil
+	// LockWait bounds the wait for another Deskhand editing the same file
+	// (see LockError); 2 minutes when zero.
+	LockWait time.Duration
 	// Project, when set, is a project folder: Cursor, Claude Code and VS Code
 	// then use their project files there (.cursor/mcp.json, .mcp.json,
 	// .vscode/mcp.json); the other clients have no project scope.
@@ -416,8 +422,26 @@ func isAbs(goos, p string) bool {
 }
 
 // Connect writes (or replaces) our entry in client's configuration file,
-// creating the folder and file when missing.
+// creating the folder and file when missing. It holds the file's lock
+// while it reads and writes it, waiting for another Deskhand editing it.
 func Connect(c Client, env Env, e Entry) (Result, error) {
+	if _, err := formatOf(c); err != nil {
+		return Result{}, err
+	}
+	if _, err := validate(c, env, e); err != nil {
+		return Result{}, err
+	}
+	unlock, err := lock(context.Background(), c, env, true)
+	if err != nil {
+		p, _ := Path(c, env)
+		return Result{Path: p}, err
+	}
+	defer unlock()
+	return connectFile(c, env, e)
+}
+
+// connectFile is Connect, with the file's lock held by the caller.
+func connectFile(c Client, env Env, e Entry) (Result, error) {
 	f, err := formatOf(c)
 	if err != nil {
 		return Result{}, err
@@ -464,8 +488,20 @@ func locate(c Client, env Env, name string) (format, string, string, error) {
 }
 
 // Disconnect removes our entry (named name, DefaultName when empty) from
-// client's configuration file. A missing file or entry is not an error.
+// client's configuration file, holding its lock (see Connect). A missing
+// file or entry is not an error.
 func Disconnect(c Client, env Env, name string) (Result, error) {
+	unlock, err := lock(context.Background(), c, env, false)
+	if err != nil {
+		p, _ := Path(c, env)
+		return Result{Path: p}, err
+	}
+	defer unlock()
+	return disconnectFile(c, env, name)
+}
+
+// disconnectFile is Disconnect, with the file's lock held by the caller.
+func disconnectFile(c Client, env Env, name string) (Result, error) {
 	f, name, p, err := locate(c, env, name)
 	if err != nil {
 		return Result{}, err

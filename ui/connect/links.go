@@ -145,6 +145,8 @@ func kind(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a folder"
+	case m&fs.ModeSymlink != 0:
+		return "a link"
 	case m&fs.ModeNamedPipe != 0:
 		return "a named pipe"
 	case m&fs.ModeSocket != 0:

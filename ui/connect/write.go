@@ -45,23 +45,13 @@ func open(p string, env Env, f format) (file, error) {
 	return load(p, real, f)
 }
 
-// load reads the configuration file p from real, where it leads. Only a
-// regular file is read, and one larger than f reads is refused before it
-// is read. A link to nothing is refused rather than replaced by a file.
+// load reads the configuration file p from real, where it leads (see
+// inspect). A file larger than f reads is refused before it is read.
 func load(p, real string, f format) (file, error) {
 	fl := file{path: p, real: real}
-	fi, err := os.Lstat(real)
-	if errors.Is(err, fs.ErrNotExist) {
-		if li, err := os.Lstat(p); err == nil && li.Mode()&fs.ModeSymlink != 0 {
-			return fl, &UnsafePathError{Path: p, Real: real, Problem: DanglingLink}
-		}
-		return fl, nil
-	}
-	if err != nil {
-		return fl, fmt.Errorf("connect: %w", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return fl, &UnsafePathError{Path: p, Real: real, Problem: NotRegular, Kind: kind(fi.Mode())}
+	fi, err := inspect(p, real)
+	if err != nil || fi == nil {
+		return fl, err
 	}
 	limit := f.sizeLimit()
 	if fi.Size() > limit {
@@ -82,6 +72,26 @@ func load(p, real string, f format) (file, error) {
 	}
 	fl.data, fl.existed, fl.mode = data, true, fi.Mode().Perm()
 	return fl, nil
+}
+
+// inspect returns what is at real, the real path of the configuration
+// file p: nil when there is nothing yet. Only a regular file will do, and a
+// link to nothing is refused rather than replaced by a file.
+func inspect(p, real string) (fs.FileInfo, error) {
+	fi, err := os.Lstat(real)
+	if errors.Is(err, fs.ErrNotExist) {
+		if li, err := os.Lstat(p); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+			return nil, &UnsafePathError{Path: p, Real: real, Problem: DanglingLink}
+		}
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &UnsafePathError{Path: p, Real: real, Problem: NotRegular, Kind: kind(fi.Mode())}
+	}
+	return fi, nil
 }
 
 // commit backs up the file (when it existed) and atomically replaces it,
