@@ -418,9 +418,10 @@ func checkOneEntry(t *testing.T, home string, backups int) {
 
 // TestConcurrentConnects: several 'deskhand connect' processes at once
 // for the same files queue for each file instead of failing. Without the
-// app, every run ends with exit 0 and the token in each file is the one
-// the app accepts once it starts; with the app, every run ends verified,
-// each file holds one working entry, and the backups rotate.
+// app, every run ends with exit 0 (each run's core must find the client
+// another run created after it started) and the token in each file is the
+// one the app accepts once it starts; with the app, every run ends
+// verified, each file holds one working entry, and the backups rotate.
 func TestConcurrentConnects(t *testing.T) {
 	home := fakeHome(t)
 	dir := t.TempDir()
@@ -433,31 +434,42 @@ func TestConcurrentConnects(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-
-	outs, errs := connectAtOnce(t, runs, "--data", dir, "--addr", addr, "connect", "cursor", "codex")
-	for i := range runs {
-		if errs[i] != nil || strings.Count(outs[i], "not verified: Deskhand is not running") != 2 {
-			t.Errorf("run %d without the app: %v\n%s", i, errs[i], outs[i])
+	data := []string{"--data", dir, "--addr", addr}
+	// Each file existed before, and the last five backups are kept.
+	atOnce := func(args []string, want string, backups int) {
+		t.Helper()
+		outs, errs := connectAtOnce(t, runs, append(data, args...)...)
+		for i := range runs {
+			if errs[i] != nil || strings.Count(outs[i], want) != 2 {
+				t.Errorf("run %d of %v: %v\n%s", i, args, errs[i], outs[i])
+			}
+		}
+		checkOneEntry(t, home, backups)
+	}
+	status := func(when string) {
+		t.Helper()
+		if out, _, err := deskhand(t, append(data, "connect", "--status", "cursor", "codex")...); err != nil || strings.Count(out, "connected, verified") != 2 {
+			t.Errorf("status %s: %v\n%s", when, err, out)
 		}
 	}
-	checkOneEntry(t, home, 1)
 
+	// Without the app: every run rotates and writes.
+	atOnce([]string{"connect", "--rotate", "cursor", "codex"}, "written, not verified: Deskhand is not running", 5)
 	srv := startServeAt(t, ollamatest.NewServer(t), dir, addr)
-	if out, _, err := deskhand(t, "--data", dir, "connect", "--status", "cursor", "codex"); err != nil || strings.Count(out, "connected, verified") != 2 {
-		t.Errorf("status once the app runs: %v\n%s", err, out)
-	}
+	status("once the app runs")
 
-	outs, errs = connectAtOnce(t, runs, "--data", dir, "connect", "--rotate", "cursor", "codex")
-	for i := range runs {
-		if errs[i] != nil || strings.Count(outs[i], "written, verified") != 2 {
-			t.Errorf("run %d with the app: %v\n%s", i, errs[i], outs[i])
+	// With the app, tokens revoked: the first run to get the file rotates,
+	// writes and verifies; the others find its entry working.
+	for _, name := range []string{"cursor", "codex"} {
+		if _, _, err := deskhand(t, append(data, "token", "revoke", name)...); err != nil {
+			t.Fatal(err)
 		}
 	}
-	checkOneEntry(t, home, 5)
-	if out, _, err := deskhand(t, "--data", dir, "connect", "--status", "cursor", "codex"); err != nil || strings.Count(out, "connected, verified") != 2 {
-		t.Errorf("status after the runs: %v\n%s", err, out)
-	}
-	if list, _, _ := deskhand(t, "--data", dir, "token", "list"); strings.Count(list, "\n") != 3 {
+	atOnce([]string{"connect", "cursor", "codex"}, ", verified (", 5)
+	// With the app, every run rotates, writes and verifies.
+	atOnce([]string{"connect", "--rotate", "cursor", "codex"}, "written, verified (", 5)
+	status("after the runs")
+	if list, _, _ := deskhand(t, append(data, "token", "list")...); strings.Count(list, "\n") != 3 {
 		t.Errorf("tokens:\n%s", list)
 	}
 	srv.stop(t)
