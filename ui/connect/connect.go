@@ -4,14 +4,16 @@
 //
 // Every edit follows the same rules: a file too large or too deeply nested
 // is refused before it is parsed (LimitError); the file is parsed strictly
-// and refused (left untouched) when it does not parse; only our entry is changed and the
-// rest of the file is kept byte-for-byte (other servers, comments, key order,
-// line endings); an edit that would not change our entry writes nothing; the
-// previous file is backed up next to it (the last five backups are kept); and
-// the new file is written to a temporary file in the same folder, synced and
-// renamed into place, with mode 0600 when it holds a token. Each edit holds
-// an advisory lock on a file beside the configuration file (NAME.deskhand-lock)
-// from reading to writing, so that Deskhands editing one file at once queue.
+// and refused (left untouched) when it does not parse; only our entry is
+// changed and the rest of the file is kept byte-for-byte (other servers,
+// comments, key order, line endings); an edit that would not change our
+// entry writes nothing; the previous file is backed up next to it (the last
+// five backups are kept); and the new file is written to a temporary file in
+// the same folder, synced and renamed into place, with mode 0600 when it
+// holds a token. Each edit holds an advisory lock on a file beside the
+// configuration file (NAME.deskhand-lock) from reading to writing, so that
+// Deskhands editing one file at once take turns (LockError when the wait is
+// too long).
 //
 // A file that is a link (or lies in a linked folder) is edited where it
 // leads, and the link kept, but only when that is a regular file; in a

@@ -359,12 +359,9 @@ var removeHints = map[string]string{
 func (m *Manager) hint(c Client) string {
 	h := connectHints[c.ID]
 	if m.Env.Project != "" {
-		name := "it"
-		if p, err := Path(c, m.Env); err == nil {
-			name = filepath.Base(p)
-			name += " and " + name + ".deskhand-* (its backups and lock)"
-		}
-		h += " The project file holds a token: keep " + name + " out of version control (add them to .gitignore)."
+		p, _ := Path(c, m.Env)
+		base := filepath.Base(p)
+		h += fmt.Sprintf(" The project file holds a token: keep %s and %s.deskhand-* (its backups and lock) out of version control (add them to .gitignore).", base, base)
 		if c.ID == ClaudeCode.ID {
 			h += " Claude Code asks you to approve servers from .mcp.json the first time."
 		}
