@@ -236,7 +236,7 @@ func report(ctx context.Context, w io.Writer, clients []connect.Client, do func(
 		if !ok {
 			failed++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Name, state, cmp.Or(r.State.Path, r.Result.Path))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Name, state, fileOf(r))
 		switch {
 		case err != nil:
 			notes = append(notes, c.Name+": "+problem(err))
@@ -264,6 +264,16 @@ func report(ctx context.Context, w io.Writer, clients []connect.Client, do func(
 	return nil
 }
 
+// fileOf names a report's configuration file, and the file it leads to
+// when it is a link.
+func fileOf(r connect.Report) string {
+	p := cmp.Or(r.State.Path, r.Result.Path)
+	if real := cmp.Or(r.State.Real, r.Result.Real); real != "" {
+		return p + " -> " + real
+	}
+	return p
+}
+
 // describe says in a few words what a report means, and whether it is a
 // success.
 func describe(r connect.Report, err error) (string, bool) {
@@ -271,6 +281,23 @@ func describe(r connect.Report, err error) (string, bool) {
 		var perr *connect.ParseError
 		if errors.As(err, &perr) {
 			return "refused: the file does not parse, left untouched", false
+		}
+		var lerr *connect.LimitError
+		if errors.As(err, &lerr) {
+			if lerr.TooDeep() {
+				return "refused: the file is nested too deeply, left untouched", false
+			}
+			return "refused: the file is too large, left untouched", false
+		}
+		var uerr *connect.UnsafePathError
+		if errors.As(err, &uerr) {
+			switch uerr.Problem {
+			case connect.LeavesProject:
+				return "refused: a link out of the project, left untouched", false
+			case connect.DanglingLink:
+				return "refused: a link to nothing, left untouched", false
+			}
+			return "refused: not a regular file, left untouched", false
 		}
 		return "failed", false
 	}
@@ -330,7 +357,7 @@ type connector struct{ m *connect.Manager }
 func (c connector) state(r connect.Report, err error) ui.ClientState {
 	status, _ := describe(r, err)
 	st := ui.ClientState{
-		ID: r.Client.ID, Name: r.Client.Name, File: cmp.Or(r.State.Path, r.Result.Path), Status: status,
+		ID: r.Client.ID, Name: r.Client.Name, File: fileOf(r), Status: status,
 		Installed: r.State.Condition != connect.NotInstalled,
 		Connected: r.State.Condition == connect.Connected,
 		Working:   r.State.Condition == connect.Connected && r.Check.Health == connect.Verified,

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -258,4 +259,218 @@ func TestDatabaseLockedByAnotherProcess(t *testing.T) {
 	if msg := agent.UserMessage(err); err == nil || !strings.Contains(msg, "locked by another program") {
 		t.Errorf("with the database locked: %v (%q)", err, msg)
 	}
+}
+
+// TestConnectRefusesHostileFiles: megabytes of nested brackets in VS
+// Code's mcp.json and Codex's config.toml (which overflowed the parsers'
+// stacks and killed the process) are refused by connect and connect
+// --status with a message that names the file, the limit and what to do;
+// the files are left as they were and no token is issued.
+func TestConnectRefusesHostileFiles(t *testing.T) {
+	home := fakeHome(t)
+	data := []string{"--data", t.TempDir()}
+	hostile := map[string]string{
+		".config/Code/User/mcp.json": strings.Repeat("[", 2<<20),
+		".codex/config.toml":         "a = " + strings.Repeat("[", 2<<20),
+	}
+	for name, text := range hostile {
+		if err := os.WriteFile(filepath.Join(home, filepath.FromSlash(name)), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"connect", "vscode", "codex"}, {"connect", "--status", "vscode", "codex"}} {
+		out, _, err := deskhand(t, append(data, args...)...)
+		if err == nil || strings.Count(out, "refused: the file is nested too deeply, left untouched") != 2 {
+			t.Errorf("%v: %v\n%s", args, err, out)
+		}
+		for name := range hostile {
+			p := filepath.Join(home, filepath.FromSlash(name))
+			if !strings.Contains(out, p+" is nested more than") || !strings.Contains(out, "fix or move the file and run again") {
+				t.Errorf("%v: no word on %s:\n%.2000s", args, p, out)
+			}
+		}
+	}
+	for name, text := range hostile {
+		if got, err := os.ReadFile(filepath.Join(home, filepath.FromSlash(name))); err != nil || string(got) != text {
+			t.Errorf("%s changed: %v", name, err)
+		}
+	}
+	if list, _, _ := deskhand(t, append(data, "token", "list")...); strings.Count(list, "\n") != 1 {
+		t.Errorf("tokens issued for refused files:\n%s", list)
+	}
+}
+
+// TestConnectThroughLinks: in a project, a planted link that leads out of
+// it is refused and nothing outside is written or chmodded; in user scope
+// a link is followed, the real file written, the link kept, and the
+// report names the real file.
+func TestConnectThroughLinks(t *testing.T) {
+	home := fakeHome(t)
+	data := []string{"--data", t.TempDir()}
+	root := t.TempDir()
+	project, elsewhere := filepath.Join(root, "repo"), filepath.Join(root, "elsewhere", "settings.json")
+	if err := os.MkdirAll(filepath.Join(project, ".cursor"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(elsewhere), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const settings = `{"mcpServers": {}}`
+	if err := os.WriteFile(elsewhere, []byte(settings), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join("..", "..", "elsewhere", "settings.json"), filepath.Join(project, ".cursor", "mcp.json")); err != nil {
+		t.Skip(err)
+	}
+	out, _, err := deskhand(t, append(data, "connect", "--project", project, "cursor")...)
+	if err == nil || !strings.Contains(out, "refused: a link out of the project, left untouched") || !strings.Contains(out, "outside the project folder") {
+		t.Errorf("connect --project through a link out: %v\n%s", err, out)
+	}
+	if got, err := os.ReadFile(elsewhere); err != nil || string(got) != settings {
+		t.Errorf("the file outside the project was written: %q, %v", got, err)
+	}
+	if fi, err := os.Stat(elsewhere); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("the file outside the project was chmodded: %v, %v", fi.Mode(), err)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(elsewhere)); len(ents) != 1 {
+		t.Errorf("files written outside the project: %v", ents)
+	}
+	if list, _, _ := deskhand(t, append(data, "token", "list")...); strings.Count(list, "\n") != 1 {
+		t.Errorf("a token was issued:\n%s", list)
+	}
+
+	// User scope: ~/.cursor/mcp.json is a link into a dotfiles folder.
+	link := filepath.Join(home, ".cursor", "mcp.json")
+	real := filepath.Join(home, "dotfiles", "cursor.json")
+	if err := os.MkdirAll(filepath.Dir(real), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(link, real); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = deskhand(t, append(data, "connect", "cursor")...)
+	if resolved, _ := filepath.EvalSymlinks(real); err != nil || !strings.Contains(out, link+" -> "+resolved) {
+		t.Errorf("connect through a user-scope link: %v\n%s", err, out)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v", err)
+	}
+	if got, err := os.ReadFile(real); err != nil || !bytes.Contains(got, []byte(`"deskhand"`)) || !bytes.Contains(got, []byte(`"github"`)) {
+		t.Errorf("the real file: %s, %v", got, err)
+	}
+}
+
+// connectAtOnce starts n 'deskhand' processes (the test binary run as
+// main) with args at once, waits for all, and returns each one's output
+// and error.
+func connectAtOnce(t *testing.T, n int, args ...string) (outs []string, errs []error) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmds []*exec.Cmd
+	var bufs []*bytes.Buffer
+	for range n {
+		cmd := exec.CommandContext(t.Context(), exe, args...)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds, bufs = append(cmds, cmd), append(bufs, &out)
+	}
+	for i, cmd := range cmds {
+		errs = append(errs, cmd.Wait())
+		outs = append(outs, bufs[i].String())
+	}
+	return outs, errs
+}
+
+// checkOneEntry checks that each client's file holds our entry once,
+// next to what it held before, and has keep backups that all parse.
+func checkOneEntry(t *testing.T, home string, backups int) {
+	t.Helper()
+	cursor := filepath.Join(home, ".cursor", "mcp.json")
+	var cfg struct{ MCPServers map[string]json.RawMessage }
+	if data, err := os.ReadFile(cursor); err != nil || json.Unmarshal(data, &cfg) != nil || len(cfg.MCPServers) != 2 || cfg.MCPServers["deskhand"] == nil {
+		t.Errorf("Cursor's file: %v\n%s", err, data)
+	}
+	codex := filepath.Join(home, ".codex", "config.toml")
+	if data, err := os.ReadFile(codex); err != nil || bytes.Count(data, []byte("[mcp_servers.deskhand]")) != 1 || !bytes.HasPrefix(data, []byte("# mine\n")) {
+		t.Errorf("Codex's file: %v\n%s", err, data)
+	}
+	for _, p := range []string{cursor, codex} {
+		list, _ := filepath.Glob(p + ".deskhand-backup-*")
+		if len(list) != backups {
+			t.Errorf("%d backups of %s, want %d: %v", len(list), p, backups, list)
+		}
+		for _, b := range list {
+			if data, err := os.ReadFile(b); err != nil || len(data) == 0 {
+				t.Errorf("backup %s: %v", b, err)
+			}
+		}
+	}
+}
+
+// TestConcurrentConnects: several 'deskhand connect' processes at once
+// for the same files queue for each file instead of failing. Without the
+// app, every run ends with exit 0 (each run's core must find the client
+// another run created after it started) and the token in each file is the
+// one the app accepts once it starts; with the app, every run ends
+// verified, each file holds one working entry, and the backups rotate.
+func TestConcurrentConnects(t *testing.T) {
+	home := fakeHome(t)
+	dir := t.TempDir()
+	const runs = 6
+	// Where the app will serve, so that the entries written without it
+	// point there.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	data := []string{"--data", dir, "--addr", addr}
+	// Each file existed before, and the last five backups are kept.
+	atOnce := func(args []string, want string, backups int) {
+		t.Helper()
+		outs, errs := connectAtOnce(t, runs, append(data, args...)...)
+		for i := range runs {
+			if errs[i] != nil || strings.Count(outs[i], want) != 2 {
+				t.Errorf("run %d of %v: %v\n%s", i, args, errs[i], outs[i])
+			}
+		}
+		checkOneEntry(t, home, backups)
+	}
+	status := func(when string) {
+		t.Helper()
+		if out, _, err := deskhand(t, append(data, "connect", "--status", "cursor", "codex")...); err != nil || strings.Count(out, "connected, verified") != 2 {
+			t.Errorf("status %s: %v\n%s", when, err, out)
+		}
+	}
+
+	// Without the app: every run rotates and writes.
+	atOnce([]string{"connect", "--rotate", "cursor", "codex"}, "written, not verified: Deskhand is not running", 5)
+	srv := startServeAt(t, ollamatest.NewServer(t), dir, addr)
+	status("once the app runs")
+
+	// With the app, tokens revoked: the first run to get the file rotates,
+	// writes and verifies; the others find its entry working.
+	for _, name := range []string{"cursor", "codex"} {
+		if _, _, err := deskhand(t, append(data, "token", "revoke", name)...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	atOnce([]string{"connect", "cursor", "codex"}, ", verified (", 5)
+	// With the app, every run rotates, writes and verifies.
+	atOnce([]string{"connect", "--rotate", "cursor", "codex"}, "written, verified (", 5)
+	status("after the runs")
+	if list, _, _ := deskhand(t, append(data, "token", "list")...); strings.Count(list, "\n") != 3 {
+		t.Errorf("tokens:\n%s", list)
+	}
+	srv.stop(t)
 }

@@ -212,11 +212,17 @@ func startServe(t *testing.T, fake *ollamatest.Server) *served {
 // startServeIn is startServe on the data folder dir.
 func startServeIn(t *testing.T, fake *ollamatest.Server, dir string) *served {
 	t.Helper()
+	return startServeAt(t, fake, dir, "127.0.0.1:0")
+}
+
+// startServeAt is startServeIn on the address addr.
+func startServeAt(t *testing.T, fake *ollamatest.Server, dir, addr string) *served {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	s := &served{dir: dir, cancel: cancel, done: make(chan error, 1)}
 	var stderr syncBuffer
 	go func() {
-		s.done <- run(ctx, []string{"serve", "--data", s.dir, "--addr", "127.0.0.1:0", "--ollama", fake.URL}, strings.NewReader(""), io.Discard, &stderr)
+		s.done <- run(ctx, []string{"serve", "--data", s.dir, "--addr", addr, "--ollama", fake.URL}, strings.NewReader(""), io.Discard, &stderr)
 	}()
 	t.Cleanup(cancel)
 	s.url = waitFor(t, &stderr, regexp.MustCompile(`serving your agents at (\S+)`))

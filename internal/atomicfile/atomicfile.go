@@ -3,6 +3,7 @@
 package atomicfile
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -10,8 +11,13 @@ import (
 )
 
 // Write writes data to a temporary file in path's folder (".NAME.*.tmp"),
-// with mode, syncs it, renames it over path and syncs the folder.
+// with mode, syncs it, renames it over path and syncs the folder. It
+// refuses a path that is a symbolic link, which the rename would replace
+// with a file: write to where the link leads instead.
 func Write(path string, data []byte, mode fs.FileMode) (err error) {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("%s is a symbolic link: write the file it leads to", path)
+	}
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {

@@ -31,3 +31,28 @@ func TestWrite(t *testing.T) {
 		t.Error("wrote into a missing folder")
 	}
 }
+
+// TestWriteRefusesALink: the rename would replace the link with a file, so
+// Write refuses it and leaves the link and what it leads to as they were.
+func TestWriteRefusesALink(t *testing.T) {
+	dir := t.TempDir()
+	target, link := filepath.Join(dir, "real.json"), filepath.Join(dir, "link.json")
+	if err := os.WriteFile(target, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Skip(err)
+	}
+	if err := atomicfile.Write(link, []byte("new"), 0o600); err == nil {
+		t.Fatal("wrote over a link")
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("link replaced: %v", err)
+	}
+	if got, err := os.ReadFile(target); err != nil || string(got) != "old" {
+		t.Errorf("target = %q, %v", got, err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Errorf("left behind: %v", ents)
+	}
+}

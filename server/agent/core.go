@@ -548,6 +548,9 @@ func (c *Core) CreateClient(ctx context.Context, name string) (Client, string, e
 // when there is none. The old token stops working at once; the client
 // stays the same principal, so its conversations remain its own.
 func (c *Core) RotateClient(ctx context.Context, name string) (Client, string, error) {
+	if err := c.adoptStoredClient(ctx, name); err != nil {
+		return Client{}, "", err
+	}
 	c.mu.Lock()
 	i := slices.IndexFunc(c.clients, func(cl Client) bool { return cl.Active() && cl.Name == name })
 	if i < 0 {
@@ -567,6 +570,40 @@ func (c *Core) RotateClient(ctx context.Context, name string) (Client, string, e
 	c.clients[i] = cl
 	c.publish(Event{Kind: EventClientsChanged, Text: name})
 	return cl, token, nil
+}
+
+// adoptStoredClient makes the core know the named active client when the
+// history has it but the core does not: another process on the same
+// database (a second 'deskhand connect' while the app is not running)
+// created it after this core loaded its clients. Rotating then replaces
+// that client's token instead of failing to create a second client of
+// the same name.
+func (c *Core) adoptStoredClient(ctx context.Context, name string) error {
+	c.mu.Lock()
+	known := slices.ContainsFunc(c.clients, func(cl Client) bool { return cl.Active() && cl.Name == name })
+	c.mu.Unlock()
+	if known {
+		return nil
+	}
+	stored, err := c.history.Clients(ctx)
+	if err != nil {
+		return fmt.Errorf("reload clients: %w", err)
+	}
+	i := slices.IndexFunc(stored, func(cl Client) bool { return cl.Active() && cl.Name == name })
+	if i < 0 {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if slices.ContainsFunc(c.clients, func(cl Client) bool { return cl.Active() && cl.Name == name }) {
+		return nil
+	}
+	if j := slices.IndexFunc(c.clients, func(cl Client) bool { return cl.ID == stored[i].ID }); j >= 0 {
+		c.clients[j] = stored[i]
+	} else {
+		c.clients = append(c.clients, stored[i])
+	}
+	return nil
 }
 
 // newToken makes a 256-bit bearer token and the SHA-256 that is kept of it.

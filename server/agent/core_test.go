@@ -961,3 +961,31 @@ func TestReachableHostsAreHostAndPort(t *testing.T) {
 		})
 	}
 }
+
+// TestRotateClientCreatedByAnotherProcess: two cores on one database, as
+// two 'deskhand connect' runs are when the app is not running. A client
+// the other created after this core loaded is rotated (the same
+// principal, a new token), not created a second time.
+func TestRotateClientCreatedByAnotherProcess(t *testing.T) {
+	ctx := t.Context()
+	first := newFixture(t, agent.Config{}, agent.Agent{})
+	second, err := agent.New(ctx, agent.Config{History: first.db, Models: map[agent.Backend]agent.Model{agent.BackendOllama: first.model}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(second.Close)
+	created, _, err := first.core.RotateClient(ctx, "cursor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rotated, token, err := second.RotateClient(ctx, "cursor")
+	if err != nil || rotated.ID != created.ID {
+		t.Fatalf("rotate in the second core = %+v, %v; want client %s", rotated, err, created.ID)
+	}
+	if got, ok := second.Authenticate(ctx, token); !ok || got.ID != created.ID {
+		t.Errorf("new token: %+v, %v", got, ok)
+	}
+	if stored, _ := first.db.Clients(ctx); len(stored) != 1 {
+		t.Errorf("stored clients = %+v", stored)
+	}
+}

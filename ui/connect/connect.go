@@ -2,19 +2,30 @@
 // configuration files of MCP clients (Cursor, Claude Code, VS Code, Windsurf,
 // Codex and Claude Desktop).
 //
-// Every edit follows the same rules: the file is parsed strictly and refused
-// (left untouched) when it does not parse; only our entry is changed and the
-// rest of the file is kept byte-for-byte (other servers, comments, key order,
-// line endings); an edit that would not change our entry writes nothing; the
-// previous file is backed up next to it (the last five backups are kept); and
-// the new file is written to a temporary file in the same folder, synced and
-// renamed into place, with mode 0600 when it holds a token.
+// Every edit follows the same rules: a file too large or too deeply nested
+// is refused before it is parsed (LimitError); the file is parsed strictly
+// and refused (left untouched) when it does not parse; only our entry is
+// changed and the rest of the file is kept byte-for-byte (other servers,
+// comments, key order, line endings); an edit that would not change our
+// entry writes nothing; the previous file is backed up next to it (the last
+// five backups are kept); and the new file is written to a temporary file in
+// the same folder, synced and renamed into place, with mode 0600 when it
+// holds a token. Each edit holds an advisory lock on a file beside the
+// configuration file (NAME.deskhand-lock) from reading to writing, so that
+// Deskhands editing one file at once take turns (LockError when the wait is
+// too long).
+//
+// A file that is a link (or lies in a linked folder) is edited where it
+// leads, and the link kept, but only when that is a regular file; in a
+// project folder (Env.Project), a link that leads out of the project is
+// refused (UnsafePathError), since a repository can plant one.
 //
 // Paths are resolved from an Env so that callers (and tests) can point the
 // package at any home folder and operating system.
 package connect
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -69,6 +80,9 @@ type Env struct {
 	AppData      string              // Windows %APPDATA%; default Home/AppData/Roaming
 	LocalAppData string              // Windows %LOCALAPPDATA%; default Home/AppData/Local
 	Now          func() time.Time    // clock for backup names; time.Now when nil
+	// LockWait bounds the wait for another Deskhand editing the same file
+	// (see LockError); 2 minutes when zero.
+	LockWait time.Duration
 	// Project, when set, is a project folder: Cursor, Claude Code and VS Code
 	// then use their project files there (.cursor/mcp.json, .mcp.json,
 	// .vscode/mcp.json); the other clients have no project scope.
@@ -163,6 +177,7 @@ func (e Entry) args() []string {
 // Result describes what Connect or Disconnect did.
 type Result struct {
 	Path    string // the configuration file
+	Real    string // the file written, when Path is a link or lies in a linked folder
 	Changed bool   // false when the file already held the wanted state (nothing written)
 	Created bool   // the file did not exist before
 	Backup  string // the backup of the previous file, if one was written
@@ -194,6 +209,7 @@ func (c Condition) String() string {
 type State struct {
 	Condition Condition
 	Path      string   // the configuration file
+	Real      string   // the file read, when Path is a link or lies in a linked folder
 	URL       string   // the URL the entry points at (HTTP clients)
 	Command   string   // the command it runs (stdio entries)
 	Args      []string // the command's arguments (stdio entries)
@@ -353,6 +369,8 @@ type format interface {
 	remove(path string, data []byte, name string) (out []byte, found bool, err error)
 	// read returns our entry as found in data.
 	read(path string, data []byte, name string) (st State, found bool, err error)
+	// sizeLimit is the largest file the format reads.
+	sizeLimit() int64
 }
 
 func formatOf(c Client) (format, error) {
@@ -360,7 +378,7 @@ func formatOf(c Client) (format, error) {
 	case Cursor.ID:
 		return jsonFormat{key: "mcpServers", shape: shapeCursor}, nil
 	case ClaudeCode.ID:
-		return jsonFormat{key: "mcpServers", shape: shapeTypedHTTP}, nil
+		return jsonFormat{key: "mcpServers", shape: shapeTypedHTTP, maxSize: maxSizeClaudeCode}, nil
 	case VSCode.ID:
 		return jsonFormat{key: "servers", shape: shapeTypedHTTP, jsonc: true}, nil
 	case Windsurf.ID:
@@ -406,8 +424,26 @@ func isAbs(goos, p string) bool {
 }
 
 // Connect writes (or replaces) our entry in client's configuration file,
-// creating the folder and file when missing.
+// creating the folder and file when missing. It holds the file's lock
+// while it reads and writes it, waiting for another Deskhand editing it.
 func Connect(c Client, env Env, e Entry) (Result, error) {
+	if _, err := formatOf(c); err != nil {
+		return Result{}, err
+	}
+	if _, err := validate(c, env, e); err != nil {
+		return Result{}, err
+	}
+	unlock, err := lock(context.Background(), c, env, true)
+	if err != nil {
+		p, _ := Path(c, env)
+		return Result{Path: p}, err
+	}
+	defer unlock()
+	return connectFile(c, env, e)
+}
+
+// connectFile is Connect, with the file's lock held by the caller.
+func connectFile(c Client, env Env, e Entry) (Result, error) {
 	f, err := formatOf(c)
 	if err != nil {
 		return Result{}, err
@@ -420,20 +456,19 @@ func Connect(c Client, env Env, e Entry) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	target, old, existed, err := load(p)
+	fl, err := open(p, env, f)
 	if err != nil {
 		return Result{Path: p}, err
 	}
-	out, same, err := f.set(p, old, e.Name, e)
+	out, same, err := f.set(p, fl.data, e.Name, e)
 	if err != nil {
-		return Result{Path: p}, err
+		return Result{Path: p, Real: fl.through()}, err
 	}
-	res := Result{Path: p, Created: !existed}
-	if same && existed {
+	res := Result{Path: p, Real: fl.through(), Created: !fl.existed}
+	if same && fl.existed {
 		return res, nil
 	}
-	hasToken := e.Token != ""
-	res.Backup, err = commit(env, target, old, existed, out, hasToken)
+	res.Backup, err = commit(env, fl, out, e.Token != "")
 	if err != nil {
 		return res, err
 	}
@@ -455,22 +490,34 @@ func locate(c Client, env Env, name string) (format, string, string, error) {
 }
 
 // Disconnect removes our entry (named name, DefaultName when empty) from
-// client's configuration file. A missing file or entry is not an error.
+// client's configuration file, holding its lock (see Connect). A missing
+// file or entry is not an error.
 func Disconnect(c Client, env Env, name string) (Result, error) {
+	unlock, err := lock(context.Background(), c, env, false)
+	if err != nil {
+		p, _ := Path(c, env)
+		return Result{Path: p}, err
+	}
+	defer unlock()
+	return disconnectFile(c, env, name)
+}
+
+// disconnectFile is Disconnect, with the file's lock held by the caller.
+func disconnectFile(c Client, env Env, name string) (Result, error) {
 	f, name, p, err := locate(c, env, name)
 	if err != nil {
 		return Result{}, err
 	}
-	target, old, existed, err := load(p)
-	if err != nil || !existed {
-		return Result{Path: p}, err
+	fl, err := open(p, env, f)
+	res := Result{Path: p, Real: fl.through()}
+	if err != nil || !fl.existed {
+		return res, err
 	}
-	out, found, err := f.remove(p, old, name)
+	out, found, err := f.remove(p, fl.data, name)
 	if err != nil || !found {
-		return Result{Path: p}, err
+		return res, err
 	}
-	res := Result{Path: p}
-	res.Backup, err = commit(env, target, old, true, out, false)
+	res.Backup, err = commit(env, fl, out, false)
 	if err != nil {
 		return res, err
 	}
@@ -489,19 +536,17 @@ func Status(c Client, env Env, name string) (State, error) {
 	if !Installed(c, env) {
 		st.Condition = NotInstalled
 	}
-	_, data, existed, err := load(p)
-	if err != nil {
+	fl, err := open(p, env, f)
+	st.Real = fl.through()
+	if err != nil || !fl.existed {
 		return st, err
 	}
-	if !existed {
-		return st, nil
-	}
-	got, found, err := f.read(p, data, name)
+	got, found, err := f.read(p, fl.data, name)
 	if err != nil {
 		return st, err
 	}
 	if found {
-		got.Path = p
+		got.Path, got.Real = p, st.Real
 		got.Condition = Connected
 		return got, nil
 	}

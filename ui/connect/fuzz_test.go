@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/pelletier/go-toml/v2"
@@ -11,12 +12,22 @@ import (
 )
 
 // FuzzWriters: whatever a client's file holds, an edit either refuses it
-// with a ParseError (the file left as it was) or writes a file that a
+// with a ParseError or a LimitError (the file left as it was) or writes a file that a
 // standard parser reads, with our entry set and everything else as it
 // was; removing the entry again leaves the rest as it was too.
 func FuzzWriters(f *testing.F) {
-	for _, seed := range []string{cursorFixture, claudeCodeFixture, vscodeFixture, windsurfFixture, codexFixture, desktopFixture,
-		codexDotted, codexNoEntryCRLF, vscodeNoEntry, "", "{}", "[]", "#", `{"mcpServers":null}`, "[mcp_servers]\n"} {
+	seeds := []string{cursorFixture, claudeCodeFixture, vscodeFixture, windsurfFixture, codexFixture, desktopFixture,
+		codexDotted, codexNoEntryCRLF, vscodeNoEntry, "", "{}", "[]", "#", `{"mcpServers":null}`, "[mcp_servers]\n"}
+	// Nesting past the limit, which is refused before parsing (and, as
+	// megabytes of it, used to overflow the parsers' stacks).
+	over := maxDepth + 1
+	seeds = append(seeds,
+		strings.Repeat("[", over), strings.Repeat(`{"a":`, over), nested(`{"mcpServers":{},"x":`, "[", "", "]", over)+"}",
+		"// x\n"+nested(`{"servers":{"a":`, "[", "", "]", over)+"},}",
+		"a = "+strings.Repeat("[", over), "a = "+strings.Repeat("{b=", over), nested("a = ", "[", "", "]", over),
+		"a"+strings.Repeat(".a", over)+" = 1\n", "[a"+strings.Repeat(".a", over)+"]\n", "x = {a"+strings.Repeat(".a", over)+" = 1}\n",
+		"[mcp_servers.x]\n"+nested("y = ", "[", "", "]", over-3)+"\n")
+	for _, seed := range seeds {
 		for i := range Clients() {
 			f.Add(seed, uint8(i))
 		}
@@ -33,7 +44,8 @@ func FuzzWriters(f *testing.F) {
 		out, _, err := fm.set("f", []byte(content), DefaultName, e)
 		if err != nil {
 			var pe *ParseError
-			if !errors.As(err, &pe) {
+			var le *LimitError
+			if !errors.As(err, &pe) && !errors.As(err, &le) {
 				if _, _, rerr := fm.read("f", []byte(content), DefaultName); rerr == nil {
 					t.Fatalf("set refused a file read accepts: %v", err)
 				}
@@ -74,4 +86,66 @@ func tryDecode(c Client, data []byte) (map[string]any, bool) {
 		return nil, false
 	}
 	return m, true
+}
+
+// FuzzDepthChecks: whatever passes the nesting checks with a limit parses
+// into values nested no deeper than that limit, so the checks never let
+// through what would make a parser recurse past it.
+func FuzzDepthChecks(f *testing.F) {
+	for _, seed := range []string{cursorFixture, vscodeFixture, codexFixture, codexDotted, "[[1]]", `{"a":[{"b":"[["}]}`,
+		"// [\n/* [ */ [[1]]", "a = [[1]]", "a.b.c = 1", "[a.b]\nc = {d = [1]}",
+		"s = \"\"\"[\"\"\"\"\nt = '''['''''", "x = [\"]\", '[', # [\n]"} {
+		f.Add(seed, uint8(3))
+	}
+	f.Fuzz(func(t *testing.T, content string, limit uint8) {
+		data := []byte(content)
+		if checkJSONDepth("f", data, int(limit)) == nil {
+			if v, err := hujson.Parse(data); err == nil && hujsonDepth(v.Value) > int(limit) {
+				t.Fatalf("JSON nested %d deep passed a limit of %d: %q", hujsonDepth(v.Value), limit, content)
+			}
+		}
+		if checkTOMLDepth("f", data, int(limit)) == nil {
+			m := map[string]any{}
+			// The document's own table is not a level of nesting.
+			if toml.Unmarshal(data, &m) == nil && valueDepth(m)-1 > int(limit) {
+				t.Fatalf("TOML nested %d deep passed a limit of %d: %q", valueDepth(m)-1, limit, content)
+			}
+		}
+	})
+}
+
+// hujsonDepth is how deeply objects and arrays nest in v.
+func hujsonDepth(v hujson.ValueTrimmed) int {
+	deepest := 0
+	switch v := v.(type) {
+	case *hujson.Object:
+		for _, m := range v.Members {
+			deepest = max(deepest, hujsonDepth(m.Value.Value))
+		}
+	case *hujson.Array:
+		for _, e := range v.Elements {
+			deepest = max(deepest, hujsonDepth(e.Value))
+		}
+	default:
+		return 0
+	}
+	return 1 + deepest
+}
+
+// valueDepth is how deeply decoded tables and arrays nest in v.
+func valueDepth(v any) int {
+	deepest := 0
+	switch v := v.(type) {
+	case map[string]any:
+		for _, e := range v {
+			deepest = max(deepest, valueDepth(e))
+		}
+	case []any:
+		for _, e := range v {
+			deepest = max(deepest, valueDepth(e))
+		}
+	default:
+		return 0
+	}
+	return 1 + deepest
 }

@@ -54,9 +54,17 @@ func (s shape) entry(e Entry) jsonEntry {
 // jsonFormat edits a JSON (or, with jsonc, JSON with comments and trailing
 // commas) file whose top-level object holds servers under key.
 type jsonFormat struct {
-	key   string
-	shape shape
-	jsonc bool
+	key     string
+	shape   shape
+	jsonc   bool
+	maxSize int64 // the largest file read; maxSize when zero
+}
+
+func (f jsonFormat) sizeLimit() int64 {
+	if f.maxSize > 0 {
+		return f.maxSize
+	}
+	return maxSize
 }
 
 func (f jsonFormat) name() string {
@@ -66,8 +74,15 @@ func (f jsonFormat) name() string {
 	return "JSON"
 }
 
-// parse parses data strictly. An empty (or blank) file counts as {}.
+// parse parses data strictly, once it is known to be within the limits.
+// An empty (or blank) file counts as {}.
 func (f jsonFormat) parse(path string, data []byte) (hujson.Value, error) {
+	if err := checkSize(path, data, f.sizeLimit()); err != nil {
+		return hujson.Value{}, err
+	}
+	if err := checkJSONDepth(path, data, maxDepth); err != nil {
+		return hujson.Value{}, err
+	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		v, _ := hujson.Parse([]byte("{}"))
 		return v, nil

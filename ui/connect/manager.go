@@ -157,7 +157,19 @@ func (m *Manager) verify(ctx context.Context, c Client, st State) Check {
 // otherwise the client gets a new token, the entry is written, read back
 // and verified. A file that does not parse is refused before any token
 // is minted.
+//
+// The client's file stays locked from the first read to the last check,
+// so that two Connects at once (two processes, or the CLI and the
+// desktop) take turns: the second finds the entry the first wrote and
+// verified, instead of rotating its token away from under it.
 func (m *Manager) Connect(ctx context.Context, c Client, opts ConnectOptions) (Report, error) {
+	if !opts.DryRun && Installed(c, m.Env) {
+		unlock, err := lock(ctx, c, m.Env, true)
+		if err != nil {
+			return m.refused(c, err)
+		}
+		defer unlock()
+	}
 	r, err := m.Status(ctx, c)
 	if err != nil {
 		return r, err
@@ -186,7 +198,7 @@ func (m *Manager) Connect(ctx context.Context, c Client, opts ConnectOptions) (R
 		}
 		e = Entry{Name: m.Name, Command: m.Command, Args: m.Args}
 	}
-	r.Result, err = Connect(c, m.Env, e)
+	r.Result, err = connectFile(c, m.Env, e)
 	if err != nil {
 		return r, fmt.Errorf("%w (the token it had before no longer works: fix this and connect it again)", err)
 	}
@@ -203,10 +215,22 @@ func (m *Manager) Connect(ctx context.Context, c Client, opts ConnectOptions) (R
 	return r, nil
 }
 
+// refused is the report of an edit refused before the file was read: its
+// lock could not be had, or its path is unsafe.
+func (m *Manager) refused(c Client, err error) (Report, error) {
+	p, _ := Path(c, m.Env)
+	return Report{Client: c, State: State{Path: p}}, err
+}
+
 // Disconnect removes client's entry and revokes its token (and, for
 // Claude Desktop, forgets it in the keychain).
 func (m *Manager) Disconnect(ctx context.Context, c Client) (Report, error) {
-	res, err := Disconnect(c, m.Env, m.Name)
+	unlock, err := lock(ctx, c, m.Env, false)
+	if err != nil {
+		return m.refused(c, err)
+	}
+	defer unlock()
+	res, err := disconnectFile(c, m.Env, m.Name)
 	r := Report{Client: c, Result: res, State: State{Path: res.Path, Condition: NotConnected}}
 	if err != nil {
 		return r, err
@@ -267,6 +291,11 @@ func (m *Manager) Link(ctx context.Context, c Client) (link, config string, err 
 	if c.ID != Cursor.ID && c.ID != VSCode.ID {
 		return "", "", fmt.Errorf("%s has no install link: use 'deskhand connect %s'", c.Name, c.ID)
 	}
+	unlock, err := lock(ctx, c, m.Env, false)
+	if err != nil {
+		return "", "", err
+	}
+	defer unlock()
 	r, err := m.Status(ctx, c)
 	if err != nil {
 		return "", "", err
@@ -330,7 +359,9 @@ var removeHints = map[string]string{
 func (m *Manager) hint(c Client) string {
 	h := connectHints[c.ID]
 	if m.Env.Project != "" {
-		h += " The project file holds a token: keep it out of version control (add it to .gitignore)."
+		p, _ := Path(c, m.Env)
+		base := filepath.Base(p)
+		h += fmt.Sprintf(" The project file holds a token: keep %s and %s.deskhand-* (its backups and lock) out of version control (add them to .gitignore).", base, base)
 		if c.ID == ClaudeCode.ID {
 			h += " Claude Code asks you to approve servers from .mcp.json the first time."
 		}

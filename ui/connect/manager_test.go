@@ -475,3 +475,23 @@ func TestVerifyLeavesNoGoroutine(t *testing.T) {
 	}
 	goleak.VerifyNone(t, ignore)
 }
+
+// TestManagerRefusesALinkOutOfTheProject: the link is refused before a
+// token is minted, and the file it leads to is left as it was.
+func TestManagerRefusesALinkOutOfTheProject(t *testing.T) {
+	r := startDeskhand(t)
+	env := testEnv(t)
+	root := t.TempDir()
+	env.Project = filepath.Join(root, "repo")
+	outside := filepath.Join(root, "elsewhere", "settings.json")
+	writeFile(t, outside, []byte(`{"mcpServers": {}}`), 0o644)
+	symlink(t, filepath.Join("..", "..", "elsewhere", "settings.json"), filepath.Join(env.Project, ".cursor", "mcp.json"))
+	m, _ := newManager(t, r, env)
+	var ue *UnsafePathError
+	if _, err := m.Connect(t.Context(), Cursor, ConnectOptions{}); !errors.As(err, &ue) || ue.Problem != LeavesProject {
+		t.Errorf("Connect = %v", err)
+	}
+	if len(r.core.Clients()) != 0 || string(readFile(t, outside)) != `{"mcpServers": {}}` || fileMode(t, outside) != 0o644 {
+		t.Errorf("a token was issued or the file outside written: %v", tokenNames(r.core))
+	}
+}

@@ -21,7 +21,21 @@ type tomlFormat struct{}
 
 const tomlServers = "mcp_servers"
 
-func (tomlFormat) decode(path string, data []byte) (map[string]any, error) {
+func (tomlFormat) sizeLimit() int64 { return maxSize }
+
+// checkLimits refuses data too large or too deeply nested to parse.
+func (f tomlFormat) checkLimits(path string, data []byte) error {
+	if err := checkSize(path, data, f.sizeLimit()); err != nil {
+		return err
+	}
+	return checkTOMLDepth(path, data, maxDepth)
+}
+
+// decode parses data, once it is known to be within the limits.
+func (f tomlFormat) decode(path string, data []byte) (map[string]any, error) {
+	if err := f.checkLimits(path, data); err != nil {
+		return nil, err
+	}
 	m := map[string]any{}
 	if err := toml.Unmarshal(data, &m); err != nil {
 		var de *toml.DecodeError
@@ -138,6 +152,9 @@ func (f tomlFormat) verify(path string, old map[string]any, out []byte, name str
 	fail := func(why string) error {
 		return fmt.Errorf("connect: %s: cannot edit entry %q safely (%s); file left untouched", path, name, why)
 	}
+	if err := f.checkLimits(path, out); err != nil {
+		return fail(err.Error())
+	}
 	m := map[string]any{}
 	if err := toml.Unmarshal(out, &m); err != nil {
 		return fail("the result does not parse: " + err.Error())
@@ -229,6 +246,9 @@ type region struct {
 }
 
 func scanTOML(path string, data []byte) (*tomlDoc, error) {
+	if err := (tomlFormat{}).checkLimits(path, data); err != nil {
+		return nil, err
+	}
 	d := &tomlDoc{data: data, nl: "\n", lines: []int{0}}
 	if bytes.Contains(data, []byte("\r\n")) {
 		d.nl = "\r\n"
