@@ -83,15 +83,7 @@ func legacySession(t *testing.T, url, token string) string {
 // until the call's answer (id 5).
 func resumeFrom(t *testing.T, url, token, sid, lastID string) []sseEvent {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range map[string]string{"Authorization": "Bearer " + token, "Accept": "text/event-stream",
-		"Mcp-Protocol-Version": "2025-11-25", "Mcp-Session-Id": sid, "Last-Event-ID": lastID} {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := http.DefaultClient.Do(resumeRequest(t, url, token, sid, lastID))
 	if err != nil {
 		t.Fatal(err)
 	}
