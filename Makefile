@@ -41,8 +41,8 @@ gui-check: deps ## run the desktop app under Xvfb, answer a question in its popu
 
 BENCHTIME ?= 2000x
 
-bench: ## measure Deskhand beside a bare mcp-go server, the store at 1M messages and the process; prints a table, writes bench/results.json, fails on a missed target
-	DESKHAND_BENCH_JSON=$(CURDIR)/bench/results.json $(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -timeout 60m ./bench
+bench: ## measure Deskhand beside a bare mcp-go server, the store at 1M messages and the process; prints a table, writes server/bench/results.json, fails on a missed target
+	DESKHAND_BENCH_JSON=$(CURDIR)/server/bench/results.json $(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -timeout 60m ./server/bench
 
 # Each fuzz target and its package; make test runs their seed corpora.
 FUZZ_TARGETS := FuzzHandler:./server/mcpserver FuzzToolArguments:./server/mcpserver \
@@ -57,7 +57,7 @@ fuzz: ## fuzz each target for FUZZTIME (default 30s): HTTP entry, tool arguments
 LOAD_SECONDS ?= 60
 
 load: ## 200 clients, both eras, for LOAD_SECONDS against deskhand serve with a streaming fake Ollama
-	DESKHAND_LOAD=1 DESKHAND_LOAD_SECONDS=$(LOAD_SECONDS) $(GO) test -run '^TestLoad$$' -v -timeout 30m ./bench
+	DESKHAND_LOAD=1 DESKHAND_LOAD_SECONDS=$(LOAD_SECONDS) $(GO) test -run '^TestLoad$$' -v -timeout 30m ./server/bench
 
 # The fyne tool, pinned here rather than in go.mod's tool block: as a module
 # requirement it would upgrade the fyne library this app builds against.

@@ -15,8 +15,8 @@ import (
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/server/control"
 	"github.com/deskhand/deskhand/server/mcpserver"
-	"github.com/deskhand/deskhand/ui"
 	"github.com/deskhand/deskhand/ui/connect"
+	"github.com/deskhand/deskhand/ui/desktop"
 )
 
 // tokenKeeper manages client tokens: through the running app when there
@@ -354,9 +354,9 @@ func problem(err error) string {
 // connector gives the desktop's Connect tab the config writers.
 type connector struct{ m *connect.Manager }
 
-func (c connector) state(r connect.Report, err error) ui.ClientState {
+func (c connector) state(r connect.Report, err error) desktop.ClientState {
 	status, _ := describe(r, err)
-	st := ui.ClientState{
+	st := desktop.ClientState{
 		ID: r.Client.ID, Name: r.Client.Name, File: fileOf(r), Status: status,
 		Installed: r.State.Condition != connect.NotInstalled,
 		Connected: r.State.Condition == connect.Connected,
@@ -373,8 +373,8 @@ func (c connector) state(r connect.Report, err error) ui.ClientState {
 	return st
 }
 
-func (c connector) Clients(ctx context.Context) []ui.ClientState {
-	var out []ui.ClientState
+func (c connector) Clients(ctx context.Context) []desktop.ClientState {
+	var out []desktop.ClientState
 	for _, cl := range connect.Clients() {
 		out = append(out, c.state(c.m.Status(ctx, cl)))
 	}
@@ -389,25 +389,25 @@ func (c connector) lookup(id string) (connect.Client, error) {
 	return cl, nil
 }
 
-func (c connector) Connect(ctx context.Context, id string, rotate bool) (ui.ClientState, error) {
+func (c connector) Connect(ctx context.Context, id string, rotate bool) (desktop.ClientState, error) {
 	cl, err := c.lookup(id)
 	if err != nil {
-		return ui.ClientState{}, err
+		return desktop.ClientState{}, err
 	}
 	r, err := c.m.Connect(ctx, cl, connect.ConnectOptions{Rotate: rotate})
 	if err != nil {
-		return ui.ClientState{}, errors.New(problem(err))
+		return desktop.ClientState{}, errors.New(problem(err))
 	}
 	return c.state(r, nil), nil
 }
 
-func (c connector) Disconnect(ctx context.Context, id string) (ui.ClientState, error) {
+func (c connector) Disconnect(ctx context.Context, id string) (desktop.ClientState, error) {
 	cl, err := c.lookup(id)
 	if err != nil {
-		return ui.ClientState{}, err
+		return desktop.ClientState{}, err
 	}
 	if _, err := c.m.Disconnect(ctx, cl); err != nil {
-		return ui.ClientState{}, errors.New(problem(err))
+		return desktop.ClientState{}, errors.New(problem(err))
 	}
 	// Report what is left in the file now.
 	return c.state(c.m.Status(ctx, cl)), nil

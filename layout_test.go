@@ -45,16 +45,17 @@ func TestImportRules(t *testing.T) {
 		"server/agent":     append(adapters, "fyne.io/", "database/sql", "github.com/mattn/go-sqlite3", "github.com/zalando/go-keyring", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama", "net/http"),
 		"server/mcpserver": {module + "store", module + "models", module + "ui", "fyne.io/", "database/sql", "github.com/mattn/go-sqlite3", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
 		"server/tools":     {module + "store", module + "models", module + "ui", module + "server/mcpserver", module + "server/control", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
-		"ui":               {module + "store", module + "models", module + "server/mcpserver", module + "server/control", module + "server/tools", module + "ui/connect", "database/sql", "github.com/mattn/go-sqlite3", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
+		"ui/desktop":       {module + "store", module + "models", module + "server/mcpserver", module + "server/control", module + "server/tools", module + "ui/connect", "database/sql", "github.com/mattn/go-sqlite3", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
 		"assets":           {module + "store", module + "models", module + "server", module + "ui", "database/sql", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama"},
 		// mcp-go's client pulls its server package in (for in-process clients).
-		"ui/connect":      {module + "store", module + "models", module + "server/mcpserver", module + "server/control", module + "server/bridge", "fyne.io/", "database/sql", "github.com/mattn/go-sqlite3", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
-		"server/bridge":   {module + "store", module + "models", module + "ui", module + "server/agent", "fyne.io/", "database/sql", "github.com/ollama/ollama", "github.com/zalando/go-keyring", "github.com/mark3labs/mcp-go/server"},
-		"server/control":  {module + "store", module + "models", module + "ui", module + "server/mcpserver", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go"},
-		"store":           {module + "ui", module + "models", module + "server/mcpserver", module + "server/control", "fyne.io/", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
-		"store/keychain":  {module + "ui", module + "models", module + "server/mcpserver", module + "store", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama"},
-		"models/sampling": {module + "store", module + "ui", module + "server/mcpserver", module + "models/ollama", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go/server", "github.com/mark3labs/mcp-go/client", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
-		"models/ollama":   {module + "store", module + "ui", module + "server/mcpserver", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go", "github.com/zalando/go-keyring"},
+		"ui/connect":       {module + "store", module + "models", module + "server/mcpserver", module + "server/control", module + "server/bridge", "fyne.io/", "database/sql", "github.com/mattn/go-sqlite3", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
+		"server/bridge":    {module + "store", module + "models", module + "ui", module + "server/agent", "fyne.io/", "database/sql", "github.com/ollama/ollama", "github.com/zalando/go-keyring", "github.com/mark3labs/mcp-go/server"},
+		"server/control":   {module + "store", module + "models", module + "ui", module + "server/mcpserver", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go"},
+		"store":            {module + "ui", module + "models", module + "server/mcpserver", module + "server/control", "fyne.io/", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
+		"store/atomicfile": {module + "ui", module + "models", module + "server", module + "store/keychain", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go"},
+		"store/keychain":   {module + "ui", module + "models", module + "server/mcpserver", module + "store", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama"},
+		"models/sampling":  {module + "store", module + "ui", module + "server/mcpserver", module + "models/ollama", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go/server", "github.com/mark3labs/mcp-go/client", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
+		"models/ollama":    {module + "store", module + "ui", module + "server/mcpserver", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go", "github.com/zalando/go-keyring"},
 	}
 	seen := map[string]bool{}
 	for _, p := range listPackages(t) {
@@ -65,6 +66,9 @@ func TestImportRules(t *testing.T) {
 		}
 		seen[rel] = true
 		for _, dep := range p.Deps {
+			if dep == module+"store/atomicfile" { // a leaf helper for every package that writes files
+				continue
+			}
 			for _, bad := range rules {
 				if forbids(bad, dep) {
 					t.Errorf("%s imports %s, which DESIGN.md §1 forbids", rel, dep)
@@ -89,6 +93,47 @@ func forbids(rule, dep string) bool {
 		return dep == rule || strings.HasPrefix(dep, rule+"/")
 	}
 	return dep == rule
+}
+
+// TestTopLevel: the top level is the design card's (DESIGN.md §1), plus
+// the files of package main, the project's documents and CI.
+func TestTopLevel(t *testing.T) {
+	allowed := map[string]bool{"ui": true, "server": true, "store": true, "models": true, "assets": true,
+		"FyneApp.toml": true, "go.mod": true, "go.sum": true, "Makefile": true, "README.md": true, "LICENSE": true,
+		".ci": true, ".gitignore": true, ".gitattributes": true}
+	out, err := exec.Command("git", "ls-files").Output()
+	if err != nil {
+		t.Skipf("not a git checkout: %v", err)
+	}
+	seen := map[string]bool{}
+	for _, f := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		top, _, nested := strings.Cut(f, "/")
+		if seen[top] {
+			continue
+		}
+		seen[top] = true
+		if !allowed[top] && (nested || !strings.HasSuffix(top, ".go")) {
+			t.Errorf("%s sits at the top level, outside the design card's folders", top)
+		}
+	}
+}
+
+// TestOnlyTheDesktopUsesFyne: fyne is the desktop's (ui/desktop, with the
+// icons it bundles and main, which starts it); the command line and
+// everything else run without it.
+func TestOnlyTheDesktopUsesFyne(t *testing.T) {
+	mayUseFyne := map[string]bool{module + "ui/desktop": true, module + "assets": true, strings.TrimSuffix(module, "/"): true}
+	for _, p := range listPackages(t) {
+		if mayUseFyne[p.ImportPath] || strings.HasPrefix(p.ImportPath, module+"assets/") {
+			continue
+		}
+		for _, dep := range p.Deps {
+			if strings.HasPrefix(dep, "fyne.io/") {
+				t.Errorf("%s depends on %s: only the desktop package uses fyne", p.ImportPath, dep)
+				break
+			}
+		}
+	}
 }
 
 // TestPackageComments checks that every package has exactly one package

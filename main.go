@@ -29,7 +29,6 @@ import (
 	"github.com/godbus/dbus/v5"
 
 	"github.com/deskhand/deskhand/assets"
-	_ "github.com/deskhand/deskhand/internal/locale" // a POSIX locale, before fyne reads it
 	"github.com/deskhand/deskhand/models/ollama"
 	"github.com/deskhand/deskhand/models/sampling"
 	"github.com/deskhand/deskhand/server/agent"
@@ -39,8 +38,9 @@ import (
 	"github.com/deskhand/deskhand/server/tools"
 	"github.com/deskhand/deskhand/store"
 	"github.com/deskhand/deskhand/store/keychain"
-	"github.com/deskhand/deskhand/ui"
 	"github.com/deskhand/deskhand/ui/connect"
+	"github.com/deskhand/deskhand/ui/desktop"
+	_ "github.com/deskhand/deskhand/ui/desktop/locale" // a POSIX locale, before fyne reads it
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -135,7 +135,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 	if len(words) == 0 {
-		return desktop(ctx, opts, stderr)
+		return runDesktop(ctx, opts, stderr)
 	}
 	switch cmd, rest := words[0], words[1:]; cmd {
 	case "serve":
@@ -473,9 +473,9 @@ func startServing(ctx context.Context, opts options, a *wiring, stderr io.Writer
 	return &serving{url: url, failed: failed, stop: stop}, nil
 }
 
-// desktop runs the tray app: the agents served, the window and the popups.
+// runDesktop runs the tray app: the agents served, the window and the popups.
 // With no display it says so and serves headless.
-func desktop(ctx context.Context, opts options, stderr io.Writer) error {
+func runDesktop(ctx context.Context, opts options, stderr io.Writer) error {
 	if !haveDisplay() {
 		fmt.Fprintln(stderr, "No display (DISPLAY and WAYLAND_DISPLAY are unset): serving headless. Answer questions with 'deskhand questions' and 'deskhand answer'.")
 		return serve(ctx, opts, stderr)
@@ -494,7 +494,7 @@ func desktop(ctx context.Context, opts options, stderr io.Writer) error {
 	}
 	defer cleanup()
 	fy := fyneapp.NewWithID("io.deskhand.Deskhand")
-	var shown atomic.Pointer[ui.App] // set once the window exists
+	var shown atomic.Pointer[desktop.App] // set once the window exists
 	show := func() bool {
 		fyne.Do(func() {
 			if w := shown.Load(); w != nil {
@@ -513,13 +513,13 @@ func desktop(ctx context.Context, opts options, stderr io.Writer) error {
 	if !tray {
 		a.log.Info("no D-Bus session bus: running without a tray icon")
 	}
-	var conn ui.Connector
+	var conn desktop.Connector
 	if m, err := newManager(opts, srv.url, coreTokens{a.core}, a.secrets); err != nil {
 		a.log.Warn("connecting clients is not available", "err", err)
 	} else {
 		conn = connector{m}
 	}
-	win := ui.New(fy, a.core, ui.Options{Tray: tray, ServerURL: srv.url, DataDir: opts.data, Logger: a.log, Connector: conn,
+	win := desktop.New(fy, a.core, desktop.Options{Tray: tray, ServerURL: srv.url, DataDir: opts.data, Logger: a.log, Connector: conn,
 		Icon: assets.Icon, PausedIcon: assets.PausedIcon, QuestionIcon: assets.QuestionIcon})
 	shown.Store(win)
 	followCtx, stopFollowing := context.WithCancel(ctx)

@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/deskhand/deskhand/internal/atomicfile"
 	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/store/atomicfile"
 )
 
 // The fallback file is a JSON object of secret names to secrets, e.g.

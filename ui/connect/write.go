@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/deskhand/deskhand/internal/atomicfile"
+	"github.com/deskhand/deskhand/store/atomicfile"
 )
 
 // backupInfix separates a file's name from the timestamp of its backups.

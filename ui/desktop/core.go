@@ -1,10 +1,11 @@
-// Package ui is Deskhand's desktop: the tray, the main window (agents and
+// Package desktop is Deskhand's desktop, the only package besides main
+// and assets that uses fyne: the tray, the main window (agents and
 // the questions waiting for you) and a popup for each question. It calls
 // the core through the small Core interface and learns what changed from
 // the core's events; one goroutine turns events into fyne.Do calls, so
 // only fyne's own goroutine touches widgets. Logic that decides what to
 // show lives in plain functions, tested without a display.
-package ui
+package desktop
 
 import (
 	"context"

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/deskhand/deskhand/internal/atomicfile"
+	"github.com/deskhand/deskhand/store/atomicfile"
 )
 
 func TestWrite(t *testing.T) {
