@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -27,6 +28,28 @@ import (
 // limit is 4 MiB).
 const maxLine = 8 << 20
 
+// Timeouts of the client NewClient makes. None bounds a whole response:
+// a call's event stream may stay open for as long as its agent works.
+const (
+	dialTimeout = 5 * time.Second // Deskhand is on this computer
+	// headerTimeout bounds the wait for a response's headers. Deskhand
+	// opens a waiting call's event stream within its keep-alive interval
+	// (15 s by default), and answers everything else at once.
+	headerTimeout = time.Minute
+	// deleteTimeout bounds ending the session when the client goes.
+	deleteTimeout = 5 * time.Second
+)
+
+// NewClient returns the HTTP client a Bridge uses when given none: it
+// bounds connecting and waiting for headers, never a response's body.
+func NewClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext
+	tr.TLSHandshakeTimeout = dialTimeout
+	tr.ResponseHeaderTimeout = headerTimeout
+	return &http.Client{Transport: tr}
+}
+
 // Bridge relays one stdio client to one HTTP endpoint.
 type Bridge struct {
 	URL    string
@@ -37,8 +60,7 @@ type Bridge struct {
 	out sync.Mutex // one message at a time on stdout
 	w   io.Writer
 
-	ctx  context.Context // Run's, for the GET stream
-	work sync.WaitGroup  // POSTs and the GET stream in flight
+	work sync.WaitGroup // POSTs and the GET stream in flight
 
 	mu        sync.Mutex
 	sessionID string
@@ -52,13 +74,12 @@ type Bridge struct {
 func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 	b.w = out
 	if b.Client == nil {
-		b.Client = http.DefaultClient
+		b.Client = NewClient()
 	}
 	if b.Log == nil {
 		b.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	b.ctx = ctx
 	defer func() {
 		cancel() // calls still open end with the client
 		b.work.Wait()
@@ -80,7 +101,7 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 			}
 		}()
 	}
-	b.closeSession()
+	b.closeSession(ctx)
 	if err := scanner.Err(); err != nil {
 		return fmt.Errorf("read from the client: %w", err)
 	}
@@ -102,12 +123,12 @@ func (b *Bridge) post(ctx context.Context, msg []byte) error {
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.URL, bytes.NewReader(msg))
 	if err != nil {
-		return err
+		return fmt.Errorf("build the POST to %s: %w", b.URL, err)
 	}
 	b.headers(req, env)
 	resp, err := b.Client.Do(req)
 	if err != nil {
-		return fmt.Errorf("Deskhand is not answering at %s: %w", b.URL, err)
+		return fmt.Errorf("no answer from Deskhand at %s: %w", b.URL, err)
 	}
 	defer resp.Body.Close()
 	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
@@ -125,7 +146,7 @@ func (b *Bridge) post(ctx context.Context, msg []byte) error {
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxLine))
 	if err != nil {
-		return err
+		return fmt.Errorf("read Deskhand's answer: %w", err)
 	}
 	if env.Method == string(mcp.MethodInitialize) {
 		b.initialized(ctx, body)
@@ -134,7 +155,7 @@ func (b *Bridge) post(ctx context.Context, msg []byte) error {
 		b.write(body)
 		return nil
 	}
-	return fmt.Errorf("Deskhand answered %s: %s", resp.Status, bytes.TrimSpace(body))
+	return fmt.Errorf("unexpected answer from Deskhand (%s): %s", resp.Status, bytes.TrimSpace(body))
 }
 
 // headers are what Streamable HTTP wants besides the body.
@@ -221,11 +242,11 @@ const maxResumes = 5
 // event's id, after the retry interval the server asked for.
 func (b *Bridge) relayCall(ctx context.Context, body io.Reader, env envelope) error {
 	st := &streamState{want: bytes.TrimSpace(env.ID), retry: time.Second}
-	for attempt := 0; ; attempt++ {
-		if err := b.relayStream(body, st); err != nil || st.answered || len(st.want) == 0 || st.lastID == "" {
-			return err
-		}
-		if attempt == maxResumes {
+	if err := b.relayStream(body, st); err != nil {
+		return err
+	}
+	for resumes := 0; !st.done(); resumes++ {
+		if resumes == maxResumes {
 			return fmt.Errorf("the answer's stream ended %d times before the answer", maxResumes+1)
 		}
 		select {
@@ -233,23 +254,31 @@ func (b *Bridge) relayCall(ctx context.Context, body io.Reader, env envelope) er
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.URL, nil)
-		if err != nil {
+		if err := b.resume(ctx, st); err != nil {
 			return err
 		}
-		b.headers(req, envelope{})
-		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set("Last-Event-ID", st.lastID)
-		resp, err := b.Client.Do(req)
-		if err != nil {
-			return fmt.Errorf("Deskhand is not answering at %s: %w", b.URL, err)
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("resuming the answer's stream: Deskhand answered %s", resp.Status)
-		}
-		body = resp.Body
 	}
+	return nil
+}
+
+// resume reconnects to a call's stream after st.lastID and relays it.
+func (b *Bridge) resume(ctx context.Context, st *streamState) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.URL, nil)
+	if err != nil {
+		return fmt.Errorf("build the GET to %s: %w", b.URL, err)
+	}
+	b.headers(req, envelope{})
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Last-Event-ID", st.lastID)
+	resp, err := b.Client.Do(req)
+	if err != nil {
+		return fmt.Errorf("no answer from Deskhand at %s: %w", b.URL, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("resuming the answer's stream: Deskhand answered %s", resp.Status)
+	}
+	return b.relayStream(resp.Body, st)
 }
 
 // streamState follows a call's stream: the last event id, the retry the
@@ -261,51 +290,139 @@ type streamState struct {
 	answered bool
 }
 
+// done reports whether nothing is left to resume: the answer came, the
+// message was no request, or the stream gave no id to resume after.
+func (st *streamState) done() bool {
+	return st.answered || len(st.want) == 0 || st.lastID == ""
+}
+
 // relayStream copies each SSE event's data, a JSON-RPC message, to the
 // client, noting in st (when set) what resuming needs.
 func (b *Bridge) relayStream(r io.Reader, st *streamState) error {
-	scanner := bufio.NewScanner(r)
-	scanner.Buffer(make([]byte, 64<<10), maxLine)
-	var data []byte
-	flush := func() {
-		if len(data) == 0 {
-			return
+	return readEvents(r, func(ev event) {
+		if st != nil {
+			if ev.id != nil {
+				st.lastID = *ev.id
+			}
+			if ev.retry >= 0 {
+				st.retry = ev.retry
+			}
 		}
-		b.write(data)
+		if len(ev.data) == 0 {
+			return // a priming event: an id, no message
+		}
+		b.write(ev.data)
 		if st != nil && len(st.want) > 0 {
 			var msg struct {
 				ID     json.RawMessage `json:"id"`
 				Method string          `json:"method"`
 			}
-			if json.Unmarshal(data, &msg) == nil && msg.Method == "" && bytes.Equal(bytes.TrimSpace(msg.ID), st.want) {
+			if json.Unmarshal(ev.data, &msg) == nil && msg.Method == "" && bytes.Equal(bytes.TrimSpace(msg.ID), st.want) {
 				st.answered = true
 			}
 		}
-		data = nil
+	})
+}
+
+// event is one server-sent event, as the HTML Living Standard's "event
+// stream interpretation" reads it.
+type event struct {
+	data  []byte        // the data lines, joined with "\n"
+	id    *string       // the id field, when the event had one
+	retry time.Duration // the retry field; -1 when absent or not a number
+}
+
+// readEvents calls fn with each event of the stream in r that carries data,
+// an id or a retry. Lines end with LF, CRLF or CR alone.
+func readEvents(r io.Reader, fn func(event)) error {
+	scanner := bufio.NewScanner(r)
+	scanner.Buffer(make([]byte, 64<<10), maxLine)
+	scanner.Split(scanSSELines)
+	ev := event{retry: -1}
+	var hasData bool
+	dispatch := func() {
+		if hasData || ev.id != nil || ev.retry >= 0 {
+			fn(ev)
+		}
+		ev, hasData = event{retry: -1}, false
 	}
 	for scanner.Scan() {
 		line := scanner.Text()
-		switch {
-		case strings.HasPrefix(line, "data:"):
-			data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " ")...)
-		case st != nil && strings.HasPrefix(line, "id:"):
-			st.lastID = strings.TrimSpace(strings.TrimPrefix(line, "id:"))
-		case st != nil && strings.HasPrefix(line, "retry:"):
-			if ms, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "retry:"))); err == nil && ms >= 0 {
-				st.retry = time.Duration(ms) * time.Millisecond
+		if line == "" {
+			dispatch()
+			continue
+		}
+		if strings.HasPrefix(line, ":") {
+			continue // a comment: the server's keep-alive
+		}
+		field, value, _ := strings.Cut(line, ":")
+		value = strings.TrimPrefix(value, " ")
+		switch field {
+		case "data":
+			if hasData {
+				ev.data = append(ev.data, '\n')
 			}
-		case line == "":
-			flush()
+			ev.data, hasData = append(ev.data, value...), true
+		case "id":
+			if !strings.ContainsRune(value, 0) {
+				ev.id = &value
+			}
+		case "retry":
+			if ms, err := strconv.Atoi(value); err == nil && ms >= 0 {
+				ev.retry = time.Duration(ms) * time.Millisecond
+			}
 		}
 	}
-	flush()
-	return scanner.Err()
+	if err := scanner.Err(); err != nil {
+		return fmt.Errorf("read Deskhand's event stream: %w", err)
+	}
+	// The standard drops an event the stream ends in the middle of.
+	return nil
 }
 
+// scanSSELines is bufio.ScanLines for SSE, where a line may also end with
+// CR alone.
+func scanSSELines(data []byte, atEOF bool) (advance int, token []byte, err error) {
+	if atEOF && len(data) == 0 {
+		return 0, nil, nil
+	}
+	if i := bytes.IndexAny(data, "\r\n"); i >= 0 {
+		if data[i] == '\n' {
+			return i + 1, data[:i], nil
+		}
+		// CR: a following LF belongs to the same line end.
+		if i+1 < len(data) {
+			if data[i+1] == '\n' {
+				return i + 2, data[:i], nil
+			}
+			return i + 1, data[:i], nil
+		}
+		if atEOF {
+			return i + 1, data[:i], nil
+		}
+		return 0, nil, nil // wait to see whether LF follows
+	}
+	if atEOF {
+		return len(data), data, nil
+	}
+	return 0, nil, nil
+}
+
+// write sends msg to the client on one line, as stdio framing wants: a
+// message whose data spanned lines is compacted first.
 func (b *Bridge) write(msg []byte) {
+	line := bytes.TrimSpace(msg)
+	if bytes.ContainsAny(line, "\r\n") {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, line); err != nil {
+			b.Log.Warn("Deskhand sent a message that is not JSON; dropped", "err", err)
+			return
+		}
+		line = buf.Bytes()
+	}
 	b.out.Lock()
 	defer b.out.Unlock()
-	_, _ = b.w.Write(append(bytes.TrimSpace(msg), '\n'))
+	_, _ = b.w.Write(append(line, '\n'))
 }
 
 // replyError answers a client request the bridge could not deliver, so the
@@ -320,20 +437,27 @@ func (b *Bridge) replyError(msg []byte, err error) {
 	b.write(out)
 }
 
-// closeSession ends the legacy session when the client goes.
-func (b *Bridge) closeSession() {
+// closeSession ends the legacy session when the client goes, within
+// deleteTimeout and while ctx lasts.
+func (b *Bridge) closeSession(ctx context.Context) {
 	b.mu.Lock()
 	sid := b.sessionID
 	b.mu.Unlock()
 	if sid == "" {
 		return
 	}
-	req, err := http.NewRequest(http.MethodDelete, b.URL, nil)
+	ctx, cancel := context.WithTimeout(ctx, deleteTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, b.URL, nil)
 	if err != nil {
+		b.Log.Warn("end the session", "err", err)
 		return
 	}
 	b.headers(req, envelope{})
-	if resp, err := b.Client.Do(req); err == nil {
-		resp.Body.Close()
+	resp, err := b.Client.Do(req)
+	if err != nil {
+		b.Log.Warn("end the session", "err", err)
+		return
 	}
+	resp.Body.Close()
 }
