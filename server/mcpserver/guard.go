@@ -78,10 +78,10 @@ func Guard(auth Authenticator, opts GuardOptions, next http.Handler) http.Handle
 		}
 		principal := agent.LocalPrincipal
 		if !opts.InsecureNoAuth {
-			token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			token, ok := bearerToken(r.Header.Get("Authorization"))
 			client, found := agent.Client{}, false
 			if ok {
-				client, found = auth.Authenticate(r.Context(), strings.TrimSpace(token))
+				client, found = auth.Authenticate(r.Context(), token)
 			}
 			if !found {
 				metadata := (&url.URL{Scheme: "http", Host: r.Host, Path: opts.MetadataPath}).String()
@@ -111,6 +111,17 @@ func Guard(auth Authenticator, opts GuardOptions, next http.Handler) http.Handle
 		}
 		next.ServeHTTP(w, r.WithContext(withPrincipal(r.Context(), principal)))
 	})
+}
+
+// bearerToken returns the token of an "Authorization: Bearer <token>"
+// header. The scheme is case-insensitive (RFC 7235 §2.1), the token is not.
+func bearerToken(header string) (string, bool) {
+	scheme, token, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
 }
 
 // isBrowserVisit is a browser opening /mcp; it is sent to the server card.

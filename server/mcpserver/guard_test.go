@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -69,6 +70,16 @@ func guard(t *testing.T, era string) {
 		{"wrong token", "", "", "dh_not-a-token", 401},
 		{"revoked token", "", "", revoked, 401},
 		{"not bearer", "", "", "Basic Zm9vOmJhcg==", 401},
+
+		// RFC 7235 §2.1: the scheme is case-insensitive; the token is not.
+		{"scheme in lower case", "", "", "bearer TOKEN", 200},
+		{"scheme in upper case", "", "", "BEARER TOKEN", 200},
+		{"scheme in mixed case", "", "", "bEaReR TOKEN", 200},
+		{"spaces after the scheme", "", "", "Bearer   TOKEN", 200},
+		{"token in other case", "", "", "Bearer " + swapCase(token), 401},
+		{"scheme only", "", "", "Bearer ", 401},
+		{"longer scheme", "", "", "Bearers TOKEN", 401},
+		{"no space after the scheme", "", "", "BearerTOKEN", 401},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -82,8 +93,8 @@ func guard(t *testing.T, era string) {
 			switch {
 			case c.auth == "TOKEN":
 				req.Header.Set("Authorization", "Bearer "+token)
-			case strings.HasPrefix(c.auth, "Basic"):
-				req.Header.Set("Authorization", c.auth)
+			case strings.Contains(c.auth, "TOKEN"), strings.Contains(c.auth, " "): // the whole header
+				req.Header.Set("Authorization", strings.ReplaceAll(c.auth, "TOKEN", token))
 			case c.auth != "":
 				req.Header.Set("Authorization", "Bearer "+c.auth)
 			}
@@ -248,4 +259,14 @@ func TestInFlightLimit(t *testing.T) {
 		}
 	}
 	<-done
+}
+
+// swapCase turns upper-case letters to lower case and lower to upper.
+func swapCase(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsUpper(r) {
+			return unicode.ToLower(r)
+		}
+		return unicode.ToUpper(r)
+	}, s)
 }
