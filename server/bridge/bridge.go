@@ -50,6 +50,23 @@ func NewClient() *http.Client {
 	return &http.Client{Transport: tr}
 }
 
+// StatusError is an HTTP status Deskhand answered a message with, instead
+// of relaying it.
+type StatusError struct {
+	Status int    // the HTTP status code
+	Detail string // what to do about it, for a person
+}
+
+func (e *StatusError) Error() string { return e.Detail }
+
+// ErrorData is the data of the JSON-RPC error the bridge answers a client
+// request with when it could not relay it. HTTPStatus is the status
+// Deskhand answered with, when it answered: 401 means it refused the
+// token, which ui/connect tells from other failures by this field.
+type ErrorData struct {
+	HTTPStatus int `json:"httpStatus,omitempty"`
+}
+
 // Bridge relays one stdio client to one HTTP endpoint.
 type Bridge struct {
 	URL    string
@@ -138,7 +155,7 @@ func (b *Bridge) post(ctx context.Context, msg []byte) error {
 	}
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized:
-		return errors.New("Deskhand refused this client's token (revoked?): connect the client again")
+		return &StatusError{Status: resp.StatusCode, Detail: "Deskhand refused this client's token (revoked?): connect the client again"}
 	case resp.StatusCode == http.StatusAccepted:
 		return nil
 	case strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream"):
@@ -432,8 +449,11 @@ func (b *Bridge) replyError(msg []byte, err error) {
 	if json.Unmarshal(msg, &env) != nil || len(env.ID) == 0 || env.Method == "" {
 		return // a notification or a response: nobody waits for it
 	}
-	out, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": env.ID,
-		"error": map[string]any{"code": mcp.INTERNAL_ERROR, "message": err.Error()}})
+	details := map[string]any{"code": mcp.INTERNAL_ERROR, "message": err.Error()}
+	if se := (*StatusError)(nil); errors.As(err, &se) {
+		details["data"] = ErrorData{HTTPStatus: se.Status}
+	}
+	out, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": env.ID, "error": details})
 	b.write(out)
 }
 

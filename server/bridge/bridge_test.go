@@ -2,8 +2,10 @@ package bridge_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -153,6 +155,13 @@ func TestBridgeWithARevokedToken(t *testing.T) {
 	inW.Close()
 	if got := string(line[:n]); !strings.Contains(got, `"error"`) || !strings.Contains(got, "revoked") {
 		t.Errorf("the client got %s", got)
+	}
+	// The status travels as data, for a program to read (ui/connect).
+	var resp struct {
+		Error struct{ Data bridge.ErrorData }
+	}
+	if err := json.Unmarshal(line[:n], &resp); err != nil || resp.Error.Data.HTTPStatus != http.StatusUnauthorized {
+		t.Errorf("the error's data = %+v (%v), want HTTPStatus 401", resp.Error.Data, err)
 	}
 }
 

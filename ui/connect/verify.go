@@ -3,9 +3,11 @@ package connect
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -99,10 +101,8 @@ func verifyStdio(ctx context.Context, command string, args, env []string) Check 
 		cmd.Stderr = stderr
 		return cmd, nil
 	}
-	c, err := client.NewStdioMCPClientWithOptions(command, env, args, transport.WithCommandFunc(spawn))
-	if err != nil {
-		return Check{Health: Broken, Detail: fmt.Sprintf("could not start %s: %v", command, err)}
-	}
+	tr := &statusRecorder{Stdio: transport.NewStdioWithOptions(command, env, args, transport.WithCommandFunc(spawn))}
+	c := client.NewClient(tr)
 	tools, err := handshake(ctx, c)
 	c.Close()
 	if err == nil {
@@ -112,10 +112,54 @@ func verifyStdio(ctx context.Context, command string, args, env []string) Check 
 	if msg := strings.TrimSpace(stderr.String()); msg != "" {
 		detail += "; it said: " + msg
 	}
-	if strings.Contains(err.Error(), "refused this client's token") {
+	if tr.status() == http.StatusUnauthorized {
 		return Check{Health: TokenRefused, Detail: detail}
 	}
 	return Check{Health: Broken, Detail: detail}
+}
+
+// statusRecorder is a stdio transport that notes the HTTP status the
+// bridge (`deskhand stdio`) reports in the data of a JSON-RPC error, as
+// {"httpStatus": 401}: mcp-go's client keeps only an error's message.
+type statusRecorder struct {
+	*transport.Stdio
+	mu         sync.Mutex
+	httpStatus int
+}
+
+func (r *statusRecorder) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	resp, err := r.Stdio.SendRequest(ctx, req)
+	if err == nil && resp != nil && resp.Error != nil {
+		if status := bridgeStatus(resp.Error.Data); status != 0 {
+			r.mu.Lock()
+			r.httpStatus = status
+			r.mu.Unlock()
+		}
+	}
+	return resp, err
+}
+
+// status is the last HTTP status the bridge reported; 0 for none.
+func (r *statusRecorder) status() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.httpStatus
+}
+
+// bridgeStatus reads the bridge's error data (server/bridge.ErrorData,
+// which this package may not import).
+func bridgeStatus(data any) int {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return 0
+	}
+	var d struct {
+		HTTPStatus int `json:"httpStatus"`
+	}
+	if json.Unmarshal(raw, &d) != nil {
+		return 0
+	}
+	return d.HTTPStatus
 }
 
 // handshake initializes c and lists its tools.
