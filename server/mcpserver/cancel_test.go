@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -16,12 +17,12 @@ import (
 	"github.com/deskhand/deskhand/server/mcpserver"
 )
 
-// post sends one JSON-RPC message as a client of the era would.
-func post(ctx context.Context, t *testing.T, url, token, era, sessionID, body string) (*http.Response, error) {
-	t.Helper()
+// post sends one JSON-RPC message as a client of the era would. It
+// reports every failure as an error, so that goroutines can use it.
+func post(ctx context.Context, url, token, era, sessionID, body string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
-		t.Fatal(err)
+		return nil, fmt.Errorf("build the POST: %w", err)
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
@@ -101,7 +102,7 @@ func TestCancellation(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
 		go func() {
-			resp, err := post(ctx, t, h.URL, token, "2026-07-28", "", call+","+meta+"}}")
+			resp, err := post(ctx, h.URL, token, "2026-07-28", "", call+","+meta+"}}")
 			if err == nil {
 				_, err = io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
@@ -118,14 +119,14 @@ func TestCancellation(t *testing.T) {
 	})
 
 	t.Run("2025-11-25 sends notifications/cancelled", func(t *testing.T) {
-		resp, err := post(t.Context(), t, h.URL, token, "2025-11-25", "",
+		resp, err := post(t.Context(), h.URL, token, "2025-11-25", "",
 			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
 		sid := resp.Header.Get("Mcp-Session-Id")
-		if resp, err := post(t.Context(), t, h.URL, token, "2025-11-25", sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err == nil {
+		if resp, err := post(t.Context(), h.URL, token, "2025-11-25", sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err == nil {
 			resp.Body.Close()
 		}
 		ignore := goleak.IgnoreCurrent()
@@ -133,7 +134,7 @@ func TestCancellation(t *testing.T) {
 		chats := len(h.ollama.ChatRequests())
 		answer := make(chan string, 1)
 		go func() {
-			resp, err := post(t.Context(), t, h.URL, token, "2025-11-25", sid, call+"}}")
+			resp, err := post(t.Context(), h.URL, token, "2025-11-25", sid, call+"}}")
 			if err != nil {
 				answer <- err.Error()
 				return
@@ -143,7 +144,7 @@ func TestCancellation(t *testing.T) {
 			answer <- string(body)
 		}()
 		started := streaming(t, h, events, chats)
-		resp, err = post(t.Context(), t, h.URL, token, "2025-11-25", sid, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,"reason":"user pressed stop"}}`)
+		resp, err = post(t.Context(), h.URL, token, "2025-11-25", sid, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,"reason":"user pressed stop"}}`)
 		if err != nil {
 			t.Fatal(err)
 		}

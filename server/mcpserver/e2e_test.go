@@ -3,7 +3,6 @@ package mcpserver_test
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -100,26 +99,27 @@ func TestBusyConversationIsAToolError(t *testing.T) {
 			c := connect(t, h.URL, era, token)
 			handle := handleOf(t, call(t, c, "assistant", map[string]any{"message": "start"}, nil))
 
-			events := h.core.Subscribe(t.Context())
-			var wg sync.WaitGroup
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				slow := connect(t, h.URL, era, token)
-				if res := call(t, slow, "assistant", map[string]any{"message": "a long question", "conversation": handle}, nil); res.IsError {
-					t.Errorf("first call failed: %v", texts(res))
-				}
-			}()
-			for e := range events {
-				if e.Kind == agent.EventTurnStarted && e.Conversation == handle {
-					break
+			events := h.core.Subscribe(t.Context(), agent.EventTurnStarted)
+			slow := connect(t, h.URL, era, token)
+			first := goCall(t.Context(), slow, "assistant", map[string]any{"message": "a long question", "conversation": handle})
+		wait:
+			for {
+				select {
+				case e := <-events:
+					if e.Conversation == handle {
+						break wait
+					}
+				case r := <-first:
+					t.Fatalf("the first call ended before its turn started: %v %v", r.res, r.err)
 				}
 			}
 			busy := call(t, c, "assistant", map[string]any{"message": "me too", "conversation": handle}, nil)
 			if !busy.IsError || !strings.Contains(firstText(busy), "busy") {
 				t.Errorf("concurrent call = %v", texts(busy))
 			}
-			wg.Wait()
+			if r := <-first; r.err != nil || r.res.IsError {
+				t.Errorf("first call failed: %v %v", r.err, r.res)
+			}
 		})
 	}
 }

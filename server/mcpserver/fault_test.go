@@ -21,20 +21,21 @@ func TestOllamaDiesMidStream(t *testing.T) {
 	c := connect(t, h.URL, mcp.ProtocolVersion20260728, h.token("victim"))
 	first := handleOf(t, call(t, c, "assistant", map[string]any{"message": "Remember: the door is blue."}, nil))
 
-	done := make(chan *mcp.CallToolResult, 1)
-	before := len(h.ollama.ChatRequests())
-	go func() {
-		done <- call(t, c, "assistant", map[string]any{"message": "a b c d e f g h", "conversation": first}, nil)
-	}()
-	for deadline := time.Now().Add(10 * time.Second); len(h.ollama.ChatRequests()) == before; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the model was never asked")
-		}
+	events := h.core.Subscribe(t.Context(), agent.EventDelta)
+	done := goCall(t.Context(), c, "assistant", map[string]any{"message": "a b c d e f g h", "conversation": first})
+	select { // a chunk of the answer is out
+	case <-events:
+	case r := <-done:
+		t.Fatalf("the call ended before the model streamed: %v %v", r.res, r.err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the model never streamed")
 	}
-	time.Sleep(200 * time.Millisecond) // a chunk or so is out
-	h.ollama.CloseClientConnections()  // Ollama dies mid-stream
-	res := <-done
-	if !res.IsError || !strings.Contains(firstText(res), "Ollama stopped in the middle of its answer") {
+	h.ollama.CloseClientConnections() // Ollama dies mid-stream
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if res := r.res; !res.IsError || !strings.Contains(firstText(res), "Ollama stopped in the middle of its answer") {
 		t.Fatalf("the call answered %v, want a tool error about Ollama", texts(res))
 	}
 

@@ -233,16 +233,12 @@ func TestInFlightLimit(t *testing.T) {
 	h.restart()
 	token := h.token("alice")
 	c := connect(t, h.URL, mcp.ProtocolVersion20260728, token)
-	events := h.core.Subscribe(t.Context())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		call(t, c, "assistant", map[string]any{"message": "a slow one"}, nil)
-	}()
-	for e := range events {
-		if e.Kind == agent.EventTurnStarted {
-			break
-		}
+	events := h.core.Subscribe(t.Context(), agent.EventTurnStarted)
+	done := goCall(t.Context(), c, "assistant", map[string]any{"message": "a slow one"})
+	select {
+	case <-events:
+	case r := <-done:
+		t.Fatalf("the slow call ended before its turn started: %v %v", r.res, r.err)
 	}
 	for _, c := range []struct {
 		token  string
@@ -258,7 +254,9 @@ func TestInFlightLimit(t *testing.T) {
 			t.Errorf("over the limit: %d %s, want %d saying %q", resp.StatusCode, body, c.status, c.says)
 		}
 	}
-	<-done
+	if r := <-done; r.err != nil {
+		t.Error(r.err)
+	}
 }
 
 // swapCase turns upper-case letters to lower case and lower to upper.

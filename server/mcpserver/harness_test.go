@@ -163,17 +163,44 @@ func connect(t *testing.T, url, version, token string, opts ...client.ClientOpti
 // call invokes the agent tool.
 func call(t *testing.T, c *client.Client, tool string, args map[string]any, meta map[string]any) *mcp.CallToolResult {
 	t.Helper()
+	res, err := tryCall(t.Context(), c, tool, args, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// tryCall is call for a spawned goroutine, which must not stop the test
+// (t.Fatal there ends only the goroutine): it returns the protocol error
+// for the test's goroutine to check.
+func tryCall(ctx context.Context, c *client.Client, tool string, args map[string]any, meta map[string]any) (*mcp.CallToolResult, error) {
 	var req mcp.CallToolRequest
 	req.Params.Name = tool
 	req.Params.Arguments = args
 	if meta != nil {
 		req.Params.Meta = &mcp.Meta{AdditionalFields: meta}
 	}
-	res, err := c.CallTool(t.Context(), req)
+	res, err := c.CallTool(ctx, req)
 	if err != nil {
-		t.Fatalf("call %s: %v (a protocol error, where a tool result was due)", tool, err)
+		return nil, fmt.Errorf("call %s: %w (a protocol error, where a tool result was due)", tool, err)
 	}
-	return res
+	return res, nil
+}
+
+// callResult is what tryCall returned, sent from a goroutine.
+type callResult struct {
+	res *mcp.CallToolResult
+	err error
+}
+
+// goCall runs tryCall on a goroutine; the channel gets its result.
+func goCall(ctx context.Context, c *client.Client, tool string, args map[string]any) <-chan callResult {
+	out := make(chan callResult, 1)
+	go func() {
+		res, err := tryCall(ctx, c, tool, args, nil)
+		out <- callResult{res, err}
+	}()
+	return out
 }
 
 func texts(res *mcp.CallToolResult) []string {

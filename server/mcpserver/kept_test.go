@@ -59,7 +59,7 @@ func clientOf(t *testing.T, h *harness, name string) (string, string) {
 // its stream to the end; it returns the raw stream and the events' ids.
 func burst(t *testing.T, h *harness, token, sid string, id, n, size int) (raw string, ids []string) {
 	t.Helper()
-	resp, err := post(t.Context(), t, h.URL, token, mcp.ProtocolVersion20251125, sid,
+	resp, err := post(t.Context(), h.URL, token, mcp.ProtocolVersion20251125, sid,
 		toolCall(mcp.ProtocolVersion20251125, id, "burst", fmt.Sprintf(`{"n":%d,"size":%d}`, n, size), `"progressToken":"b"`))
 	if err != nil {
 		t.Fatal(err)
@@ -172,7 +172,7 @@ func TestDetachedStreamsCount(t *testing.T) {
 
 	call := func(token, sid string, id int) (priming, raw string) {
 		t.Helper()
-		resp, err := post(t.Context(), t, h.URL, token, mcp.ProtocolVersion20251125, sid, toolCall(mcp.ProtocolVersion20251125, id, "detach", `{}`, ""))
+		resp, err := post(t.Context(), h.URL, token, mcp.ProtocolVersion20251125, sid, toolCall(mcp.ProtocolVersion20251125, id, "detach", `{}`, ""))
 		if err != nil {
 			t.Fatal(err)
 		}

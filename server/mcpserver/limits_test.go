@@ -205,7 +205,7 @@ func TestOneClientCannotTakeEveryStream(t *testing.T) {
 // refused) and the reply.
 func initialize(t *testing.T, url, token string) (string, string) {
 	t.Helper()
-	resp, err := post(t.Context(), t, url, token, mcp.ProtocolVersion20251125, "",
+	resp, err := post(t.Context(), url, token, mcp.ProtocolVersion20251125, "",
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
 	if err != nil {
 		t.Fatal(err)
@@ -296,7 +296,7 @@ func TestIdleSessionIsForgotten(t *testing.T) {
 	h.srv.OnSessionEnd(func(sid string) { ended <- sid })
 	token := h.token("idler")
 	sid := legacySession(t, h.URL, token)
-	resp, err := post(t.Context(), t, h.URL, token, mcp.ProtocolVersion20251125, sid,
+	resp, err := post(t.Context(), h.URL, token, mcp.ProtocolVersion20251125, sid,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"assistant","arguments":{"message":"remember me"}}}`)
 	if err != nil {
 		t.Fatal(err)
@@ -324,7 +324,7 @@ func TestIdleSessionIsForgotten(t *testing.T) {
 	if live, convs, listeners, calls := h.srv.SessionState(); live+convs+listeners+calls != 0 {
 		t.Errorf("after the TTL: %d sessions, %d conversations, %d streams, %d calls held", live, convs, listeners, calls)
 	}
-	resp, err = post(t.Context(), t, h.URL, token, mcp.ProtocolVersion20251125, sid, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+	resp, err = post(t.Context(), h.URL, token, mcp.ProtocolVersion20251125, sid, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +347,7 @@ func TestSessionEndedMidCallKeepsNothing(t *testing.T) {
 	events := h.core.Subscribe(t.Context(), agent.EventTurnStarted)
 	answered := make(chan string, 1)
 	go func() {
-		resp, err := post(t.Context(), t, h.URL, token, mcp.ProtocolVersion20251125, sid,
+		resp, err := post(t.Context(), h.URL, token, mcp.ProtocolVersion20251125, sid,
 			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"assistant","arguments":{"message":"a slow one"}}}`)
 		if err != nil {
 			answered <- err.Error()

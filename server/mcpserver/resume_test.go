@@ -66,14 +66,14 @@ func next(t *testing.T, events <-chan sseEvent) sseEvent {
 // legacySession opens a 2025-11-25 session with raw requests.
 func legacySession(t *testing.T, url, token string) string {
 	t.Helper()
-	resp, err := post(t.Context(), t, url, token, "2025-11-25", "",
+	resp, err := post(t.Context(), url, token, "2025-11-25", "",
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
 	sid := resp.Header.Get("Mcp-Session-Id")
-	if resp, err := post(t.Context(), t, url, token, "2025-11-25", sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err == nil {
+	if resp, err := post(t.Context(), url, token, "2025-11-25", sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err == nil {
 		resp.Body.Close()
 	}
 	return sid
@@ -115,7 +115,7 @@ func TestResumeAfterTheStreamDrops(t *testing.T) {
 	token := h.token("resumer")
 	sid := legacySession(t, h.URL, token)
 	ctx, drop := context.WithCancel(t.Context())
-	resp, err := post(ctx, t, h.URL, token, "2025-11-25", sid,
+	resp, err := post(ctx, h.URL, token, "2025-11-25", sid,
 		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"assistant","arguments":{"message":"one two three four"},"_meta":{"progressToken":"p"}}}`)
 	if err != nil {
 		t.Fatal(err)
@@ -173,7 +173,7 @@ func TestCloseCallStream(t *testing.T) {
 	sid := legacySession(t, h.URL, token)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	resp, err := post(ctx, t, h.URL, token, "2025-11-25", sid, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"polled","arguments":{}}}`)
+	resp, err := post(ctx, h.URL, token, "2025-11-25", sid, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"polled","arguments":{}}}`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -166,7 +166,7 @@ func TestBodyTimeoutSparesLongStreams(t *testing.T) {
 	sid := legacySession(t, h.URL, token)
 	asked := h.core.Subscribe(t.Context(), agent.EventQuestionAsked)
 
-	listen, err := post(t.Context(), t, h.URL, token, "2026-07-28", "",
+	listen, err := post(t.Context(), h.URL, token, "2026-07-28", "",
 		`{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},"_meta":{`+modernMeta+`}}}`)
 	if err != nil {
 		t.Fatal(err)
@@ -188,7 +188,7 @@ func TestBodyTimeoutSparesLongStreams(t *testing.T) {
 		if era == mcp.ProtocolVersion20251125 {
 			session = sid
 		}
-		resp, err := post(t.Context(), t, h.URL, token, era, session, toolCall(era, 40+i, "assistant", `{"message":"ask: Ready?"}`, `"progressToken":"w"`))
+		resp, err := post(t.Context(), h.URL, token, era, session, toolCall(era, 40+i, "assistant", `{"message":"ask: Ready?"}`, `"progressToken":"w"`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -267,7 +267,7 @@ func TestProgressTokenSize(t *testing.T) {
 			runtime.GC()
 			runtime.ReadMemStats(&before)
 			for i, body := range bodies {
-				resp, err := post(t.Context(), t, h.URL, token, era, session, body)
+				resp, err := post(t.Context(), h.URL, token, era, session, body)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -288,7 +288,7 @@ func TestProgressTokenSize(t *testing.T) {
 				t.Errorf("the model was asked %d times for refused calls", n)
 			}
 
-			resp, err := post(t.Context(), t, h.URL, token, era, session, toolCall(era, 30, "assistant", `{"message":"hi"}`, fits))
+			resp, err := post(t.Context(), h.URL, token, era, session, toolCall(era, 30, "assistant", `{"message":"hi"}`, fits))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -330,7 +330,7 @@ func TestKeptStreamsAreCapped(t *testing.T) {
 	type stream struct{ priming, last string }
 	var streams []stream
 	for i := range calls {
-		resp, err := post(t.Context(), t, h.URL, token, mcp.ProtocolVersion20251125, sid,
+		resp, err := post(t.Context(), h.URL, token, mcp.ProtocolVersion20251125, sid,
 			toolCall(mcp.ProtocolVersion20251125, 100+i, "flood", `{}`, `"progressToken":"f"`))
 		if err != nil {
 			t.Fatal(err)
