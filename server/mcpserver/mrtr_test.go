@@ -201,12 +201,13 @@ func TestRequestStateIsVerified(t *testing.T) {
 
 func TestRequestStateExpires(t *testing.T) {
 	h := newHarness(t, mcpserver.GuardOptions{}, ollamatest.WithReplyFunc(askingOllama))
-	h.opts.StateTTL = 100 * time.Millisecond
+	clock := newFakeClock()
+	h.opts.StateTTL, h.opts.Now = 100*time.Millisecond, clock.Now
 	h.restart()
 	token := h.token("alice")
 	_, first := rawCall(t, h.URL, token, map[string]any{"name": "assistant", "arguments": map[string]any{"message": "hi"}})
 	state := resultOf(t, first)["requestState"].(string)
-	time.Sleep(150 * time.Millisecond)
+	clock.Advance(150 * time.Millisecond)
 	status, msg := rawCall(t, h.URL, token, map[string]any{"name": "assistant", "arguments": map[string]any{"message": "hi"},
 		"requestState": state, "inputResponses": answer("late")})
 	if status != http.StatusBadRequest || errorCode(msg) != mcp.INVALID_PARAMS || !strings.Contains(fmt.Sprint(msg), "expired") {

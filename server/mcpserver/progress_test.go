@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/server/mcpserver"
 )
 
@@ -124,7 +126,9 @@ func TestKeepAliveWhileACallWaits(t *testing.T) {
 	// A question nobody answers for a while: the desktop answers it later.
 	body := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"assistant","arguments":{"message":"ask: Ready?"},` +
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"0"}}}}`
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, h.URL, strings.NewReader(body))
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.URL, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,13 +136,22 @@ func TestKeepAliveWhileACallWaits(t *testing.T) {
 		"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "assistant"} {
 		req.Header.Set(k, v)
 	}
+	// The desktop answers once the question is asked and a few keep-alives
+	// went out while it waited.
+	asked := h.core.Subscribe(ctx, agent.EventQuestionAsked)
+	kept := make(chan struct{}) // closed at the third keep-alive
+	replied := make(chan error, 1)
 	go func() {
-		time.Sleep(200 * time.Millisecond) // a few keep-alives go out first
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			if qs := h.core.Pending(); len(qs) > 0 {
-				_ = h.core.AnswerQuestion(qs[0].ID, map[string]any{"answer": "yes"}, false)
-				return
-			}
+		e, ok := <-asked
+		if !ok {
+			replied <- errors.New("the call asked no question")
+			return
+		}
+		select {
+		case <-kept:
+			replied <- h.core.AnswerQuestion(e.Question, map[string]any{"answer": "yes"}, false)
+		case <-ctx.Done():
+			replied <- ctx.Err()
 		}
 	}()
 	resp, err := http.DefaultClient.Do(req)
@@ -155,10 +168,16 @@ func TestKeepAliveWhileACallWaits(t *testing.T) {
 		line := sc.Text()
 		switch {
 		case strings.HasPrefix(line, ": keep-alive"):
-			comments++
+			if comments++; comments == 3 {
+				close(kept)
+			}
 		case strings.HasPrefix(line, "data: ") && strings.Contains(line, `"id":3`):
 			answered = strings.Contains(line, "You answered: yes")
 		}
+	}
+	cancel() // the stream ended: a desktop still waiting gives up
+	if err := <-replied; err != nil {
+		t.Errorf("the desktop's answer: %v", err)
 	}
 	if comments < 3 || !answered {
 		t.Errorf("%d keep-alive comments, answered %v", comments, answered)

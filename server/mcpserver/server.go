@@ -108,6 +108,9 @@ type Options struct {
 	// StateTTL is how long a paused turn waits for the client (default
 	// DefaultStateTTL).
 	StateTTL time.Duration
+	// Now is the clock that paused turns, sealed request states and tasks
+	// expire by (default time.Now); tests move it instead of sleeping.
+	Now func() time.Time
 	// ExtraTools are served beside the agents, as plain mcp-go tools. One
 	// that keeps state across input rounds seals it with Server.SealState;
 	// a tampered or replayed state never reaches it.
@@ -213,7 +216,10 @@ func New(core Core, opts Options) (*Server, error) {
 	idleTTL := cmp.Or(opts.SessionIdleTTL, 30*time.Minute)
 	s.sessions = &legacySessions{slots: opts.quota(opts.MaxSessions, DefaultMaxSessions, opts.MaxSessionsPerClient, DefaultMaxSessionsPerClient),
 		ttl: idleTTL, live: make(map[string]*legacySession)}
-	now := time.Now
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
 	ttl := cmp.Or(opts.StateTTL, DefaultStateTTL)
 	var err error
 	if s.sealer, err = newSealer(opts.StateKeys, ttl, now); err != nil {
