@@ -158,13 +158,17 @@ func TestResumeAfterTheStreamDrops(t *testing.T) {
 // polling); the call goes on and the client resumes to get the answer.
 func TestCloseCallStream(t *testing.T) {
 	var h *harness
+	ended := make(chan struct{}) // the client read the closed stream to its end
 	tool := server.ServerTool{
 		Tool: mcp.NewTool("polled", mcp.WithDescription("closes its stream, then answers")),
 		Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			if !h.srv.CloseCallStream(ctx) {
 				return mcp.NewToolResultError("could not close the stream"), nil
 			}
-			time.Sleep(100 * time.Millisecond)
+			select {
+			case <-ended:
+			case <-t.Context().Done():
+			}
 			return mcp.NewToolResultText("answered after the close"), nil
 		},
 	}
@@ -182,6 +186,7 @@ func TestCloseCallStream(t *testing.T) {
 		first = append(first, ev)
 	}
 	resp.Body.Close()
+	close(ended)
 	if len(first) != 1 || first[0].id == "" || first[0].retry == "" {
 		t.Fatalf("before the close: %+v, want the priming event alone", first)
 	}
