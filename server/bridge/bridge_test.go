@@ -176,7 +176,8 @@ func TestBridgeResumesAClosedStream(t *testing.T) {
 				if !(*srv).CloseCallStream(ctx) {
 					return mcp.NewToolResultError("the stream could not be closed"), nil
 				}
-				time.Sleep(50 * time.Millisecond)
+				// The stream is closed now: the answer is only kept, and
+				// the bridge must resume to get it.
 				return mcp.NewToolResultText("answered after the close"), nil
 			},
 		}}

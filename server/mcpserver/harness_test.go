@@ -303,3 +303,27 @@ func (c *fakeClock) Advance(d time.Duration) {
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
 }
+
+// waitUntil checks cond on a ticker until it holds, failing the test after
+// d. It is for state no event announces (a task a client polls, a GET
+// stream's bookkeeping); where an event exists, wait on it instead.
+func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	if cond() {
+		return
+	}
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	for {
+		select {
+		case <-tick.C:
+			if cond() {
+				return
+			}
+		case <-deadline.C:
+			t.Fatalf("after %v: %s", d, what)
+		}
+	}
+}

@@ -57,13 +57,7 @@ func TestClientModel(t *testing.T) {
 			var c *client.Client
 			if tc.listen {
 				c = connectListening(t, h.URL, h.token("s-"+tc.name), opts...)
-				deadline := time.Now().Add(5 * time.Second)
-				for !h.srv.Listening(c.GetSessionId()) {
-					if time.Now().After(deadline) {
-						t.Fatal("the client's GET stream never opened")
-					}
-					time.Sleep(5 * time.Millisecond)
-				}
+				waitUntil(t, 5*time.Second, "the client's GET stream never opened", func() bool { return h.srv.Listening(c.GetSessionId()) })
 			} else {
 				c = connect(t, h.URL, tc.era, h.token("s-"+tc.name), opts...)
 			}

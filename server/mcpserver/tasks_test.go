@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -51,20 +52,13 @@ var withTasks = map[string]any{"elicitation": map[string]any{}, "extensions": ma
 // pollTask polls tasks/get until the status is one of want.
 func pollTask(t *testing.T, url, token, id string, want ...string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var r map[string]any
+	waitUntil(t, 10*time.Second, fmt.Sprintf("task %s not %v", id, want), func() bool {
 		_, msg := rpc(t, url, token, "tasks/get", id, map[string]any{"taskId": id}, withTasks)
-		r := resultOf(t, msg)
-		for _, w := range want {
-			if r["status"] == w {
-				return r
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %s stuck at %v, want %v", id, r["status"], want)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		r = resultOf(t, msg)
+		return slices.Contains(want, fmt.Sprint(r["status"]))
+	})
+	return r
 }
 
 func TestTaskLifecycle(t *testing.T) {
@@ -200,28 +194,20 @@ func TestTaskWithoutElicitation(t *testing.T) {
 	_, created := rpc(t, h.URL, token, "tools/call", "assistant", map[string]any{"name": "assistant",
 		"arguments": map[string]any{"message": ollamatest.AskPrefix + "Which day?"}}, tasksOnly)
 	id := resultOf(t, created)["taskId"].(string)
-	deadline := time.Now().Add(10 * time.Second)
 	var got map[string]any
-	for {
+	get := func() {
 		_, msg := rpc(t, h.URL, token, "tasks/get", id, map[string]any{"taskId": id}, tasksOnly)
 		got = resultOf(t, msg)
-		if got["statusMessage"] != nil || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
+	// A client learns of a task's progress only by polling it.
+	waitUntil(t, 10*time.Second, "the task never said what it waits for", func() bool { get(); return got["statusMessage"] != nil })
 	if got["status"] != "working" || !strings.Contains(fmt.Sprint(got["statusMessage"]), "Which day?") || got["inputRequests"] != nil {
 		t.Fatalf("task while the desktop is asked = %v", got)
 	}
 	if err := h.core.AnswerQuestion(h.core.Pending()[0].ID, map[string]any{"answer": "Monday"}, false); err != nil {
 		t.Fatal(err)
 	}
-	deadline = time.Now().Add(10 * time.Second)
-	for got["status"] != "completed" && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-		_, msg := rpc(t, h.URL, token, "tasks/get", id, map[string]any{"taskId": id}, tasksOnly)
-		got = resultOf(t, msg)
-	}
+	waitUntil(t, 10*time.Second, "the task did not complete", func() bool { get(); return got["status"] == "completed" })
 	if !strings.Contains(fmt.Sprint(got["result"]), "You answered: Monday") {
 		t.Errorf("task after the desktop answered = %v", got)
 	}
