@@ -85,9 +85,11 @@ type Bridge struct {
 	listening bool
 }
 
-// Run relays until in ends or ctx is done. Each message from the client is
-// POSTed on its own, since a call may stay open while the client answers
-// a question the server asks on it.
+// Run relays until in ends, then ends the legacy session. Each message
+// from the client is POSTed on its own, since a call may stay open while
+// the client answers a question the server asks on it. When ctx is done,
+// the calls in flight and the session's DELETE stop at once, but Run
+// returns only once in ends: a blocked read cannot be interrupted.
 func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 	b.w = out
 	if b.Client == nil {
