@@ -105,34 +105,58 @@ type invocation struct {
 
 // Run runs the command line args (without the program name).
 func Run(ctx context.Context, env Env, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	inv := &invocation{env: env, stdin: stdin, stdout: stdout, stderr: stderr, set: map[string]bool{}}
+	p, err := parseLine(env, args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, p.usage)
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	p.inv.stdin, p.inv.stdout, p.inv.stderr = stdin, stdout, stderr
+	return p.cmd.run(ctx, p.inv, p.flags, p.words, p.usage)
+}
+
+// parsed is a command line understood: the command, its flags and words.
+type parsed struct {
+	cmd   command
+	inv   *invocation
+	flags *cmdFlags
+	words []string
+	usage string
+}
+
+// parseLine finds the command and parses its flags, the globals among
+// them, with the environment variables as the globals' defaults.
+func parseLine(env Env, args []string) (parsed, error) {
+	inv := &invocation{env: env, set: map[string]bool{}}
 	inv.g = Globals{Data: env.Getenv("DESKHAND_DATA"), Addr: env.Getenv("DESKHAND_ADDR"), Ollama: env.Getenv("OLLAMA_HOST")}
 	name, rest := splitCommand(args)
 	c, ok := lookup(name)
 	if !ok {
-		return usagef(inv.mainUsage(), "unknown command %q; see 'deskhand --help'", name)
+		return parsed{}, usagef(inv.mainUsage(), "unknown command %q; see 'deskhand --help'", name)
 	}
-	var f cmdFlags
+	p := parsed{cmd: c, inv: inv, flags: &cmdFlags{}}
 	fs := flag.NewFlagSet("deskhand "+c.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // Exit prints the error and the usage
 	fs.Usage = func() {}
 	inv.g.register(fs)
 	if c.flags != nil {
-		c.flags(fs, &f)
+		c.flags(fs, p.flags)
 	}
-	usage := inv.usageOf(c, fs)
+	p.usage = inv.usageOf(c, fs)
 	refuseRepeats(fs) // after the usage: PrintDefaults reads the flags' own types
 	words, err := parse(fs, rest)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, usage)
-		return err
+		return p, err
 	}
 	if err != nil {
-		return usagef(usage, "%s", err)
+		return p, usagef(p.usage, "%s", err)
 	}
+	p.words = words
 	fs.Visit(func(fl *flag.Flag) { inv.set[fl.Name] = true })
 	inv.g.Data = cmp.Or(inv.g.Data, env.DefaultDataDir)
-	return c.run(ctx, inv, &f, words, usage)
+	return p, nil
 }
 
 // splitCommand finds the command's name: the first word that is neither a
