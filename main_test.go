@@ -115,6 +115,14 @@ func TestCommandErrors(t *testing.T) {
 	if err != nil || !strings.HasPrefix(out, "deskhand ") {
 		t.Errorf("version: %q %v", out, err)
 	}
+	// Flags a command does not take are refused with its usage, status 2
+	// (these two used to run and exit 0).
+	for _, args := range [][]string{{"version", "--rotate"}, {"--data", dir, "token", "list", "--backend", "foo"}} {
+		var stdout, stderr bytes.Buffer
+		if status := exitStatus(t.Context(), args, strings.NewReader(""), &stdout, &stderr); status != 2 || !strings.Contains(stderr.String(), "usage: deskhand") || stdout.Len() > 0 {
+			t.Errorf("%q: status %d, stdout %q, stderr:\n%s", args, status, stdout.String(), stderr.String())
+		}
+	}
 }
 
 var tokenLine = regexp.MustCompile(`^dh_[A-Za-z0-9_-]{43}\n$`)

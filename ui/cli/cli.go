@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/deskhand/deskhand/server/agent"
@@ -179,11 +180,14 @@ func splitCommand(args []string) (name string, rest []string) {
 	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if a == "--" || !strings.HasPrefix(a, "-") || a == "-" {
-			if a == "--" {
-				break
+		if a == "--" { // the end of the flags: the command comes next
+			if i+1 == len(args) {
+				return "", args
 			}
-			return a, append(append([]string(nil), args[:i]...), args[i+1:]...)
+			return args[i+1], append(append(slices.Clone(args[:i]), "--"), args[i+2:]...)
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			return a, append(slices.Clone(args[:i]), args[i+1:]...)
 		}
 		n, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		if !hasValue && takesValue[n] {

@@ -117,6 +117,7 @@ func TestGlobals(t *testing.T) {
 		{[]string{"--ollama", "http://o:1", "--model", "qwen3", "serve"},
 			Globals{Data: "/from/env", Addr: "127.0.0.1:9", Ollama: "http://o:1", Model: "qwen3"}},
 		{[]string{"--data", "/d"}, Globals{Data: "/d", Addr: "127.0.0.1:9", Ollama: "http://ollama.env:11434"}},
+		{[]string{"--data", "/d", "--", "serve"}, Globals{Data: "/d", Addr: "127.0.0.1:9", Ollama: "http://ollama.env:11434"}},
 	} {
 		env, rec := fakeEnv(t, vars)
 		if status, _, stderr := runLine(t, env, c.args...); status != 0 || len(rec.g) != 1 {
@@ -159,6 +160,7 @@ func TestRefusedCommandLines(t *testing.T) {
 		{[]string{"questions", "--decline"}, "usage: deskhand questions"},
 		{[]string{"--nope"}, "Usage:\n  deskhand [flags]"},
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"--", "serve", "now"}, "usage: deskhand serve"},
 		{[]string{"help", "frobnicate"}, `no command "frobnicate"`},
 	} {
 		env, rec := fakeEnv(t, nil)

@@ -18,6 +18,9 @@ import (
 )
 
 func runDesktop(ctx context.Context, inv *invocation, _ *cmdFlags, words []string, usage string) error {
+	if len(words) > 0 {
+		return usagef(usage, "unknown command %q; see 'deskhand --help'", words[0])
+	}
 	return inv.env.Desktop(ctx, inv.g, inv.stderr)
 }
 
