@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -103,7 +104,7 @@ func (inv *invocation) bridgeStdio(ctx context.Context, client string) (ran bool
 // time (kept in the keychain, never in argv or a config file). It rotates
 // rather than creates: the client may exist with a token this keychain
 // lost. Notes for the person go to w.
-func StdioToken(ctx context.Context, secrets agent.Secrets, rotate func(ctx context.Context, name string) (string, error), client string, w interface{ Write([]byte) (int, error) }) (string, error) {
+func StdioToken(ctx context.Context, secrets agent.Secrets, rotate func(ctx context.Context, name string) (string, error), client string, w io.Writer) (string, error) {
 	token, err := secrets.Get(connect.SecretKey(client))
 	if err == nil {
 		return token, nil
