@@ -239,7 +239,7 @@ func (inv *invocation) reach(ctx context.Context) (ctl *control.Client, app *Ope
 	return nil, app, app.Close, nil
 }
 
-func printTokens(w interface{ Write([]byte) (int, error) }, infos []control.TokenInfo) {
+func printTokens(w io.Writer, infos []control.TokenInfo) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tCREATED\tLAST USED")
 	for _, t := range infos {
