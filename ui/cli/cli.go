@@ -145,14 +145,14 @@ func parseLine(env Env, args []string) (parsed, error) {
 	if c.flags != nil {
 		c.flags(fs, p.flags)
 	}
-	p.usage = inv.usageOf(c, fs)
-	refuseRepeats(fs) // after the usage: PrintDefaults reads the flags' own types
+	p.usage = inv.usageOf(c)
+	refuseRepeats(fs)
 	words, err := parse(fs, rest)
 	if errors.Is(err, flag.ErrHelp) {
 		return p, err
 	}
 	if err != nil {
-		return p, usagef(p.usage, "%s", err)
+		return p, usagef(p.usage, "%s", flagProblem(c, err))
 	}
 	p.words = words
 	fs.Visit(func(fl *flag.Flag) { inv.set[fl.Name] = true })
@@ -195,6 +195,14 @@ func splitCommand(args []string) (name string, rest []string) {
 		}
 	}
 	return "", args
+}
+
+// flagProblem words the flag package's complaint for the person.
+func flagProblem(c command, err error) string {
+	if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+		return fmt.Sprintf("'deskhand %s' takes no flag --%s", c.name, name)
+	}
+	return err.Error()
 }
 
 // parse parses flags before, between and after the positional words.
@@ -291,16 +299,31 @@ func lookup(name string) (command, bool) {
 	return command{}, false
 }
 
-// usageOf is a command's usage: its synopsis and its flags.
-func (inv *invocation) usageOf(c command, fs *flag.FlagSet) string {
+// usageOf is a command's usage: its synopsis, its own flags, then the
+// global ones.
+func (inv *invocation) usageOf(c command) string {
 	if c.name == "" {
 		return inv.mainUsage()
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "usage: %s\n\nflags:\n", c.synopsis)
-	fs.SetOutput(&b)
-	fs.PrintDefaults()
-	fs.SetOutput(io.Discard)
+	fmt.Fprintf(&b, "usage: %s\n", c.synopsis)
+	own := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	if c.flags != nil {
+		c.flags(own, new(cmdFlags))
+	}
+	own.SetOutput(&b)
+	n := 0
+	own.VisitAll(func(*flag.Flag) { n++ })
+	if n > 0 {
+		fmt.Fprintln(&b, "\nflags:")
+		own.PrintDefaults()
+	}
+	global := flag.NewFlagSet("global", flag.ContinueOnError)
+	g := Globals{Data: inv.env.DefaultDataDir, Addr: inv.env.DefaultAddr}
+	g.register(global)
+	global.SetOutput(&b)
+	fmt.Fprintln(&b, "\nglobal flags (before or after the command):")
+	global.PrintDefaults()
 	return b.String()
 }
 

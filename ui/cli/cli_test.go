@@ -142,7 +142,7 @@ func TestRefusedCommandLines(t *testing.T) {
 		args []string
 		want string // in stderr
 	}{
-		{[]string{"version", "--rotate"}, "usage: deskhand version"},
+		{[]string{"version", "--rotate"}, "deskhand: 'deskhand version' takes no flag --rotate\n\nusage: deskhand version"},
 		{[]string{"--rotate", "version"}, "usage: deskhand version"},
 		{[]string{"token", "list", "--backend", "foo"}, "usage: deskhand token"},
 		{[]string{"token"}, "usage: deskhand token"},

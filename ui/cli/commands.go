@@ -49,12 +49,7 @@ func runHelp(_ context.Context, inv *invocation, _ *cmdFlags, words []string, us
 	if !ok || len(words) > 1 {
 		return usagef(usage, "no command %q; see 'deskhand --help'", strings.Join(words, " "))
 	}
-	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
-	new(Globals).register(fs)
-	if c.flags != nil {
-		c.flags(fs, new(cmdFlags))
-	}
-	fmt.Fprint(inv.stdout, inv.usageOf(c, fs))
+	fmt.Fprint(inv.stdout, inv.usageOf(c))
 	return nil
 }
 
