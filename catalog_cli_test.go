@@ -17,10 +17,12 @@ import (
 	"github.com/deskhand/deskhand/models/ollama/ollamatest"
 )
 
-// listChanged counts a client's notifications/tools/list_changed.
+// listChanged counts a client's notifications/tools/list_changed; a test
+// can wait for the count to pass a mark.
 type listChanged struct {
-	mu sync.Mutex
-	n  int
+	mu      sync.Mutex
+	n       int
+	changed chan struct{} // closed and replaced at every notification
 }
 
 func (l *listChanged) observe(c *client.Client) {
@@ -28,6 +30,10 @@ func (l *listChanged) observe(c *client.Client) {
 		if n.Method == string(mcp.MethodNotificationToolsListChanged) {
 			l.mu.Lock()
 			l.n++
+			if l.changed != nil {
+				close(l.changed)
+				l.changed = nil
+			}
 			l.mu.Unlock()
 		}
 	})
@@ -37,6 +43,28 @@ func (l *listChanged) count() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.n
+}
+
+// waitAbove waits until more than n notifications came, or timeout ends;
+// it reports whether they came.
+func (l *listChanged) waitAbove(n int, timeout <-chan time.Time) bool {
+	for {
+		l.mu.Lock()
+		if l.n > n {
+			l.mu.Unlock()
+			return true
+		}
+		if l.changed == nil {
+			l.changed = make(chan struct{})
+		}
+		ch := l.changed
+		l.mu.Unlock()
+		select {
+		case <-ch:
+		case <-timeout:
+			return false
+		}
+	}
 }
 
 // watcher connects a client of the era that listens for catalog changes:
@@ -127,7 +155,22 @@ func TestCatalogChangesReachBothEras(t *testing.T) {
 	token = strings.TrimSpace(token)
 	_, legacy := watcher(t, srv.url, token, mcp.ProtocolVersion20251125)
 	modern, modernSeen := watcher(t, srv.url, token, mcp.ProtocolVersion20260728)
-	time.Sleep(200 * time.Millisecond) // let the GET stream and the listen stream open
+	// The streams open in the background, with no event a client shows:
+	// change the catalog (disable and enable the assistant) until both
+	// watchers have heard a change, which proves their streams are open.
+	for attempt := 0; legacy.count() == 0 || modernSeen.count() == 0; attempt++ {
+		if attempt == 20 {
+			t.Fatalf("the watchers' streams never opened: legacy %d, modern %d notifications", legacy.count(), modernSeen.count())
+		}
+		for _, toggle := range []string{"disable", "enable"} {
+			if _, _, err := deskhand(t, "--data", srv.dir, "agent", toggle, "assistant"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		timeout := time.After(250 * time.Millisecond)
+		legacy.waitAbove(0, timeout)
+		modernSeen.waitAbove(0, timeout)
+	}
 	etag := toolsETag(t, srv.url, token)
 
 	for i, edit := range [][]string{
@@ -138,12 +181,9 @@ func TestCatalogChangesReachBothEras(t *testing.T) {
 	} {
 		before := [2]int{legacy.count(), modernSeen.count()}
 		deskhandProcess(t, append([]string{"--data", srv.dir}, edit...)...)
-		deadline := time.Now().Add(time.Second)
-		for time.Now().Before(deadline) && (legacy.count() == before[0] || modernSeen.count() == before[1]) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if legacy.count() == before[0] || modernSeen.count() == before[1] {
-			t.Errorf("edit %d (%v): list_changed within a second: legacy %v, modern %v", i, edit, legacy.count() > before[0], modernSeen.count() > before[1])
+		within := time.After(time.Second)
+		if heardLegacy, heardModern := legacy.waitAbove(before[0], within), modernSeen.waitAbove(before[1], within); !heardLegacy || !heardModern {
+			t.Errorf("edit %d (%v): list_changed within a second: legacy %v, modern %v", i, edit, heardLegacy, heardModern)
 		}
 		if now := toolsETag(t, srv.url, token); now == etag {
 			t.Errorf("edit %d (%v): the ETag did not change", i, edit)

@@ -1,21 +1,20 @@
-package main
+//go:build linux
+
+package cli
 
 import (
 	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
+
 	"strconv"
 	"strings"
 )
 
-// portUser names the process listening on the TCP port, where the OS
-// tells (Linux: /proc); "" when it cannot be found out.
-func portUser(port string) string {
-	if runtime.GOOS != "linux" {
-		return ""
-	}
+// PortUser names the process listening on the TCP port, read from
+// /proc; "" when it cannot be found out.
+func PortUser(port string) string {
 	n, err := strconv.ParseUint(port, 10, 16)
 	if err != nil {
 		return ""

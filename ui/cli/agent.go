@@ -1,8 +1,9 @@
-package main
+package cli
 
 import (
 	"cmp"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -18,18 +19,35 @@ type agentEditor interface {
 	DeleteAgent(ctx context.Context, slug string) error
 }
 
-const agentUsage = "usage: deskhand agent list | agent add SLUG [--name N] [--model M] [--prompt P] [--description D] [--backend ollama|client] | agent edit SLUG [the same] | agent enable SLUG | agent disable SLUG | agent remove SLUG"
+const agentSynopsis = "deskhand agent list | agent add SLUG [--name N] [--model M] [--prompt P] [--description D] [--backend ollama|client] | agent edit SLUG [the same] | agent enable SLUG | agent disable SLUG | agent remove SLUG"
 
-func agentCommand(ctx context.Context, opts options, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return userf(agentUsage)
+// agentFields are the flags of agent add and edit (with --model).
+var agentFields = []string{"name", "prompt", "description", "backend"}
+
+func agentFlags(fs *flag.FlagSet, f *cmdFlags) {
+	fs.StringVar(&f.name, "name", "", "add, edit: the agent's display name")
+	fs.StringVar(&f.prompt, "prompt", "", "add, edit: its system prompt")
+	fs.StringVar(&f.description, "description", "", "add, edit: what it does, for the calling model")
+	fs.StringVar(&f.backend, "backend", "", "add, edit: ollama or client (the calling client's model)")
+}
+
+func runAgent(ctx context.Context, inv *invocation, f *cmdFlags, words []string, usage string) error {
+	if len(words) == 0 {
+		return usagef(usage, "usage: %s", agentSynopsis)
 	}
-	sub, rest := args[0], args[1:]
+	sub, rest := words[0], words[1:]
 	wantArgs := map[string]int{"list": 0, "add": 1, "edit": 1, "enable": 1, "disable": 1, "remove": 1}
 	if n, known := wantArgs[sub]; !known || len(rest) != n {
-		return userf(agentUsage)
+		return usagef(usage, "usage: %s", agentSynopsis)
 	}
-	ctl, app, done, err := reach(ctx, &opts, stderr)
+	if sub != "add" && sub != "edit" {
+		for _, name := range agentFields {
+			if inv.set[name] {
+				return usagef(usage, "--%s is for 'agent add' and 'agent edit', not 'agent %s'", name, sub)
+			}
+		}
+	}
+	ctl, app, done, err := inv.reach(ctx)
 	if err != nil {
 		return err
 	}
@@ -41,8 +59,9 @@ func agentCommand(ctx context.Context, opts options, args []string, stdout, stde
 	if ctl != nil {
 		editor, agents = ctl, func() ([]agent.Agent, error) { return ctl.Agents(ctx) }
 	} else {
-		editor, agents = app.core, func() ([]agent.Agent, error) { return app.core.Agents(), nil }
+		editor, agents = app.Core, func() ([]agent.Agent, error) { return app.Core.Agents(), nil }
 	}
+	stdout, stderr := inv.stdout, inv.stderr
 	switch sub {
 	case "list":
 		list, err := agents()
@@ -80,16 +99,16 @@ func agentCommand(ctx context.Context, opts options, args []string, stdout, stde
 		a = agent.Agent{Slug: rest[0], Name: rest[0], Backend: agent.BackendOllama, Conversations: true, Enabled: true}
 	}
 	backend := string(a.Backend)
-	for _, f := range []struct {
+	for _, fl := range []struct {
 		flag  string
 		field *string
 		value string
 	}{
-		{"name", &a.Name, opts.name}, {"model", &a.Model, opts.model}, {"prompt", &a.Prompt, opts.prompt},
-		{"description", &a.Description, opts.description}, {"backend", &backend, opts.backend},
+		{"name", &a.Name, f.name}, {"model", &a.Model, inv.g.Model}, {"prompt", &a.Prompt, f.prompt},
+		{"description", &a.Description, f.description}, {"backend", &backend, f.backend},
 	} {
-		if opts.set[f.flag] {
-			*f.field = f.value
+		if inv.set[fl.flag] {
+			*fl.field = fl.value
 		}
 	}
 	a.Backend = agent.Backend(backend)

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
+
+	"fyne.io/fyne/v2"
+	fyneapp "fyne.io/fyne/v2/app"
+	"github.com/godbus/dbus/v5"
+
+	"github.com/deskhand/deskhand/assets"
+	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/control"
+	"github.com/deskhand/deskhand/ui/cli"
+	"github.com/deskhand/deskhand/ui/connect"
+	"github.com/deskhand/deskhand/ui/desktop"
+)
+
+// runDesktop runs the tray app: the agents served, the window and the popups.
+// With no display it says so and serves headless.
+func runDesktop(ctx context.Context, g cli.Globals, stderr io.Writer) error {
+	if !haveDisplay() {
+		fmt.Fprintln(stderr, "No display (DISPLAY and WAYLAND_DISPLAY are unset): serving headless. Answer questions with 'deskhand questions' and 'deskhand answer'.")
+		return serve(ctx, g, stderr)
+	}
+	// A second launch shows the first one's window instead.
+	if ctl, err := control.Dial(filepath.Join(g.Data, control.SocketName)); err == nil {
+		if err := ctl.ShowWindow(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintln(stderr, "Deskhand is already running; its window is shown.")
+		return nil
+	}
+	ctx, a, cleanup, err := boot(ctx, &g, stderr, true)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	fy := fyneapp.NewWithID("io.deskhand.Deskhand")
+	var shown atomic.Pointer[desktop.App] // set once the window exists
+	show := func() bool {
+		fyne.Do(func() {
+			if w := shown.Load(); w != nil {
+				w.Show()
+			}
+		})
+		return true
+	}
+	srv, err := startServing(ctx, g, a, stderr, show)
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+
+	tray := sessionBusReachable()
+	if !tray {
+		a.log.Info("no D-Bus session bus: running without a tray icon")
+	}
+	var conn desktop.Connector
+	if exe, err := os.Executable(); err != nil {
+		a.log.Warn("connecting clients is not available: cannot find the path of this deskhand binary", "err", err)
+	} else if m, err := cli.NewManager(g, "", defaultDataDir(), exe, srv.url, cli.CoreTokens{Core: a.core}, a.secrets); err != nil {
+		a.log.Warn("connecting clients is not available", "err", err)
+	} else {
+		conn = connector{m}
+	}
+	win := desktop.New(fy, a.core, desktop.Options{Tray: tray, ServerURL: srv.url, DataDir: g.Data, Logger: a.log, Connector: conn,
+		Icon: assets.Icon, PausedIcon: assets.PausedIcon, QuestionIcon: assets.QuestionIcon})
+	shown.Store(win)
+	followCtx, stopFollowing := context.WithCancel(ctx)
+	defer stopFollowing()
+	win.Follow(followCtx)
+	// The HTTP server's failure, if it is why the app quits.
+	failure := make(chan error, 1)
+	go func() {
+		select {
+		case <-followCtx.Done():
+		case err := <-srv.failed:
+			a.log.Error("HTTP server stopped", "err", err)
+			failure <- agent.Userf(err, "the MCP endpoint %s stopped serving", srv.url)
+		}
+		fyne.Do(fy.Quit)
+	}()
+	win.Show()
+	fy.Run()
+	select {
+	case err := <-failure:
+		return err
+	default:
+		return nil
+	}
+}
+
+// haveDisplay tells whether a window can be shown (on Linux and the BSDs:
+// whether an X11 or Wayland display is set).
+func haveDisplay() bool {
+	switch runtime.GOOS {
+	case "windows", "darwin":
+		return true
+	}
+	return os.Getenv("DISPLAY") != "" || os.Getenv("WAYLAND_DISPLAY") != ""
+}
+
+// sessionBusReachable tells whether the tray can be used: fyne's tray
+// crashes on quit when there is no D-Bus session bus.
+func sessionBusReachable() bool {
+	if runtime.GOOS != "linux" && runtime.GOOS != "freebsd" && runtime.GOOS != "openbsd" {
+		return true
+	}
+	if os.Getenv("DBUS_SESSION_BUS_ADDRESS") == "" {
+		return false
+	}
+	conn, err := dbus.ConnectSessionBus()
+	if err != nil {
+		return false
+	}
+	conn.Close()
+	return true
+}
+
+// connector gives the desktop's Connect tab the config writers.
+type connector struct{ m *connect.Manager }
+
+func (c connector) state(r connect.Report, err error) desktop.ClientState {
+	status, _ := cli.Describe(r, err)
+	st := desktop.ClientState{
+		ID: r.Client.ID, Name: r.Client.Name, File: cli.FileOf(r), Status: status,
+		Installed: r.State.Condition != connect.NotInstalled,
+		Connected: r.State.Condition == connect.Connected,
+		Working:   r.State.Condition == connect.Connected && r.Check.Health == connect.Verified,
+		HasLink:   r.Client.ID == connect.Cursor.ID || r.Client.ID == connect.VSCode.ID,
+		Detail:    r.Hint,
+	}
+	switch {
+	case err != nil:
+		st.Detail = cli.Problem(err)
+	case r.Check.Health > connect.Verified:
+		st.Detail = strings.TrimSpace(r.Check.Detail + " " + r.Hint)
+	}
+	return st
+}
+
+func (c connector) Clients(ctx context.Context) []desktop.ClientState {
+	var out []desktop.ClientState
+	for _, cl := range connect.Clients() {
+		out = append(out, c.state(c.m.Status(ctx, cl)))
+	}
+	return out
+}
+
+func (c connector) lookup(id string) (connect.Client, error) {
+	cl, ok := connect.Lookup(id)
+	if !ok {
+		return cl, fmt.Errorf("unknown client %q", id)
+	}
+	return cl, nil
+}
+
+func (c connector) Connect(ctx context.Context, id string, rotate bool) (desktop.ClientState, error) {
+	cl, err := c.lookup(id)
+	if err != nil {
+		return desktop.ClientState{}, err
+	}
+	r, err := c.m.Connect(ctx, cl, connect.ConnectOptions{Rotate: rotate})
+	if err != nil {
+		return desktop.ClientState{}, errors.New(cli.Problem(err))
+	}
+	return c.state(r, nil), nil
+}
+
+func (c connector) Disconnect(ctx context.Context, id string) (desktop.ClientState, error) {
+	cl, err := c.lookup(id)
+	if err != nil {
+		return desktop.ClientState{}, err
+	}
+	if _, err := c.m.Disconnect(ctx, cl); err != nil {
+		return desktop.ClientState{}, errors.New(cli.Problem(err))
+	}
+	// Report what is left in the file now.
+	return c.state(c.m.Status(ctx, cl)), nil
+}
+
+func (c connector) Preview(id string) (string, error) {
+	cl, err := c.lookup(id)
+	if err != nil {
+		return "", err
+	}
+	return c.m.Preview(cl)
+}
+
+func (c connector) Link(ctx context.Context, id string) (string, string, error) {
+	cl, err := c.lookup(id)
+	if err != nil {
+		return "", "", err
+	}
+	return c.m.Link(ctx, cl)
+}

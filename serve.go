@@ -1,0 +1,352 @@
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/control"
+	"github.com/deskhand/deskhand/server/mcpserver"
+	"github.com/deskhand/deskhand/ui/cli"
+)
+
+// ensureAssistant creates the default agent on first start, and applies
+// --model to it.
+func (a *wiring) ensureAssistant(ctx context.Context, model string) error {
+	assistant, ok, err := a.core.EnsureDefaultAgent(ctx, model)
+	if err != nil {
+		return err
+	}
+	if ok && assistant.Model == "" {
+		a.log.Warn("the agent 'assistant' has no model: no Ollama model is installed or Ollama is not reachable. Install one with 'ollama pull llama3.2' and restart, or pass --model NAME")
+	}
+	return nil
+}
+
+// boot starts what serve and stdio share: logs on stderr, a context that
+// ends on SIGINT or SIGTERM, and the opened app with its default agent.
+func boot(ctx context.Context, g *cli.Globals, stderr io.Writer, desktop bool) (context.Context, *wiring, func(), error) {
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	a, err := open(ctx, g, log, desktop)
+	if err != nil {
+		stop()
+		return nil, nil, nil, err
+	}
+	cleanup := func() { a.close(); stop() }
+	if err := a.ensureAssistant(ctx, g.Model); err != nil {
+		cleanup()
+		return nil, nil, nil, err
+	}
+	return ctx, a, cleanup, nil
+}
+
+// serve serves the agents headless until ctx ends or a signal comes; it
+// fails when the HTTP server stops by itself.
+func serve(ctx context.Context, g cli.Globals, stderr io.Writer) error {
+	ctx, a, cleanup, err := boot(ctx, &g, stderr, true)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	srv, err := startServing(ctx, g, a, stderr, nil)
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	select {
+	case <-ctx.Done():
+		a.log.Info("shutting down")
+		return nil
+	case err = <-srv.failed:
+		a.log.Error("HTTP server stopped", "err", err)
+		return agent.Userf(err, "the MCP endpoint %s stopped serving", srv.url)
+	}
+}
+
+// serving is the MCP endpoint and the control channel, running.
+type serving struct {
+	url    string
+	failed <-chan error // the HTTP server stopped by itself
+	stop   func()       // stops accepting, ends turns (recorded interrupted), then waits for streams and the servers
+}
+
+// listenerHook, when set (by tests), wraps each listener of the MCP endpoint.
+var listenerHook func(net.Listener) net.Listener
+
+// startServing serves the app's agents on the MCP endpoint and opens the
+// control channel; show (may be nil) brings a window forward for a second
+// launch.
+func startServing(ctx context.Context, g cli.Globals, a *wiring, stderr io.Writer, show func() bool) (*serving, error) {
+	log := a.log
+	// Without a keychain, warn when secrets already sit in the fallback
+	// file; otherwise say it once, quietly: the first secret saved warns.
+	if err := a.secrets.Probe(); err != nil && a.secrets.Insecure() {
+		log.Warn(agent.UserMessage(err))
+	} else if err != nil {
+		log.Info(agent.UserMessage(err))
+	}
+	if v, err := a.ollama.Version(ctx); err != nil {
+		log.Warn(agent.UserMessage(err))
+	} else {
+		log.Info("using Ollama", "url", a.ollama.BaseURL(), "version", v)
+	}
+	keys, err := stateKeys(os.Getenv("DESKHAND_STATE_KEYS"))
+	if err != nil {
+		return nil, err
+	}
+	setting := func(key string) string { return readSetting(ctx, a.core, log, key, "") }
+	mcp, err := mcpserver.New(a.core, mcpserver.Options{
+		Info: serverInfo(ctx, a.core, log),
+		Guard: mcpserver.GuardOptions{
+			AllowedHosts:   splitList(setting("server.allowed_hosts")),
+			AllowedOrigins: splitList(setting("server.allowed_origins")),
+			InsecureNoAuth: g.InsecureNoAuth,
+		},
+		StateKeys:    keys,
+		PageSize:     pageSize(setting("server.page_size"), log),
+		SessionTools: setting("server.session_tools") == "true",
+		Logger:       log,
+	})
+	if err != nil {
+		return nil, agent.Userf(err, "DESKHAND_STATE_KEYS is not usable")
+	}
+	listeners, err := listen(g)
+	if err != nil {
+		return nil, err
+	}
+	url := "http://" + listeners[0].Addr().String() + mcpserver.EndpointPath
+	served := []string{g.Addr}
+	for _, ln := range listeners {
+		served = append(served, ln.Addr().String())
+	}
+	a.unreachable.Set("deskhand", served...)
+	// For 'deskhand connect' while the app is stopped.
+	if err := a.core.SetSetting(ctx, cli.LastURLSetting, url); err != nil {
+		log.Warn("remember the endpoint", "err", err)
+	}
+	ctl, err := control.Listen(filepath.Join(g.Data, control.SocketName), a.core, control.Options{URL: url, Show: show})
+	if err != nil {
+		for _, ln := range listeners {
+			ln.Close()
+		}
+		if errors.Is(err, control.ErrAlreadyRunning) {
+			return nil, agent.Userf(err, "Deskhand is already running with the data folder %s", g.Data)
+		}
+		return nil, err
+	}
+
+	// Cancelled on shutdown: subscriptions/listen streams wait on it.
+	baseCtx, cancelBase := context.WithCancel(context.Background())
+	srv := &http.Server{
+		Handler:           mcp.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		BaseContext:       func(net.Listener) context.Context { return baseCtx },
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		// MCP headers are short (a token, a session id, a tool name): 64
+		// KiB, not net/http's 1 MiB, is what a connection can make the
+		// server hold before its token is checked. Bodies have a deadline
+		// of their own that answers 408 (mcpserver.Options.BodyTimeout);
+		// a WriteTimeout would cut event streams.
+		MaxHeaderBytes: 64 << 10,
+	}
+	failed := make(chan error, len(listeners))
+	for _, ln := range listeners {
+		go func() { failed <- srv.Serve(ln) }()
+	}
+	fmt.Fprintf(stderr, "Deskhand %s is serving your agents at %s\n", version, url)
+	fmt.Fprintf(stderr, "Data folder: %s\n", g.Data)
+	if g.InsecureNoAuth {
+		fmt.Fprintln(stderr, "WARNING: open local development mode (--insecure-no-auth): MCP requests need no token.")
+	} else {
+		fmt.Fprintln(stderr, "Clients need a token: run 'deskhand token create NAME' and send 'Authorization: Bearer <token>'.")
+	}
+	stop := func() {
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		stopInOrder(shutdownCtx, log, listeners, a.core, []namedStop{
+			{"end event streams", func(context.Context) error { cancelBase(); return nil }},
+			{"close MCP sessions", mcp.Close},
+			{"shut down HTTP server", srv.Shutdown},
+			{"close control channel", ctl.Close},
+		})
+	}
+	return &serving{url: url, failed: failed, stop: stop}, nil
+}
+
+// namedStop is one step of a shutdown, named for the log.
+type namedStop struct {
+	name string
+	stop func(context.Context) error
+}
+
+// stopInOrder shuts down in the order that loses nothing: stop accepting
+// connections first, then have the core refuse new turns and end the
+// running ones (recorded interrupted), then wait for the rest.
+func stopInOrder(ctx context.Context, log *slog.Logger, listeners []net.Listener, core interface{ Close() }, then []namedStop) {
+	for _, ln := range listeners {
+		if err := ln.Close(); err != nil {
+			log.Warn("stop accepting connections", "addr", ln.Addr(), "err", err)
+		}
+	}
+	core.Close()
+	for _, s := range then {
+		if err := s.stop(ctx); err != nil {
+			log.Warn(s.name, "err", err)
+		}
+	}
+}
+
+// closeOnce is a listener that may be closed twice: by stopInOrder, and
+// again by http.Server.Shutdown, which would report the second close.
+type closeOnce struct {
+	net.Listener
+	once sync.Once
+	err  error
+}
+
+func (l *closeOnce) Close() error {
+	l.once.Do(func() { l.err = l.Listener.Close() })
+	return l.err
+}
+
+// listen binds the MCP address: loopback only unless a non-loopback address
+// is configured, which needs tokens on.
+func listen(g cli.Globals) ([]net.Listener, error) {
+	host, port, err := net.SplitHostPort(g.Addr)
+	if err != nil {
+		return nil, agent.Userf(err, "--addr %q is not HOST:PORT", g.Addr)
+	}
+	hosts := []string{host}
+	switch host {
+	case "", "localhost":
+		hosts = []string{"127.0.0.1", "::1"}
+	default:
+		ip := net.ParseIP(host)
+		if ip == nil || !ip.IsLoopback() {
+			if g.InsecureNoAuth {
+				return nil, agent.Userf(nil, "refusing to serve on %s without tokens: a non-loopback address requires authentication; drop --insecure-no-auth", g.Addr)
+			}
+		}
+	}
+	var out []net.Listener
+	for i, h := range hosts {
+		ln, err := net.Listen("tcp", net.JoinHostPort(h, port))
+		if err != nil {
+			if i > 0 { // ::1 is a bonus; some machines have no IPv6 loopback
+				continue
+			}
+			if user := cli.PortUser(port); user != "" {
+				return nil, agent.Userf(err, "cannot listen on %s: the port is taken by %s; stop it or choose another port with --addr", net.JoinHostPort(h, port), user)
+			}
+			return nil, agent.Userf(err, "cannot listen on %s (is another program using the port? choose another with --addr)", net.JoinHostPort(h, port))
+		}
+		if listenerHook != nil {
+			ln = listenerHook(ln)
+		}
+		out = append(out, &closeOnce{Listener: ln})
+		if port == "0" { // keep the same port on both loopbacks
+			_, port, _ = net.SplitHostPort(ln.Addr().String())
+		}
+	}
+	return out, nil
+}
+
+// stateKeys reads DESKHAND_STATE_KEYS: hex keys, comma-separated, the
+// first sealing requestState and all opening it. Unset: a random key per
+// run, which is enough while paused turns live in this process.
+func stateKeys(env string) ([][]byte, error) {
+	var keys [][]byte
+	for _, field := range splitList(env) {
+		k, err := hex.DecodeString(field)
+		if err != nil || len(k) < mcpserver.MinStateKeyBytes {
+			return nil, agent.Userf(err, "DESKHAND_STATE_KEYS must hold hex keys of at least %d bytes each, separated by commas (make one with 'openssl rand -hex 32')", mcpserver.MinStateKeyBytes)
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
+// pageSize reads the tools/list page size setting; 0 means the default.
+func pageSize(v string, log *slog.Logger) int {
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		log.Warn("the setting server.page_size must be a whole number above 0; using the default", "value", v)
+		return 0
+	}
+	return n
+}
+
+// settings reads the settings the server is built with.
+type settings interface {
+	Setting(ctx context.Context, key, def string) (string, error)
+}
+
+// readSetting is the setting key, or def when it is unset or cannot be
+// read; a read error is logged with the key.
+func readSetting(ctx context.Context, s settings, log *slog.Logger, key, def string) string {
+	v, err := s.Setting(ctx, key, def)
+	if err != nil {
+		log.Warn("cannot read a setting; using its default", "key", key, "default", def, "err", err)
+		return def
+	}
+	return v
+}
+
+func splitList(s string) []string {
+	if f := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '\n' || r == ' ' }); len(f) > 0 {
+		return f
+	}
+	return nil
+}
+
+// serverInfo reads the server's metadata from settings.
+func serverInfo(ctx context.Context, s settings, log *slog.Logger) mcpserver.Info {
+	get := func(key, def string) string { return readSetting(ctx, s, log, "server."+key, def) }
+	return mcpserver.Info{
+		Name:         get("name", "deskhand"),
+		Version:      version,
+		Title:        get("title", "Deskhand"),
+		Description:  get("description", "Your own AI agents, served from your desktop."),
+		Instructions: get("instructions", "Each tool is an agent. Send it a message; to continue a conversation pass back the handle a previous call returned."),
+		WebsiteURL:   get("website", ""),
+	}
+}
+
+// serveStdio serves the agents in-process over stdin and stdout, for a
+// stdio client when the app is not running.
+func serveStdio(ctx context.Context, g cli.Globals, stdin io.Reader, stdout, stderr io.Writer) error {
+	ctx, a, cleanup, err := boot(ctx, &g, stderr, false)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	mcp, err := mcpserver.New(a.core, mcpserver.Options{Info: serverInfo(ctx, a.core, a.log), Logger: a.log})
+	if err != nil {
+		return err
+	}
+	defer mcp.Close(context.Background())
+	err = mcp.ServeStdio(ctx, stdin, stdout)
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
+}

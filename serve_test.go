@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/deskhand/deskhand/models/ollama/ollamatest"
+	"github.com/deskhand/deskhand/store"
+)
+
+// brokenListener is a listener whose Accept fails for good.
+type brokenListener struct{ net.Listener }
+
+func (brokenListener) Accept() (net.Conn, error) {
+	return nil, errors.New("accept: the listener broke")
+}
+
+// TestServeFailsWhenHTTPStops: serve exits non-zero, with the reason,
+// when its HTTP server stops by itself (it used to exit 0).
+func TestServeFailsWhenHTTPStops(t *testing.T) {
+	listenerHook = func(ln net.Listener) net.Listener { return brokenListener{ln} }
+	t.Cleanup(func() { listenerHook = nil })
+	var stdout, stderr bytes.Buffer
+	status := exitStatus(t.Context(), []string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0", "--ollama", ollamatest.NewServer(t).URL},
+		strings.NewReader(""), &stdout, &stderr)
+	if status != 1 || !strings.Contains(stderr.String(), "deskhand: the MCP endpoint http://127.0.0.1:") ||
+		!strings.Contains(stderr.String(), "stopped serving\ncause: accept: the listener broke") {
+		t.Errorf("serve with a broken listener: status %d\n%s", status, stderr.String())
+	}
+}
+
+// TestCorruptDatabaseShowsTheCause: the message says what failed, the
+// second line why (it used to end at "cannot open the database in …").
+func TestCorruptDatabaseShowsTheCause(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, store.FileName), bytes.Repeat([]byte("not sqlite "), 1000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	status := exitStatus(t.Context(), []string{"--data", dir, "token", "list"}, strings.NewReader(""), &stdout, &stderr)
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	if status != 1 || len(lines) != 2 || lines[0] != "deskhand: cannot open the database in "+dir ||
+		!strings.HasPrefix(lines[1], "cause: ") || !strings.Contains(lines[1], "not a database") {
+		t.Errorf("a corrupt database: status %d\n%s", status, stderr.String())
+	}
+}
+
+// TestUnreadableSettingsFailTheStart: a setting the start depends on (the
+// address, the Ollama host, open local development) that cannot be read
+// stops the command with the key and the reason; it used to be taken as
+// unset.
+func TestUnreadableSettingsFailTheStart(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, err := deskhand(t, "--data", dir, "token", "list"); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := sql.Open("sqlite3", filepath.Join(dir, store.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec("DROP TABLE settings"); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	var stdout, stderr bytes.Buffer
+	status := exitStatus(t.Context(), []string{"--data", dir, "token", "list"}, strings.NewReader(""), &stdout, &stderr)
+	if status != 1 || !strings.Contains(stderr.String(), "deskhand: cannot read the setting ") ||
+		!strings.Contains(stderr.String(), "cause: ") || !strings.Contains(stderr.String(), "no such table") {
+		t.Errorf("unreadable settings: status %d\n%s", status, stderr.String())
+	}
+}
+
+// failingSettings fails to read the keys in bad.
+type failingSettings struct{ bad []string }
+
+func (s failingSettings) Setting(_ context.Context, key, def string) (string, error) {
+	if slices.Contains(s.bad, key) {
+		return "", errors.New("disk I/O error")
+	}
+	return def, nil
+}
+
+// TestSettingReadErrorsAreReported: a server setting that cannot be read
+// is logged with its key, and its default used (they used to be dropped
+// without a word).
+func TestSettingReadErrorsAreReported(t *testing.T) {
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	info := serverInfo(t.Context(), failingSettings{bad: []string{"server.title", "server.website"}}, log)
+	if info.Title != "Deskhand" || info.Name != "deskhand" {
+		t.Errorf("defaults not used: %+v", info)
+	}
+	if v := readSetting(t.Context(), failingSettings{bad: []string{"server.allowed_hosts"}}, log, "server.allowed_hosts", ""); v != "" {
+		t.Errorf("allowed_hosts = %q", v)
+	}
+	for _, key := range []string{"server.title", "server.website", "server.allowed_hosts"} {
+		if !strings.Contains(logs.String(), "key="+key) {
+			t.Errorf("no warning naming %s:\n%s", key, logs.String())
+		}
+	}
+	if strings.Contains(logs.String(), "key=server.name") {
+		t.Errorf("a readable setting was reported:\n%s", logs.String())
+	}
+}
+
+// recordingListener records its Close in order.
+type recordingListener struct {
+	net.Listener
+	order *[]string
+}
+
+func (l recordingListener) Close() error { *l.order = append(*l.order, "stop accepting"); return nil }
+func (l recordingListener) Addr() net.Addr {
+	return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}
+}
+
+type recordingCore struct{ order *[]string }
+
+func (c recordingCore) Close() { *c.order = append(*c.order, "core refuses turns") }
+
+// TestStopInOrder: shutting down stops accepting connections first, then
+// the core refuses new turns and ends the running ones, then the rest is
+// waited for (the core used to close first, while connections still came).
+func TestStopInOrder(t *testing.T) {
+	var order []string
+	step := func(name string) namedStop {
+		return namedStop{name, func(context.Context) error { order = append(order, name); return nil }}
+	}
+	stopInOrder(t.Context(), slog.New(slog.DiscardHandler), []net.Listener{recordingListener{order: &order}, recordingListener{order: &order}},
+		recordingCore{&order}, []namedStop{step("close MCP sessions"), step("shut down HTTP server")})
+	want := []string{"stop accepting", "stop accepting", "core refuses turns", "close MCP sessions", "shut down HTTP server"}
+	if !slices.Equal(order, want) {
+		t.Errorf("order = %q, want %q", order, want)
+	}
+}

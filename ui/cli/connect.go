@@ -1,0 +1,330 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/ui/connect"
+)
+
+// LastURLSetting keeps the endpoint the app served at last.
+const LastURLSetting = "server.last_url"
+
+func connectFlags(fs *flag.FlagSet, f *cmdFlags) {
+	disconnectFlags(fs, f)
+	fs.BoolVar(&f.dryRun, "dry-run", false, "show what would be written, write nothing")
+	fs.BoolVar(&f.rotate, "rotate", false, "issue new tokens even where the entry works")
+	fs.BoolVar(&f.status, "status", false, "report each client's entry and verify it")
+	fs.BoolVar(&f.link, "link", false, "print the client's install link (Cursor, VS Code)")
+}
+
+func disconnectFlags(fs *flag.FlagSet, f *cmdFlags) {
+	fs.BoolVar(&f.all, "all", false, "every installed client")
+	fs.StringVar(&f.project, "project", "", "the project folder's configuration (Cursor, Claude Code, VS Code)")
+}
+
+// endpointURL is the MCP endpoint that serving on addr gives, for when the
+// app is not running to say it.
+func (inv *invocation) endpointURL(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err == nil && (host == "" || host == "localhost") {
+		addr = net.JoinHostPort("127.0.0.1", port)
+	}
+	return "http://" + addr + inv.env.EndpointPath
+}
+
+// NewManager describes this Deskhand (its endpoint, the binary exe and the
+// data folder, named in the entry unless it is the default one) to the
+// config writers.
+func NewManager(g Globals, project, defaultDataDir, exe, url string, tokens connect.Tokens, secrets agent.Secrets) (*connect.Manager, error) {
+	env, err := connect.DefaultEnv()
+	if err != nil {
+		return nil, agent.Userf(err, "cannot find your home folder")
+	}
+	if project != "" {
+		if env.Project, err = filepath.Abs(project); err != nil {
+			return nil, agent.Userf(err, "--project %q", project)
+		}
+	}
+	args := append([]string(nil), connect.StdioArgs...)
+	if g.Data != defaultDataDir {
+		args = append(args, "--data", g.Data)
+	}
+	return &connect.Manager{Env: env, URL: url, Command: exe, Args: args, Tokens: tokens, Secrets: secrets}, nil
+}
+
+func (inv *invocation) newManager(f *cmdFlags, url string, tokens connect.Tokens, secrets agent.Secrets) (*connect.Manager, error) {
+	exe, err := inv.env.Executable()
+	if err != nil {
+		return nil, agent.Userf(err, "cannot find the path of this deskhand binary")
+	}
+	return NewManager(inv.g, f.project, inv.env.DefaultDataDir, exe, url, tokens, secrets)
+}
+
+func runConnect(ctx context.Context, inv *invocation, f *cmdFlags, words []string, usage string) error {
+	return inv.connect(ctx, f, false, words)
+}
+
+func runDisconnect(ctx context.Context, inv *invocation, f *cmdFlags, words []string, usage string) error {
+	return inv.connect(ctx, f, true, words)
+}
+
+// connect runs 'deskhand connect' and 'deskhand disconnect'.
+func (inv *invocation) connect(ctx context.Context, f *cmdFlags, disconnect bool, args []string) error {
+	clients, err := pickClients(f, disconnect, args)
+	if err != nil {
+		return err
+	}
+	explicitAddr := inv.g.Addr != ""
+	ctl, app, done, err := inv.reach(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
+	stdout, stderr := inv.stdout, inv.stderr
+	var m *connect.Manager
+	if ctl != nil {
+		st, err := ctl.Status(ctx)
+		if err != nil {
+			return err
+		}
+		secrets := inv.env.Secrets(inv.g.Data, func(msg string) { fmt.Fprintln(stderr, msg) })
+		if m, err = inv.newManager(f, st.URL, controlTokens{ctl}, secrets); err != nil {
+			return err
+		}
+	} else {
+		// Where the app served last, unless told where it will serve.
+		url := inv.endpointURL(inv.g.Addr)
+		last, err := app.Core.Setting(ctx, LastURLSetting, "")
+		if err != nil {
+			return agent.Userf(err, "cannot read where Deskhand served last from the database in %s", inv.g.Data)
+		}
+		if last != "" && !explicitAddr {
+			url = last
+		}
+		if m, err = inv.newManager(f, url, CoreTokens{app.Core}, app.Secrets); err != nil {
+			return err
+		}
+	}
+
+	switch {
+	case f.link:
+		link, config, err := m.Link(ctx, clients[0])
+		if err != nil {
+			return asUserError(err)
+		}
+		fmt.Fprintf(stdout, "%s will be asked to add this server:\n%s\n\n%s\n", clients[0].Name, config, link)
+		fmt.Fprintln(stderr, "The link holds a token: treat it like a password. Opening it hands it to the client on a command line; 'deskhand connect "+clients[0].ID+"' writes the file instead and keeps it off every command line.")
+		return nil
+	case f.status:
+		return report(ctx, stdout, clients, m.Status, f.status)
+	case disconnect:
+		return report(ctx, stdout, clients, m.Disconnect, f.status)
+	}
+	if f.dryRun {
+		for _, c := range clients {
+			preview, err := m.Preview(c)
+			if err != nil {
+				return asUserError(err)
+			}
+			p, _ := connect.Path(c, m.Env)
+			fmt.Fprintf(stdout, "%s (%s) would get:\n%s\n\n", c.Name, p, preview)
+		}
+	}
+	do := func(ctx context.Context, c connect.Client) (connect.Report, error) {
+		return m.Connect(ctx, c, connect.ConnectOptions{Rotate: f.rotate, DryRun: f.dryRun})
+	}
+	return report(ctx, stdout, clients, do, f.status)
+}
+
+// pickClients resolves the named clients, or every installed one with
+// --all (every known one for --status).
+func pickClients(opts *cmdFlags, disconnect bool, args []string) ([]connect.Client, error) {
+	var ids []string
+	for _, c := range connect.Clients() {
+		ids = append(ids, c.ID)
+	}
+	usage := fmt.Sprintf("name a client (%s) or pass --all", strings.Join(ids, ", "))
+	if opts.link && len(args) != 1 {
+		return nil, userf("--link needs exactly one client: cursor or vscode")
+	}
+	all := opts.all || (opts.status && len(args) == 0)
+	if all && len(args) > 0 {
+		return nil, userf("pass either --all or client names, not both")
+	}
+	if !all {
+		if len(args) == 0 {
+			return nil, userf("%s", usage)
+		}
+		var out []connect.Client
+		for _, id := range args {
+			c, ok := connect.Lookup(id)
+			if !ok {
+				return nil, userf("unknown client %q: %s", id, usage)
+			}
+			if _, err := connect.Path(c, connect.Env{Home: "/", Project: opts.project}); errors.Is(err, connect.ErrNoProjectScope) {
+				return nil, asUserError(err)
+			}
+			out = append(out, c)
+		}
+		return out, nil
+	}
+	env, err := connect.DefaultEnv()
+	if err != nil {
+		return nil, agent.Userf(err, "cannot find your home folder")
+	}
+	env.Project = opts.project
+	var out []connect.Client
+	for _, c := range connect.Clients() {
+		if _, err := connect.Path(c, env); errors.Is(err, connect.ErrNoProjectScope) {
+			continue
+		}
+		if opts.status || disconnect || connect.Installed(c, env) {
+			out = append(out, c)
+		}
+	}
+	if len(out) == 0 {
+		return nil, userf("none of %s is installed for this user", strings.Join(ids, ", "))
+	}
+	return out, nil
+}
+
+// report runs do for each client, prints a table of outcomes and the
+// hints, and fails when any client failed or does not work.
+func report(ctx context.Context, w io.Writer, clients []connect.Client, do func(context.Context, connect.Client) (connect.Report, error), status bool) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CLIENT\tSTATE\tFILE")
+	var notes []string
+	failed := 0
+	for _, c := range clients {
+		r, err := do(ctx, c)
+		state, ok := Describe(r, err)
+		if status && r.State.Condition == connect.Connected && r.Check.Health != connect.Verified {
+			ok = false
+		}
+		if !ok {
+			failed++
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Name, state, FileOf(r))
+		switch {
+		case err != nil:
+			notes = append(notes, c.Name+": "+Problem(err))
+		case r.Check.Health > connect.Verified:
+			notes = append(notes, c.Name+": "+r.Check.Detail)
+		}
+		if r.Hint != "" {
+			notes = append(notes, c.Name+": "+r.Hint)
+		}
+	}
+	tw.Flush()
+	if len(notes) > 0 {
+		fmt.Fprintln(w)
+		for _, n := range notes {
+			fmt.Fprintln(w, n)
+		}
+	}
+	if failed > 0 {
+		what := "connected and verified"
+		if status {
+			what = "working"
+		}
+		return userf("%d of %d clients not %s (see above)", failed, len(clients), what)
+	}
+	return nil
+}
+
+// FileOf names a report's configuration file, and the file it leads to
+// when it is a link.
+func FileOf(r connect.Report) string {
+	p := cmp.Or(r.State.Path, r.Result.Path)
+	if real := cmp.Or(r.State.Real, r.Result.Real); real != "" {
+		return p + " -> " + real
+	}
+	return p
+}
+
+// Describe says in a few words what a report means, and whether it is a
+// success.
+func Describe(r connect.Report, err error) (string, bool) {
+	if err != nil {
+		var perr *connect.ParseError
+		if errors.As(err, &perr) {
+			return "refused: the file does not parse, left untouched", false
+		}
+		var lerr *connect.LimitError
+		if errors.As(err, &lerr) {
+			if lerr.TooDeep() {
+				return "refused: the file is nested too deeply, left untouched", false
+			}
+			return "refused: the file is too large, left untouched", false
+		}
+		var uerr *connect.UnsafePathError
+		if errors.As(err, &uerr) {
+			switch uerr.Problem {
+			case connect.LeavesProject:
+				return "refused: a link out of the project, left untouched", false
+			case connect.DanglingLink:
+				return "refused: a link to nothing, left untouched", false
+			}
+			return "refused: not a regular file, left untouched", false
+		}
+		return "failed", false
+	}
+	switch r.Action {
+	case connect.WouldWrite:
+		return "would connect (dry run)", true
+	case connect.Removed:
+		return "disconnected, token revoked", true
+	}
+	switch r.State.Condition {
+	case connect.NotInstalled:
+		return "not installed", true
+	case connect.NotConnected:
+		return "not connected", true
+	}
+	verb := "connected"
+	if r.Action == connect.Wrote {
+		verb = "written"
+	}
+	switch r.Check.Health {
+	case connect.Verified:
+		tools := "tools"
+		if r.Check.Tools == 1 {
+			tools = "tool"
+		}
+		return fmt.Sprintf("%s, verified (%d %s)", verb, r.Check.Tools, tools), true
+	case connect.NotRunning:
+		// Written (or left as it was), but not provable until the app runs.
+		return verb + ", not verified: Deskhand is not running", true
+	}
+	return verb + ", " + r.Check.Health.String(), false
+}
+
+// asUserError makes err one whose message Exit shows as it is.
+func asUserError(err error) error {
+	var ue *agent.UserError
+	if errors.As(err, &ue) {
+		return err
+	}
+	return agent.Userf(err, "%s", Problem(err))
+}
+
+// Problem words an error for the person: the connect package's errors
+// (a file that does not parse, a folder that cannot be written) already
+// are; the core's say only what a person should see.
+func Problem(err error) string {
+	var ue *agent.UserError
+	if errors.As(err, &ue) {
+		return agent.UserMessage(err)
+	}
+	return strings.TrimPrefix(err.Error(), "connect: ")
+}

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package cli
+
+// PortUser names the process listening on the TCP port where the OS
+// tells; here it does not, so it is always "".
+func PortUser(port string) string { return "" }
