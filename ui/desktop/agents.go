@@ -13,9 +13,24 @@ import (
 	"github.com/deskhand/deskhand/server/agent"
 )
 
+// agentsCore is what the Agents tab needs of the core: the agents, their
+// editor and kill switch, the tools they may use, Ollama's models, and
+// "Try it".
+type agentsCore interface {
+	Agents() []agent.Agent
+	AvailableTools() []agent.ToolInfo
+	SaveAgent(ctx context.Context, a agent.Agent) (agent.Agent, error)
+	SetAgentEnabled(ctx context.Context, slug string, enabled bool) error
+	DeleteAgent(ctx context.Context, slug string) error
+	InstalledModels(ctx context.Context) ([]string, error)
+	PullModel(ctx context.Context, name string, progress func(agent.PullProgress)) error
+	Run(ctx context.Context, req agent.RunRequest) (*agent.RunResult, error)
+}
+
 // agentsView lists the agents, each with its kill switch, and edits one.
 type agentsView struct {
 	app    *App
+	core   agentsCore
 	list   *widget.List
 	agents []agent.Agent
 
@@ -46,8 +61,8 @@ var (
 	routingChoices = []string{string(agent.RouteClient), string(agent.RouteDesktop), string(agent.RouteDecline)}
 )
 
-func newAgentsView(app *App) *agentsView {
-	v := &agentsView{app: app}
+func newAgentsView(app *App, core agentsCore) *agentsView {
+	v := &agentsView{app: app, core: core}
 	v.list = widget.NewList(
 		func() int { return len(v.agents) },
 		func() fyne.CanvasObject {
@@ -73,7 +88,7 @@ func newAgentsView(app *App) *agentsView {
 	v.reachable.SetPlaceHolder("host:port, one per line, such as nas.local:8080; empty: the public internet only")
 	v.starters = widget.NewMultiLineEntry()
 	v.starters.SetPlaceHolder("messages to start with, one per line: clients offer them as prompts")
-	for _, info := range app.core.AvailableTools() {
+	for _, info := range core.AvailableTools() {
 		v.tools = append(v.tools, newToolSwitch(info))
 	}
 	v.prompt, v.schema = widget.NewMultiLineEntry(), widget.NewMultiLineEntry()
@@ -148,7 +163,7 @@ func (v *agentsView) content() fyne.CanvasObject {
 
 // refresh re-reads the agents.
 func (v *agentsView) refresh() {
-	v.agents = v.app.core.Agents()
+	v.agents = v.core.Agents()
 	v.list.Refresh()
 }
 
@@ -193,7 +208,7 @@ func (v *agentsView) saveEditor() {
 	}
 	a, err := f.apply(v.editing)
 	if err == nil {
-		a, err = v.app.core.SaveAgent(context.Background(), a)
+		a, err = v.core.SaveAgent(context.Background(), a)
 	}
 	if err != nil {
 		v.status.SetText("Not saved: " + agent.UserMessage(err))
@@ -222,7 +237,7 @@ func (v *agentsView) confirmDelete() {
 }
 
 func (v *agentsView) deleteAgent(slug string) {
-	if err := v.app.core.DeleteAgent(context.Background(), slug); err != nil {
+	if err := v.core.DeleteAgent(context.Background(), slug); err != nil {
 		v.status.SetText("Not deleted: " + agent.UserMessage(err))
 		return
 	}
@@ -234,7 +249,7 @@ func (v *agentsView) deleteAgent(slug string) {
 
 // setEnabled is the kill switch: a disabled agent leaves the tool list.
 func (v *agentsView) setEnabled(slug string, on bool) {
-	if err := v.app.core.SetAgentEnabled(context.Background(), slug, on); err != nil {
+	if err := v.core.SetAgentEnabled(context.Background(), slug, on); err != nil {
 		v.status.SetText(agent.UserMessage(err))
 	}
 }
@@ -244,7 +259,7 @@ func (v *agentsView) setEnabled(slug string, on bool) {
 func (v *agentsView) refreshModels() {
 	v.status.SetText("Asking Ollama for its models…")
 	go func() {
-		names, err := v.app.core.InstalledModels(context.Background())
+		names, err := v.core.InstalledModels(context.Background())
 		v.app.do(func() {
 			if err != nil {
 				v.status.SetText(agent.UserMessage(err))
@@ -314,7 +329,7 @@ func (v *agentsView) tryIt() {
 	v.tryButton.Disable()
 	slug := v.editing.Slug
 	go func() {
-		res, err := v.app.core.Run(context.Background(), agent.RunRequest{Agent: slug, Principal: agent.LocalPrincipal, Message: msg, TurnID: turn})
+		res, err := v.core.Run(context.Background(), agent.RunRequest{Agent: slug, Principal: agent.LocalPrincipal, Message: msg, TurnID: turn})
 		v.app.do(func() {
 			v.tryButton.Enable()
 			if v.tryTurn != turn {
@@ -353,7 +368,7 @@ func (v *agentsView) pullModel() {
 	v.pullBar.Show()
 	v.status.SetText("Pulling " + name + "…")
 	go func() {
-		err := v.app.core.PullModel(ctx, name, func(p agent.PullProgress) {
+		err := v.core.PullModel(ctx, name, func(p agent.PullProgress) {
 			v.app.do(func() {
 				if p.Total > 0 {
 					v.pullBar.SetValue(float64(p.Completed) / float64(p.Total))

@@ -31,12 +31,28 @@ type Options struct {
 	Logger                         *slog.Logger
 }
 
+// trayCore is what the tray and the window around the tabs need of the
+// core: the agents (each a kill switch in the tray), how many questions
+// wait, and the pause switch. All of it is in memory.
+type trayCore interface {
+	Agents() []agent.Agent
+	Pending() []agent.Question
+	Paused() bool
+	SetPaused(paused bool)
+}
+
+// eventSource tells the desktop what changed in the core.
+type eventSource interface {
+	Subscribe(ctx context.Context, kinds ...agent.EventKind) <-chan agent.Event
+}
+
 // App is the desktop.
 type App struct {
-	fy   fyne.App
-	core Core
-	opts Options
-	log  *slog.Logger
+	fy     fyne.App
+	tray   trayCore
+	events eventSource
+	opts   Options
+	log    *slog.Logger
 
 	// do runs a function on fyne's goroutine (fyne.Do; tests queue it).
 	do func(func())
@@ -53,16 +69,16 @@ type App struct {
 
 // New builds the window (hidden) and the tray.
 func New(fy fyne.App, core Core, opts Options) *App {
-	a := &App{fy: fy, core: core, opts: opts, log: cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))), do: fyne.Do}
+	a := &App{fy: fy, tray: core, events: core, opts: opts, log: cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))), do: fyne.Do}
 	if opts.Icon != nil {
 		fy.SetIcon(opts.Icon)
 	}
 	a.win = fy.NewWindow("Deskhand")
-	a.agents = newAgentsView(a)
-	a.questions = newQuestionsView(a)
-	a.conversations = newConversationsView(a)
+	a.agents = newAgentsView(a, core)
+	a.questions = newQuestionsView(a, core)
+	a.conversations = newConversationsView(a, core)
 	a.connect = newConnectView(a, opts.Connector)
-	a.settings = newSettingsView(a)
+	a.settings = newSettingsView(a, core)
 	status := widget.NewLabel("Serving your agents at " + cmp.Or(opts.ServerURL, "(not serving)"))
 	a.tabs = container.NewAppTabs(
 		container.NewTabItem("Agents", a.agents.content()),
@@ -89,7 +105,7 @@ func New(fy fyne.App, core Core, opts Options) *App {
 // goroutine that reacts to core events, and it touches widgets only
 // through fyne.Do.
 func (a *App) Follow(ctx context.Context) {
-	events := a.core.Subscribe(ctx)
+	events := a.events.Subscribe(ctx)
 	a.do(a.refresh)
 	go func() {
 		for e := range events {
@@ -168,20 +184,20 @@ func (a *App) setTray() {
 		return
 	}
 	items := []*fyne.MenuItem{fyne.NewMenuItem("Open Deskhand", a.Show), fyne.NewMenuItemSeparator()}
-	for _, ag := range a.core.Agents() {
+	for _, ag := range a.tray.Agents() {
 		item := fyne.NewMenuItem(agentLabel(ag), nil)
 		item.Checked = ag.Enabled
 		item.Action = func() { a.agents.setEnabled(ag.Slug, !ag.Enabled) }
 		items = append(items, item)
 	}
-	waiting := len(a.core.Pending())
+	waiting := len(a.tray.Pending())
 	pending := fyne.NewMenuItem(pendingLabel(waiting), func() {
 		a.Show()
 		a.questions.openAll()
 	})
-	paused := a.core.Paused()
+	paused := a.tray.Paused()
 	pause := fyne.NewMenuItem(pauseLabel(paused), func() {
-		a.core.SetPaused(!paused)
+		a.tray.SetPaused(!paused)
 	})
 	connect := fyne.NewMenuItem("Connect a client…", func() {
 		a.showTab(tabConnect)

@@ -13,10 +13,22 @@ import (
 // conversationsShown bounds the list.
 const conversationsShown = 200
 
+// conversationsCore is what the Conversations tab needs of the core: the
+// stored conversations and transcripts, the clients and questions that
+// label them, and the stop button.
+type conversationsCore interface {
+	RecentConversations(ctx context.Context, limit int) ([]agent.ConversationSummary, error)
+	Transcript(ctx context.Context, conversationID string) ([]agent.Message, []agent.Turn, error)
+	CancelTurn(conversationID string) bool
+	Clients() []agent.Client
+	Pending() []agent.Question
+}
+
 // conversationsView lists conversations, live, and shows one's transcript
 // with the text the model is writing right now.
 type conversationsView struct {
 	app     *App
+	core    conversationsCore
 	list    *widget.List
 	search  *widget.Entry
 	all     []agent.ConversationSummary
@@ -31,8 +43,8 @@ type conversationsView struct {
 	status     *widget.Label
 }
 
-func newConversationsView(app *App) *conversationsView {
-	v := &conversationsView{app: app, search: widget.NewEntry(), transcript: widget.NewLabel(""), status: widget.NewLabel("")}
+func newConversationsView(app *App, core conversationsCore) *conversationsView {
+	v := &conversationsView{app: app, core: core, search: widget.NewEntry(), transcript: widget.NewLabel(""), status: widget.NewLabel("")}
 	v.transcript.Wrapping = fyne.TextWrapWord
 	v.transcript.Selectable = true
 	v.search.SetPlaceHolder("search conversations")
@@ -51,7 +63,7 @@ func newConversationsView(app *App) *conversationsView {
 func (v *conversationsView) content() fyne.CanvasObject {
 	left := container.NewBorder(v.search, nil, nil, nil, v.list)
 	stop := widget.NewButton("Stop the running turn", func() {
-		if v.current == "" || !v.app.core.CancelTurn(v.current) {
+		if v.current == "" || !v.core.CancelTurn(v.current) {
 			v.status.SetText("No turn is running in this conversation.")
 		}
 	})
@@ -63,15 +75,15 @@ func (v *conversationsView) content() fyne.CanvasObject {
 
 // refresh re-reads the list from the store.
 func (v *conversationsView) refresh() {
-	all, err := v.app.core.RecentConversations(context.Background(), conversationsShown)
+	all, err := v.core.RecentConversations(context.Background(), conversationsShown)
 	if err != nil {
 		v.status.SetText(agent.UserMessage(err))
 		return
 	}
 	v.all = all
-	v.clients = v.app.core.Clients()
+	v.clients = v.core.Clients()
 	v.waiting = make(map[string]bool)
-	for _, q := range v.app.core.Pending() {
+	for _, q := range v.core.Pending() {
 		v.waiting[q.ConversationID] = true
 	}
 	v.filter()
@@ -84,7 +96,7 @@ func (v *conversationsView) filter() {
 
 // open shows a conversation's transcript.
 func (v *conversationsView) open(id string) {
-	msgs, turns, err := v.app.core.Transcript(context.Background(), id)
+	msgs, turns, err := v.core.Transcript(context.Background(), id)
 	if err != nil {
 		v.status.SetText(agent.UserMessage(err))
 		return

@@ -7,34 +7,19 @@
 // show lives in plain functions, tested without a display.
 package desktop
 
-import (
-	"context"
+import "github.com/deskhand/deskhand/server/agent"
 
-	"github.com/deskhand/deskhand/server/agent"
-)
-
-// Core is what the desktop needs of the core.
+// Core is everything the desktop asks of the core: the union of the small
+// interfaces each screen declares beside itself (agentsCore, questionsCore,
+// conversationsCore, settingsCore, trayCore, eventSource). New takes one
+// value for all of them; *agent.Core is one.
 type Core interface {
-	Agents() []agent.Agent
-	SaveAgent(ctx context.Context, a agent.Agent) (agent.Agent, error)
-	SetAgentEnabled(ctx context.Context, slug string, enabled bool) error
-	DeleteAgent(ctx context.Context, slug string) error
-	Pending() []agent.Question
-	AnswerQuestion(id string, content map[string]any, declined bool) error
-	Subscribe(ctx context.Context, kinds ...agent.EventKind) <-chan agent.Event
-	SetPaused(paused bool)
-	Paused() bool
-	AvailableTools() []agent.ToolInfo
-	Clients() []agent.Client
-	CreateClient(ctx context.Context, name string) (agent.Client, string, error)
-	RevokeClient(ctx context.Context, name string) error
-	RotateClient(ctx context.Context, name string) (agent.Client, string, error)
-	Setting(ctx context.Context, key, def string) (string, error)
-	SetSetting(ctx context.Context, key, value string) error
-	RecentConversations(ctx context.Context, limit int) ([]agent.ConversationSummary, error)
-	Transcript(ctx context.Context, conversationID string) ([]agent.Message, []agent.Turn, error)
-	CancelTurn(conversationID string) bool
-	Run(ctx context.Context, req agent.RunRequest) (*agent.RunResult, error)
-	InstalledModels(ctx context.Context) ([]string, error)
-	PullModel(ctx context.Context, name string, progress func(agent.PullProgress)) error
+	agentsCore
+	questionsCore
+	conversationsCore
+	settingsCore
+	trayCore
+	eventSource
 }
+
+var _ Core = (*agent.Core)(nil)

@@ -29,10 +29,23 @@ var metadataSettings = []struct{ key, label string }{
 	{"server.page_size", "Tools per tools/list page (empty: 1000)"},
 }
 
+// settingsCore is what the Settings tab needs of the core: the clients
+// and their tokens, the stored settings, and a word with Ollama.
+type settingsCore interface {
+	Clients() []agent.Client
+	CreateClient(ctx context.Context, name string) (agent.Client, string, error)
+	RevokeClient(ctx context.Context, name string) error
+	RotateClient(ctx context.Context, name string) (agent.Client, string, error)
+	Setting(ctx context.Context, key, def string) (string, error)
+	SetSetting(ctx context.Context, key, value string) error
+	InstalledModels(ctx context.Context) ([]string, error)
+}
+
 // settingsView holds the clients and their tokens, and the server's
 // settings.
 type settingsView struct {
 	app      *App
+	core     settingsCore
 	clients  []agent.Client
 	list     *widget.List
 	newName  *widget.Entry
@@ -44,8 +57,8 @@ type settingsView struct {
 	status   *widget.Label
 }
 
-func newSettingsView(app *App) *settingsView {
-	v := &settingsView{app: app, newName: widget.NewEntry(), entries: make(map[string]*widget.Entry), status: widget.NewLabel(""),
+func newSettingsView(app *App, core settingsCore) *settingsView {
+	v := &settingsView{app: app, core: core, newName: widget.NewEntry(), entries: make(map[string]*widget.Entry), status: widget.NewLabel(""),
 		ollama: widget.NewLabel("")}
 	v.insecure = widget.NewCheck("Open local development: accept requests without a token (INSECURE)", nil)
 	v.session = widget.NewCheck("Let each client list and read its own conversations (read-only tools)", nil)
@@ -102,15 +115,15 @@ func (v *settingsView) content() fyne.CanvasObject {
 // refresh re-reads the clients and the saved settings.
 func (v *settingsView) refresh() {
 	v.refreshClients()
-	insecure, _ := v.app.core.Setting(context.Background(), "server.insecure_no_auth", "")
+	insecure, _ := v.core.Setting(context.Background(), "server.insecure_no_auth", "")
 	v.insecure.SetChecked(insecure == "true")
-	session, _ := v.app.core.Setting(context.Background(), "server.session_tools", "")
+	session, _ := v.core.Setting(context.Background(), "server.session_tools", "")
 	v.session.SetChecked(session == "true")
 	v.login.OnChanged = nil // showing the state is no change
 	v.login.SetChecked(launchesAtLogin())
 	v.login.OnChanged = v.setLogin
 	for _, s := range metadataSettings {
-		val, err := v.app.core.Setting(context.Background(), s.key, "")
+		val, err := v.core.Setting(context.Background(), s.key, "")
 		if err == nil {
 			v.entries[s.key].SetText(val)
 		}
@@ -125,13 +138,13 @@ func (v *settingsView) setLogin(on bool) {
 
 // refreshClients re-reads the clients only, keeping unsaved edits.
 func (v *settingsView) refreshClients() {
-	v.clients = v.app.core.Clients()
+	v.clients = v.core.Clients()
 	v.list.Refresh()
 }
 
 // create makes a client token and shows it once.
 func (v *settingsView) create() {
-	_, token, err := v.app.core.CreateClient(context.Background(), v.newName.Text)
+	_, token, err := v.core.CreateClient(context.Background(), v.newName.Text)
 	if err != nil {
 		v.status.SetText(agent.UserMessage(err))
 		return
@@ -157,7 +170,7 @@ func (v *settingsView) showToken(name, token string) {
 }
 
 func (v *settingsView) revoke(name string) {
-	if err := v.app.core.RevokeClient(context.Background(), name); err != nil {
+	if err := v.core.RevokeClient(context.Background(), name); err != nil {
 		v.status.SetText(agent.UserMessage(err))
 		return
 	}
@@ -168,7 +181,7 @@ func (v *settingsView) revoke(name string) {
 // rotate replaces a client's token: the old one stops working at once and
 // the new one is shown once.
 func (v *settingsView) rotate(name string) {
-	_, token, err := v.app.core.RotateClient(context.Background(), name)
+	_, token, err := v.core.RotateClient(context.Background(), name)
 	if err != nil {
 		v.status.SetText(agent.UserMessage(err))
 		return
@@ -194,7 +207,7 @@ func (v *settingsView) save() {
 		values[s.key] = strings.TrimSpace(v.entries[s.key].Text)
 	}
 	for key, value := range values {
-		if err := v.app.core.SetSetting(context.Background(), key, value); err != nil {
+		if err := v.core.SetSetting(context.Background(), key, value); err != nil {
 			v.status.SetText(agent.UserMessage(err))
 			return
 		}
@@ -206,7 +219,7 @@ func (v *settingsView) save() {
 func (v *settingsView) checkOllama() {
 	v.ollama.SetText("Asking Ollama…")
 	go func() {
-		names, err := v.app.core.InstalledModels(context.Background())
+		names, err := v.core.InstalledModels(context.Background())
 		v.app.do(func() {
 			if err != nil {
 				v.ollama.SetText("✖ " + agent.UserMessage(err))
