@@ -35,6 +35,7 @@ type agentsView struct {
 	agents []agent.Agent
 
 	editing                                 agent.Agent // the agent in the editor; ID "" for a new one
+	shown                                   int         // counts edit calls, so a late result knows the editor moved on
 	name, slug, description, prompt, schema *widget.Entry
 	model                                   *widget.SelectEntry
 	folders, reachable                      *widget.Entry
@@ -170,6 +171,7 @@ func (v *agentsView) refresh() {
 // edit shows an agent in the editor.
 func (v *agentsView) edit(a agent.Agent) {
 	v.editing = a
+	v.shown++
 	f := fieldsOf(a)
 	v.name.SetText(f.Name)
 	v.slug.SetText(f.Slug)
@@ -197,7 +199,8 @@ func (v *agentsView) showWhoIsAsked() {
 }
 
 // saveEditor saves what the editor holds; the core validates and the
-// server picks the change up at once.
+// server picks the change up at once. The core writes off fyne's
+// goroutine; the editor stays usable meanwhile.
 func (v *agentsView) saveEditor() {
 	f := editorFields{
 		Name: v.name.Text, Slug: v.slug.Text, Description: v.description.Text, Prompt: v.prompt.Text,
@@ -207,16 +210,29 @@ func (v *agentsView) saveEditor() {
 		Conversations: v.conversations.Checked, Enabled: v.enabled.Checked,
 	}
 	a, err := f.apply(v.editing)
-	if err == nil {
-		a, err = v.core.SaveAgent(context.Background(), a)
-	}
 	if err != nil {
 		v.status.SetText("Not saved: " + agent.UserMessage(err))
 		return
 	}
-	v.editing = a
-	v.status.SetText("Saved " + agentLabel(a) + ".")
-	v.refresh()
+	v.status.SetText("Saving " + agentLabel(a) + "…")
+	v.save.Disable()
+	shown := v.shown
+	v.app.background(func(ctx context.Context) func() {
+		saved, err := v.core.SaveAgent(ctx, a)
+		return func() {
+			v.save.Enable()
+			v.refresh()
+			if v.shown != shown {
+				return // the editor moved on to another agent
+			}
+			if err != nil {
+				v.status.SetText("Not saved: " + agent.UserMessage(err))
+				return
+			}
+			v.editing = saved
+			v.status.SetText("Saved " + agentLabel(saved) + ".")
+		}
+	})
 }
 
 // confirmDelete asks before deleting the agent being edited, with its
@@ -236,39 +252,59 @@ func (v *agentsView) confirmDelete() {
 		}, v.app.win)
 }
 
+// deleteAgent deletes the agent off fyne's goroutine, then empties the
+// editor if it still shows it.
 func (v *agentsView) deleteAgent(slug string) {
-	if err := v.core.DeleteAgent(context.Background(), slug); err != nil {
-		v.status.SetText("Not deleted: " + agent.UserMessage(err))
-		return
-	}
-	v.list.UnselectAll()
-	v.edit(agent.Agent{Backend: agent.BackendOllama, Routing: agent.RouteClient, Conversations: true, Enabled: true})
-	v.status.SetText("Deleted " + slug + ".")
-	v.refresh()
+	v.status.SetText("Deleting " + slug + "…")
+	shown := v.shown
+	v.app.background(func(ctx context.Context) func() {
+		err := v.core.DeleteAgent(ctx, slug)
+		return func() {
+			v.refresh()
+			if err != nil {
+				v.status.SetText("Not deleted: " + agent.UserMessage(err))
+				return
+			}
+			if v.shown == shown {
+				v.list.UnselectAll()
+				v.edit(agent.Agent{Backend: agent.BackendOllama, Routing: agent.RouteClient, Conversations: true, Enabled: true})
+			}
+			v.status.SetText("Deleted " + slug + ".")
+		}
+	})
 }
 
 // setEnabled is the kill switch: a disabled agent leaves the tool list.
+// The core writes off fyne's goroutine; its agents_changed event redraws
+// the list, and a refusal puts the switch back.
 func (v *agentsView) setEnabled(slug string, on bool) {
-	if err := v.core.SetAgentEnabled(context.Background(), slug, on); err != nil {
-		v.status.SetText(agent.UserMessage(err))
-	}
+	v.app.background(func(ctx context.Context) func() {
+		err := v.core.SetAgentEnabled(ctx, slug, on)
+		if err == nil {
+			return nil
+		}
+		return func() {
+			v.status.SetText(agent.UserMessage(err))
+			v.refresh()
+		}
+	})
 }
 
 // refreshModels lists the installed Ollama models in the model picker,
 // asking Ollama off fyne's goroutine.
 func (v *agentsView) refreshModels() {
 	v.status.SetText("Asking Ollama for its models…")
-	go func() {
-		names, err := v.core.InstalledModels(context.Background())
-		v.app.do(func() {
+	v.app.background(func(ctx context.Context) func() {
+		names, err := v.core.InstalledModels(ctx)
+		return func() {
 			if err != nil {
 				v.status.SetText(agent.UserMessage(err))
 				return
 			}
 			v.model.SetOptions(names)
 			v.status.SetText(modelsFound(len(names)))
-		})
-	}()
+		}
+	})
 }
 
 // toolSwitch turns one tool on for the agent, and says whether it asks
@@ -328,9 +364,9 @@ func (v *agentsView) tryIt() {
 	v.tryOutput.SetText("…")
 	v.tryButton.Disable()
 	slug := v.editing.Slug
-	go func() {
-		res, err := v.core.Run(context.Background(), agent.RunRequest{Agent: slug, Principal: agent.LocalPrincipal, Message: msg, TurnID: turn})
-		v.app.do(func() {
+	v.app.background(func(ctx context.Context) func() {
+		res, err := v.core.Run(ctx, agent.RunRequest{Agent: slug, Principal: agent.LocalPrincipal, Message: msg, TurnID: turn})
+		return func() {
 			v.tryButton.Enable()
 			if v.tryTurn != turn {
 				return
@@ -341,8 +377,8 @@ func (v *agentsView) tryIt() {
 				return
 			}
 			v.tryOutput.SetText(res.Text)
-		})
-	}()
+		}
+	})
 }
 
 // tryEvent streams the "Try it" turn's text as the model writes it.
@@ -360,16 +396,16 @@ func (v *agentsView) tryEvent(e agent.Event) {
 // and a cancel button; Ollama is asked off fyne's goroutine.
 func (v *agentsView) pullModel() {
 	name := v.model.Text
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(v.app.ctx) // the Cancel button's, and the App's
 	v.stopPull = cancel
 	v.pullButton.Hide()
 	v.cancelPull.Show()
 	v.pullBar.SetValue(0)
 	v.pullBar.Show()
 	v.status.SetText("Pulling " + name + "…")
-	go func() {
+	v.app.background(func(context.Context) func() {
 		err := v.core.PullModel(ctx, name, func(p agent.PullProgress) {
-			v.app.do(func() {
+			v.app.onUI(func() {
 				if p.Total > 0 {
 					v.pullBar.SetValue(float64(p.Completed) / float64(p.Total))
 				}
@@ -378,7 +414,7 @@ func (v *agentsView) pullModel() {
 		})
 		cancelled := ctx.Err() != nil
 		cancel()
-		v.app.do(func() {
+		return func() {
 			v.stopPull = nil
 			v.pullBar.Hide()
 			v.cancelPull.Hide()
@@ -392,6 +428,6 @@ func (v *agentsView) pullModel() {
 				v.status.SetText("Pulled " + name + ".")
 				v.refreshModels()
 			}
-		})
-	}()
+		}
+	})
 }

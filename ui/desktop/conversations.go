@@ -41,6 +41,8 @@ type conversationsView struct {
 	live       string // what the running turn has written so far
 	transcript *widget.Label
 	status     *widget.Label
+
+	listed, opened int // count the reads, so only the latest is shown
 }
 
 func newConversationsView(app *App, core conversationsCore) *conversationsView {
@@ -73,20 +75,30 @@ func (v *conversationsView) content() fyne.CanvasObject {
 	return split
 }
 
-// refresh re-reads the list from the store.
+// refresh re-reads the list from the store, off fyne's goroutine; only
+// the latest of several refreshes in flight is shown.
 func (v *conversationsView) refresh() {
-	all, err := v.core.RecentConversations(context.Background(), conversationsShown)
-	if err != nil {
-		v.status.SetText(agent.UserMessage(err))
-		return
-	}
-	v.all = all
-	v.clients = v.core.Clients()
-	v.waiting = make(map[string]bool)
-	for _, q := range v.core.Pending() {
-		v.waiting[q.ConversationID] = true
-	}
-	v.filter()
+	v.listed++
+	listed := v.listed
+	v.app.background(func(ctx context.Context) func() {
+		all, err := v.core.RecentConversations(ctx, conversationsShown)
+		clients, pending := v.core.Clients(), v.core.Pending()
+		return func() {
+			if listed != v.listed {
+				return
+			}
+			if err != nil {
+				v.status.SetText(agent.UserMessage(err))
+				return
+			}
+			v.all, v.clients = all, clients
+			v.waiting = make(map[string]bool)
+			for _, q := range pending {
+				v.waiting[q.ConversationID] = true
+			}
+			v.filter()
+		}
+	})
 }
 
 func (v *conversationsView) filter() {
@@ -94,16 +106,31 @@ func (v *conversationsView) filter() {
 	v.list.Refresh()
 }
 
-// open shows a conversation's transcript.
+// open shows a conversation's transcript, read off fyne's goroutine. What
+// the model writes meanwhile is shown after it.
 func (v *conversationsView) open(id string) {
-	msgs, turns, err := v.core.Transcript(context.Background(), id)
-	if err != nil {
-		v.status.SetText(agent.UserMessage(err))
-		return
+	if id != v.current {
+		v.history = ""
 	}
-	v.current, v.history, v.live = id, renderTranscript(msgs, turns), ""
-	v.status.SetText("")
+	v.current, v.live = id, ""
+	v.opened++
+	opened := v.opened
 	v.show()
+	v.app.background(func(ctx context.Context) func() {
+		msgs, turns, err := v.core.Transcript(ctx, id)
+		return func() {
+			if opened != v.opened {
+				return
+			}
+			if err != nil {
+				v.status.SetText(agent.UserMessage(err))
+				return
+			}
+			v.history = renderTranscript(msgs, turns)
+			v.status.SetText("")
+			v.show()
+		}
+	})
 }
 
 func (v *conversationsView) show() {
