@@ -1,10 +1,20 @@
 // Package desktop is Deskhand's desktop, the only package besides main
-// and assets that uses fyne: the tray, the main window (agents and
-// the questions waiting for you) and a popup for each question. It calls
-// the core through the small Core interface and learns what changed from
-// the core's events; one goroutine turns events into fyne.Do calls, so
-// only fyne's own goroutine touches widgets. Logic that decides what to
-// show lives in plain functions, tested without a display.
+// and assets that uses fyne: the tray (open, each agent's kill switch,
+// the questions waiting, connect, settings, pause) and the main window
+// with five tabs: Agents (edit, delete and switch agents, pick or pull
+// an Ollama model, try an agent), Questions (each also in a popup of its
+// own), Conversations (live transcripts, stop a turn), Connect (write
+// Deskhand into MCP clients' settings through a Connector and verify it)
+// and Settings (client tokens, the server's settings, an Ollama check,
+// start at login).
+//
+// Each screen declares the small interface of the core it uses beside
+// itself; Core is their union, and New takes one value for all. Calls
+// that may do I/O run off fyne's goroutine with a context the App owns
+// and cancels when it closes (Close, or fyne stopping); their results,
+// and the core's events (read by one goroutine, Follow's), reach widgets
+// only through fyne.Do. Logic that decides what to show lives in plain
+// functions, tested without a display.
 package desktop
 
 import "github.com/deskhand/deskhand/server/agent"
