@@ -13,13 +13,29 @@ import (
 	"github.com/deskhand/deskhand/server/agent"
 )
 
+// agentsCore is what the Agents tab needs of the core: the agents, their
+// editor and kill switch, the tools they may use, Ollama's models, and
+// "Try it".
+type agentsCore interface {
+	Agents() []agent.Agent
+	AvailableTools() []agent.ToolInfo
+	SaveAgent(ctx context.Context, a agent.Agent) (agent.Agent, error)
+	SetAgentEnabled(ctx context.Context, slug string, enabled bool) error
+	DeleteAgent(ctx context.Context, slug string) error
+	InstalledModels(ctx context.Context) ([]string, error)
+	PullModel(ctx context.Context, name string, progress func(agent.PullProgress)) error
+	Run(ctx context.Context, req agent.RunRequest) (*agent.RunResult, error)
+}
+
 // agentsView lists the agents, each with its kill switch, and edits one.
 type agentsView struct {
 	app    *App
+	core   agentsCore
 	list   *widget.List
 	agents []agent.Agent
 
 	editing                                 agent.Agent // the agent in the editor; ID "" for a new one
+	shown                                   int         // counts edit calls, so a late result knows the editor moved on
 	name, slug, description, prompt, schema *widget.Entry
 	model                                   *widget.SelectEntry
 	folders, reachable                      *widget.Entry
@@ -46,8 +62,8 @@ var (
 	routingChoices = []string{string(agent.RouteClient), string(agent.RouteDesktop), string(agent.RouteDecline)}
 )
 
-func newAgentsView(app *App) *agentsView {
-	v := &agentsView{app: app}
+func newAgentsView(app *App, core agentsCore) *agentsView {
+	v := &agentsView{app: app, core: core}
 	v.list = widget.NewList(
 		func() int { return len(v.agents) },
 		func() fyne.CanvasObject {
@@ -73,7 +89,7 @@ func newAgentsView(app *App) *agentsView {
 	v.reachable.SetPlaceHolder("host:port, one per line, such as nas.local:8080; empty: the public internet only")
 	v.starters = widget.NewMultiLineEntry()
 	v.starters.SetPlaceHolder("messages to start with, one per line: clients offer them as prompts")
-	for _, info := range app.core.AvailableTools() {
+	for _, info := range core.AvailableTools() {
 		v.tools = append(v.tools, newToolSwitch(info))
 	}
 	v.prompt, v.schema = widget.NewMultiLineEntry(), widget.NewMultiLineEntry()
@@ -148,13 +164,14 @@ func (v *agentsView) content() fyne.CanvasObject {
 
 // refresh re-reads the agents.
 func (v *agentsView) refresh() {
-	v.agents = v.app.core.Agents()
+	v.agents = v.core.Agents()
 	v.list.Refresh()
 }
 
 // edit shows an agent in the editor.
 func (v *agentsView) edit(a agent.Agent) {
 	v.editing = a
+	v.shown++
 	f := fieldsOf(a)
 	v.name.SetText(f.Name)
 	v.slug.SetText(f.Slug)
@@ -182,7 +199,8 @@ func (v *agentsView) showWhoIsAsked() {
 }
 
 // saveEditor saves what the editor holds; the core validates and the
-// server picks the change up at once.
+// server picks the change up at once. The core writes off fyne's
+// goroutine; the editor stays usable meanwhile.
 func (v *agentsView) saveEditor() {
 	f := editorFields{
 		Name: v.name.Text, Slug: v.slug.Text, Description: v.description.Text, Prompt: v.prompt.Text,
@@ -192,16 +210,29 @@ func (v *agentsView) saveEditor() {
 		Conversations: v.conversations.Checked, Enabled: v.enabled.Checked,
 	}
 	a, err := f.apply(v.editing)
-	if err == nil {
-		a, err = v.app.core.SaveAgent(context.Background(), a)
-	}
 	if err != nil {
 		v.status.SetText("Not saved: " + agent.UserMessage(err))
 		return
 	}
-	v.editing = a
-	v.status.SetText("Saved " + agentLabel(a) + ".")
-	v.refresh()
+	v.status.SetText("Saving " + agentLabel(a) + "…")
+	v.save.Disable()
+	shown := v.shown
+	v.app.background(func(ctx context.Context) func() {
+		saved, err := v.core.SaveAgent(ctx, a)
+		return func() {
+			v.save.Enable()
+			v.refresh()
+			if v.shown != shown {
+				return // the editor moved on to another agent
+			}
+			if err != nil {
+				v.status.SetText("Not saved: " + agent.UserMessage(err))
+				return
+			}
+			v.editing = saved
+			v.status.SetText("Saved " + agentLabel(saved) + ".")
+		}
+	})
 }
 
 // confirmDelete asks before deleting the agent being edited, with its
@@ -221,39 +252,59 @@ func (v *agentsView) confirmDelete() {
 		}, v.app.win)
 }
 
+// deleteAgent deletes the agent off fyne's goroutine, then empties the
+// editor if it still shows it.
 func (v *agentsView) deleteAgent(slug string) {
-	if err := v.app.core.DeleteAgent(context.Background(), slug); err != nil {
-		v.status.SetText("Not deleted: " + agent.UserMessage(err))
-		return
-	}
-	v.list.UnselectAll()
-	v.edit(agent.Agent{Backend: agent.BackendOllama, Routing: agent.RouteClient, Conversations: true, Enabled: true})
-	v.status.SetText("Deleted " + slug + ".")
-	v.refresh()
+	v.status.SetText("Deleting " + slug + "…")
+	shown := v.shown
+	v.app.background(func(ctx context.Context) func() {
+		err := v.core.DeleteAgent(ctx, slug)
+		return func() {
+			v.refresh()
+			if err != nil {
+				v.status.SetText("Not deleted: " + agent.UserMessage(err))
+				return
+			}
+			if v.shown == shown {
+				v.list.UnselectAll()
+				v.edit(agent.Agent{Backend: agent.BackendOllama, Routing: agent.RouteClient, Conversations: true, Enabled: true})
+			}
+			v.status.SetText("Deleted " + slug + ".")
+		}
+	})
 }
 
 // setEnabled is the kill switch: a disabled agent leaves the tool list.
+// The core writes off fyne's goroutine; its agents_changed event redraws
+// the list, and a refusal puts the switch back.
 func (v *agentsView) setEnabled(slug string, on bool) {
-	if err := v.app.core.SetAgentEnabled(context.Background(), slug, on); err != nil {
-		v.status.SetText(agent.UserMessage(err))
-	}
+	v.app.background(func(ctx context.Context) func() {
+		err := v.core.SetAgentEnabled(ctx, slug, on)
+		if err == nil {
+			return nil
+		}
+		return func() {
+			v.status.SetText(agent.UserMessage(err))
+			v.refresh()
+		}
+	})
 }
 
 // refreshModels lists the installed Ollama models in the model picker,
 // asking Ollama off fyne's goroutine.
 func (v *agentsView) refreshModels() {
 	v.status.SetText("Asking Ollama for its models…")
-	go func() {
-		names, err := v.app.core.InstalledModels(context.Background())
-		v.app.do(func() {
+	v.app.background(func(ctx context.Context) func() {
+		names, err := v.core.InstalledModels(ctx)
+		return func() {
 			if err != nil {
 				v.status.SetText(agent.UserMessage(err))
 				return
 			}
 			v.model.SetOptions(names)
 			v.status.SetText(modelsFound(len(names)))
-		})
-	}()
+		}
+	})
 }
 
 // toolSwitch turns one tool on for the agent, and says whether it asks
@@ -313,9 +364,9 @@ func (v *agentsView) tryIt() {
 	v.tryOutput.SetText("…")
 	v.tryButton.Disable()
 	slug := v.editing.Slug
-	go func() {
-		res, err := v.app.core.Run(context.Background(), agent.RunRequest{Agent: slug, Principal: agent.LocalPrincipal, Message: msg, TurnID: turn})
-		v.app.do(func() {
+	v.app.background(func(ctx context.Context) func() {
+		res, err := v.core.Run(ctx, agent.RunRequest{Agent: slug, Principal: agent.LocalPrincipal, Message: msg, TurnID: turn})
+		return func() {
 			v.tryButton.Enable()
 			if v.tryTurn != turn {
 				return
@@ -326,8 +377,8 @@ func (v *agentsView) tryIt() {
 				return
 			}
 			v.tryOutput.SetText(res.Text)
-		})
-	}()
+		}
+	})
 }
 
 // tryEvent streams the "Try it" turn's text as the model writes it.
@@ -345,16 +396,16 @@ func (v *agentsView) tryEvent(e agent.Event) {
 // and a cancel button; Ollama is asked off fyne's goroutine.
 func (v *agentsView) pullModel() {
 	name := v.model.Text
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(v.app.ctx) // the Cancel button's, and the App's
 	v.stopPull = cancel
 	v.pullButton.Hide()
 	v.cancelPull.Show()
 	v.pullBar.SetValue(0)
 	v.pullBar.Show()
 	v.status.SetText("Pulling " + name + "…")
-	go func() {
-		err := v.app.core.PullModel(ctx, name, func(p agent.PullProgress) {
-			v.app.do(func() {
+	v.app.background(func(context.Context) func() {
+		err := v.core.PullModel(ctx, name, func(p agent.PullProgress) {
+			v.app.onUI(func() {
 				if p.Total > 0 {
 					v.pullBar.SetValue(float64(p.Completed) / float64(p.Total))
 				}
@@ -363,7 +414,7 @@ func (v *agentsView) pullModel() {
 		})
 		cancelled := ctx.Err() != nil
 		cancel()
-		v.app.do(func() {
+		return func() {
 			v.stopPull = nil
 			v.pullBar.Hide()
 			v.cancelPull.Hide()
@@ -377,6 +428,6 @@ func (v *agentsView) pullModel() {
 				v.status.SetText("Pulled " + name + ".")
 				v.refreshModels()
 			}
-		})
-	}()
+		}
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"sync"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -31,15 +32,39 @@ type Options struct {
 	Logger                         *slog.Logger
 }
 
+// trayCore is what the tray and the window around the tabs need of the
+// core: the agents (each a kill switch in the tray), how many questions
+// wait, and the pause switch. All of it is in memory.
+type trayCore interface {
+	Agents() []agent.Agent
+	Pending() []agent.Question
+	Paused() bool
+	SetPaused(paused bool)
+}
+
+// eventSource tells the desktop what changed in the core.
+type eventSource interface {
+	Subscribe(ctx context.Context, kinds ...agent.EventKind) <-chan agent.Event
+}
+
 // App is the desktop.
 type App struct {
-	fy   fyne.App
-	core Core
-	opts Options
-	log  *slog.Logger
+	fy     fyne.App
+	tray   trayCore
+	events eventSource
+	opts   Options
+	log    *slog.Logger
 
 	// do runs a function on fyne's goroutine (fyne.Do; tests queue it).
 	do func(func())
+
+	// ctx is the App's: every call to the core made from the UI gets it,
+	// and Close cancels it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	mu     sync.Mutex // guards closed and the start of work
+	closed bool
+	work   sync.WaitGroup // the goroutines the App started
 
 	win           fyne.Window
 	tabs          *container.AppTabs
@@ -51,18 +76,17 @@ type App struct {
 	trayMenu      *fyne.Menu
 }
 
-// New builds the window (hidden) and the tray.
+// New builds the window (hidden) and the tray. The App stops its work
+// when fyne stops, or at Close.
 func New(fy fyne.App, core Core, opts Options) *App {
-	a := &App{fy: fy, core: core, opts: opts, log: cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))), do: fyne.Do}
-	if opts.Icon != nil {
-		fy.SetIcon(opts.Icon)
-	}
-	a.win = fy.NewWindow("Deskhand")
-	a.agents = newAgentsView(a)
-	a.questions = newQuestionsView(a)
-	a.conversations = newConversationsView(a)
+	a := newApp(fy, opts)
+	a.tray, a.events = core, core
+	fy.Lifecycle().SetOnStopped(a.Close)
+	a.agents = newAgentsView(a, core)
+	a.questions = newQuestionsView(a, core)
+	a.conversations = newConversationsView(a, core)
 	a.connect = newConnectView(a, opts.Connector)
-	a.settings = newSettingsView(a)
+	a.settings = newSettingsView(a, core)
 	status := widget.NewLabel("Serving your agents at " + cmp.Or(opts.ServerURL, "(not serving)"))
 	a.tabs = container.NewAppTabs(
 		container.NewTabItem("Agents", a.agents.content()),
@@ -85,17 +109,83 @@ func New(fy fyne.App, core Core, opts Options) *App {
 	return a
 }
 
-// Follow keeps the desktop in step with the core until ctx ends: the only
-// goroutine that reacts to core events, and it touches widgets only
-// through fyne.Do.
-func (a *App) Follow(ctx context.Context) {
-	events := a.core.Subscribe(ctx)
-	a.do(a.refresh)
+// newApp is the App without its screens: the window, the context and
+// the means to run work off fyne's goroutine.
+func newApp(fy fyne.App, opts Options) *App {
+	// The root of every context the UI hands the core; Close cancels it.
+	ctx, cancel := context.WithCancel(context.Background())
+	a := &App{fy: fy, opts: opts, log: cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
+		do: fyne.Do, ctx: ctx, cancel: cancel}
+	if opts.Icon != nil {
+		fy.SetIcon(opts.Icon)
+	}
+	a.win = fy.NewWindow("Deskhand")
+	return a
+}
+
+// Close stops the App's work: it cancels the context of every call to the
+// core still running and waits for the goroutines the App started. Results
+// that come in later are dropped. Close may be called more than once.
+func (a *App) Close() {
+	a.mu.Lock()
+	a.closed = true
+	a.mu.Unlock()
+	a.cancel()
+	a.work.Wait()
+}
+
+// goStart runs f on a goroutine of the App's, which Close waits for; not
+// at all once the App is closed.
+func (a *App) goStart(f func()) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return
+	}
+	a.work.Add(1)
 	go func() {
-		for e := range events {
-			a.do(func() { a.handle(e) })
-		}
+		defer a.work.Done()
+		f()
 	}()
+}
+
+// background runs work off fyne's goroutine with the App's context, then
+// the function it returns (if any) on fyne's goroutine. Every call to the
+// core that may do I/O (SQLite, Ollama, files) goes through here.
+func (a *App) background(work func(ctx context.Context) (apply func())) {
+	a.goStart(func() {
+		if apply := work(a.ctx); apply != nil {
+			a.onUI(apply)
+		}
+	})
+}
+
+// onUI runs f on fyne's goroutine, unless the App has closed by then.
+func (a *App) onUI(f func()) {
+	if a.ctx.Err() != nil {
+		return
+	}
+	a.do(func() {
+		if a.ctx.Err() == nil {
+			f()
+		}
+	})
+}
+
+// Follow keeps the desktop in step with the core until ctx ends or the
+// App closes: the only goroutine that reacts to core events, and it
+// touches widgets only through fyne.Do.
+func (a *App) Follow(ctx context.Context) {
+	ctx, stop := context.WithCancel(ctx)
+	context.AfterFunc(a.ctx, stop)
+	events := a.events.Subscribe(ctx)
+	a.onUI(a.refresh)
+	a.goStart(func() {
+		defer stop()
+		for e := range events {
+			a.onUI(func() { a.handle(e) })
+		}
+	})
 }
 
 // handle runs on fyne's goroutine.
@@ -168,20 +258,20 @@ func (a *App) setTray() {
 		return
 	}
 	items := []*fyne.MenuItem{fyne.NewMenuItem("Open Deskhand", a.Show), fyne.NewMenuItemSeparator()}
-	for _, ag := range a.core.Agents() {
+	for _, ag := range a.tray.Agents() {
 		item := fyne.NewMenuItem(agentLabel(ag), nil)
 		item.Checked = ag.Enabled
 		item.Action = func() { a.agents.setEnabled(ag.Slug, !ag.Enabled) }
 		items = append(items, item)
 	}
-	waiting := len(a.core.Pending())
+	waiting := len(a.tray.Pending())
 	pending := fyne.NewMenuItem(pendingLabel(waiting), func() {
 		a.Show()
 		a.questions.openAll()
 	})
-	paused := a.core.Paused()
+	paused := a.tray.Paused()
 	pause := fyne.NewMenuItem(pauseLabel(paused), func() {
-		a.core.SetPaused(!paused)
+		a.tray.SetPaused(!paused)
 	})
 	connect := fyne.NewMenuItem("Connect a client…", func() {
 		a.showTab(tabConnect)

@@ -104,14 +104,14 @@ func (v *connectView) refresh() {
 	}
 	v.busy = true
 	v.status.SetText("Checking each client…")
-	go func() {
-		states := v.conn.Clients(context.Background())
-		v.app.do(func() {
+	v.app.background(func(ctx context.Context) func() {
+		states := v.conn.Clients(ctx)
+		return func() {
 			v.busy = false
 			v.status.SetText("")
 			v.show(states)
-		})
-	}()
+		}
+	})
 }
 
 // show rebuilds the rows; on fyne's goroutine.
@@ -178,17 +178,17 @@ func (v *connectView) confirmConnect(c ClientState, rotate bool) {
 // run does one client operation off fyne's goroutine and shows the result.
 func (v *connectView) run(c ClientState, doing string, op func(context.Context, string) (ClientState, error)) {
 	v.status.SetText(doing + " " + c.Name + "…")
-	go func() {
-		st, err := op(context.Background(), c.ID)
-		v.app.do(func() {
+	v.app.background(func(ctx context.Context) func() {
+		st, err := op(ctx, c.ID)
+		return func() {
 			if err != nil {
 				v.status.SetText(c.Name + ": " + err.Error())
 				return
 			}
 			v.status.SetText(c.Name + ": " + st.Status + ". " + st.Detail)
 			v.replace(st)
-		})
-	}()
+		}
+	})
 }
 
 // replace puts one client's new state in its row.
@@ -205,9 +205,9 @@ func (v *connectView) replace(st ClientState) {
 // confirmLink shows what the install link carries and says what opening
 // it exposes before handing it to the OS.
 func (v *connectView) confirmLink(c ClientState) {
-	go func() {
-		link, config, err := v.conn.Link(context.Background(), c.ID)
-		v.app.do(func() {
+	v.app.background(func(ctx context.Context) func() {
+		link, config, err := v.conn.Link(ctx, c.ID)
+		return func() {
 			if err != nil {
 				v.status.SetText(c.Name + ": " + err.Error())
 				return
@@ -232,6 +232,6 @@ func (v *connectView) confirmLink(c ClientState) {
 			}, v.app.win)
 			d.Resize(fyne.NewSize(560, 320))
 			d.Show()
-		})
-	}()
+		}
+	})
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
@@ -147,20 +146,8 @@ func TestConnectTab(t *testing.T) {
 		"cursor": {ID: "cursor", Name: "Cursor", File: "/home/u/.cursor/mcp.json", Installed: true, Status: "not connected", HasLink: true},
 		"codex":  {ID: "codex", Name: "Codex", Status: "not installed"},
 	}}
-	fy := test.NewTempApp(t)
-	a := New(fy, &fakeCore{}, Options{Connector: conn})
-	queue := make(chan func(), 16)
-	a.do = func(f func()) { queue <- f }
-	drain := func() {
-		for {
-			select {
-			case f := <-queue:
-				f()
-			case <-time.After(200 * time.Millisecond):
-				return
-			}
-		}
-	}
+	a, ui := withTestUI(t, New(test.NewTempApp(t), newFakeCore(fakeCore{}), Options{Connector: conn}))
+	drain := ui.settle
 	a.win.Resize(fyne.NewSize(900, 600))
 	a.tabs.SelectIndex(tabConnect) // the first visit checks every client
 	drain()
@@ -229,7 +216,7 @@ func TestConnectTab(t *testing.T) {
 }
 
 func TestConnectTabWithoutConnector(t *testing.T) {
-	a := New(test.NewTempApp(t), &fakeCore{}, Options{})
+	a, _ := newTestApp(t, newFakeCore(fakeCore{}))
 	a.tabs.SelectIndex(tabConnect)
 	if !strings.Contains(a.connect.status.Text, "not available") {
 		t.Errorf("status = %q", a.connect.status.Text)

@@ -13,10 +13,22 @@ import (
 // conversationsShown bounds the list.
 const conversationsShown = 200
 
+// conversationsCore is what the Conversations tab needs of the core: the
+// stored conversations and transcripts, the clients and questions that
+// label them, and the stop button.
+type conversationsCore interface {
+	RecentConversations(ctx context.Context, limit int) ([]agent.ConversationSummary, error)
+	Transcript(ctx context.Context, conversationID string) ([]agent.Message, []agent.Turn, error)
+	CancelTurn(conversationID string) bool
+	Clients() []agent.Client
+	Pending() []agent.Question
+}
+
 // conversationsView lists conversations, live, and shows one's transcript
 // with the text the model is writing right now.
 type conversationsView struct {
 	app     *App
+	core    conversationsCore
 	list    *widget.List
 	search  *widget.Entry
 	all     []agent.ConversationSummary
@@ -29,10 +41,12 @@ type conversationsView struct {
 	live       string // what the running turn has written so far
 	transcript *widget.Label
 	status     *widget.Label
+
+	listed, opened int // count the reads, so only the latest is shown
 }
 
-func newConversationsView(app *App) *conversationsView {
-	v := &conversationsView{app: app, search: widget.NewEntry(), transcript: widget.NewLabel(""), status: widget.NewLabel("")}
+func newConversationsView(app *App, core conversationsCore) *conversationsView {
+	v := &conversationsView{app: app, core: core, search: widget.NewEntry(), transcript: widget.NewLabel(""), status: widget.NewLabel("")}
 	v.transcript.Wrapping = fyne.TextWrapWord
 	v.transcript.Selectable = true
 	v.search.SetPlaceHolder("search conversations")
@@ -51,7 +65,7 @@ func newConversationsView(app *App) *conversationsView {
 func (v *conversationsView) content() fyne.CanvasObject {
 	left := container.NewBorder(v.search, nil, nil, nil, v.list)
 	stop := widget.NewButton("Stop the running turn", func() {
-		if v.current == "" || !v.app.core.CancelTurn(v.current) {
+		if v.current == "" || !v.core.CancelTurn(v.current) {
 			v.status.SetText("No turn is running in this conversation.")
 		}
 	})
@@ -61,20 +75,30 @@ func (v *conversationsView) content() fyne.CanvasObject {
 	return split
 }
 
-// refresh re-reads the list from the store.
+// refresh re-reads the list from the store, off fyne's goroutine; only
+// the latest of several refreshes in flight is shown.
 func (v *conversationsView) refresh() {
-	all, err := v.app.core.RecentConversations(context.Background(), conversationsShown)
-	if err != nil {
-		v.status.SetText(agent.UserMessage(err))
-		return
-	}
-	v.all = all
-	v.clients = v.app.core.Clients()
-	v.waiting = make(map[string]bool)
-	for _, q := range v.app.core.Pending() {
-		v.waiting[q.ConversationID] = true
-	}
-	v.filter()
+	v.listed++
+	listed := v.listed
+	v.app.background(func(ctx context.Context) func() {
+		all, err := v.core.RecentConversations(ctx, conversationsShown)
+		clients, pending := v.core.Clients(), v.core.Pending()
+		return func() {
+			if listed != v.listed {
+				return
+			}
+			if err != nil {
+				v.status.SetText(agent.UserMessage(err))
+				return
+			}
+			v.all, v.clients = all, clients
+			v.waiting = make(map[string]bool)
+			for _, q := range pending {
+				v.waiting[q.ConversationID] = true
+			}
+			v.filter()
+		}
+	})
 }
 
 func (v *conversationsView) filter() {
@@ -82,16 +106,31 @@ func (v *conversationsView) filter() {
 	v.list.Refresh()
 }
 
-// open shows a conversation's transcript.
+// open shows a conversation's transcript, read off fyne's goroutine. What
+// the model writes meanwhile is shown after it.
 func (v *conversationsView) open(id string) {
-	msgs, turns, err := v.app.core.Transcript(context.Background(), id)
-	if err != nil {
-		v.status.SetText(agent.UserMessage(err))
-		return
+	if id != v.current {
+		v.history = ""
 	}
-	v.current, v.history, v.live = id, renderTranscript(msgs, turns), ""
-	v.status.SetText("")
+	v.current, v.live = id, ""
+	v.opened++
+	opened := v.opened
 	v.show()
+	v.app.background(func(ctx context.Context) func() {
+		msgs, turns, err := v.core.Transcript(ctx, id)
+		return func() {
+			if opened != v.opened {
+				return
+			}
+			if err != nil {
+				v.status.SetText(agent.UserMessage(err))
+				return
+			}
+			v.history = renderTranscript(msgs, turns)
+			v.status.SetText("")
+			v.show()
+		}
+	})
 }
 
 func (v *conversationsView) show() {

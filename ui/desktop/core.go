@@ -1,40 +1,35 @@
 // Package desktop is Deskhand's desktop, the only package besides main
-// and assets that uses fyne: the tray, the main window (agents and
-// the questions waiting for you) and a popup for each question. It calls
-// the core through the small Core interface and learns what changed from
-// the core's events; one goroutine turns events into fyne.Do calls, so
-// only fyne's own goroutine touches widgets. Logic that decides what to
-// show lives in plain functions, tested without a display.
+// and assets that uses fyne: the tray (open, each agent's kill switch,
+// the questions waiting, connect, settings, pause) and the main window
+// with five tabs: Agents (edit, delete and switch agents, pick or pull
+// an Ollama model, try an agent), Questions (each also in a popup of its
+// own), Conversations (live transcripts, stop a turn), Connect (write
+// Deskhand into MCP clients' settings through a Connector and verify it)
+// and Settings (client tokens, the server's settings, an Ollama check,
+// start at login).
+//
+// Each screen declares the small interface of the core it uses beside
+// itself; Core is their union, and New takes one value for all. Calls
+// that may do I/O run off fyne's goroutine with a context the App owns
+// and cancels when it closes (Close, or fyne stopping); their results,
+// and the core's events (read by one goroutine, Follow's), reach widgets
+// only through fyne.Do. Logic that decides what to show lives in plain
+// functions, tested without a display.
 package desktop
 
-import (
-	"context"
+import "github.com/deskhand/deskhand/server/agent"
 
-	"github.com/deskhand/deskhand/server/agent"
-)
-
-// Core is what the desktop needs of the core.
+// Core is everything the desktop asks of the core: the union of the small
+// interfaces each screen declares beside itself (agentsCore, questionsCore,
+// conversationsCore, settingsCore, trayCore, eventSource). New takes one
+// value for all of them; *agent.Core is one.
 type Core interface {
-	Agents() []agent.Agent
-	SaveAgent(ctx context.Context, a agent.Agent) (agent.Agent, error)
-	SetAgentEnabled(ctx context.Context, slug string, enabled bool) error
-	DeleteAgent(ctx context.Context, slug string) error
-	Pending() []agent.Question
-	AnswerQuestion(id string, content map[string]any, declined bool) error
-	Subscribe(ctx context.Context, kinds ...agent.EventKind) <-chan agent.Event
-	SetPaused(paused bool)
-	Paused() bool
-	AvailableTools() []agent.ToolInfo
-	Clients() []agent.Client
-	CreateClient(ctx context.Context, name string) (agent.Client, string, error)
-	RevokeClient(ctx context.Context, name string) error
-	RotateClient(ctx context.Context, name string) (agent.Client, string, error)
-	Setting(ctx context.Context, key, def string) (string, error)
-	SetSetting(ctx context.Context, key, value string) error
-	RecentConversations(ctx context.Context, limit int) ([]agent.ConversationSummary, error)
-	Transcript(ctx context.Context, conversationID string) ([]agent.Message, []agent.Turn, error)
-	CancelTurn(conversationID string) bool
-	Run(ctx context.Context, req agent.RunRequest) (*agent.RunResult, error)
-	InstalledModels(ctx context.Context) ([]string, error)
-	PullModel(ctx context.Context, name string, progress func(agent.PullProgress)) error
+	agentsCore
+	questionsCore
+	conversationsCore
+	settingsCore
+	trayCore
+	eventSource
 }
+
+var _ Core = (*agent.Core)(nil)

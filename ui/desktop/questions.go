@@ -10,17 +10,26 @@ import (
 	"github.com/deskhand/deskhand/server/agent"
 )
 
+// questionsCore is what the Questions tab and the popups need of the core.
+// Both calls work in memory (an answer wakes the waiting turn, which does
+// the writing), so they run on fyne's goroutine.
+type questionsCore interface {
+	Pending() []agent.Question
+	AnswerQuestion(id string, content map[string]any, declined bool) error
+}
+
 // questionsView lists the questions waiting and keeps a popup open for
 // each; a popup closes by itself when someone else answers first.
 type questionsView struct {
 	app     *App
+	core    questionsCore
 	list    *widget.List
 	pending []agent.Question
 	popups  map[string]*popup
 }
 
-func newQuestionsView(app *App) *questionsView {
-	v := &questionsView{app: app, popups: make(map[string]*popup)}
+func newQuestionsView(app *App, core questionsCore) *questionsView {
+	v := &questionsView{app: app, core: core, popups: make(map[string]*popup)}
 	v.list = widget.NewList(
 		func() int { return len(v.pending) },
 		func() fyne.CanvasObject { return widget.NewLabel("question") },
@@ -40,12 +49,12 @@ func (v *questionsView) content() fyne.CanvasObject {
 }
 
 func (v *questionsView) refresh() {
-	v.pending = v.app.core.Pending()
+	v.pending = v.core.Pending()
 	v.list.Refresh()
 }
 
 func (v *questionsView) openAll() {
-	for _, q := range v.app.core.Pending() {
+	for _, q := range v.core.Pending() {
 		v.popup(q.ID)
 	}
 }
@@ -57,9 +66,9 @@ func (v *questionsView) popup(id string) {
 		p.win.RequestFocus()
 		return
 	}
-	for _, q := range v.app.core.Pending() {
+	for _, q := range v.core.Pending() {
 		if q.ID == id {
-			p := newPopup(v.app, q, func() { delete(v.popups, id) })
+			p := newPopup(v.app, v.core, q, func() { delete(v.popups, id) })
 			v.popups[id] = p
 			p.win.Show()
 			return
@@ -90,13 +99,13 @@ type popup struct {
 	choices             []*widget.Button
 }
 
-func newPopup(app *App, q agent.Question, onGone func()) *popup {
+func newPopup(app *App, core questionsCore, q agent.Question, onGone func()) *popup {
 	p := &popup{win: app.fy.NewWindow(questionTitle(q)), q: q, status: widget.NewLabel(""), onGone: onGone}
 	p.status.Wrapping = fyne.TextWrapWord
 	prompt := widget.NewLabel(q.Prompt())
 	prompt.Wrapping = fyne.TextWrapWord
 	answer := func(content map[string]any, declined bool) {
-		if err := app.core.AnswerQuestion(q.ID, content, declined); err != nil {
+		if err := core.AnswerQuestion(q.ID, content, declined); err != nil {
 			p.status.SetText(agent.UserMessage(err))
 		}
 		// On success the core's question_closed event closes the popup.

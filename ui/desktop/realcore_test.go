@@ -22,8 +22,9 @@ func TestWithTheRealCore(t *testing.T) {
 	if _, err := core.SaveAgent(t.Context(), agent.Agent{Slug: "assistant", Model: "m", Enabled: true, Conversations: true}); err != nil {
 		t.Fatal(err)
 	}
-	a := New(test.NewTempApp(t), core, Options{})
+	a, ui := newTestApp(t, core)
 	a.refresh()
+	ui.settle()
 
 	// The popup.
 	events := core.Subscribe(t.Context())
@@ -60,6 +61,7 @@ func TestWithTheRealCore(t *testing.T) {
 	row := a.agents.list.CreateItem()
 	a.agents.list.UpdateItem(0, row)
 	test.Tap(row.(*fyne.Container).Objects[1].(*widget.Check))
+	ui.settle()
 	if served := core.EnabledAgents(); len(served) != 0 {
 		t.Errorf("still served after the kill switch: %+v", served)
 	}
@@ -103,7 +105,7 @@ func TestClientAnswersFirstClosesThePopup(t *testing.T) {
 	if _, err := core.SaveAgent(t.Context(), agent.Agent{Slug: "assistant", Model: "m", Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
-	a := New(test.NewTempApp(t), core, Options{})
+	a, _ := newTestApp(t, core)
 	events := core.Subscribe(t.Context())
 	client := slowClient{answer: make(chan struct{})}
 	go func() {

@@ -29,10 +29,23 @@ var metadataSettings = []struct{ key, label string }{
 	{"server.page_size", "Tools per tools/list page (empty: 1000)"},
 }
 
+// settingsCore is what the Settings tab needs of the core: the clients
+// and their tokens, the stored settings, and a word with Ollama.
+type settingsCore interface {
+	Clients() []agent.Client
+	CreateClient(ctx context.Context, name string) (agent.Client, string, error)
+	RevokeClient(ctx context.Context, name string) error
+	RotateClient(ctx context.Context, name string) (agent.Client, string, error)
+	Setting(ctx context.Context, key, def string) (string, error)
+	SetSetting(ctx context.Context, key, value string) error
+	InstalledModels(ctx context.Context) ([]string, error)
+}
+
 // settingsView holds the clients and their tokens, and the server's
 // settings.
 type settingsView struct {
 	app      *App
+	core     settingsCore
 	clients  []agent.Client
 	list     *widget.List
 	newName  *widget.Entry
@@ -44,8 +57,8 @@ type settingsView struct {
 	status   *widget.Label
 }
 
-func newSettingsView(app *App) *settingsView {
-	v := &settingsView{app: app, newName: widget.NewEntry(), entries: make(map[string]*widget.Entry), status: widget.NewLabel(""),
+func newSettingsView(app *App, core settingsCore) *settingsView {
+	v := &settingsView{app: app, core: core, newName: widget.NewEntry(), entries: make(map[string]*widget.Entry), status: widget.NewLabel(""),
 		ollama: widget.NewLabel("")}
 	v.insecure = widget.NewCheck("Open local development: accept requests without a token (INSECURE)", nil)
 	v.session = widget.NewCheck("Let each client list and read its own conversations (read-only tools)", nil)
@@ -99,48 +112,81 @@ func (v *settingsView) content() fyne.CanvasObject {
 	return split
 }
 
-// refresh re-reads the clients and the saved settings.
+// refresh re-reads the clients and, off fyne's goroutine, the saved
+// settings and the autostart entry.
 func (v *settingsView) refresh() {
 	v.refreshClients()
-	insecure, _ := v.app.core.Setting(context.Background(), "server.insecure_no_auth", "")
-	v.insecure.SetChecked(insecure == "true")
-	session, _ := v.app.core.Setting(context.Background(), "server.session_tools", "")
-	v.session.SetChecked(session == "true")
-	v.login.OnChanged = nil // showing the state is no change
-	v.login.SetChecked(launchesAtLogin())
-	v.login.OnChanged = v.setLogin
+	keys := []string{"server.insecure_no_auth", "server.session_tools"}
 	for _, s := range metadataSettings {
-		val, err := v.app.core.Setting(context.Background(), s.key, "")
-		if err == nil {
-			v.entries[s.key].SetText(val)
+		keys = append(keys, s.key)
+	}
+	v.app.background(func(ctx context.Context) func() {
+		values := make(map[string]string)
+		var failed error
+		for _, key := range keys {
+			val, err := v.core.Setting(ctx, key, "")
+			if err != nil {
+				failed = err
+				continue
+			}
+			values[key] = val
 		}
-	}
+		atLogin := launchesAtLogin()
+		return func() {
+			v.insecure.SetChecked(values["server.insecure_no_auth"] == "true")
+			v.session.SetChecked(values["server.session_tools"] == "true")
+			v.login.OnChanged = nil // showing the state is no change
+			v.login.SetChecked(atLogin)
+			v.login.OnChanged = v.setLogin
+			for _, s := range metadataSettings {
+				if val, ok := values[s.key]; ok {
+					v.entries[s.key].SetText(val)
+				}
+			}
+			if failed != nil {
+				v.status.SetText(agent.UserMessage(failed))
+			}
+		}
+	})
 }
 
+// setLogin writes or removes the autostart entry, off fyne's goroutine.
 func (v *settingsView) setLogin(on bool) {
-	if err := setLaunchAtLogin(on); err != nil {
-		v.status.SetText(agent.UserMessage(err))
-	}
+	v.app.background(func(context.Context) func() {
+		err := setLaunchAtLogin(on)
+		if err == nil {
+			return nil
+		}
+		return func() { v.status.SetText(agent.UserMessage(err)) }
+	})
 }
 
-// refreshClients re-reads the clients only, keeping unsaved edits.
+// refreshClients re-reads the clients only (from memory), keeping unsaved
+// edits.
 func (v *settingsView) refreshClients() {
-	v.clients = v.app.core.Clients()
+	v.clients = v.core.Clients()
 	v.list.Refresh()
 }
 
-// create makes a client token and shows it once.
+// create makes a client token, off fyne's goroutine, and shows it once.
 func (v *settingsView) create() {
-	_, token, err := v.app.core.CreateClient(context.Background(), v.newName.Text)
-	if err != nil {
-		v.status.SetText(agent.UserMessage(err))
-		return
-	}
 	name := v.newName.Text
-	v.newName.SetText("")
-	v.status.SetText("")
-	v.refreshClients()
-	v.showToken(name, token)
+	v.status.SetText("Creating a token for " + name + "…")
+	v.app.background(func(ctx context.Context) func() {
+		_, token, err := v.core.CreateClient(ctx, name)
+		return func() {
+			if err != nil {
+				v.status.SetText(agent.UserMessage(err))
+				return
+			}
+			if v.newName.Text == name {
+				v.newName.SetText("")
+			}
+			v.status.SetText("")
+			v.refreshClients()
+			v.showToken(name, token)
+		}
+	})
 }
 
 // showToken shows a new token once, with a button to copy it.
@@ -156,26 +202,36 @@ func (v *settingsView) showToken(name, token string) {
 	dialog.ShowCustom("New client token", "Done", body, v.app.win)
 }
 
+// revoke shuts a client out, off fyne's goroutine.
 func (v *settingsView) revoke(name string) {
-	if err := v.app.core.RevokeClient(context.Background(), name); err != nil {
-		v.status.SetText(agent.UserMessage(err))
-		return
-	}
-	v.status.SetText("Revoked " + name + ".")
-	v.refreshClients()
+	v.app.background(func(ctx context.Context) func() {
+		err := v.core.RevokeClient(ctx, name)
+		return func() {
+			if err != nil {
+				v.status.SetText(agent.UserMessage(err))
+				return
+			}
+			v.status.SetText("Revoked " + name + ".")
+			v.refreshClients()
+		}
+	})
 }
 
-// rotate replaces a client's token: the old one stops working at once and
-// the new one is shown once.
+// rotate replaces a client's token, off fyne's goroutine: the old one
+// stops working at once and the new one is shown once.
 func (v *settingsView) rotate(name string) {
-	_, token, err := v.app.core.RotateClient(context.Background(), name)
-	if err != nil {
-		v.status.SetText(agent.UserMessage(err))
-		return
-	}
-	v.refreshClients()
-	v.status.SetText("Rotated the token of " + name + ": update the client with the new one.")
-	v.showToken(name, token)
+	v.app.background(func(ctx context.Context) func() {
+		_, token, err := v.core.RotateClient(ctx, name)
+		return func() {
+			if err != nil {
+				v.status.SetText(agent.UserMessage(err))
+				return
+			}
+			v.refreshClients()
+			v.status.SetText("Rotated the token of " + name + ": update the client with the new one.")
+			v.showToken(name, token)
+		}
+	})
 }
 
 func (v *settingsView) save() {
@@ -193,26 +249,28 @@ func (v *settingsView) save() {
 	for _, s := range metadataSettings {
 		values[s.key] = strings.TrimSpace(v.entries[s.key].Text)
 	}
-	for key, value := range values {
-		if err := v.app.core.SetSetting(context.Background(), key, value); err != nil {
-			v.status.SetText(agent.UserMessage(err))
-			return
+	v.status.SetText("Saving…")
+	v.app.background(func(ctx context.Context) func() {
+		for key, value := range values {
+			if err := v.core.SetSetting(ctx, key, value); err != nil {
+				return func() { v.status.SetText("Not saved: " + agent.UserMessage(err)) }
+			}
 		}
-	}
-	v.status.SetText("Saved. The server uses these settings from its next start.")
+		return func() { v.status.SetText("Saved. The server uses these settings from its next start.") }
+	})
 }
 
 // checkOllama asks Ollama for its models, off fyne's goroutine.
 func (v *settingsView) checkOllama() {
 	v.ollama.SetText("Asking Ollama…")
-	go func() {
-		names, err := v.app.core.InstalledModels(context.Background())
-		v.app.do(func() {
+	v.app.background(func(ctx context.Context) func() {
+		names, err := v.core.InstalledModels(ctx)
+		return func() {
 			if err != nil {
 				v.ollama.SetText("✖ " + agent.UserMessage(err))
 				return
 			}
 			v.ollama.SetText("● Ollama answers: " + modelsFound(len(names)))
-		})
-	}()
+		}
+	})
 }

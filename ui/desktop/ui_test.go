@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,214 +16,9 @@ import (
 	"github.com/deskhand/deskhand/server/agent"
 )
 
-// fakeCore records what the desktop asks of the core.
-type fakeCore struct {
-	mu       sync.Mutex
-	agents   []agent.Agent
-	pending  []agent.Question
-	saved    []agent.Agent
-	enabled  map[string]bool
-	answers  []map[string]any
-	declined []string
-	saveErr  error
-
-	cancelled []string
-	runs      []agent.RunRequest
-	runGate   chan struct{} // Run waits for it when set
-
-	clients  []agent.Client
-	revoked  []string
-	rotated  []string
-	settings map[string]string
-
-	conversations []agent.ConversationSummary
-	messages      map[string][]agent.Message
-	turns         map[string][]agent.Turn
-}
-
-func (f *fakeCore) Agents() []agent.Agent {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]agent.Agent(nil), f.agents...)
-}
-
-func (f *fakeCore) SaveAgent(_ context.Context, a agent.Agent) (agent.Agent, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.saveErr != nil {
-		return agent.Agent{}, f.saveErr
-	}
-	f.saved = append(f.saved, a)
-	if a.ID == "" {
-		a.ID = "new-id"
-	}
-	return a, nil
-}
-
-func (f *fakeCore) SetAgentEnabled(_ context.Context, slug string, on bool) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.enabled == nil {
-		f.enabled = map[string]bool{}
-	}
-	f.enabled[slug] = on
-	return nil
-}
-
-func (f *fakeCore) DeleteAgent(_ context.Context, slug string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for i, a := range f.agents {
-		if a.Slug == slug {
-			f.agents = append(f.agents[:i], f.agents[i+1:]...)
-			return nil
-		}
-	}
-	return agent.Userf(agent.ErrNotFound, "no agent named %q", slug)
-}
-
-func (f *fakeCore) Pending() []agent.Question {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]agent.Question(nil), f.pending...)
-}
-
-func (f *fakeCore) AnswerQuestion(id string, content map[string]any, declined bool) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, q := range f.pending {
-		if q.ID == id {
-			if declined {
-				f.declined = append(f.declined, id)
-				return nil
-			}
-			if _, err := q.ParseAnswer(content, agent.ByDesktop); err != nil {
-				return err
-			}
-			f.answers = append(f.answers, content)
-			return nil
-		}
-	}
-	return agent.ErrQuestionClosed
-}
-
-func (f *fakeCore) AvailableTools() []agent.ToolInfo {
-	return []agent.ToolInfo{{Name: "read_file"}, {Name: "write_file", NeedsApproval: true}}
-}
-
-func (f *fakeCore) InstalledModels(context.Context) ([]string, error) {
-	return []string{"llama3.2", "qwen3:8b"}, nil
-}
-
-func (f *fakeCore) RecentConversations(context.Context, int) ([]agent.ConversationSummary, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]agent.ConversationSummary(nil), f.conversations...), nil
-}
-
-func (f *fakeCore) Transcript(_ context.Context, id string) ([]agent.Message, []agent.Turn, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.messages[id], f.turns[id], nil
-}
-
-func (f *fakeCore) Clients() []agent.Client {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]agent.Client(nil), f.clients...)
-}
-
-func (f *fakeCore) CreateClient(_ context.Context, name string) (agent.Client, string, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if name == "" {
-		return agent.Client{}, "", agent.Userf(nil, "client name %q is not valid", name)
-	}
-	c := agent.Client{ID: "id-" + name, Name: name, CreatedAt: time.Now()}
-	f.clients = append(f.clients, c)
-	return c, "dh_secret-for-" + name, nil
-}
-
-func (f *fakeCore) RevokeClient(_ context.Context, name string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.revoked = append(f.revoked, name)
-	return nil
-}
-
-func (f *fakeCore) RotateClient(_ context.Context, name string) (agent.Client, string, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.rotated = append(f.rotated, name)
-	return agent.Client{ID: "id-" + name, Name: name}, "dh_rotated-for-" + name, nil
-}
-
-func (f *fakeCore) Setting(_ context.Context, key, def string) (string, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if v, ok := f.settings[key]; ok {
-		return v, nil
-	}
-	return def, nil
-}
-
-func (f *fakeCore) SetSetting(_ context.Context, key, value string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.settings == nil {
-		f.settings = map[string]string{}
-	}
-	f.settings[key] = value
-	return nil
-}
-
-func (f *fakeCore) CancelTurn(conversationID string) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.cancelled = append(f.cancelled, conversationID)
-	return true
-}
-
-func (f *fakeCore) Run(_ context.Context, req agent.RunRequest) (*agent.RunResult, error) {
-	f.mu.Lock()
-	f.runs = append(f.runs, req)
-	gate := f.runGate
-	f.mu.Unlock()
-	if gate != nil {
-		<-gate
-	}
-	return &agent.RunResult{Text: "echo: " + req.Message}, nil
-}
-
-func (f *fakeCore) PullModel(ctx context.Context, name string, progress func(agent.PullProgress)) error {
-	progress(agent.PullProgress{Status: "pulling", Completed: 50, Total: 100})
-	if strings.HasPrefix(name, "missing") {
-		return agent.Userf(nil, "Ollama could not pull %q", name)
-	}
-	progress(agent.PullProgress{Status: "success", Completed: 100, Total: 100})
-	return nil
-}
-
-func (f *fakeCore) SetPaused(bool) {}
-
-func (f *fakeCore) Paused() bool { return false }
-
-func (f *fakeCore) Subscribe(ctx context.Context, _ ...agent.EventKind) <-chan agent.Event {
-	ch := make(chan agent.Event)
-	context.AfterFunc(ctx, func() { close(ch) })
-	return ch
-}
-
-func newTestApp(t *testing.T, core *fakeCore) *App {
-	t.Helper()
-	fy := test.NewTempApp(t)
-	return New(fy, core, Options{ServerURL: "http://127.0.0.1:7345/mcp"})
-}
-
 func TestEditorSavesAnAgent(t *testing.T) {
-	core := &fakeCore{}
-	a := newTestApp(t, core)
-	v := a.agents
+	core := &fakeAgents{}
+	v, ui := agentsScreen(t, core)
 	test.Type(v.name, "Researcher")
 	test.Type(v.slug, "researcher")
 	test.Type(v.prompt, "Find sources.")
@@ -241,6 +35,7 @@ func TestEditorSavesAnAgent(t *testing.T) {
 	}
 	test.Tap(v.clientMayApprove)
 	test.Tap(v.save)
+	ui.settle()
 	if len(core.saved) != 1 {
 		t.Fatalf("saved %d agents; status %q", len(core.saved), v.status.Text)
 	}
@@ -261,9 +56,8 @@ func TestEditorSavesAnAgent(t *testing.T) {
 }
 
 func TestEditorRefusesABadSchema(t *testing.T) {
-	core := &fakeCore{}
-	a := newTestApp(t, core)
-	v := a.agents
+	core := &fakeAgents{}
+	v, ui := agentsScreen(t, core)
 	test.Type(v.slug, "x")
 	test.Type(v.schema, `[1, 2`)
 	if !strings.Contains(v.schemaHint.Text, "not valid JSON") {
@@ -276,15 +70,14 @@ func TestEditorRefusesABadSchema(t *testing.T) {
 	core.saveErr = agent.Userf(nil, "slug %q is not valid", "Bad Slug")
 	v.schema.SetText("")
 	test.Tap(v.save)
+	ui.settle()
 	if !strings.Contains(v.status.Text, "is not valid") {
 		t.Errorf("core's refusal not shown: %q", v.status.Text)
 	}
 }
 
 func TestEditorShowsAnAgentsTools(t *testing.T) {
-	core := &fakeCore{}
-	a := newTestApp(t, core)
-	v := a.agents
+	v, _ := agentsScreen(t, &fakeAgents{})
 	v.edit(agent.Agent{Slug: "scribe", Tools: []agent.AgentTool{{Name: "write_file", NeedsApproval: false}}, Folders: []string{"/a", "/b"}})
 	if v.tools[0].use.Checked || !v.tools[1].use.Checked || v.tools[1].ask.Checked || v.folders.Text != "/a\n/b" {
 		t.Errorf("editor shows read_file=%v write_file=%v ask=%v folders=%q",
@@ -296,24 +89,25 @@ func TestEditorShowsAnAgentsTools(t *testing.T) {
 }
 
 func TestSlugHint(t *testing.T) {
-	a := newTestApp(t, &fakeCore{})
-	test.Type(a.agents.slug, "Has Space")
-	if !strings.Contains(a.agents.slugHint.Text, "not valid") {
-		t.Errorf("hint = %q", a.agents.slugHint.Text)
+	v, _ := agentsScreen(t, &fakeAgents{})
+	test.Type(v.slug, "Has Space")
+	if !strings.Contains(v.slugHint.Text, "not valid") {
+		t.Errorf("hint = %q", v.slugHint.Text)
 	}
 }
 
 func TestKillSwitch(t *testing.T) {
-	core := &fakeCore{agents: []agent.Agent{{ID: "1", Slug: "assistant", Name: "Assistant", Enabled: true}}}
-	a := newTestApp(t, core)
-	a.agents.refresh()
-	row := a.agents.list.CreateItem()
-	a.agents.list.UpdateItem(0, row)
+	core := &fakeAgents{agents: []agent.Agent{{ID: "1", Slug: "assistant", Name: "Assistant", Enabled: true}}}
+	v, ui := agentsScreen(t, core)
+	v.refresh()
+	row := v.list.CreateItem()
+	v.list.UpdateItem(0, row)
 	check := row.(*fyne.Container).Objects[1].(*widget.Check)
 	if !check.Checked {
 		t.Fatal("an enabled agent shows unchecked")
 	}
 	test.Tap(check)
+	ui.settle()
 	if on, set := core.enabled["assistant"]; !set || on {
 		t.Errorf("kill switch: SetAgentEnabled calls = %v", core.enabled)
 	}
@@ -325,8 +119,8 @@ func question(id string) agent.Question {
 }
 
 func TestPopupAnswerReachesTheCore(t *testing.T) {
-	core := &fakeCore{pending: []agent.Question{question("q1")}}
-	a := newTestApp(t, core)
+	core := &fakeQuestions{pending: []agent.Question{question("q1")}}
+	a, _ := newTestApp(t, newFakeCore(fakeCore{fakeQuestions: core}))
 	a.handle(agent.Event{Kind: agent.EventQuestionAsked, Question: "q1", Text: "What is your name?"})
 	p := a.questions.popups["q1"]
 	if p == nil {
@@ -353,8 +147,8 @@ func TestPopupAnswerReachesTheCore(t *testing.T) {
 }
 
 func TestPopupClosesWhenTheClientAnswersFirst(t *testing.T) {
-	core := &fakeCore{pending: []agent.Question{question("q1")}}
-	a := newTestApp(t, core)
+	core := &fakeQuestions{pending: []agent.Question{question("q1")}}
+	a, _ := newTestApp(t, newFakeCore(fakeCore{fakeQuestions: core}))
 	a.handle(agent.Event{Kind: agent.EventQuestionAsked, Question: "q1"})
 	core.pending = nil
 	a.handle(agent.Event{Kind: agent.EventQuestionClosed, Question: "q1", Text: string(agent.QuestionAnswered)})
@@ -371,8 +165,8 @@ func TestChoiceAndApprovalPopups(t *testing.T) {
 	choice.Choices = []string{"red", "blue"}
 	approval := agent.Question{ID: "a1", Kind: agent.KindApproval, Agent: "scribe", Tool: "write_file",
 		Arguments: json.RawMessage(`{"path":"notes.txt"}`), ExpiresAt: time.Now().Add(time.Minute)}
-	core := &fakeCore{pending: []agent.Question{choice, approval}}
-	a := newTestApp(t, core)
+	core := &fakeQuestions{pending: []agent.Question{choice, approval}}
+	a, _ := newTestApp(t, newFakeCore(fakeCore{fakeQuestions: core}))
 	a.handle(agent.Event{Kind: agent.EventQuestionAsked, Question: "c1"})
 	a.handle(agent.Event{Kind: agent.EventQuestionAsked, Question: "a1"})
 	c, ap := a.questions.popups["c1"], a.questions.popups["a1"]
@@ -440,8 +234,7 @@ func assetIcon(name string) fyne.Resource { return fyne.NewStaticResource(name, 
 
 func TestConversationsFollowTheCore(t *testing.T) {
 	at := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
-	core := &fakeCore{
-		agents: []agent.Agent{{ID: "a1", Slug: "assistant"}, {ID: "a2", Slug: "scribe"}},
+	convs := &fakeConversations{
 		conversations: []agent.ConversationSummary{
 			{Conversation: agent.Conversation{ID: "c1", AgentID: "a1", Title: "name game", UpdatedAt: at}, LastStatus: agent.TurnCompleted},
 			{Conversation: agent.Conversation{ID: "c2", AgentID: "a2", Title: "notes", UpdatedAt: at}, LastStatus: agent.TurnRunning},
@@ -453,8 +246,10 @@ func TestConversationsFollowTheCore(t *testing.T) {
 		turns: map[string][]agent.Turn{"c1": {{ID: "t1", Status: agent.TurnCompleted, Model: "llama3.2",
 			StartedAt: at, EndedAt: at.Add(1200 * time.Millisecond), PromptTokens: 42, OutputTokens: 7}}},
 	}
-	a := newTestApp(t, core)
+	agents := &fakeAgents{agents: []agent.Agent{{ID: "a1", Slug: "assistant"}, {ID: "a2", Slug: "scribe"}}}
+	a, ui := newTestApp(t, newFakeCore(fakeCore{fakeAgents: agents, fakeConversations: convs}))
 	a.refresh()
+	ui.settle()
 	v := a.conversations
 	if len(v.shown) != 2 {
 		t.Fatalf("listed %d conversations", len(v.shown))
@@ -465,6 +260,7 @@ func TestConversationsFollowTheCore(t *testing.T) {
 	}
 	v.search.SetText("")
 	v.open("c1")
+	ui.settle()
 	want := "user: My name is Ada.\nassistant: Hello Ada.\n— completed in 1.2s on llama3.2, 42→7 tokens"
 	if v.transcript.Text != want {
 		t.Errorf("transcript = %q, want %q", v.transcript.Text, want)
@@ -475,10 +271,10 @@ func TestConversationsFollowTheCore(t *testing.T) {
 	if !strings.HasSuffix(v.transcript.Text, "assistant (writing): Writing") {
 		t.Errorf("live text = %q", v.transcript.Text)
 	}
-	if label := conversationLabel(core.conversations[1], "scribe", "cursor", false); !strings.HasPrefix(label, "scribe · cursor · notes · running · ") {
+	if label := conversationLabel(convs.conversations[1], "scribe", "cursor", false); !strings.HasPrefix(label, "scribe · cursor · notes · running · ") {
 		t.Errorf("label = %q", label)
 	}
-	if label := conversationLabel(core.conversations[0], "assistant", "cursor", true); !strings.Contains(label, "waiting for an answer") {
+	if label := conversationLabel(convs.conversations[0], "assistant", "cursor", true); !strings.Contains(label, "waiting for an answer") {
 		t.Errorf("label = %q", label)
 	}
 	clients := []agent.Client{{ID: "c1", Name: "cursor"}}
@@ -490,27 +286,32 @@ func TestConversationsFollowTheCore(t *testing.T) {
 }
 
 func TestSettingsTokensAndServer(t *testing.T) {
-	core := &fakeCore{settings: map[string]string{"server.title": "My agents"}}
-	a := newTestApp(t, core)
-	a.refresh()
-	v := a.settings
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	core := &fakeSettings{settings: map[string]string{"server.title": "My agents"}}
+	v, ui := settingsScreen(t, core)
+	v.refresh()
+	ui.settle()
 	if v.entries["server.title"].Text != "My agents" {
 		t.Errorf("saved setting not shown: %q", v.entries["server.title"].Text)
 	}
 	test.Tap(widget.NewButton("", v.create)) // an empty name is refused, and said so
+	ui.settle()
 	if !strings.Contains(v.status.Text, "not valid") {
 		t.Errorf("status = %q", v.status.Text)
 	}
 	test.Type(v.newName, "cursor")
 	v.create()
+	ui.settle()
 	if len(v.clients) != 1 || v.clients[0].Name != "cursor" || v.newName.Text != "" {
 		t.Fatalf("clients = %+v", v.clients)
 	}
 	v.rotate("cursor")
+	ui.settle()
 	if !cmp.Equal(core.rotated, []string{"cursor"}) || len(core.revoked) != 0 || !strings.Contains(v.status.Text, "Rotated") {
 		t.Errorf("rotate: rotated %v, revoked %v, status %q", core.rotated, core.revoked, v.status.Text)
 	}
 	v.revoke("cursor")
+	ui.settle()
 	if !cmp.Equal(core.revoked, []string{"cursor"}) {
 		t.Errorf("revoked = %v", core.revoked)
 	}
@@ -518,19 +319,22 @@ func TestSettingsTokensAndServer(t *testing.T) {
 	v.entries["server.addr"].SetText("0.0.0.0:7345")
 	v.insecure.SetChecked(true)
 	v.save()
+	ui.settle()
 	if !strings.Contains(v.status.Text, "requires tokens") || core.settings["server.addr"] != "" {
 		t.Errorf("a non-loopback address without tokens was saved: %q %v", v.status.Text, core.settings)
 	}
 	v.insecure.SetChecked(false)
 	v.save()
+	ui.settle()
 	if core.settings["server.allowed_hosts"] != "*.dev.example" || core.settings["server.title"] != "My agents" ||
 		core.settings["server.addr"] != "0.0.0.0:7345" || core.settings["server.insecure_no_auth"] != "false" {
 		t.Errorf("settings = %v", core.settings)
 	}
-	queue := make(chan func(), 1)
-	a.do = func(f func()) { queue <- f }
 	v.checkOllama()
-	(<-queue)()
+	if v.ollama.Text != "Asking Ollama…" {
+		t.Errorf("while asking: %q", v.ollama.Text)
+	}
+	ui.settle()
 	if !strings.Contains(v.ollama.Text, "2 installed models") {
 		t.Errorf("Ollama status = %q", v.ollama.Text)
 	}
@@ -543,10 +347,8 @@ func TestSettingsTokensAndServer(t *testing.T) {
 }
 
 func TestTryIt(t *testing.T) {
-	core := &fakeCore{runGate: make(chan struct{})}
-	a := newTestApp(t, core)
-	ui := make(chan func(), 1)
-	a.do = func(f func()) { ui <- f } // run on the test's goroutine, as on fyne's
+	core := &fakeAgents{runGate: make(chan struct{})}
+	a, ui := newTestApp(t, newFakeCore(fakeCore{fakeAgents: core}))
 	v := a.agents
 	test.Tap(v.tryButton)
 	if v.tryOutput.Text != "Save the agent first." {
@@ -561,7 +363,7 @@ func TestTryIt(t *testing.T) {
 		t.Errorf("streamed = %q", v.tryOutput.Text)
 	}
 	close(core.runGate)
-	(<-ui)()
+	ui.settle()
 	if v.tryOutput.Text != "echo: hello" {
 		t.Errorf("try output = %q", v.tryOutput.Text)
 	}
@@ -573,28 +375,14 @@ func TestTryIt(t *testing.T) {
 }
 
 func TestPullModel(t *testing.T) {
-	core := &fakeCore{}
-	a := newTestApp(t, core)
-	queue := make(chan func(), 16)
-	a.do = func(f func()) { queue <- f }
-	v := a.agents
-	drain := func() {
-		for {
-			select {
-			case f := <-queue:
-				f()
-			case <-time.After(200 * time.Millisecond):
-				return
-			}
-		}
-	}
+	v, ui := agentsScreen(t, &fakeAgents{})
 	v.model.SetText("qwen3:8b")
 	test.Tap(v.pullButton)
 	if v.pullBar.Hidden || v.cancelPull.Hidden {
 		t.Error("no progress shown while pulling")
 	}
-	drain()
-	if !strings.HasPrefix(v.status.Text, "2 installed models") && v.status.Text != "Pulled qwen3:8b." {
+	ui.settle()
+	if !strings.HasPrefix(v.status.Text, "2 installed models") {
 		t.Errorf("after the pull: %q", v.status.Text)
 	}
 	if !v.pullBar.Hidden || v.pullButton.Hidden {
@@ -602,7 +390,7 @@ func TestPullModel(t *testing.T) {
 	}
 	v.model.SetText("missing-model")
 	test.Tap(v.pullButton)
-	drain()
+	ui.settle()
 	if !strings.Contains(v.status.Text, "could not pull") {
 		t.Errorf("failed pull: %q", v.status.Text)
 	}
@@ -650,10 +438,9 @@ func TestAddrProblem(t *testing.T) {
 }
 
 func TestDeleteAgent(t *testing.T) {
-	core := &fakeCore{agents: []agent.Agent{{ID: "1", Slug: "helper", Name: "Helper"}}}
-	a := newTestApp(t, core)
-	a.refresh()
-	v := a.agents
+	core := &fakeAgents{agents: []agent.Agent{{ID: "1", Slug: "helper", Name: "Helper"}}}
+	v, ui := agentsScreen(t, core)
+	v.refresh()
 	v.edit(agent.Agent{})
 	v.confirmDelete()
 	if !strings.Contains(v.status.Text, "not saved") {
@@ -661,10 +448,12 @@ func TestDeleteAgent(t *testing.T) {
 	}
 	v.edit(core.agents[0])
 	v.deleteAgent("helper")
+	ui.settle()
 	if len(core.agents) != 0 || v.editing.ID != "" || !strings.Contains(v.status.Text, "Deleted helper") {
 		t.Errorf("after delete: agents %v, editing %+v, status %q", core.agents, v.editing, v.status.Text)
 	}
 	v.deleteAgent("helper")
+	ui.settle()
 	if !strings.Contains(v.status.Text, "Not deleted") {
 		t.Errorf("deleting twice: %q", v.status.Text)
 	}
@@ -685,5 +474,82 @@ func TestWhoIsAsked(t *testing.T) {
 		if got := whoIsAsked(tc.routing, tc.clientMayApprove); !strings.Contains(got, tc.want) {
 			t.Errorf("whoIsAsked(%q, %v) = %q, want it to contain %q", tc.routing, tc.clientMayApprove, got, tc.want)
 		}
+	}
+}
+
+// TestSavingLeavesTheUIFree: while the core is still writing the agent,
+// the editor says so and the window keeps working; then the result lands.
+func TestSavingLeavesTheUIFree(t *testing.T) {
+	core := &fakeAgents{saveGate: make(chan struct{}), saving: make(chan context.Context, 1)}
+	v, ui := agentsScreen(t, core)
+	test.Type(v.name, "Researcher")
+	test.Type(v.slug, "researcher")
+	tapped := make(chan struct{})
+	go func() { // this goroutine is fyne's until the tap returns
+		defer close(tapped)
+		test.Tap(v.save)
+	}()
+	select {
+	case <-tapped:
+	case <-time.After(10 * time.Second): // a guard, not a synchronisation
+		close(core.saveGate)
+		t.Fatal("tapping Save waited for the core: the write runs on fyne's goroutine")
+	}
+	ctx := <-core.saving // SaveAgent is running, and held
+	if ctx.Done() == nil {
+		t.Error("SaveAgent got a context that never ends")
+	}
+	if v.status.Text != "Saving Researcher (researcher)…" || !v.save.Disabled() {
+		t.Errorf("while saving: status %q, Save enabled %v", v.status.Text, !v.save.Disabled())
+	}
+	test.Type(v.description, "Finds sources") // the editor still answers
+	test.Tap(v.tryButton)
+	if v.tryOutput.Text != "Save the agent first." || v.description.Text != "Finds sources" {
+		t.Errorf("the window did not answer while saving: %q, %q", v.tryOutput.Text, v.description.Text)
+	}
+	close(core.saveGate)
+	ui.settle()
+	if v.status.Text != "Saved Researcher (researcher)." || v.save.Disabled() || v.editing.ID != "new-id" || len(v.agents) != 1 {
+		t.Errorf("after saving: status %q, Save disabled %v, editing %+v, listed %d", v.status.Text, v.save.Disabled(), v.editing, len(v.agents))
+	}
+}
+
+// TestCloseStopsTheCoresWork: closing the App cancels the context of a
+// call still running, waits for it, and shows nothing after.
+func TestCloseStopsTheCoresWork(t *testing.T) {
+	core := &fakeAgents{saveGate: make(chan struct{}), saving: make(chan context.Context, 1)}
+	v, ui := agentsScreen(t, core)
+	test.Type(v.slug, "researcher")
+	test.Tap(v.save)
+	ctx := <-core.saving
+	v.app.Close() // returns once SaveAgent has
+	if ctx.Err() == nil {
+		t.Error("SaveAgent's context outlived the App")
+	}
+	ui.settle()
+	if !strings.HasPrefix(v.status.Text, "Saving") || len(core.saved) != 0 {
+		t.Errorf("after Close: status %q, saved %v", v.status.Text, core.saved)
+	}
+	ran := false
+	v.app.background(func(context.Context) func() { ran = true; return nil })
+	ui.settle()
+	if ran {
+		t.Error("a closed App started work")
+	}
+}
+
+// TestFollowEndsWithTheApp: the event pump stops when the App closes.
+func TestFollowEndsWithTheApp(t *testing.T) {
+	a, _ := newTestApp(t, newFakeCore(fakeCore{}))
+	a.Follow(t.Context()) // settle would wait for the pump: it runs until Close
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		a.Close()
+	}()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second): // a guard, not a synchronisation
+		t.Fatal("Close waited for ever: the event pump outlived the App")
 	}
 }

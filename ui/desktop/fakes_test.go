@@ -1,0 +1,353 @@
+package desktop
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2/test"
+
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+// testUI stands in for fyne's goroutine: what the App hands to fyne.Do is
+// queued, and the test runs it on its own goroutine, as fyne would on its.
+type testUI struct {
+	app    *App
+	mu     sync.Mutex
+	queued []func()
+}
+
+func (u *testUI) do(f func()) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.queued = append(u.queued, f)
+}
+
+// settle waits for the App's background work and runs what it handed to
+// fyne's goroutine, until nothing is left.
+func (u *testUI) settle() {
+	for {
+		u.app.work.Wait()
+		u.mu.Lock()
+		fs := u.queued
+		u.queued = nil
+		u.mu.Unlock()
+		if len(fs) == 0 {
+			return
+		}
+		for _, f := range fs {
+			f()
+		}
+	}
+}
+
+func testOptions() Options { return Options{ServerURL: "http://127.0.0.1:7345/mcp"} }
+
+// newTestApp is the whole desktop on fyne's test driver, closed when the
+// test ends.
+func newTestApp(t *testing.T, core Core) (*App, *testUI) {
+	t.Helper()
+	return withTestUI(t, New(test.NewTempApp(t), core, testOptions()))
+}
+
+// newShell is the App without its screens, for testing one screen.
+func newShell(t *testing.T) (*App, *testUI) {
+	t.Helper()
+	return withTestUI(t, newApp(test.NewTempApp(t), testOptions()))
+}
+
+func withTestUI(t *testing.T, a *App) (*App, *testUI) {
+	u := &testUI{app: a}
+	a.do = u.do
+	t.Cleanup(a.Close)
+	return a, u
+}
+
+// agentsScreen is the Agents tab alone, on its fake.
+func agentsScreen(t *testing.T, core *fakeAgents) (*agentsView, *testUI) {
+	t.Helper()
+	a, u := newShell(t)
+	a.agents = newAgentsView(a, core)
+	a.win.SetContent(a.agents.content())
+	return a.agents, u
+}
+
+// settingsScreen is the Settings tab alone, on its fake.
+func settingsScreen(t *testing.T, core *fakeSettings) (*settingsView, *testUI) {
+	t.Helper()
+	a, u := newShell(t)
+	a.settings = newSettingsView(a, core)
+	a.win.SetContent(a.settings.content())
+	return a.settings, u
+}
+
+// fakeAgents is the Agents tab's core (agentsCore).
+type fakeAgents struct {
+	mu      sync.Mutex
+	agents  []agent.Agent
+	saved   []agent.Agent
+	enabled map[string]bool
+	saveErr error
+	// saveGate, when set, holds SaveAgent until it closes or the call's
+	// context ends; saving is told when SaveAgent is entered.
+	saveGate chan struct{}
+	saving   chan context.Context
+
+	runs    []agent.RunRequest
+	runGate chan struct{} // Run waits for it when set
+}
+
+func (f *fakeAgents) Agents() []agent.Agent {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]agent.Agent(nil), f.agents...)
+}
+
+func (f *fakeAgents) AvailableTools() []agent.ToolInfo {
+	return []agent.ToolInfo{{Name: "read_file"}, {Name: "write_file", NeedsApproval: true}}
+}
+
+func (f *fakeAgents) SaveAgent(ctx context.Context, a agent.Agent) (agent.Agent, error) {
+	if f.saving != nil {
+		f.saving <- ctx
+	}
+	if f.saveGate != nil {
+		select {
+		case <-f.saveGate:
+		case <-ctx.Done():
+			return agent.Agent{}, ctx.Err()
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.saveErr != nil {
+		return agent.Agent{}, f.saveErr
+	}
+	f.saved = append(f.saved, a)
+	if a.ID == "" {
+		a.ID = "new-id"
+	}
+	f.agents = append(f.agents, a)
+	return a, nil
+}
+
+func (f *fakeAgents) SetAgentEnabled(_ context.Context, slug string, on bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.enabled == nil {
+		f.enabled = map[string]bool{}
+	}
+	f.enabled[slug] = on
+	return nil
+}
+
+func (f *fakeAgents) DeleteAgent(_ context.Context, slug string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, a := range f.agents {
+		if a.Slug == slug {
+			f.agents = append(f.agents[:i], f.agents[i+1:]...)
+			return nil
+		}
+	}
+	return agent.Userf(agent.ErrNotFound, "no agent named %q", slug)
+}
+
+func (f *fakeAgents) InstalledModels(context.Context) ([]string, error) {
+	return []string{"llama3.2", "qwen3:8b"}, nil
+}
+
+func (f *fakeAgents) PullModel(ctx context.Context, name string, progress func(agent.PullProgress)) error {
+	progress(agent.PullProgress{Status: "pulling", Completed: 50, Total: 100})
+	if strings.HasPrefix(name, "missing") {
+		return agent.Userf(nil, "Ollama could not pull %q", name)
+	}
+	progress(agent.PullProgress{Status: "success", Completed: 100, Total: 100})
+	return nil
+}
+
+func (f *fakeAgents) Run(_ context.Context, req agent.RunRequest) (*agent.RunResult, error) {
+	f.mu.Lock()
+	f.runs = append(f.runs, req)
+	gate := f.runGate
+	f.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
+	return &agent.RunResult{Text: "echo: " + req.Message}, nil
+}
+
+// fakeQuestions is the Questions tab's and the popups' core
+// (questionsCore).
+type fakeQuestions struct {
+	mu       sync.Mutex
+	pending  []agent.Question
+	answers  []map[string]any
+	declined []string
+}
+
+func (f *fakeQuestions) Pending() []agent.Question {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]agent.Question(nil), f.pending...)
+}
+
+func (f *fakeQuestions) AnswerQuestion(id string, content map[string]any, declined bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, q := range f.pending {
+		if q.ID == id {
+			if declined {
+				f.declined = append(f.declined, id)
+				return nil
+			}
+			if _, err := q.ParseAnswer(content, agent.ByDesktop); err != nil {
+				return err
+			}
+			f.answers = append(f.answers, content)
+			return nil
+		}
+	}
+	return agent.ErrQuestionClosed
+}
+
+// fakeConversations is the Conversations tab's store and stop button;
+// the clients and questions come from the other fakes (fakeCore).
+type fakeConversations struct {
+	mu            sync.Mutex
+	conversations []agent.ConversationSummary
+	messages      map[string][]agent.Message
+	turns         map[string][]agent.Turn
+	cancelled     []string
+}
+
+func (f *fakeConversations) RecentConversations(context.Context, int) ([]agent.ConversationSummary, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]agent.ConversationSummary(nil), f.conversations...), nil
+}
+
+func (f *fakeConversations) Transcript(_ context.Context, id string) ([]agent.Message, []agent.Turn, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.messages[id], f.turns[id], nil
+}
+
+func (f *fakeConversations) CancelTurn(conversationID string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.cancelled = append(f.cancelled, conversationID)
+	return true
+}
+
+// fakeSettings is the Settings tab's core (settingsCore).
+type fakeSettings struct {
+	mu       sync.Mutex
+	clients  []agent.Client
+	revoked  []string
+	rotated  []string
+	settings map[string]string
+}
+
+func (f *fakeSettings) Clients() []agent.Client {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]agent.Client(nil), f.clients...)
+}
+
+func (f *fakeSettings) CreateClient(_ context.Context, name string) (agent.Client, string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if name == "" {
+		return agent.Client{}, "", agent.Userf(nil, "client name %q is not valid", name)
+	}
+	c := agent.Client{ID: "id-" + name, Name: name, CreatedAt: time.Now()}
+	f.clients = append(f.clients, c)
+	return c, "dh_secret-for-" + name, nil
+}
+
+func (f *fakeSettings) RevokeClient(_ context.Context, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.revoked = append(f.revoked, name)
+	return nil
+}
+
+func (f *fakeSettings) RotateClient(_ context.Context, name string) (agent.Client, string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.rotated = append(f.rotated, name)
+	return agent.Client{ID: "id-" + name, Name: name}, "dh_rotated-for-" + name, nil
+}
+
+func (f *fakeSettings) Setting(_ context.Context, key, def string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if v, ok := f.settings[key]; ok {
+		return v, nil
+	}
+	return def, nil
+}
+
+func (f *fakeSettings) SetSetting(_ context.Context, key, value string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.settings == nil {
+		f.settings = map[string]string{}
+	}
+	f.settings[key] = value
+	return nil
+}
+
+func (f *fakeSettings) InstalledModels(context.Context) ([]string, error) {
+	return []string{"llama3.2", "qwen3:8b"}, nil
+}
+
+// fakeCore is the whole desktop's core: the screens' fakes together, plus
+// the tray's pause switch and an event stream that stays quiet.
+type fakeCore struct {
+	*fakeAgents
+	*fakeQuestions
+	*fakeConversations
+	*fakeSettings
+}
+
+// newFakeCore fills in the fakes left nil.
+func newFakeCore(c fakeCore) *fakeCore {
+	if c.fakeAgents == nil {
+		c.fakeAgents = &fakeAgents{}
+	}
+	if c.fakeQuestions == nil {
+		c.fakeQuestions = &fakeQuestions{}
+	}
+	if c.fakeConversations == nil {
+		c.fakeConversations = &fakeConversations{}
+	}
+	if c.fakeSettings == nil {
+		c.fakeSettings = &fakeSettings{}
+	}
+	return &c
+}
+
+// Methods more than one fake has: one answers for all.
+
+func (f *fakeCore) Pending() []agent.Question { return f.fakeQuestions.Pending() }
+
+func (f *fakeCore) Clients() []agent.Client { return f.fakeSettings.Clients() }
+
+func (f *fakeCore) InstalledModels(ctx context.Context) ([]string, error) {
+	return f.fakeAgents.InstalledModels(ctx)
+}
+
+func (f *fakeCore) SetPaused(bool) {}
+
+func (f *fakeCore) Paused() bool { return false }
+
+func (f *fakeCore) Subscribe(ctx context.Context, _ ...agent.EventKind) <-chan agent.Event {
+	ch := make(chan agent.Event)
+	context.AfterFunc(ctx, func() { close(ch) })
+	return ch
+}
