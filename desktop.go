@@ -74,6 +74,7 @@ func runDesktop(ctx context.Context, g cli.Globals, stderr io.Writer) error {
 	win := desktop.New(fy, a.core, desktop.Options{Tray: tray, ServerURL: srv.url, DataDir: g.Data, Logger: a.log, Connector: conn,
 		Icon: assets.Icon, PausedIcon: assets.PausedIcon, QuestionIcon: assets.QuestionIcon})
 	shown.Store(win)
+	defer win.Close() // fyne's stop hook may not run before the process exits
 	followCtx, stopFollowing := context.WithCancel(ctx)
 	defer stopFollowing()
 	win.Follow(followCtx)
