@@ -124,12 +124,13 @@ func (c *Core) DeleteAgent(ctx context.Context, slug string) error {
 	c.agentsRev.Add(1)
 	c.publish(Event{Kind: EventAgentsChanged, Agent: slug})
 
-	for _, id := range c.convs.busyOf(gone.ID) {
-		c.cancelTurn(id, errAgentDeleted)
+	// A turn that started before the agent left the map is in turns by
+	// now: Run tracks it before it checks that its agent still exists.
+	running := c.turns.of(gone.ID)
+	for _, lt := range running {
+		lt.cancel(errAgentDeleted)
 	}
-	for deadline := time.Now().Add(agentStopWait); len(c.convs.busyOf(gone.ID)) > 0 && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
+	c.awaitTurns(ctx, slug, running)
 	if err := c.history.DeleteAgent(ctx, gone.ID); err != nil {
 		c.mu.Lock()
 		c.agents[gone.ID] = gone // still there: put it back
@@ -140,6 +141,34 @@ func (c *Core) DeleteAgent(ctx context.Context, slug string) error {
 		return fmt.Errorf("delete agent %s: %w", slug, err)
 	}
 	return nil
+}
+
+// awaitTurns waits until the turns are recorded, for up to agentStopWait
+// or until ctx ends.
+func (c *Core) awaitTurns(ctx context.Context, slug string, running []*liveTurn) {
+	if len(running) == 0 {
+		return
+	}
+	bound := time.NewTimer(agentStopWait)
+	defer bound.Stop()
+	for _, lt := range running {
+		select {
+		case <-lt.done:
+		case <-bound.C:
+			c.log.Warn("deleting an agent whose turns did not stop in time", "agent", slug, "wait", agentStopWait)
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// agentExists says whether the agent (by ID) is still defined.
+func (c *Core) agentExists(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.agents[id]
+	return ok
 }
 
 // agentStopWait bounds how long DeleteAgent waits for the agent's turns.

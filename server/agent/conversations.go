@@ -19,15 +19,6 @@ func (c *Core) CancelTurn(conversationID string) bool {
 	return c.cancelTurn(conversationID, errCancelledHere)
 }
 
-// cancelTurn stops the turn running in a conversation, saying why.
-func (c *Core) cancelTurn(conversationID string, why error) bool {
-	cancel, ok := c.cancels.Load(conversationID)
-	if ok {
-		cancel.(context.CancelCauseFunc)(why)
-	}
-	return ok
-}
-
 // ConversationsOf lists the principal's own conversations, last active
 // first, from after the mark.
 func (c *Core) ConversationsOf(ctx context.Context, principal string, after PageMark, limit int) ([]ConversationSummary, error) {

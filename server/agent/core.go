@@ -54,13 +54,12 @@ type Core struct {
 	agentsRev atomic.Uint64
 	// paused serves no agent at all until resumed.
 	paused atomic.Bool
-	// cancels holds each running turn's cancel, by conversation ID.
-	cancels sync.Map
+	// turns are the turns admitted and not yet ended (see turns.go).
+	turns turns
 
 	// base ends every running turn when the core closes.
-	base    context.Context
-	stop    context.CancelCauseFunc
-	running sync.WaitGroup
+	base context.Context
+	stop context.CancelCauseFunc
 }
 
 // New loads agents and clients from history and marks turns left running
@@ -79,6 +78,7 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 		desktop: cfg.Desktop,
 	}
 	c.questions.pending = make(map[string]*waiting)
+	c.turns.live = make(map[string]*liveTurn)
 	if c.now == nil {
 		c.now = time.Now
 	}
@@ -118,10 +118,12 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 	return c, nil
 }
 
-// Close ends running turns (recorded interrupted) and waits for them.
+// Close refuses new turns, then ends the running ones (recorded
+// interrupted) and waits for them. It may be called more than once.
 func (c *Core) Close() {
+	c.turns.close()
 	c.stop(ErrShutdown)
-	c.running.Wait()
+	c.turns.wait()
 }
 
 // ConversationLimits reports the in-memory bounds, for describing handles.
