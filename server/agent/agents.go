@@ -77,7 +77,28 @@ func (c *Core) SaveAgent(ctx context.Context, a Agent) (Agent, error) {
 	if err := validateAgent(&a); err != nil {
 		return Agent{}, err
 	}
+	if err := c.checkSchema(a.ResponseSchema); err != nil {
+		return Agent{}, err
+	}
+	// Agent changes go one at a time, so that what is written is what was
+	// checked; lookups (every request) take only mu, which no write holds.
+	c.agentWrites.Lock()
+	defer c.agentWrites.Unlock()
 	now := c.now()
+	if err := c.checkAgentChange(&a, now); err != nil {
+		return Agent{}, err
+	}
+	a.UpdatedAt = now
+	if err := c.history.PutAgent(ctx, a); err != nil {
+		return Agent{}, fmt.Errorf("save agent %s: %w", a.Slug, err)
+	}
+	c.setAgent(a)
+	return a, nil
+}
+
+// checkAgentChange gives a its ID and creation time and refuses a change
+// of an agent that is gone, or a slug that another agent has.
+func (c *Core) checkAgentChange(a *Agent, now time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if a.ID == "" {
@@ -86,28 +107,58 @@ func (c *Core) SaveAgent(ctx context.Context, a Agent) (Agent, error) {
 	} else if old, ok := c.agents[a.ID]; ok {
 		a.CreatedAt = old.CreatedAt
 	} else {
-		return Agent{}, Userf(ErrNotFound, "no agent with id %q", a.ID)
+		return Userf(ErrNotFound, "no agent with id %q", a.ID)
 	}
 	for _, other := range c.agents {
 		if other.Slug == a.Slug && other.ID != a.ID {
-			return Agent{}, ErrSlugTaken
+			return ErrSlugTaken
 		}
 	}
-	a.UpdatedAt = now
-	if err := c.history.PutAgent(ctx, a); err != nil {
-		return Agent{}, fmt.Errorf("save agent %s: %w", a.Slug, err)
-	}
+	return nil
+}
+
+// setAgent puts a (back) among the agents and tells subscribers.
+func (c *Core) setAgent(a Agent) {
+	c.mu.Lock()
 	c.agents[a.ID] = a
 	c.agentsChangedLocked()
+	c.mu.Unlock()
 	c.agentsRev.Add(1)
 	c.publish(Event{Kind: EventAgentsChanged, Agent: a.Slug})
-	return a, nil
 }
 
 // DeleteAgent removes an agent with its conversations. Its turns still
-// running are stopped and recorded first (for up to agentStopWait), and
-// no new one can start meanwhile.
+// running are stopped and recorded first (waiting for up to agentStopWait,
+// or until ctx ends, when the agent stays), and no new one can start
+// meanwhile.
 func (c *Core) DeleteAgent(ctx context.Context, slug string) error {
+	gone, ok := c.takeAgent(slug)
+	if !ok {
+		return Userf(ErrNotFound, "no agent named %q", slug)
+	}
+	// A turn that started before the agent left the map is in turns by
+	// now: Run tracks it before it checks that its agent still exists.
+	running := c.turns.of(gone.ID)
+	for _, lt := range running {
+		lt.cancel(errAgentDeleted)
+	}
+	err := c.awaitTurns(ctx, slug, running)
+	if err == nil {
+		c.agentWrites.Lock()
+		defer c.agentWrites.Unlock()
+		err = c.history.DeleteAgent(ctx, gone.ID)
+	}
+	if err != nil {
+		c.setAgent(gone) // still there: put it back
+		return fmt.Errorf("delete agent %s: %w", slug, err)
+	}
+	return nil
+}
+
+// takeAgent removes the agent from the ones served.
+func (c *Core) takeAgent(slug string) (Agent, bool) {
+	c.agentWrites.Lock()
+	defer c.agentWrites.Unlock()
 	c.mu.Lock()
 	var gone Agent
 	for id, a := range c.agents {
@@ -119,35 +170,18 @@ func (c *Core) DeleteAgent(ctx context.Context, slug string) error {
 	c.agentsChangedLocked()
 	c.mu.Unlock()
 	if gone.ID == "" {
-		return Userf(ErrNotFound, "no agent named %q", slug)
+		return Agent{}, false
 	}
 	c.agentsRev.Add(1)
 	c.publish(Event{Kind: EventAgentsChanged, Agent: slug})
-
-	// A turn that started before the agent left the map is in turns by
-	// now: Run tracks it before it checks that its agent still exists.
-	running := c.turns.of(gone.ID)
-	for _, lt := range running {
-		lt.cancel(errAgentDeleted)
-	}
-	c.awaitTurns(ctx, slug, running)
-	if err := c.history.DeleteAgent(ctx, gone.ID); err != nil {
-		c.mu.Lock()
-		c.agents[gone.ID] = gone // still there: put it back
-		c.agentsChangedLocked()
-		c.mu.Unlock()
-		c.agentsRev.Add(1)
-		c.publish(Event{Kind: EventAgentsChanged, Agent: slug})
-		return fmt.Errorf("delete agent %s: %w", slug, err)
-	}
-	return nil
+	return gone, true
 }
 
-// awaitTurns waits until the turns are recorded, for up to agentStopWait
-// or until ctx ends.
-func (c *Core) awaitTurns(ctx context.Context, slug string, running []*liveTurn) {
+// awaitTurns waits until the turns are recorded, for up to agentStopWait;
+// it gives up when ctx ends.
+func (c *Core) awaitTurns(ctx context.Context, slug string, running []*liveTurn) error {
 	if len(running) == 0 {
-		return
+		return nil
 	}
 	bound := time.NewTimer(agentStopWait)
 	defer bound.Stop()
@@ -156,11 +190,12 @@ func (c *Core) awaitTurns(ctx context.Context, slug string, running []*liveTurn)
 		case <-lt.done:
 		case <-bound.C:
 			c.log.Warn("deleting an agent whose turns did not stop in time", "agent", slug, "wait", agentStopWait)
-			return
+			return nil
 		case <-ctx.Done():
-			return
+			return fmt.Errorf("wait for its turns to stop: %w", context.Cause(ctx))
 		}
 	}
+	return nil
 }
 
 // agentExists says whether the agent (by ID) is still defined.
@@ -359,4 +394,15 @@ func (c *Core) PullModel(ctx context.Context, name string, progress func(PullPro
 		return Userf(nil, "type the name of the model to pull, e.g. llama3.2")
 	}
 	return p.PullModel(ctx, strings.TrimSpace(name), progress)
+}
+
+// checkSchema runs Config.CheckSchema on a response schema.
+func (c *Core) checkSchema(schema json.RawMessage) error {
+	if len(schema) == 0 || c.schemaCheck == nil {
+		return nil
+	}
+	if err := c.schemaCheck(schema); err != nil {
+		return Userf(err, "the response schema is not a valid JSON Schema: %v", err)
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -17,16 +18,19 @@ import (
 // CreateClient registers a client and returns its bearer token, which is
 // shown once: only its SHA-256 is kept.
 func (c *Core) CreateClient(ctx context.Context, name string) (Client, string, error) {
+	c.clientWrites.Lock()
+	defer c.clientWrites.Unlock()
+	return c.createClient(ctx, name)
+}
+
+// createClient is CreateClient; the caller holds clientWrites.
+func (c *Core) createClient(ctx context.Context, name string) (Client, string, error) {
 	name = strings.TrimSpace(name)
 	if name == "" || len(name) > 100 || name == LocalPrincipal {
 		return Client{}, "", Userf(nil, "client name %q is not valid: use 1-100 characters (not %q)", name, LocalPrincipal)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, cl := range c.clients {
-		if cl.Active() && cl.Name == name {
-			return Client{}, "", Userf(nil, "a client named %q already exists; revoke it first or pick another name", name)
-		}
+	if _, ok := c.activeClient(name); ok {
+		return Client{}, "", Userf(nil, "a client named %q already exists; revoke it first or pick another name", name)
 	}
 	token, hash, err := newToken()
 	if err != nil {
@@ -36,35 +40,65 @@ func (c *Core) CreateClient(ctx context.Context, name string) (Client, string, e
 	if err := c.history.PutClient(ctx, cl); err != nil {
 		return Client{}, "", fmt.Errorf("save client %s: %w", name, err)
 	}
+	c.clientsMu.Lock()
 	c.clients = append(c.clients, cl)
+	c.clientsMu.Unlock()
 	c.publish(Event{Kind: EventClientsChanged, Text: name})
 	return cl, token, nil
+}
+
+// activeClient finds the named active client in memory.
+func (c *Core) activeClient(name string) (Client, bool) {
+	c.clientsMu.Lock()
+	defer c.clientsMu.Unlock()
+	i := slices.IndexFunc(c.clients, func(cl Client) bool { return cl.Active() && cl.Name == name })
+	if i < 0 {
+		return Client{}, false
+	}
+	return c.clients[i], true
+}
+
+// updateClient applies a change written to the store to the client in
+// memory. Its last use is the one in memory, which may be newer than the
+// one written: that one is then written again at the next flush.
+func (c *Core) updateClient(written Client) Client {
+	c.clientsMu.Lock()
+	defer c.clientsMu.Unlock()
+	i := slices.IndexFunc(c.clients, func(cl Client) bool { return cl.ID == written.ID })
+	if i < 0 {
+		c.clients = append(c.clients, written)
+		return written
+	}
+	if used := c.clients[i].LastUsedAt; used.After(written.LastUsedAt) {
+		written.LastUsedAt = used
+		c.markUsedLocked(written.ID, used)
+	}
+	c.clients[i] = written
+	return written
 }
 
 // RotateClient gives the named client a new token, creating the client
 // when there is none. The old token stops working at once; the client
 // stays the same principal, so its conversations remain its own.
 func (c *Core) RotateClient(ctx context.Context, name string) (Client, string, error) {
+	c.clientWrites.Lock()
+	defer c.clientWrites.Unlock()
 	if err := c.adoptStoredClient(ctx, name); err != nil {
 		return Client{}, "", err
 	}
-	c.mu.Lock()
-	i := slices.IndexFunc(c.clients, func(cl Client) bool { return cl.Active() && cl.Name == name })
-	if i < 0 {
-		c.mu.Unlock()
-		return c.CreateClient(ctx, name)
+	cl, ok := c.activeClient(name)
+	if !ok {
+		return c.createClient(ctx, name)
 	}
-	defer c.mu.Unlock()
 	token, hash, err := newToken()
 	if err != nil {
 		return Client{}, "", err
 	}
-	cl := c.clients[i]
 	cl.TokenHash = hash
 	if err := c.history.PutClient(ctx, cl); err != nil {
 		return Client{}, "", fmt.Errorf("rotate the token of %s: %w", name, err)
 	}
-	c.clients[i] = cl
+	cl = c.updateClient(cl)
 	c.publish(Event{Kind: EventClientsChanged, Text: name})
 	return cl, token, nil
 }
@@ -74,12 +108,9 @@ func (c *Core) RotateClient(ctx context.Context, name string) (Client, string, e
 // database (a second 'deskhand connect' while the app is not running)
 // created it after this core loaded its clients. Rotating then replaces
 // that client's token instead of failing to create a second client of
-// the same name.
+// the same name. The caller holds clientWrites.
 func (c *Core) adoptStoredClient(ctx context.Context, name string) error {
-	c.mu.Lock()
-	known := slices.ContainsFunc(c.clients, func(cl Client) bool { return cl.Active() && cl.Name == name })
-	c.mu.Unlock()
-	if known {
+	if _, known := c.activeClient(name); known {
 		return nil
 	}
 	stored, err := c.history.Clients(ctx)
@@ -90,16 +121,7 @@ func (c *Core) adoptStoredClient(ctx context.Context, name string) error {
 	if i < 0 {
 		return nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if slices.ContainsFunc(c.clients, func(cl Client) bool { return cl.Active() && cl.Name == name }) {
-		return nil
-	}
-	if j := slices.IndexFunc(c.clients, func(cl Client) bool { return cl.ID == stored[i].ID }); j >= 0 {
-		c.clients[j] = stored[i]
-	} else {
-		c.clients = append(c.clients, stored[i])
-	}
+	c.updateClient(stored[i])
 	return nil
 }
 
@@ -116,43 +138,46 @@ func newToken() (token string, hash []byte, err error) {
 
 // RevokeClient stops accepting the named client's token at once.
 func (c *Core) RevokeClient(ctx context.Context, name string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for i, cl := range c.clients {
-		if cl.Active() && cl.Name == name {
-			cl.RevokedAt = c.now()
-			if err := c.history.PutClient(ctx, cl); err != nil {
-				return fmt.Errorf("revoke client %s: %w", name, err)
-			}
-			c.clients[i] = cl
-			c.publish(Event{Kind: EventClientsChanged, Text: name})
-			return nil
-		}
+	c.clientWrites.Lock()
+	defer c.clientWrites.Unlock()
+	cl, ok := c.activeClient(name)
+	if !ok {
+		return Userf(ErrNotFound, "no active client named %q", name)
 	}
-	return Userf(ErrNotFound, "no active client named %q", name)
+	cl.RevokedAt = c.now()
+	if err := c.history.PutClient(ctx, cl); err != nil {
+		return fmt.Errorf("revoke client %s: %w", name, err)
+	}
+	c.updateClient(cl)
+	c.publish(Event{Kind: EventClientsChanged, Text: name})
+	return nil
 }
 
 // Clients lists active clients by name.
 func (c *Core) Clients() []Client {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.clientsMu.Lock()
+	defer c.clientsMu.Unlock()
 	out := slices.DeleteFunc(slices.Clone(c.clients), func(cl Client) bool { return !cl.Active() })
 	slices.SortFunc(out, func(a, b Client) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
-// lastUseGranularity limits last-use writes to one per client per minute.
+// lastUseGranularity limits last-use updates to one per client per
+// minute; the updates are written to the store in the background, at most
+// once per lastUseGranularity, and at Close.
 const lastUseGranularity = time.Minute
 
 // Authenticate returns the active client whose token this is. Every active
-// client's hash is compared in constant time, so timing tells nothing.
+// client's hash is compared in constant time, so timing tells nothing. It
+// never waits for the store: the last use is kept in memory and written
+// later (see lastUseGranularity).
 func (c *Core) Authenticate(ctx context.Context, token string) (Client, bool) {
 	if token == "" {
 		return Client{}, false
 	}
 	sum := sha256.Sum256([]byte(token))
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.clientsMu.Lock()
+	defer c.clientsMu.Unlock()
 	found := -1
 	for i, cl := range c.clients {
 		if subtle.ConstantTimeCompare(cl.TokenHash, sum[:]) == 1 && cl.Active() {
@@ -165,9 +190,91 @@ func (c *Core) Authenticate(ctx context.Context, token string) (Client, bool) {
 	cl := &c.clients[found]
 	if now := c.now(); now.Sub(cl.LastUsedAt) >= lastUseGranularity {
 		cl.LastUsedAt = now
-		if err := c.history.TouchClient(ctx, cl.ID, now); err != nil {
-			c.log.Warn("record client last use", "client", cl.Name, "err", err)
-		}
+		c.markUsedLocked(cl.ID, now)
 	}
 	return *cl, true
+}
+
+// markUsedLocked queues a client's last use for the store and makes sure
+// the flusher runs (unless the core is closing: Close flushes last). The
+// caller holds clientsMu.
+func (c *Core) markUsedLocked(id string, at time.Time) {
+	if prev, ok := c.unflushed[id]; !ok || at.After(prev) {
+		c.unflushed[id] = at
+	}
+	if c.flusherDone == nil && !c.flusherStopped {
+		stop, done := make(chan struct{}), make(chan struct{})
+		c.flusherStop, c.flusherDone = stop, done
+		go c.flushEvery(lastUseGranularity, stop, done)
+	}
+}
+
+// flushEvery writes the last uses kept in memory every interval until
+// stop is closed. It is the core's one background goroutine; Close stops
+// it and flushes what is left.
+func (c *Core) flushEvery(interval time.Duration, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(c.base), flushTimeout)
+			if err := c.flushLastUse(ctx); err != nil {
+				c.log.Warn("record clients' last use", "err", err)
+			}
+			cancel()
+		}
+	}
+}
+
+// flushTimeout bounds one flush of last uses.
+const flushTimeout = 10 * time.Second
+
+// flushLastUse writes the last uses kept in memory to the store. What
+// cannot be written stays queued for the next flush.
+func (c *Core) flushLastUse(ctx context.Context) error {
+	c.flushing.Lock() // flushes go in order: a later use is never overwritten
+	defer c.flushing.Unlock()
+	c.clientsMu.Lock()
+	batch := c.unflushed
+	c.unflushed = make(map[string]time.Time)
+	c.clientsMu.Unlock()
+	var errs []error
+	for id, at := range batch {
+		err := c.history.TouchClient(ctx, id, at)
+		if err == nil || errors.Is(err, ErrNotFound) { // gone: nothing to record
+			continue
+		}
+		errs = append(errs, fmt.Errorf("record last use of client %s: %w", id, err))
+		c.clientsMu.Lock()
+		if prev, ok := c.unflushed[id]; !ok || at.After(prev) {
+			c.unflushed[id] = at
+		}
+		c.clientsMu.Unlock()
+	}
+	return errors.Join(errs...)
+}
+
+// stopFlusher stops the background flusher, for good, and writes what is
+// left.
+func (c *Core) stopFlusher() {
+	c.clientsMu.Lock()
+	c.flusherStopped = true
+	stop, done := c.flusherStop, c.flusherDone
+	c.flusherStop = nil
+	c.clientsMu.Unlock()
+	if stop != nil {
+		close(stop)
+	}
+	if done != nil {
+		<-done
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.base), flushTimeout)
+	defer cancel()
+	if err := c.flushLastUse(ctx); err != nil {
+		c.log.Warn("record clients' last use at close", "err", err)
+	}
 }

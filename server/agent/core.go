@@ -3,6 +3,7 @@ package agent
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -26,6 +27,11 @@ type Config struct {
 	// memory (defaults 1024 and 1 hour); history stays in the store.
 	ConversationCap int
 	ConversationTTL time.Duration
+	// CheckSchema, when set, checks an agent's response schema as the MCP
+	// surface will use it (server/mcpserver.CheckSchema): an agent whose
+	// schema it refuses is not saved, and the error says why. Unset, a
+	// schema need only be a JSON object.
+	CheckSchema func(schema json.RawMessage) error
 	// Desktop says a person at this computer can answer questions: the
 	// app's popups, or the command line of "deskhand serve".
 	Desktop bool
@@ -43,13 +49,34 @@ type Core struct {
 	// questions waiting for a person; desktop says whether one is here.
 	questions broker
 	desktop   bool
+	// schemaCheck is Config.CheckSchema.
+	schemaCheck func(json.RawMessage) error
 
+	// agentWrites makes changes of agents (SaveAgent, DeleteAgent) go one
+	// at a time across their store writes; no request takes it.
+	agentWrites sync.Mutex
+	// mu guards agents and bySlug in memory; it is never held across I/O.
 	mu     sync.Mutex
 	agents map[string]Agent // by ID
 	// bySlug is agents in slug order, rebuilt at each change, so that
 	// lookups on the call path neither scan nor sort.
-	bySlug  []Agent
-	clients []Client
+	bySlug []Agent
+
+	// clientWrites makes changes of clients (create, rotate, revoke) go
+	// one at a time across their store writes; no request takes it.
+	clientWrites sync.Mutex
+	// clientsMu guards the fields below; it is never held across I/O.
+	clientsMu sync.Mutex
+	clients   []Client
+	// unflushed are last uses not yet written, by client ID.
+	unflushed map[string]time.Time
+	// flusherStop and flusherDone run the goroutine that writes them,
+	// started at the first use; flusherStopped once Close stopped it.
+	flusherStop    chan struct{}
+	flusherDone    chan struct{}
+	flusherStopped bool
+	// flushing makes flushes of last uses go one at a time.
+	flushing sync.Mutex
 	// agentsRev counts agent changes, so adapters can tell a stale copy.
 	agentsRev atomic.Uint64
 	// paused serves no agent at all until resumed.
@@ -76,9 +103,12 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 		now:     cfg.Now,
 		agents:  make(map[string]Agent),
 		desktop: cfg.Desktop,
+
+		schemaCheck: cfg.CheckSchema,
 	}
 	c.questions.pending = make(map[string]*waiting)
 	c.turns.live = make(map[string]*liveTurn)
+	c.unflushed = make(map[string]time.Time)
 	if c.now == nil {
 		c.now = time.Now
 	}
@@ -124,6 +154,7 @@ func (c *Core) Close() {
 	c.turns.close()
 	c.stop(ErrShutdown)
 	c.turns.wait()
+	c.stopFlusher()
 }
 
 // ConversationLimits reports the in-memory bounds, for describing handles.
