@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -230,5 +231,33 @@ func TestDeleteAgentWaitsForItsTurn(t *testing.T) {
 	// With no turn left, the deletion goes through.
 	if err := f.core.DeleteAgent(t.Context(), "helper"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSchemaCheckPort: SaveAgent runs Config.CheckSchema on a response
+// schema and refuses the agent with the checker's words; agents without a
+// schema are not checked.
+func TestSchemaCheckPort(t *testing.T) {
+	var checked []string
+	check := func(schema json.RawMessage) error {
+		checked = append(checked, string(schema))
+		if strings.Contains(string(schema), "bad") {
+			return errors.New("at '/bad': no such keyword")
+		}
+		return nil
+	}
+	f := newFixture(t, agent.Config{CheckSchema: check}, agent.Agent{})
+	if _, err := f.core.SaveAgent(t.Context(), agent.Agent{Slug: "good", ResponseSchema: json.RawMessage(`{"type":"object"}`)}); err != nil {
+		t.Errorf("a good schema: %v", err)
+	}
+	_, err := f.core.SaveAgent(t.Context(), agent.Agent{Slug: "worse", ResponseSchema: json.RawMessage(`{"bad":1}`)})
+	if msg := agent.UserMessage(err); !strings.Contains(msg, "response schema") || !strings.Contains(msg, "at '/bad': no such keyword") {
+		t.Errorf("a bad schema: %v (user message %q)", err, msg)
+	}
+	if _, ok := f.core.AgentBySlug("worse"); ok {
+		t.Error("the agent with a bad schema was saved")
+	}
+	if len(checked) != 2 {
+		t.Errorf("checked %q; want the two schemas only", checked)
 	}
 }
