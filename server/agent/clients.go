@@ -195,38 +195,42 @@ func (c *Core) Authenticate(ctx context.Context, token string) (Client, bool) {
 	return *cl, true
 }
 
-// markUsedLocked queues a client's last use for the store and makes sure
-// the flusher runs (unless the core is closing: Close flushes last). The
+// markUsedLocked queues a client's last use for the store and arms the
+// background flush (unless the core is closing: Close flushes last). The
 // caller holds clientsMu.
 func (c *Core) markUsedLocked(id string, at time.Time) {
 	if prev, ok := c.unflushed[id]; !ok || at.After(prev) {
 		c.unflushed[id] = at
 	}
-	if c.flusherDone == nil && !c.flusherStopped {
-		stop, done := make(chan struct{}), make(chan struct{})
-		c.flusherStop, c.flusherDone = stop, done
-		go c.flushEvery(lastUseGranularity, stop, done)
-	}
+	c.armFlushLocked()
 }
 
-// flushEvery writes the last uses kept in memory every interval until
-// stop is closed. It is the core's one background goroutine; Close stops
-// it and flushes what is left.
-func (c *Core) flushEvery(interval time.Duration, stop <-chan struct{}, done chan<- struct{}) {
-	defer close(done)
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-tick.C:
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(c.base), flushTimeout)
-			if err := c.flushLastUse(ctx); err != nil {
-				c.log.Warn("record clients' last use", "err", err)
-			}
-			cancel()
-		}
+// armFlushLocked schedules a flush in lastUseGranularity unless one is
+// scheduled or the core is closing. No goroutine waits meanwhile: the
+// flush runs on a timer's, which Close stops or waits for. The caller
+// holds clientsMu.
+func (c *Core) armFlushLocked() {
+	if c.flushTimer != nil || c.flushStopped {
+		return
+	}
+	c.flushes.Add(1)
+	c.flushTimer = time.AfterFunc(lastUseGranularity, c.backgroundFlush)
+}
+
+// backgroundFlush is the scheduled flush; it schedules the next one when
+// uses are left to write (new ones, or ones the store refused).
+func (c *Core) backgroundFlush() {
+	defer c.flushes.Done()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.base), flushTimeout)
+	defer cancel()
+	if err := c.flushLastUse(ctx); err != nil {
+		c.log.Warn("record clients' last use", "err", err)
+	}
+	c.clientsMu.Lock()
+	defer c.clientsMu.Unlock()
+	c.flushTimer = nil
+	if len(c.unflushed) > 0 {
+		c.armFlushLocked()
 	}
 }
 
@@ -258,20 +262,17 @@ func (c *Core) flushLastUse(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// stopFlusher stops the background flusher, for good, and writes what is
+// stopFlusher stops the background flush, for good, and writes what is
 // left.
 func (c *Core) stopFlusher() {
 	c.clientsMu.Lock()
-	c.flusherStopped = true
-	stop, done := c.flusherStop, c.flusherDone
-	c.flusherStop = nil
+	c.flushStopped = true
+	if c.flushTimer != nil && c.flushTimer.Stop() {
+		c.flushes.Done() // it will not run
+	}
+	c.flushTimer = nil
 	c.clientsMu.Unlock()
-	if stop != nil {
-		close(stop)
-	}
-	if done != nil {
-		<-done
-	}
+	c.flushes.Wait() // for a flush under way
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.base), flushTimeout)
 	defer cancel()
 	if err := c.flushLastUse(ctx); err != nil {

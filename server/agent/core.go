@@ -70,11 +70,12 @@ type Core struct {
 	clients   []Client
 	// unflushed are last uses not yet written, by client ID.
 	unflushed map[string]time.Time
-	// flusherStop and flusherDone run the goroutine that writes them,
-	// started at the first use; flusherStopped once Close stopped it.
-	flusherStop    chan struct{}
-	flusherDone    chan struct{}
-	flusherStopped bool
+	// flushTimer runs the next background flush of them, if one is
+	// scheduled; flushes counts the scheduled or running ones, for Close;
+	// flushStopped once Close stopped them.
+	flushTimer   *time.Timer
+	flushes      sync.WaitGroup
+	flushStopped bool
 	// flushing makes flushes of last uses go one at a time.
 	flushing sync.Mutex
 	// agentsRev counts agent changes, so adapters can tell a stale copy.

@@ -3,5 +3,5 @@ package agent
 import "context"
 
 // FlushLastUse writes the clients' last uses kept in memory now, as the
-// background flusher does every lastUseGranularity.
+// background flush does lastUseGranularity after a use.
 func (c *Core) FlushLastUse(ctx context.Context) error { return c.flushLastUse(ctx) }
