@@ -13,7 +13,8 @@
 //
 // The files follow the parts: core.go (configuration, start and close),
 // agents.go, clients.go, conversations.go, settings.go, run.go (the run
-// loop), broker.go (questions and approvals), registry.go (conversations in
+// loop), turns.go (the turns in progress, for Close and DeleteAgent),
+// broker.go (questions and approvals), registry.go (conversations in
 // memory), events.go, errors.go and ports.go.
 //
 // Invariants:
@@ -27,5 +28,10 @@
 //     person at the desktop unless the agent lets the client approve; with
 //     nobody able to answer, or none in time, the turn fails: an answer is
 //     never invented;
+//   - no lock that a request takes is held across a store write: changes
+//     of agents and of clients go one at a time under their own locks,
+//     and a client's last use is kept in memory and written in the
+//     background and at Close;
+//   - Close refuses new turns, then waits for the running ones;
 //   - event delivery never blocks the run loop (slow subscribers lose events).
 package agent

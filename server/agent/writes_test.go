@@ -87,9 +87,9 @@ func within(t *testing.T, what string, fn func()) {
 }
 
 // TestRequestsDoNotWaitForStoreWrites: while the store holds an agent's
-// or a client's write, requests (authentication, agent lookups) go on; and
-// authentication never writes: the last use is kept in memory, reaches the
-// store at a flush, and at Close.
+// or a client's write, or a flush of last uses, requests (authentication,
+// agent lookups) go on; and authentication never writes: the last use is
+// kept in memory, reaches the store at a flush, and at Close.
 func TestRequestsDoNotWaitForStoreWrites(t *testing.T) {
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	var clock sync.Mutex
@@ -140,6 +140,12 @@ func TestRequestsDoNotWaitForStoreWrites(t *testing.T) {
 	if op := <-h.entered; op != "PutClient" {
 		t.Fatalf("store write %s, want PutClient", op)
 	}
+	// A flush of last uses held by the store holds nobody up either.
+	flushed := make(chan error, 1)
+	go func() { flushed <- core.FlushLastUse(ctx) }()
+	if op := <-h.entered; op != "TouchClient" {
+		t.Fatalf("store write %s, want TouchClient", op)
+	}
 	within(t, "Authenticate of another client", func() {
 		if got, ok := core.Authenticate(ctx, bobToken); !ok || got.ID != bob.ID {
 			t.Errorf("Authenticate(bob) = %+v, %v", got, ok)
@@ -158,11 +164,17 @@ func TestRequestsDoNotWaitForStoreWrites(t *testing.T) {
 	if err := <-revoked; err != nil {
 		t.Errorf("RevokeClient: %v", err)
 	}
+	if err := <-flushed; err != nil {
+		t.Errorf("FlushLastUse: %v", err)
+	}
+	if at, ok := h.touched(alice.ID); !ok || !at.Equal(now) {
+		t.Errorf("alice's last use in the store = %v, %v; want %v", at, ok, now)
+	}
 	if _, ok := core.Authenticate(ctx, aliceToken); ok {
 		t.Error("a revoked token is accepted")
 	}
 
-	// A flush writes the last uses kept.
+	// The next flush writes the use made during the last one.
 	if err := core.FlushLastUse(ctx); err != nil {
 		t.Fatal(err)
 	}
