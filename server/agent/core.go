@@ -150,7 +150,9 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 }
 
 // Close refuses new turns, then ends the running ones (recorded
-// interrupted) and waits for them. It may be called more than once.
+// interrupted) and waits for them, and last writes the clients' last uses
+// kept in memory: the store must stay open until it returns. It may be
+// called more than once.
 func (c *Core) Close() {
 	c.turns.close()
 	c.stop(ErrShutdown)
