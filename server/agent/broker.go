@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 )
@@ -230,7 +231,11 @@ func (q Question) summary() string {
 	}
 	text := strings.TrimSpace(q.Text)
 	if len(text) > 80 {
-		text = text[:77] + "..."
+		cut := 77
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut-- // back to the start of the rune cut through
+		}
+		text = text[:cut] + "..."
 	}
 	return fmt.Sprintf("%q", text)
 }

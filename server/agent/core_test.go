@@ -482,7 +482,11 @@ func TestClientTokens(t *testing.T) {
 			t.Errorf("token %q accepted", bad)
 		}
 	}
-	// The store keeps the hash, never the token, and the last use.
+	// The store keeps the hash, never the token, and the last use, which
+	// is written in the background.
+	if err := f.core.FlushLastUse(ctx); err != nil {
+		t.Fatal(err)
+	}
 	stored, _ := f.db.Clients(ctx)
 	if len(stored) != 1 || strings.Contains(string(stored[0].TokenHash), token) || !stored[0].LastUsedAt.Equal(now) {
 		t.Errorf("stored client = %+v", stored)

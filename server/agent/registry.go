@@ -124,19 +124,6 @@ func (r *registry) release(conv Conversation) {
 	r.evictLocked()
 }
 
-// busyOf lists the conversations of an agent whose turn runs.
-func (r *registry) busyOf(agentID string) []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var ids []string
-	for el := r.lru.Front(); el != nil; el = el.Next() {
-		if e := el.Value.(*entry); e.busy && e.conv.AgentID == agentID {
-			ids = append(ids, e.conv.ID)
-		}
-	}
-	return ids
-}
-
 func (r *registry) len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -44,6 +44,10 @@ type RunResult struct {
 // turn is recorded whatever happens; when it fails, the error's
 // UserMessage says why and the result still names the turn.
 func (c *Core) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
+	if !c.turns.admit() {
+		return nil, errShuttingDown
+	}
+	defer c.turns.running.Done()
 	agent, ok := c.AgentBySlug(req.Agent)
 	if !ok || !agent.Enabled {
 		return nil, Userf(ErrNotFound, "no enabled agent named %q", req.Agent)
@@ -58,9 +62,6 @@ func (c *Core) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.running.Add(1)
-	defer c.running.Done()
-
 	res := &RunResult{Conversation: conv, NewConversation: isNew}
 	defer func() { c.convs.release(res.Conversation) }()
 
@@ -69,8 +70,14 @@ func (c *Core) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	defer cancel(nil)
 	stopOnClose := context.AfterFunc(c.base, func() { cancel(context.Cause(c.base)) })
 	defer stopOnClose()
-	c.cancels.Store(conv.ID, cancel)
-	defer c.cancels.Delete(conv.ID)
+	// The turn is followed (to be stopped, and waited for) until it is
+	// recorded; an agent deleted meanwhile has seen it, or it sees that.
+	live := &liveTurn{agentID: agent.ID, cancel: cancel, done: make(chan struct{})}
+	c.turns.track(conv.ID, live)
+	defer c.turns.untrack(conv.ID, live)
+	if !c.agentExists(agent.ID) {
+		return nil, Userf(ErrNotFound, "no enabled agent named %q", req.Agent)
+	}
 
 	content := req.Message
 	if strings.TrimSpace(req.Context) != "" {

@@ -1,0 +1,408 @@
+package agent
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+var slugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+// Agents lists all agents in slug order.
+func (c *Core) Agents() []Agent {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.bySlug)
+}
+
+// agentsChangedLocked rebuilds the slug index after a change of agents.
+func (c *Core) agentsChangedLocked() {
+	c.bySlug = slices.Collect(maps.Values(c.agents))
+	slices.SortFunc(c.bySlug, func(a, b Agent) int { return strings.Compare(a.Slug, b.Slug) })
+}
+
+// AgentsRevision changes whenever an agent is created or changed.
+func (c *Core) AgentsRevision() uint64 { return c.agentsRev.Load() }
+
+// EnabledAgents lists the agents served as tools, in slug order: none
+// while serving is paused.
+func (c *Core) EnabledAgents() []Agent {
+	if c.paused.Load() {
+		return nil
+	}
+	return slices.DeleteFunc(c.Agents(), func(a Agent) bool { return !a.Enabled })
+}
+
+// SetPaused pauses serving (every agent leaves the tool list; turns already
+// running finish) or resumes it.
+func (c *Core) SetPaused(paused bool) {
+	if c.paused.Swap(paused) != paused {
+		c.agentsRev.Add(1)
+		c.publish(Event{Kind: EventAgentsChanged})
+	}
+}
+
+// Paused reports whether serving is paused.
+func (c *Core) Paused() bool { return c.paused.Load() }
+
+// AgentBySlug finds an agent; ok is false when none has the slug.
+func (c *Core) AgentBySlug(slug string) (Agent, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if i, ok := slices.BinarySearchFunc(c.bySlug, slug, func(a Agent, slug string) int { return strings.Compare(a.Slug, slug) }); ok {
+		return c.bySlug[i], true
+	}
+	return Agent{}, false
+}
+
+// ServedAgent finds an agent served as a tool: enabled, while serving is
+// not paused.
+func (c *Core) ServedAgent(slug string) (Agent, bool) {
+	a, ok := c.AgentBySlug(slug)
+	return a, ok && a.Enabled && !c.paused.Load()
+}
+
+// SaveAgent creates (empty ID) or updates an agent after validating it.
+func (c *Core) SaveAgent(ctx context.Context, a Agent) (Agent, error) {
+	if err := validateAgent(&a); err != nil {
+		return Agent{}, err
+	}
+	if err := c.checkSchema(a.ResponseSchema); err != nil {
+		return Agent{}, err
+	}
+	// Agent changes go one at a time, so that what is written is what was
+	// checked; lookups (every request) take only mu, which no write holds.
+	c.agentWrites.Lock()
+	defer c.agentWrites.Unlock()
+	now := c.now()
+	if err := c.checkAgentChange(&a, now); err != nil {
+		return Agent{}, err
+	}
+	a.UpdatedAt = now
+	if err := c.history.PutAgent(ctx, a); err != nil {
+		return Agent{}, fmt.Errorf("save agent %s: %w", a.Slug, err)
+	}
+	c.setAgent(a)
+	return a, nil
+}
+
+// checkAgentChange gives a its ID and creation time and refuses a change
+// of an agent that is gone, or a slug that another agent has.
+func (c *Core) checkAgentChange(a *Agent, now time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if a.ID == "" {
+		a.ID = uuid.NewString()
+		a.CreatedAt = now
+	} else if old, ok := c.agents[a.ID]; ok {
+		a.CreatedAt = old.CreatedAt
+	} else {
+		return Userf(ErrNotFound, "no agent with id %q", a.ID)
+	}
+	for _, other := range c.agents {
+		if other.Slug == a.Slug && other.ID != a.ID {
+			return ErrSlugTaken
+		}
+	}
+	return nil
+}
+
+// setAgent puts a (back) among the agents and tells subscribers.
+func (c *Core) setAgent(a Agent) {
+	c.mu.Lock()
+	c.agents[a.ID] = a
+	c.agentsChangedLocked()
+	c.mu.Unlock()
+	c.agentsRev.Add(1)
+	c.publish(Event{Kind: EventAgentsChanged, Agent: a.Slug})
+}
+
+// DeleteAgent removes an agent with its conversations. Its turns still
+// running are stopped and recorded first (waiting for up to agentStopWait,
+// or until ctx ends, when the agent stays), and no new one can start
+// meanwhile.
+func (c *Core) DeleteAgent(ctx context.Context, slug string) error {
+	gone, ok := c.takeAgent(slug)
+	if !ok {
+		return Userf(ErrNotFound, "no agent named %q", slug)
+	}
+	// A turn that started before the agent left the map is in turns by
+	// now: Run tracks it before it checks that its agent still exists.
+	running := c.turns.of(gone.ID)
+	for _, lt := range running {
+		lt.cancel(errAgentDeleted)
+	}
+	err := c.awaitTurns(ctx, slug, running)
+	if err == nil {
+		c.agentWrites.Lock()
+		defer c.agentWrites.Unlock()
+		err = c.history.DeleteAgent(ctx, gone.ID)
+	}
+	if err != nil {
+		c.setAgent(gone) // still there: put it back
+		return fmt.Errorf("delete agent %s: %w", slug, err)
+	}
+	return nil
+}
+
+// takeAgent removes the agent from the ones served.
+func (c *Core) takeAgent(slug string) (Agent, bool) {
+	c.agentWrites.Lock()
+	defer c.agentWrites.Unlock()
+	c.mu.Lock()
+	var gone Agent
+	for id, a := range c.agents {
+		if a.Slug == slug {
+			gone = a
+			delete(c.agents, id)
+		}
+	}
+	c.agentsChangedLocked()
+	c.mu.Unlock()
+	if gone.ID == "" {
+		return Agent{}, false
+	}
+	c.agentsRev.Add(1)
+	c.publish(Event{Kind: EventAgentsChanged, Agent: slug})
+	return gone, true
+}
+
+// awaitTurns waits until the turns are recorded, for up to agentStopWait;
+// it gives up when ctx ends.
+func (c *Core) awaitTurns(ctx context.Context, slug string, running []*liveTurn) error {
+	if len(running) == 0 {
+		return nil
+	}
+	bound := time.NewTimer(agentStopWait)
+	defer bound.Stop()
+	for _, lt := range running {
+		select {
+		case <-lt.done:
+		case <-bound.C:
+			c.log.Warn("deleting an agent whose turns did not stop in time", "agent", slug, "wait", agentStopWait)
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("wait for its turns to stop: %w", context.Cause(ctx))
+		}
+	}
+	return nil
+}
+
+// agentExists says whether the agent (by ID) is still defined.
+func (c *Core) agentExists(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.agents[id]
+	return ok
+}
+
+// agentStopWait bounds how long DeleteAgent waits for the agent's turns.
+const agentStopWait = 5 * time.Second
+
+// errAgentDeleted is why a turn stopped when its agent was deleted.
+var errAgentDeleted = &UserError{Msg: "the agent was deleted while it worked; the turn was stopped"}
+
+// SetAgentEnabled is the kill switch: a disabled agent leaves the tool list.
+func (c *Core) SetAgentEnabled(ctx context.Context, slug string, enabled bool) error {
+	a, ok := c.AgentBySlug(slug)
+	if !ok {
+		return Userf(ErrNotFound, "no agent named %q", slug)
+	}
+	a.Enabled = enabled
+	_, err := c.SaveAgent(ctx, a)
+	return err
+}
+
+// CheckSlug says whether slug can name an agent's tool.
+func CheckSlug(slug string) error {
+	if !slugPattern.MatchString(slug) {
+		return Userf(nil, "slug %q is not valid: use 1-64 lower-case letters, digits, '-' or '_', starting with a letter or digit", slug)
+	}
+	return nil
+}
+
+func validateAgent(a *Agent) error {
+	a.Slug = strings.TrimSpace(a.Slug)
+	if err := CheckSlug(a.Slug); err != nil {
+		return err
+	}
+	a.Name = cmp.Or(strings.TrimSpace(a.Name), a.Slug)
+	a.Backend = cmp.Or(a.Backend, BackendOllama)
+	if a.Backend != BackendOllama && a.Backend != BackendClient {
+		return Userf(nil, "model backend %q is not known: use %q or %q", a.Backend, BackendOllama, BackendClient)
+	}
+	if a.MaxRounds < 0 || a.MaxRounds > 100 {
+		return Userf(nil, "max rounds must be between 0 (default %d) and 100", DefaultMaxRounds)
+	}
+	starters := a.StarterPrompts[:0:0]
+	for _, p := range a.StarterPrompts {
+		if p = strings.TrimSpace(p); p != "" {
+			starters = append(starters, p)
+		}
+	}
+	a.StarterPrompts = starters
+	if len(starters) > MaxStarterPrompts {
+		return Userf(nil, "an agent may have at most %d starter prompts", MaxStarterPrompts)
+	}
+	for _, p := range starters {
+		if len(p) > 4000 {
+			return Userf(nil, "a starter prompt may be at most 4000 characters long")
+		}
+	}
+	hosts, err := checkReachableHosts(a.ReachableHosts)
+	if err != nil {
+		return err
+	}
+	a.ReachableHosts = hosts
+	if len(a.ResponseSchema) > 0 {
+		var schema map[string]any
+		if err := json.Unmarshal(a.ResponseSchema, &schema); err != nil {
+			return Userf(err, "the response schema is not a JSON object")
+		}
+	}
+	return nil
+}
+
+// MaxReachableHosts bounds an agent's hosts on the person's network.
+const MaxReachableHosts = 64
+
+// checkReachableHosts returns the hosts as "host:port" with the host in
+// lower case, duplicates dropped, or says which entry is not one.
+func checkReachableHosts(entries []string) ([]string, error) {
+	var out []string
+	for _, e := range entries {
+		e = strings.TrimSpace(e)
+		if e == "" {
+			continue
+		}
+		host, port, err := net.SplitHostPort(e)
+		n, perr := strconv.Atoi(port)
+		if err != nil || host == "" || perr != nil || n < 1 || n > 65535 || strings.ContainsAny(host, "/@ ") {
+			return nil, Userf(err, "%q is not a host and port: write each host the agent may reach on your network as host:port, such as nas.local:8080, 192.168.1.20:11434 or [fd00::5]:80", e)
+		}
+		hp := net.JoinHostPort(strings.ToLower(host), strconv.Itoa(n))
+		if !slices.Contains(out, hp) {
+			out = append(out, hp)
+		}
+	}
+	if len(out) > MaxReachableHosts {
+		return nil, Userf(nil, "an agent may reach at most %d hosts on your network", MaxReachableHosts)
+	}
+	return out, nil
+}
+
+// MaxStarterPrompts bounds an agent's starter prompts.
+const MaxStarterPrompts = 20
+
+// DefaultAgentSlug names the agent created on first start.
+const DefaultAgentSlug = "assistant"
+
+// EnsureDefaultAgent creates the agent "assistant" on Ollama when there is
+// no agent at all. model, when given, becomes its model (also when it
+// exists); otherwise an assistant without a model gets the first installed
+// one. With none to be found it stays without, and its calls say how to
+// set one. It returns the assistant, if there is one.
+func (c *Core) EnsureDefaultAgent(ctx context.Context, model string) (Agent, bool, error) {
+	existing, found := c.AgentBySlug(DefaultAgentSlug)
+	switch {
+	case !found && len(c.Agents()) > 0:
+		return Agent{}, false, nil // the user has their own agents
+	case found && existing.Model != "" && (model == "" || model == existing.Model):
+		return existing, true, nil
+	}
+	if model == "" {
+		model = c.firstInstalledModel(ctx)
+	}
+	if found {
+		existing.Model = model
+		a, err := c.SaveAgent(ctx, existing)
+		return a, err == nil, err
+	}
+	a, err := c.SaveAgent(ctx, Agent{
+		Slug:          DefaultAgentSlug,
+		Name:          "Assistant",
+		Description:   "A general assistant running on your computer. Send it a message; pass the returned conversation handle to continue.",
+		Prompt:        "You are a helpful, concise assistant.",
+		Backend:       BackendOllama,
+		Model:         model,
+		Conversations: true,
+		Enabled:       true,
+	})
+	return a, err == nil, err
+}
+
+func (c *Core) firstInstalledModel(ctx context.Context) string {
+	names, err := c.InstalledModels(ctx)
+	if err != nil {
+		c.log.Warn("list installed models for the default agent", "err", err)
+		return ""
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return names[0]
+}
+
+// ToolInfo describes a tool agents may switch on.
+type ToolInfo struct {
+	Name, Description string
+	// NeedsApproval is the tool's default: it asks before each call.
+	NeedsApproval bool
+}
+
+// AvailableTools lists the tools agents may switch on, by name.
+func (c *Core) AvailableTools() []ToolInfo {
+	out := make([]ToolInfo, 0, len(c.tools))
+	for _, t := range c.tools {
+		spec := t.Spec()
+		info := ToolInfo{Name: spec.Name, Description: spec.Description}
+		if d, ok := t.(ApprovalDefaulter); ok {
+			info.NeedsApproval = d.NeedsApprovalByDefault()
+		}
+		out = append(out, info)
+	}
+	slices.SortFunc(out, func(a, b ToolInfo) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// InstalledModels lists the models the Ollama backend has installed.
+func (c *Core) InstalledModels(ctx context.Context) ([]string, error) {
+	l, ok := c.models[BackendOllama].(ModelLister)
+	if !ok {
+		return nil, Userf(nil, "no Ollama backend is configured")
+	}
+	return l.ListModels(ctx)
+}
+
+// PullModel downloads a model to the Ollama backend.
+func (c *Core) PullModel(ctx context.Context, name string, progress func(PullProgress)) error {
+	p, ok := c.models[BackendOllama].(ModelPuller)
+	if !ok {
+		return Userf(nil, "no Ollama backend is configured")
+	}
+	if strings.TrimSpace(name) == "" {
+		return Userf(nil, "type the name of the model to pull, e.g. llama3.2")
+	}
+	return p.PullModel(ctx, strings.TrimSpace(name), progress)
+}
+
+// checkSchema runs Config.CheckSchema on a response schema.
+func (c *Core) checkSchema(schema json.RawMessage) error {
+	if len(schema) == 0 || c.schemaCheck == nil {
+		return nil
+	}
+	if err := c.schemaCheck(schema); err != nil {
+		return Userf(err, "the response schema is not a valid JSON Schema: %v", err)
+	}
+	return nil
+}

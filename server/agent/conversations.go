@@ -1,0 +1,51 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"strings"
+)
+
+// RecentConversations lists up to limit conversations, last active first.
+func (c *Core) RecentConversations(ctx context.Context, limit int) ([]ConversationSummary, error) {
+	return c.history.RecentConversations(ctx, limit)
+}
+
+// errCancelledHere is why a turn stopped when the person stopped it.
+var errCancelledHere = &UserError{Msg: "the turn was stopped from the Deskhand desktop"}
+
+// CancelTurn stops the turn running in a conversation; false when none runs.
+func (c *Core) CancelTurn(conversationID string) bool {
+	return c.cancelTurn(conversationID, errCancelledHere)
+}
+
+// ConversationsOf lists the principal's own conversations, last active
+// first, from after the mark.
+func (c *Core) ConversationsOf(ctx context.Context, principal string, after PageMark, limit int) ([]ConversationSummary, error) {
+	return c.history.ConversationsOf(ctx, principal, after, limit)
+}
+
+// ConversationOf returns the conversation and its messages when principal
+// owns it; anyone else gets ErrUnknownConversation, as for a handle never
+// given.
+func (c *Core) ConversationOf(ctx context.Context, principal, id string) (Conversation, []Message, error) {
+	conv, err := c.history.Conversation(ctx, strings.TrimSpace(id))
+	if errors.Is(err, ErrNotFound) || (err == nil && conv.Principal != principal) {
+		return Conversation{}, nil, ErrUnknownConversation
+	}
+	if err != nil {
+		return Conversation{}, nil, err
+	}
+	msgs, err := c.history.Messages(ctx, conv.ID)
+	return conv, msgs, err
+}
+
+// Transcript is a conversation's messages and turns.
+func (c *Core) Transcript(ctx context.Context, conversationID string) ([]Message, []Turn, error) {
+	msgs, err := c.history.Messages(ctx, conversationID)
+	if err != nil {
+		return nil, nil, err
+	}
+	turns, err := c.history.Turns(ctx, conversationID)
+	return msgs, turns, err
+}
