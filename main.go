@@ -144,6 +144,8 @@ func open(ctx context.Context, g *cli.Globals, log *slog.Logger, desktop bool) (
 		Tools:   tools.Catalog(tools.Options{Never: unreachable.List}),
 		Logger:  log,
 		Desktop: desktop,
+		// The response schema must compile as mcp-go will use it.
+		CheckSchema: mcpserver.CheckSchema,
 	})
 	if err != nil {
 		db.Close()

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -27,6 +29,7 @@ import (
 	"github.com/deskhand/deskhand/models/ollama/ollamatest"
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/store"
+	"github.com/deskhand/deskhand/ui/cli"
 )
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine;
@@ -635,5 +638,21 @@ func TestPOSIXLocaleIsQuiet(t *testing.T) {
 		if err != nil || strings.Contains(string(out), "locale") || !strings.HasPrefix(string(out), "NAME") {
 			t.Errorf("%s: %v\n%s", env, err, out)
 		}
+	}
+}
+
+// TestBadResponseSchemaRefused: the core main builds checks a response
+// schema with the compiler mcp-go's output validation uses, and says why
+// it does not compile.
+func TestBadResponseSchemaRefused(t *testing.T) {
+	g := &cli.Globals{Data: t.TempDir(), Ollama: "http://127.0.0.1:9"}
+	a, err := open(t.Context(), g, slog.New(slog.DiscardHandler), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.close()
+	_, err = a.core.SaveAgent(t.Context(), agent.Agent{Slug: "shaped", ResponseSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"nmber"}}}`)})
+	if err == nil || !strings.Contains(agent.UserMessage(err), "/properties/n/type") {
+		t.Errorf("a schema that does not compile: %v", err)
 	}
 }
