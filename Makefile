@@ -30,8 +30,15 @@ build: deps ## build bin/deskhand
 run: build ## build and start Deskhand: the tray app, or headless serving when there is no display
 	./$(BIN)
 
-test: deps ## vet, then every test with -race, including the real-keychain and interop tests
+# staticcheck 2026.2.2, pinned here (not in go.mod's tool block) like the
+# fyne tool below; staticcheck.conf says which checks run.
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+lint: deps ## go vet and the pinned staticcheck
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+
+test: deps lint ## lint, then every test with -race, including the real-keychain and interop tests
 	LANG=en_US.UTF-8 $(GO) test -race -count=1 ./...
 	store/keychain/testdata/real-keyring.sh -v
 	.ci/gui-check.sh
@@ -72,4 +79,4 @@ tidy-check: ## fail when go.mod/go.sum are not tidy
 clean: ## remove build output
 	rm -rf bin artifacts
 
-.PHONY: help deps build run test gui-check package bench load fuzz tidy-check clean
+.PHONY: help deps build run lint test gui-check package bench load fuzz tidy-check clean
