@@ -11,7 +11,8 @@ LDFLAGS := -X main.version=$(VERSION)
 # Debian/Ubuntu packages: cgo (SQLite), the GL/X11 headers the desktop app
 # builds against, Xvfb, ImageMagick and xdotool for the headed GUI check, a
 # real Secret Service (gnome-keyring on a D-Bus session) for the keychain
-# tests, and npm for the interop tests.
+# tests, and npm for the interop tests (which bootstraps the Node.js 22 that
+# .ci/node22.sh installs into .cache/node22 from the npm registry).
 # dbus-x11 is deliberately absent: it makes D-Bus auto-launch daemons that
 # outlive the tests.
 APT_PACKAGES := gcc libc6-dev pkg-config git ca-certificates \
@@ -23,6 +24,7 @@ help: ## list the targets
 
 deps: ## install what building and testing need (Debian/Ubuntu; says what to install elsewhere)
 	@.ci/deps.sh $(APT_PACKAGES)
+	@.ci/node22.sh
 
 build: deps ## build bin/deskhand
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) .
