@@ -63,9 +63,7 @@ var repeatedScenarios = []string{"tools-call-with-progress", "tools-call-with-lo
 // layer, then the repeated scenarios again and again.
 func TestConformanceEverything(t *testing.T) {
 	node := setupNode(t)
-	if node.node22Reason != "" {
-		t.Skip(node.node22Reason)
-	}
+	node.require22(t)
 	repeat := conformanceRepeat(t)
 	cli := conformanceCLI(t, node.dir, "@modelcontextprotocol/conformance")
 	url := startEverythingServer(t)
