@@ -11,8 +11,8 @@ LDFLAGS := -X main.version=$(VERSION)
 # Debian/Ubuntu packages: cgo (SQLite), the GL/X11 headers the desktop app
 # builds against, Xvfb, ImageMagick and xdotool for the headed GUI check, a
 # real Secret Service (gnome-keyring on a D-Bus session) for the keychain
-# tests, and npm for the interop tests (which bootstraps the Node.js 22 that
-# .ci/node22.sh installs into .cache/node22 from the npm registry).
+# tests, and npm for the interop tests (it installs the Node.js 22 they need:
+# see node22).
 # dbus-x11 is deliberately absent: it makes D-Bus auto-launch daemons that
 # outlive the tests.
 APT_PACKAGES := gcc libc6-dev pkg-config git ca-certificates \
@@ -24,6 +24,9 @@ help: ## list the targets
 
 deps: ## install what building and testing need (Debian/Ubuntu; says what to install elsewhere)
 	@.ci/deps.sh $(APT_PACKAGES)
+
+# Node.js 22 with npm for the interop tests, into .cache/node22 (npm registry).
+node22: deps
 	@.ci/node22.sh
 
 build: deps ## build bin/deskhand
@@ -40,7 +43,7 @@ lint: deps ## go vet and the pinned staticcheck
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 
-test: deps lint ## lint, then every test with -race, including the real-keychain and interop tests
+test: deps lint node22 ## lint, then every test with -race, including the real-keychain and interop tests
 	LANG=en_US.UTF-8 $(GO) test -race -count=1 ./...
 	store/keychain/testdata/real-keyring.sh -v
 	.ci/gui-check.sh
@@ -81,4 +84,4 @@ tidy-check: ## fail when go.mod/go.sum are not tidy
 clean: ## remove build output
 	rm -rf bin artifacts
 
-.PHONY: help deps build run lint test gui-check package bench load fuzz tidy-check clean
+.PHONY: help deps node22 build run lint test gui-check package bench load fuzz tidy-check clean
