@@ -34,7 +34,7 @@ const (
 	stopTimeout   = 10 * time.Second
 	scriptTimeout = 3 * time.Minute
 	stampName     = ".deskhand-interop-stamp"
-	// node22Relative is where .ci/node22.sh (make deps) puts node, npm and
+	// node22Relative is where .ci/node22.sh (make node22, part of make test) puts node, npm and
 	// npx of Node 22, under the module's root.
 	node22Relative = ".cache/node22/node_modules/.bin/node"
 )
@@ -105,7 +105,7 @@ func (s nodeSetup) require22(t *testing.T) {
 
 // setupNode picks node and npm, checks the version and installs the pinned
 // packages. The node is DESKHAND_NODE when set, else the Node 22 that make
-// deps installs under .cache/node22 (.ci/node22.sh), else node on PATH; npm
+// node22 (part of make test) installs under .cache/node22 (.ci/node22.sh), else node on PATH; npm
 // is the one beside that node when there is one, else npm on PATH.
 func setupNode(t *testing.T) nodeSetup {
 	t.Helper()
@@ -133,7 +133,7 @@ func setupNode(t *testing.T) nodeSetup {
 		}
 		if s.node == "" {
 			if s.node, err = exec.LookPath("node"); err != nil {
-				skipOrFail(t, "node is not installed (need Node.js >= 22 with npm: run make deps, or set DESKHAND_NODE): %v", err)
+				skipOrFail(t, "node is not installed (need Node.js >= 22 with npm: run make node22, or set DESKHAND_NODE): %v", err)
 			}
 			if s.major, err = nodeMajor(s.node); err != nil {
 				skipOrFail(t, "cannot run %s: %v", s.node, err)
@@ -144,7 +144,7 @@ func setupNode(t *testing.T) nodeSetup {
 	s.npm = filepath.Join(filepath.Dir(s.node), exe("npm"))
 	if _, err := os.Stat(s.npm); err != nil {
 		if s.npm, err = exec.LookPath("npm"); err != nil {
-			skipOrFail(t, "npm is not installed (need Node.js >= 22 with npm: run make deps, or set DESKHAND_NODE): %v", err)
+			skipOrFail(t, "npm is not installed (need Node.js >= 22 with npm: run make node22, or set DESKHAND_NODE): %v", err)
 		}
 	}
 	if s.major < 20 {
@@ -152,7 +152,7 @@ func setupNode(t *testing.T) nodeSetup {
 	}
 	if s.major < 22 {
 		s.node22Reason = fmt.Sprintf("%s is Node.js %d, and @modelcontextprotocol/conformance needs Node.js >= 22 (fs.globSync): "+
-			"run make deps (installs Node 22 into .cache/node22 on linux/amd64 and linux/arm64), or set DESKHAND_NODE to a Node 22 binary (%s/%s)",
+			"run make node22 (installs Node 22 into .cache/node22 on linux/amd64 and linux/arm64), or set DESKHAND_NODE to a Node 22 binary (%s/%s)",
 			s.node, s.major, runtime.GOOS, runtime.GOARCH)
 	}
 	s.dir = testdataDir(t)
