@@ -11,7 +11,8 @@ LDFLAGS := -X main.version=$(VERSION)
 # Debian/Ubuntu packages: cgo (SQLite), the GL/X11 headers the desktop app
 # builds against, Xvfb, ImageMagick and xdotool for the headed GUI check, a
 # real Secret Service (gnome-keyring on a D-Bus session) for the keychain
-# tests, and npm for the interop tests.
+# tests, and npm for the interop tests (it installs the Node.js 22 they need:
+# see node22).
 # dbus-x11 is deliberately absent: it makes D-Bus auto-launch daemons that
 # outlive the tests.
 APT_PACKAGES := gcc libc6-dev pkg-config git ca-certificates \
@@ -24,14 +25,28 @@ help: ## list the targets
 deps: ## install what building and testing need (Debian/Ubuntu; says what to install elsewhere)
 	@.ci/deps.sh $(APT_PACKAGES)
 
+# Node.js 22 with npm for the interop tests, into .cache/node22 (npm registry).
+node22: deps
+	@.ci/node22.sh
+
 build: deps ## build bin/deskhand
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) .
 
 run: build ## build and start Deskhand: the tray app, or headless serving when there is no display
 	./$(BIN)
 
-test: deps ## vet, then every test with -race, including the real-keychain and interop tests
+# staticcheck 2026.2.2, pinned here (not in go.mod's tool block) like the
+# fyne tool below. Its default checks less ST1005: Deskhand's error strings
+# start with the product's name ("Deskhand is not answering at ...") or
+# quote another program's error verbatim, which ST1005 would lower-case.
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+STATICCHECK_CHECKS := inherit,-ST1005
+
+lint: deps ## go vet and the pinned staticcheck
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) -checks $(STATICCHECK_CHECKS) ./...
+
+test: deps lint node22 ## lint, then every test with -race, including the real-keychain and interop tests
 	LANG=en_US.UTF-8 $(GO) test -race -count=1 ./...
 	store/keychain/testdata/real-keyring.sh -v
 	.ci/gui-check.sh
@@ -72,4 +87,4 @@ tidy-check: ## fail when go.mod/go.sum are not tidy
 clean: ## remove build output
 	rm -rf bin artifacts
 
-.PHONY: help deps build run test gui-check package bench load fuzz tidy-check clean
+.PHONY: help deps node22 build run lint test gui-check package bench load fuzz tidy-check clean

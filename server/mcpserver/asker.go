@@ -79,6 +79,7 @@ type legacySampler struct {
 }
 
 func (l legacySampler) CreateMessage(ctx context.Context, p mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	//lint:ignore SA1019 sampling/createMessage is how a legacy-era client (before 2026-07-28) lends its model; only used when it declared sampling
 	return l.mcp.RequestSampling(ctx, mcp.CreateMessageRequest{CreateMessageParams: p})
 }
 

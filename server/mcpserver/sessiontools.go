@@ -64,7 +64,10 @@ func (s *Server) pageArgs(req mcp.CallToolRequest, kind string) (limit int, mark
 	}
 	cursor := req.GetString("cursor", "")
 	mark, ok := s.cursors.decode(cursor)
-	if mark, ok = strings.CutPrefix(mark, kind); cursor != "" && !ok {
+	if ok {
+		mark, ok = strings.CutPrefix(mark, kind)
+	}
+	if cursor != "" && !ok {
 		return 0, "", fmt.Errorf("the cursor is not one this server gave (or the server restarted since): start again without one")
 	}
 	return limit, mark, nil

@@ -281,6 +281,7 @@ func (f *fake) show(w http.ResponseWriter, r *http.Request) {
 	}
 	name := req.Model
 	if name == "" {
+		//lint:ignore SA1019 the real Ollama still takes "name" from older clients, so the fake does too
 		name = req.Name
 	}
 	if !f.installed(name) {

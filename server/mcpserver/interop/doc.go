@@ -7,9 +7,13 @@
 //
 // The clients are npm packages pinned in testdata/package.json and
 // testdata/package-lock.json; the tests run "npm ci" into testdata when
-// testdata/node_modules is missing or stale. They skip when node or npm is
-// missing (and fail instead when the environment variable CI is "true"),
-// and with -short.
+// testdata/node_modules is missing or stale. Node is DESKHAND_NODE (a node
+// binary; npm beside it when there is one), else the Node.js 22 that make
+// node22 (part of make test) installs under .cache/node22, else node on
+// PATH. They
+// skip when node or npm is missing, and the conformance tests when node is
+// older than 22 (all of these fail instead when the environment variable CI
+// is "true"), and with -short.
 //
 //	go test -race -count=1 -v ./server/mcpserver/interop/
 //

