@@ -44,7 +44,7 @@ func (db *DB) Agents(ctx context.Context) ([]agent.Agent, error) {
 			&starters, &clientMayApprove, &reachable, &created, &updated); err != nil {
 			return nil, fmt.Errorf("read agent: %w", err)
 		}
-		if schema.Valid {
+		if schema.Valid && schema.String != "null" { // null: saved through JSON without one
 			a.ResponseSchema = json.RawMessage(schema.String)
 		}
 		if a.Tools, err = decodeAgentTools(tools); err != nil {

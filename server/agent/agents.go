@@ -264,6 +264,10 @@ func validateAgent(a *Agent) error {
 		return err
 	}
 	a.ReachableHosts = hosts
+	// JSON null (an agent that went through JSON without one) is no schema.
+	if s := strings.TrimSpace(string(a.ResponseSchema)); s == "" || s == "null" {
+		a.ResponseSchema = nil
+	}
 	if len(a.ResponseSchema) > 0 {
 		var schema map[string]any
 		if err := json.Unmarshal(a.ResponseSchema, &schema); err != nil {

@@ -269,6 +269,11 @@ func TestSchemaCheckPort(t *testing.T) {
 	if _, ok := f.core.AgentBySlug("worse"); ok {
 		t.Error("the agent with a bad schema was saved")
 	}
+	// An agent that came through JSON without a schema carries null: no schema.
+	saved, err := f.core.SaveAgent(t.Context(), agent.Agent{Slug: "plain", ResponseSchema: json.RawMessage(` null `)})
+	if err != nil || saved.ResponseSchema != nil {
+		t.Errorf("a null schema: %v, saved %q", err, saved.ResponseSchema)
+	}
 	if len(checked) != 2 {
 		t.Errorf("checked %q; want the two schemas only", checked)
 	}
