@@ -195,6 +195,14 @@ func (f *fakeQuestions) Pending() []agent.Question {
 	return append([]agent.Question(nil), f.pending...)
 }
 
+// setPending replaces the pending questions, as the core does when one is
+// answered elsewhere; the App's background work may be reading them.
+func (f *fakeQuestions) setPending(qs ...agent.Question) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pending = qs
+}
+
 func (f *fakeQuestions) AnswerQuestion(id string, content map[string]any, declined bool) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

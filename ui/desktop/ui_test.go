@@ -139,7 +139,7 @@ func TestPopupAnswerReachesTheCore(t *testing.T) {
 		t.Fatalf("answers = %v", core.answers)
 	}
 	// The core confirms: the popup closes and the list empties.
-	core.pending = nil
+	core.setPending()
 	a.handle(agent.Event{Kind: agent.EventQuestionClosed, Question: "q1", Text: string(agent.QuestionAnswered)})
 	if _, open := a.questions.popups["q1"]; open || len(a.questions.pending) != 0 {
 		t.Error("the popup or the list still shows the answered question")
@@ -150,7 +150,7 @@ func TestPopupClosesWhenTheClientAnswersFirst(t *testing.T) {
 	core := &fakeQuestions{pending: []agent.Question{question("q1")}}
 	a, _ := newTestApp(t, newFakeCore(fakeCore{fakeQuestions: core}))
 	a.handle(agent.Event{Kind: agent.EventQuestionAsked, Question: "q1"})
-	core.pending = nil
+	core.setPending()
 	a.handle(agent.Event{Kind: agent.EventQuestionClosed, Question: "q1", Text: string(agent.QuestionAnswered)})
 	if _, open := a.questions.popups["q1"]; open {
 		t.Error("popup still open after the client answered")
