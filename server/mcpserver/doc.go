@@ -15,4 +15,14 @@
 // [ConversationMetaKey]. Unknown and foreign handles get the same isError
 // text. Tool failures are isError results; JSON-RPC errors are for protocol
 // faults only.
+//
+// Resumption (SEP-1699) is ours (resume.go, stream.go), not mcp-go's
+// WithEventStore, which a spike (issue 13) tried against v1.2.1: its POST
+// streams have no priming event or retry field and no way to end mid-call,
+// so server-sse-polling cannot pass on it; NewInMemoryEventStore keeps every
+// event until the session ends, with no cap, and a dropped or unknown id gets
+// 400, not 410 (the EventStore interface cannot say "dropped"); the call's
+// context is cancelled when the client drops, so an agent turn would not live
+// to be resumed; our Notify writes bypass its store, so those events carry no
+// id; and when our keep-alive opens the stream first, its "id:" lines are lost.
 package mcpserver
