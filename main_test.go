@@ -29,6 +29,7 @@ import (
 	"github.com/deskhand/deskhand/models/ollama/ollamatest"
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/store"
+	"github.com/deskhand/deskhand/store/storetest"
 	"github.com/deskhand/deskhand/ui/cli"
 )
 
@@ -403,10 +404,7 @@ func TestSavedSettingsApplyAtStart(t *testing.T) {
 	t.Setenv("OLLAMA_HOST", "")
 	fake := ollamatest.NewServer(t)
 	dir := t.TempDir()
-	db, err := store.Open(t.Context(), filepath.Join(dir, store.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.OpenAt(t, filepath.Join(dir, store.FileName))
 	for k, v := range map[string]string{"server.addr": "127.0.0.1:0", "ollama.host": fake.URL} {
 		if err := db.SetSetting(t.Context(), k, v); err != nil {
 			t.Fatal(err)
@@ -575,11 +573,7 @@ func TestKilledMidTurn(t *testing.T) {
 	_ = child.Wait()
 
 	srv := startServeIn(t, fake, dir)
-	db, err := store.Open(t.Context(), filepath.Join(dir, store.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.OpenAt(t, filepath.Join(dir, store.FileName))
 	turns, err := db.Turns(t.Context(), handle)
 	if err != nil || len(turns) != 2 || turns[0].Status != agent.TurnCompleted || turns[1].Status != agent.TurnInterrupted {
 		t.Fatalf("turns after the kill: %+v, %v", turns, err)
