@@ -16,7 +16,6 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -28,44 +27,11 @@ import (
 
 	"github.com/deskhand/deskhand/models/ollama/ollamatest"
 	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/servertest"
 	"github.com/deskhand/deskhand/store"
 	"github.com/deskhand/deskhand/store/storetest"
 	"github.com/deskhand/deskhand/ui/cli"
 )
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine;
-// a reader can wait for the next write.
-type syncBuffer struct {
-	mu      sync.Mutex
-	b       bytes.Buffer
-	written chan struct{} // closed and replaced on every write
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.written != nil {
-		close(s.written)
-		s.written = nil
-	}
-	return s.b.Write(p)
-}
-
-// next returns the buffer's text and a channel closed at the next write.
-func (s *syncBuffer) next() (string, <-chan struct{}) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.written == nil {
-		s.written = make(chan struct{})
-	}
-	return s.b.String(), s.written
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // deskhand runs the command line in-process.
 func deskhand(t *testing.T, args ...string) (stdout, stderr string, err error) {
@@ -82,12 +48,12 @@ func TestNoDisplayServesHeadless(t *testing.T) {
 	t.Setenv("WAYLAND_DISPLAY", "")
 	fake := ollamatest.NewServer(t)
 	ctx, cancel := context.WithCancel(t.Context())
-	var stderr syncBuffer
+	var stderr servertest.Output
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"--data", t.TempDir(), "--addr", "127.0.0.1:0", "--ollama", fake.URL}, strings.NewReader(""), io.Discard, &stderr)
 	}()
-	waitFor(t, &stderr, regexp.MustCompile(`serving your agents at (\S+)`))
+	serveURL(t, &stderr)
 	if !strings.Contains(stderr.String(), "No display") {
 		t.Errorf("no word about the missing display:\n%s", stderr.String())
 	}
@@ -213,12 +179,12 @@ func startServeAt(t *testing.T, fake *ollamatest.Server, dir, addr string) *serv
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	s := &served{dir: dir, cancel: cancel, done: make(chan error, 1)}
-	var stderr syncBuffer
+	var stderr servertest.Output
 	go func() {
 		s.done <- run(ctx, []string{"serve", "--data", s.dir, "--addr", addr, "--ollama", fake.URL}, strings.NewReader(""), io.Discard, &stderr)
 	}()
 	t.Cleanup(cancel)
-	s.url = waitFor(t, &stderr, regexp.MustCompile(`serving your agents at (\S+)`))
+	s.url = serveURL(t, &stderr)
 	return s
 }
 
@@ -274,22 +240,14 @@ func TestStdio(t *testing.T) {
 	}
 }
 
-// waitFor waits for re to match what buf holds, checking at every write,
-// and returns the first submatch.
-func waitFor(t *testing.T, buf *syncBuffer, re *regexp.Regexp) string {
+// servingAt is the line serve prints once it serves; its submatch is the
+// MCP endpoint's URL.
+var servingAt = regexp.MustCompile(`serving your agents at (\S+)`)
+
+// serveURL waits for serve's banner in out and returns the URL.
+func serveURL(t *testing.T, out *servertest.Output) string {
 	t.Helper()
-	timeout := time.After(15 * time.Second)
-	for {
-		text, written := buf.next()
-		if m := re.FindStringSubmatch(text); m != nil {
-			return m[1]
-		}
-		select {
-		case <-written:
-		case <-timeout:
-			t.Fatalf("no %q in output:\n%s", re, buf.String())
-		}
-	}
+	return out.WaitFor(t, servingAt, 15*time.Second)[1]
 }
 
 func mcpClient(t *testing.T, url, token string) *client.Client {
@@ -412,10 +370,10 @@ func TestSavedSettingsApplyAtStart(t *testing.T) {
 	}
 	db.Close()
 	ctx, cancel := context.WithCancel(t.Context())
-	var stderr syncBuffer
+	var stderr servertest.Output
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"serve", "--data", dir}, strings.NewReader(""), io.Discard, &stderr) }()
-	url := waitFor(t, &stderr, regexp.MustCompile(`serving your agents at (\S+)`))
+	url := serveURL(t, &stderr)
 	if strings.Contains(url, ":7345/") {
 		t.Errorf("the saved address was ignored: %s", url)
 	}
@@ -430,7 +388,7 @@ func TestSavedSettingsApplyAtStart(t *testing.T) {
 // the running app with a token of its own, minted once and kept out of argv.
 func TestStdioBridgesToTheRunningApp(t *testing.T) {
 	srv := startServe(t, ollamatest.NewServer(t))
-	var stderr syncBuffer
+	var stderr servertest.Output
 	c, inW, done := stdioSession(t, "claude-desktop", &stderr, "stdio", "--client", "claude-desktop", "--data", srv.dir)
 	res := callAssistant(t, c, map[string]any{"message": "My name is Ada."})
 	if res.IsError || !strings.Contains(res.Content[0].(mcp.TextContent).Text, "Ada") {
@@ -453,7 +411,7 @@ func TestStdioBridgesToTheRunningApp(t *testing.T) {
 // opening the database beside it.
 func TestStdioWithoutAClientNameBridgesToo(t *testing.T) {
 	srv := startServe(t, ollamatest.NewServer(t))
-	var stderr syncBuffer
+	var stderr servertest.Output
 	c, inW, done := stdioSession(t, "plain", &stderr, "stdio", "--data", srv.dir)
 	if res := callAssistant(t, c, map[string]any{"message": "hello"}); res.IsError {
 		t.Fatalf("call: %+v", res)
@@ -526,13 +484,13 @@ func TestKilledMidTurn(t *testing.T) {
 	}
 	child := exec.Command(exe, "serve", "--data", dir, "--addr", "127.0.0.1:0", "--ollama", fake.URL)
 	child.Env = append(os.Environ(), asMainEnv+"=1", "LANG=en_US.UTF-8")
-	var stderr syncBuffer
+	var stderr servertest.Output
 	child.Stderr = &stderr
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer child.Process.Kill()
-	url := waitFor(t, &stderr, regexp.MustCompile(`serving your agents at (\S+)`))
+	url := serveURL(t, &stderr)
 	token, _, err := deskhand(t, "--data", dir, "token", "create", "survivor")
 	if err != nil {
 		t.Fatal(err)
