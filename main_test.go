@@ -508,21 +508,35 @@ func TestKilledMidTurn(t *testing.T) {
 		req.Params.Arguments = map[string]any{"message": "one two three four five", "conversation": handle}
 		_, _ = c.CallTool(t.Context(), req) // dies with the process
 	}()
-	for deadline := time.Now().Add(10 * time.Second); len(fake.ChatRequests()) == before; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the model was never asked")
-		}
+	wait, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := fake.WaitChatRequests(wait, before+1); err != nil {
+		t.Fatalf("the model was never asked: %v", err)
 	}
 	// The turn's start is written while the model works: wait until it is
-	// recorded, read as another program would.
+	// recorded, read as another program would. The write happens in the
+	// child process, which signals nothing this one can wait on (its
+	// output says nothing of turns), so this polls its database on a
+	// ticker, bounded by the same deadline.
 	ro, err := sql.Open("sqlite3", "file:"+filepath.Join(dir, store.FileName)+"?mode=ro")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ro.Close()
-	for deadline, running := time.Now().Add(10*time.Second), 0; running == 0; time.Sleep(5 * time.Millisecond) {
-		if err := ro.QueryRow("SELECT count(*) FROM turns WHERE status = 'running'").Scan(&running); err != nil || time.Now().After(deadline) {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var running int
+		if err := ro.QueryRowContext(wait, "SELECT count(*) FROM turns WHERE status = 'running'").Scan(&running); err != nil {
 			t.Fatalf("the running turn was not recorded: %v", err)
+		}
+		if running > 0 {
+			break
+		}
+		select {
+		case <-tick.C:
+		case <-wait.Done():
+			t.Fatalf("the running turn was not recorded: %v", wait.Err())
 		}
 	}
 	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
