@@ -313,17 +313,27 @@ func TestQuestionsFromTheCommandLine(t *testing.T) {
 	}()
 
 	// The question lives in the serving process; the only event a separate
-	// command line has is its own output, so this polls "questions" (a
-	// bounded loop, a short pause between runs).
+	// command line has is its own output, so this polls "questions" on a
+	// ticker, for at most 10 s.
 	var listing string
 	idPattern := regexp.MustCompile(`(?m)^([0-9a-f-]{36})  question from assistant`)
-	deadline := time.Now().Add(10 * time.Second)
-	for !idPattern.MatchString(listing) && time.Now().Before(deadline) {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(10 * time.Second)
+poll:
+	for {
 		listing, _, err = deskhand(t, "--data", dir, "questions")
 		if err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(20 * time.Millisecond)
+		if idPattern.MatchString(listing) {
+			break
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			break poll
+		}
 	}
 	m := idPattern.FindStringSubmatch(listing)
 	if m == nil || !strings.Contains(listing, "Favourite colour?") || !strings.Contains(listing, "red | blue") {
