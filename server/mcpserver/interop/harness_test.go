@@ -515,6 +515,10 @@ func tryServe(t *testing.T, bin, data, port, ollamaURL string, extra []string) (
 	card := "http://" + addr + "/mcp/server-card"
 	deadline := time.Now().Add(startTimeout)
 	client := &http.Client{Timeout: 2 * time.Second}
+	// The child process signals nothing when it can answer; poll on a
+	// ticker, waking early if it exits.
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		if p.exited() {
 			out := p.output.String()
@@ -537,7 +541,10 @@ func tryServe(t *testing.T, bin, data, port, ollamaURL string, extra []string) (
 			t.Errorf("GET %s did not answer 200 within %s (last: %v)\n%s", card, startTimeout, statusOf(resp, err), p.output.String())
 			return nil, false
 		}
-		time.Sleep(50 * time.Millisecond)
+		select {
+		case <-tick.C:
+		case <-p.done:
+		}
 	}
 	t.Cleanup(func() { p.stop(t) })
 
