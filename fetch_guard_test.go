@@ -20,6 +20,7 @@ import (
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/server/tools"
 	"github.com/deskhand/deskhand/store"
+	"github.com/deskhand/deskhand/store/storetest"
 )
 
 // TestServeFetchStaysOffThisComputer is issue 12's acceptance check
@@ -69,12 +70,9 @@ func TestServeFetchStaysOffThisComputer(t *testing.T) {
 	}))
 
 	dir := t.TempDir()
-	db, err := store.Open(t.Context(), filepath.Join(dir, store.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.OpenAt(t, filepath.Join(dir, store.FileName))
 	now := time.Now()
-	err = db.PutAgent(t.Context(), agent.Agent{ID: "4d1c3f0e-5b6a-4c2d-9e8f-7a6b5c4d3e2f", Slug: agent.DefaultAgentSlug, Name: "Fetcher",
+	err := db.PutAgent(t.Context(), agent.Agent{ID: "4d1c3f0e-5b6a-4c2d-9e8f-7a6b5c4d3e2f", Slug: agent.DefaultAgentSlug, Name: "Fetcher",
 		Backend: agent.BackendOllama, Model: ollamatest.DefaultModel, Enabled: true,
 		Tools:          []agent.AgentTool{{Name: tools.NameFetchURL, NeedsApproval: false}},
 		ReachableHosts: []string{canary.Listener.Addr().String()}, CreatedAt: now, UpdatedAt: now})

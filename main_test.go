@@ -16,7 +16,6 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -28,43 +27,11 @@ import (
 
 	"github.com/deskhand/deskhand/models/ollama/ollamatest"
 	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/servertest"
 	"github.com/deskhand/deskhand/store"
+	"github.com/deskhand/deskhand/store/storetest"
 	"github.com/deskhand/deskhand/ui/cli"
 )
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine;
-// a reader can wait for the next write.
-type syncBuffer struct {
-	mu      sync.Mutex
-	b       bytes.Buffer
-	written chan struct{} // closed and replaced on every write
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.written != nil {
-		close(s.written)
-		s.written = nil
-	}
-	return s.b.Write(p)
-}
-
-// next returns the buffer's text and a channel closed at the next write.
-func (s *syncBuffer) next() (string, <-chan struct{}) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.written == nil {
-		s.written = make(chan struct{})
-	}
-	return s.b.String(), s.written
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // deskhand runs the command line in-process.
 func deskhand(t *testing.T, args ...string) (stdout, stderr string, err error) {
@@ -81,12 +48,12 @@ func TestNoDisplayServesHeadless(t *testing.T) {
 	t.Setenv("WAYLAND_DISPLAY", "")
 	fake := ollamatest.NewServer(t)
 	ctx, cancel := context.WithCancel(t.Context())
-	var stderr syncBuffer
+	var stderr servertest.Output
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"--data", t.TempDir(), "--addr", "127.0.0.1:0", "--ollama", fake.URL}, strings.NewReader(""), io.Discard, &stderr)
 	}()
-	waitFor(t, &stderr, regexp.MustCompile(`serving your agents at (\S+)`))
+	serveURL(t, &stderr)
 	if !strings.Contains(stderr.String(), "No display") {
 		t.Errorf("no word about the missing display:\n%s", stderr.String())
 	}
@@ -212,12 +179,12 @@ func startServeAt(t *testing.T, fake *ollamatest.Server, dir, addr string) *serv
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	s := &served{dir: dir, cancel: cancel, done: make(chan error, 1)}
-	var stderr syncBuffer
+	var stderr servertest.Output
 	go func() {
 		s.done <- run(ctx, []string{"serve", "--data", s.dir, "--addr", addr, "--ollama", fake.URL}, strings.NewReader(""), io.Discard, &stderr)
 	}()
 	t.Cleanup(cancel)
-	s.url = waitFor(t, &stderr, regexp.MustCompile(`serving your agents at (\S+)`))
+	s.url = serveURL(t, &stderr)
 	return s
 }
 
@@ -273,22 +240,14 @@ func TestStdio(t *testing.T) {
 	}
 }
 
-// waitFor waits for re to match what buf holds, checking at every write,
-// and returns the first submatch.
-func waitFor(t *testing.T, buf *syncBuffer, re *regexp.Regexp) string {
+// servingAt is the line serve prints once it serves; its submatch is the
+// MCP endpoint's URL.
+var servingAt = regexp.MustCompile(`serving your agents at (\S+)`)
+
+// serveURL waits for serve's banner in out and returns the URL.
+func serveURL(t *testing.T, out *servertest.Output) string {
 	t.Helper()
-	timeout := time.After(15 * time.Second)
-	for {
-		text, written := buf.next()
-		if m := re.FindStringSubmatch(text); m != nil {
-			return m[1]
-		}
-		select {
-		case <-written:
-		case <-timeout:
-			t.Fatalf("no %q in output:\n%s", re, buf.String())
-		}
-	}
+	return out.WaitFor(t, servingAt, 15*time.Second)[1]
 }
 
 func mcpClient(t *testing.T, url, token string) *client.Client {
@@ -354,17 +313,27 @@ func TestQuestionsFromTheCommandLine(t *testing.T) {
 	}()
 
 	// The question lives in the serving process; the only event a separate
-	// command line has is its own output, so this polls "questions" (a
-	// bounded loop, a short pause between runs).
+	// command line has is its own output, so this polls "questions" on a
+	// ticker, for at most 10 s.
 	var listing string
 	idPattern := regexp.MustCompile(`(?m)^([0-9a-f-]{36})  question from assistant`)
-	deadline := time.Now().Add(10 * time.Second)
-	for !idPattern.MatchString(listing) && time.Now().Before(deadline) {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(10 * time.Second)
+poll:
+	for {
 		listing, _, err = deskhand(t, "--data", dir, "questions")
 		if err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(20 * time.Millisecond)
+		if idPattern.MatchString(listing) {
+			break
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			break poll
+		}
 	}
 	m := idPattern.FindStringSubmatch(listing)
 	if m == nil || !strings.Contains(listing, "Favourite colour?") || !strings.Contains(listing, "red | blue") {
@@ -403,10 +372,7 @@ func TestSavedSettingsApplyAtStart(t *testing.T) {
 	t.Setenv("OLLAMA_HOST", "")
 	fake := ollamatest.NewServer(t)
 	dir := t.TempDir()
-	db, err := store.Open(t.Context(), filepath.Join(dir, store.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.OpenAt(t, filepath.Join(dir, store.FileName))
 	for k, v := range map[string]string{"server.addr": "127.0.0.1:0", "ollama.host": fake.URL} {
 		if err := db.SetSetting(t.Context(), k, v); err != nil {
 			t.Fatal(err)
@@ -414,10 +380,10 @@ func TestSavedSettingsApplyAtStart(t *testing.T) {
 	}
 	db.Close()
 	ctx, cancel := context.WithCancel(t.Context())
-	var stderr syncBuffer
+	var stderr servertest.Output
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"serve", "--data", dir}, strings.NewReader(""), io.Discard, &stderr) }()
-	url := waitFor(t, &stderr, regexp.MustCompile(`serving your agents at (\S+)`))
+	url := serveURL(t, &stderr)
 	if strings.Contains(url, ":7345/") {
 		t.Errorf("the saved address was ignored: %s", url)
 	}
@@ -432,7 +398,7 @@ func TestSavedSettingsApplyAtStart(t *testing.T) {
 // the running app with a token of its own, minted once and kept out of argv.
 func TestStdioBridgesToTheRunningApp(t *testing.T) {
 	srv := startServe(t, ollamatest.NewServer(t))
-	var stderr syncBuffer
+	var stderr servertest.Output
 	c, inW, done := stdioSession(t, "claude-desktop", &stderr, "stdio", "--client", "claude-desktop", "--data", srv.dir)
 	res := callAssistant(t, c, map[string]any{"message": "My name is Ada."})
 	if res.IsError || !strings.Contains(res.Content[0].(mcp.TextContent).Text, "Ada") {
@@ -455,7 +421,7 @@ func TestStdioBridgesToTheRunningApp(t *testing.T) {
 // opening the database beside it.
 func TestStdioWithoutAClientNameBridgesToo(t *testing.T) {
 	srv := startServe(t, ollamatest.NewServer(t))
-	var stderr syncBuffer
+	var stderr servertest.Output
 	c, inW, done := stdioSession(t, "plain", &stderr, "stdio", "--data", srv.dir)
 	if res := callAssistant(t, c, map[string]any{"message": "hello"}); res.IsError {
 		t.Fatalf("call: %+v", res)
@@ -528,13 +494,13 @@ func TestKilledMidTurn(t *testing.T) {
 	}
 	child := exec.Command(exe, "serve", "--data", dir, "--addr", "127.0.0.1:0", "--ollama", fake.URL)
 	child.Env = append(os.Environ(), asMainEnv+"=1", "LANG=en_US.UTF-8")
-	var stderr syncBuffer
+	var stderr servertest.Output
 	child.Stderr = &stderr
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer child.Process.Kill()
-	url := waitFor(t, &stderr, regexp.MustCompile(`serving your agents at (\S+)`))
+	url := serveURL(t, &stderr)
 	token, _, err := deskhand(t, "--data", dir, "token", "create", "survivor")
 	if err != nil {
 		t.Fatal(err)
@@ -552,21 +518,35 @@ func TestKilledMidTurn(t *testing.T) {
 		req.Params.Arguments = map[string]any{"message": "one two three four five", "conversation": handle}
 		_, _ = c.CallTool(t.Context(), req) // dies with the process
 	}()
-	for deadline := time.Now().Add(10 * time.Second); len(fake.ChatRequests()) == before; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the model was never asked")
-		}
+	wait, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := fake.WaitChatRequests(wait, before+1); err != nil {
+		t.Fatalf("the model was never asked: %v", err)
 	}
 	// The turn's start is written while the model works: wait until it is
-	// recorded, read as another program would.
+	// recorded, read as another program would. The write happens in the
+	// child process, which signals nothing this one can wait on (its
+	// output says nothing of turns), so this polls its database on a
+	// ticker, bounded by the same deadline.
 	ro, err := sql.Open("sqlite3", "file:"+filepath.Join(dir, store.FileName)+"?mode=ro")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ro.Close()
-	for deadline, running := time.Now().Add(10*time.Second), 0; running == 0; time.Sleep(5 * time.Millisecond) {
-		if err := ro.QueryRow("SELECT count(*) FROM turns WHERE status = 'running'").Scan(&running); err != nil || time.Now().After(deadline) {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var running int
+		if err := ro.QueryRowContext(wait, "SELECT count(*) FROM turns WHERE status = 'running'").Scan(&running); err != nil {
 			t.Fatalf("the running turn was not recorded: %v", err)
+		}
+		if running > 0 {
+			break
+		}
+		select {
+		case <-tick.C:
+		case <-wait.Done():
+			t.Fatalf("the running turn was not recorded: %v", wait.Err())
 		}
 	}
 	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
@@ -575,11 +555,7 @@ func TestKilledMidTurn(t *testing.T) {
 	_ = child.Wait()
 
 	srv := startServeIn(t, fake, dir)
-	db, err := store.Open(t.Context(), filepath.Join(dir, store.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.OpenAt(t, filepath.Join(dir, store.FileName))
 	turns, err := db.Turns(t.Context(), handle)
 	if err != nil || len(turns) != 2 || turns[0].Status != agent.TurnCompleted || turns[1].Status != agent.TurnInterrupted {
 		t.Fatalf("turns after the kill: %+v, %v", turns, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/store"
+	"github.com/deskhand/deskhand/store/storetest"
 )
 
 // crashDBEnv tells the test binary, run again as a child, to begin a turn
@@ -38,11 +39,7 @@ func TestProcessCrashKeepsAcknowledgedTurn(t *testing.T) {
 		t.Errorf("no WAL left by the crashed process (%v): the test proves nothing about recovery", err)
 	}
 
-	db, err := store.Open(ctx, path)
-	if err != nil {
-		t.Fatalf("open after the crash: %v", err)
-	}
-	defer db.Close()
+	db := storetest.OpenAt(t, path)
 	conv, err := db.Conversation(ctx, "conv")
 	if err != nil {
 		t.Fatalf("conversation after the crash: %v", err)

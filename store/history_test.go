@@ -499,10 +499,7 @@ func TestTimesKeepMilliseconds(t *testing.T) {
 // interrupted, and its conversation goes on.
 func TestInterruptAfterUncleanStop(t *testing.T) {
 	path := filepath.Join(t.TempDir(), store.FileName)
-	db, err := store.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.OpenAt(t, path)
 	conv := createConversation(t, db, putAgent(t, db, "helper"), "conv")
 	turn, user := runningTurn(conv, "cut-short", at(100))
 	if err := db.BeginTurn(ctx, agent.TurnStart{Turn: turn, User: user})(); err != nil {
@@ -512,11 +509,7 @@ func TestInterruptAfterUncleanStop(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	db, err = store.Open(ctx, path)
-	if err != nil {
-		t.Fatalf("reopen: %v", err)
-	}
-	defer db.Close()
+	db = storetest.OpenAt(t, path)
 	checkInterrupted(t, db, conv, turn, user)
 }
 
@@ -730,10 +723,7 @@ func TestLastMessagesAndCount(t *testing.T) {
 // groups; each caller learns its own outcome, a failing write leaves the
 // others of its group stored, and Close stops the writer.
 func TestConcurrentWrites(t *testing.T) {
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), store.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.Open(t)
 	var wg sync.WaitGroup
 	errs := make([]error, 100)
 	for i := range errs {
@@ -843,10 +833,7 @@ func TestEndTurnChecksItsConversation(t *testing.T) {
 // closes is committed before Close returns, not dropped or left waiting.
 func TestCloseCommitsQueuedTurns(t *testing.T) {
 	path := filepath.Join(t.TempDir(), store.FileName)
-	db, err := store.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.OpenAt(t, path)
 	conv := createConversation(t, db, putAgent(t, db, "helper"), "conv")
 	turn, user := runningTurn(conv, "turn-1", at(100))
 	begun := db.BeginTurn(ctx, agent.TurnStart{Turn: turn, User: user})
@@ -856,11 +843,7 @@ func TestCloseCommitsQueuedTurns(t *testing.T) {
 	if err := begun(); err != nil {
 		t.Fatalf("the queued turn: %v", err)
 	}
-	db, err = store.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db = storetest.OpenAt(t, path)
 	checkConversation(t, db, conv.ID, []agent.Turn{turn}, []agent.Message{user}, at(100))
 }
 

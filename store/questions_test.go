@@ -245,10 +245,7 @@ func TestPutQuestionRefusesMismatchedAnswer(t *testing.T) {
 // turn is interrupted; answered ones are left alone.
 func TestExpirePendingQuestionsAfterUncleanStop(t *testing.T) {
 	path := filepath.Join(t.TempDir(), store.FileName)
-	db, err := store.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.OpenAt(t, path)
 	conv := createConversation(t, db, putAgent(t, db, "helper"), "conv")
 	turn := beginTurn(t, db, conv, "cut-short", at(100))
 	answered := pendingQuestion(turn, "answered", 1, at(200))
@@ -264,11 +261,7 @@ func TestExpirePendingQuestionsAfterUncleanStop(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	db, err = store.Open(ctx, path)
-	if err != nil {
-		t.Fatalf("reopen: %v", err)
-	}
-	defer db.Close()
+	db = storetest.OpenAt(t, path)
 	checkQuestions(t, db, conv.ID, answered, waiting, lapsed)
 	if n, err := db.InterruptRunningTurns(ctx, at(60_000)); err != nil || n != 1 {
 		t.Fatalf("InterruptRunningTurns = %d, %v; want 1, nil", n, err)

@@ -700,18 +700,29 @@ func TestPullModel(t *testing.T) {
 
 // TestChatsAreBounded: no more chats stream at once than WithMaxChats
 // allows (api.Client holds 8 MB per stream); the others wait their turn
-// and all complete.
+// and all complete. The server holds every stream open until the test
+// lets one go, one per new arrival, so two are surely in flight together
+// (the sleep it replaces only made that likely).
 func TestChatsAreBounded(t *testing.T) {
+	const chats, bound = 6, 2
 	var (
 		mu             sync.Mutex
 		inFlight, most int
 	)
+	arrived := make(chan struct{}, chats)
+	release := make(chan struct{}, chats)
+	stop := make(chan struct{}) // lets every stream go if the test fails early
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		inFlight++
 		most = max(most, inFlight)
 		mu.Unlock()
-		time.Sleep(50 * time.Millisecond) // hold the stream open a while
+		arrived <- struct{}{}
+		select {
+		case <-release:
+		case <-stop:
+		case <-r.Context().Done():
+		}
 		mu.Lock()
 		inFlight--
 		mu.Unlock()
@@ -719,17 +730,42 @@ func TestChatsAreBounded(t *testing.T) {
 		fmt.Fprintln(w, `{"model":"m","message":{"role":"assistant","content":"ok"},"done":true,"done_reason":"stop"}`)
 	}))
 	defer srv.Close()
-	m, err := ollama.New(srv.URL, ollama.WithMaxChats(2))
+	defer close(stop)
+	m, err := ollama.New(srv.URL, ollama.WithMaxChats(bound))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
-	errs := make(chan error, 6)
-	for range 6 {
+	errs := make(chan error, chats)
+	for range chats {
 		wg.Go(func() {
 			_, err := m.Chat(t.Context(), agent.ChatRequest{Model: "m", Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}}, func(agent.Delta) {})
 			errs <- err
 		})
+	}
+	timeout := time.After(10 * time.Second)
+	for n := range chats {
+		if n == bound {
+			// Two streams are open. That no third one starts can only be
+			// shown by giving it the chance: a bounded window, which a
+			// correct bound never fails (most would show a third anyway).
+			select {
+			case <-arrived:
+				t.Fatalf("a chat started while %d were streaming", bound)
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		if n >= bound {
+			release <- struct{}{} // one stream ends, so one more may start
+		}
+		select {
+		case <-arrived:
+		case <-timeout:
+			t.Fatalf("%d of %d chats reached the server", n, chats)
+		}
+	}
+	for range bound {
+		release <- struct{}{}
 	}
 	wg.Wait()
 	close(errs)
@@ -738,7 +774,7 @@ func TestChatsAreBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if most != 2 {
-		t.Errorf("%d chats streamed at once, want 2", most)
+	if most != bound {
+		t.Errorf("%d chats streamed at once, want %d", most, bound)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -28,6 +27,7 @@ import (
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/server/mcpserver"
 	"github.com/deskhand/deskhand/store"
+	"github.com/deskhand/deskhand/store/storetest"
 )
 
 // row is one measured figure of the report.
@@ -127,10 +127,7 @@ func agentToolDefinition(b *testing.B) mcp.Tool {
 // deskhand is the real server stack: guard with a token, mcp-go, the core,
 // SQLite on disk, with an instant model port.
 func deskhand(b *testing.B, agents int) target {
-	db, err := store.Open(context.Background(), filepath.Join(b.TempDir(), store.FileName))
-	if err != nil {
-		b.Fatal(err)
-	}
+	db := storetest.Open(b) // closed after the cleanup below, which closes the core first
 	core, err := agent.New(context.Background(), agent.Config{History: db, Logger: quiet,
 		Models: map[agent.Backend]agent.Model{agent.BackendOllama: instantModel{}}})
 	if err != nil {
@@ -158,7 +155,6 @@ func deskhand(b *testing.B, agents int) target {
 		hs.Close()
 		_ = srv.Close(context.Background())
 		core.Close()
-		db.Close()
 	})
 	return target{name: "deskhand", url: hs.URL + mcpserver.EndpointPath, token: token, tool: "assistant", db: db}
 }

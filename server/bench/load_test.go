@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,7 +19,9 @@ import (
 	"github.com/deskhand/deskhand/models/ollama/ollamatest"
 	"github.com/deskhand/deskhand/server/control"
 	"github.com/deskhand/deskhand/server/mcpserver"
+	"github.com/deskhand/deskhand/server/servertest"
 	"github.com/deskhand/deskhand/store"
+	"github.com/deskhand/deskhand/store/storetest"
 )
 
 // TestLoad (make load; skipped unless DESKHAND_LOAD is set) runs 200
@@ -46,7 +47,7 @@ func TestLoad(t *testing.T) {
 	data := t.TempDir()
 	cmd := exec.Command(bin, "serve", "--data", data, "--addr", "127.0.0.1:0", "--ollama", fake.URL)
 	cmd.Env = append(os.Environ(), "LANG=en_US.UTF-8", "DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent")
-	out := &lockedBuffer{}
+	out := &servertest.Output{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -55,14 +56,7 @@ func TestLoad(t *testing.T) {
 		_ = cmd.Process.Signal(os.Interrupt)
 		_ = cmd.Wait()
 	}()
-	var url string
-	for deadline := time.Now().Add(20 * time.Second); url == ""; time.Sleep(20 * time.Millisecond) {
-		if m := regexp.MustCompile(`serving your agents at (\S+)`).FindStringSubmatch(out.String()); m != nil {
-			url = m[1]
-		} else if time.Now().After(deadline) {
-			t.Fatalf("serve did not start:\n%s", out.String())
-		}
-	}
+	url := out.WaitFor(t, regexp.MustCompile(`serving your agents at (\S+)`), 20*time.Second)[1]
 	ctl, err := control.Dial(filepath.Join(data, control.SocketName))
 	if err != nil {
 		t.Fatal(err)
@@ -142,11 +136,7 @@ func TestLoad(t *testing.T) {
 	after, _ := ctl.Status(context.Background())
 
 	// Every acknowledged call's question is in SQLite.
-	db, err := store.Open(context.Background(), filepath.Join(data, store.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.OpenAt(t, filepath.Join(data, store.FileName))
 	missing := 0
 	for conv, n := range acked {
 		msgs, err := db.Messages(context.Background(), conv)
@@ -203,21 +193,4 @@ type answerer struct{}
 func (answerer) Elicit(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept,
 		Content: map[string]any{"answer": "carry on"}}}, nil
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/store"
+	"github.com/deskhand/deskhand/store/storetest"
 )
 
 const (
@@ -26,11 +27,7 @@ const (
 // transaction (the store's API commits each turn, too slow to fill).
 func fillMillion(b *testing.B) (string, []string) {
 	path := filepath.Join(b.TempDir(), store.FileName)
-	db, err := store.Open(context.Background(), path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	db.Close()
+	storetest.OpenAt(b, path).Close() // migrated, then filled directly
 	raw, err := sql.Open("sqlite3", path+"?_journal_mode=WAL&_synchronous=NORMAL")
 	if err != nil {
 		b.Fatal(err)
@@ -82,11 +79,7 @@ func fillMillion(b *testing.B) (string, []string) {
 // million messages stored.
 func BenchmarkStoreAtAMillionMessages(b *testing.B) {
 	path, ids := fillMillion(b) // once: a benchmark with sub-benchmarks runs once
-	db, err := store.Open(context.Background(), path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.OpenAt(b, path)
 	if n, _ := db.CountMessages(context.Background()); n != millionMessages {
 		b.Fatalf("%d messages stored", n)
 	}

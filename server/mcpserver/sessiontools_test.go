@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 
@@ -39,6 +40,48 @@ func toolNames(t *testing.T, c *client.Client) []string {
 	return names
 }
 
+// sessionPage is one page of a session tool's answer: deskhand.conversations
+// fills Conversations, deskhand.conversation Messages.
+type sessionPage struct {
+	Conversations []struct {
+		Conversation, Agent, Title string
+	}
+	Messages   []sessionMessage
+	NextCursor string
+}
+
+type sessionMessage struct {
+	Role, Text string
+	Trimmed    bool
+}
+
+// sessionPages calls a session tool with args, then again with each
+// page's nextCursor until a page has none, and returns every page. A tool
+// error, or more than maxSessionPages pages, stops the test.
+func sessionPages(t *testing.T, c *client.Client, tool string, args map[string]any) []sessionPage {
+	t.Helper()
+	const maxSessionPages = 100
+	var pages []sessionPage
+	for cursor := ""; ; {
+		a := maps.Clone(args)
+		if cursor != "" {
+			if a == nil {
+				a = map[string]any{}
+			}
+			a["cursor"] = cursor
+		}
+		var p sessionPage
+		structuredOf(t, call(t, c, tool, a, nil), &p)
+		pages = append(pages, p)
+		if cursor = p.NextCursor; cursor == "" {
+			return pages
+		}
+		if len(pages) == maxSessionPages {
+			t.Fatalf("%s %v: still a next page after %d", tool, args, maxSessionPages)
+		}
+	}
+}
+
 func TestSessionToolsAreOffByDefault(t *testing.T) {
 	h := newHarness(t, mcpserver.GuardOptions{})
 	if names := toolNames(t, connect(t, h.URL, mcp.ProtocolVersion20251125, h.token("a"))); strings.Join(names, ",") != "assistant" {
@@ -61,34 +104,25 @@ func TestSessionTools(t *testing.T) {
 	}
 	call(t, bob, "assistant", map[string]any{"message": "bob's"}, nil)
 
-	type page struct {
-		Conversations []struct {
-			Conversation, Agent, Title string
-		}
-		NextCursor string
-	}
-	var first, second page
-	structuredOf(t, call(t, alice, mcpserver.ConversationsTool, map[string]any{"limit": 2}, nil), &first)
-	structuredOf(t, call(t, alice, mcpserver.ConversationsTool, map[string]any{"limit": 2, "cursor": first.NextCursor}, nil), &second)
+	pages := sessionPages(t, alice, mcpserver.ConversationsTool, map[string]any{"limit": 2})
 	var got []string
-	for _, c := range append(first.Conversations, second.Conversations...) {
-		got = append(got, c.Conversation)
-		if c.Agent != "assistant" {
-			t.Errorf("agent = %q", c.Agent)
+	for _, p := range pages {
+		for _, c := range p.Conversations {
+			got = append(got, c.Conversation)
+			if c.Agent != "assistant" {
+				t.Errorf("agent = %q", c.Agent)
+			}
 		}
 	}
-	if first.NextCursor == "" || second.NextCursor != "" || strings.Join(got, ",") != strings.Join([]string{handles[2], handles[1], handles[0]}, ",") {
-		t.Errorf("pages = %+v then %+v; want alice's three, last active first", first, second)
+	if len(pages) != 2 || strings.Join(got, ",") != strings.Join([]string{handles[2], handles[1], handles[0]}, ",") {
+		t.Errorf("pages = %+v; want alice's three in two, last active first", pages)
 	}
 
-	var read struct {
-		Messages []struct {
-			Role, Text string
-			Trimmed    bool
-		}
+	var read []sessionMessage
+	for _, p := range sessionPages(t, alice, mcpserver.ConversationTool, map[string]any{"conversation": handles[2], "limit": 1}) {
+		read = append(read, p.Messages...)
 	}
-	structuredOf(t, call(t, alice, mcpserver.ConversationTool, map[string]any{"conversation": handles[2]}, nil), &read)
-	if len(read.Messages) != 2 || read.Messages[0].Role != "user" || !read.Messages[0].Trimmed || len([]rune(read.Messages[0].Text)) != 2001 || read.Messages[1].Role != "assistant" {
+	if len(read) != 2 || read[0].Role != "user" || !read[0].Trimmed || len([]rune(read[0].Text)) != 2001 || read[1].Role != "assistant" {
 		t.Errorf("read = %+v", read)
 	}
 
@@ -97,12 +131,10 @@ func TestSessionTools(t *testing.T) {
 	if !theirs.IsError || firstText(theirs) != agent.UserMessage(agent.ErrUnknownConversation) {
 		t.Errorf("another client's conversation: %v", texts(theirs))
 	}
-	var bobs page
-	structuredOf(t, call(t, bob, mcpserver.ConversationsTool, nil, nil), &bobs)
-	if len(bobs.Conversations) != 1 {
+	if bobs := sessionPages(t, bob, mcpserver.ConversationsTool, nil); len(bobs) != 1 || len(bobs[0].Conversations) != 1 {
 		t.Errorf("bob lists %+v", bobs)
 	}
-	for _, args := range []map[string]any{{"cursor": "forged"}, {"limit": 0}, {"cursor": first.NextCursor, "conversation": handles[0]}} {
+	for _, args := range []map[string]any{{"cursor": "forged"}, {"limit": 0}, {"cursor": pages[0].NextCursor, "conversation": handles[0]}} {
 		tool := mcpserver.ConversationsTool
 		if args["conversation"] != nil {
 			tool = mcpserver.ConversationTool // a list cursor is not a messages cursor

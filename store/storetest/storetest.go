@@ -17,7 +17,16 @@ import (
 // and closes it when the test ends. It stops the test if that fails.
 func Open(tb testing.TB) *store.DB {
 	tb.Helper()
-	db, err := store.Open(context.Background(), filepath.Join(tb.TempDir(), store.FileName))
+	return OpenAt(tb, filepath.Join(tb.TempDir(), store.FileName))
+}
+
+// OpenAt opens (or reopens) the database in the file at path, for tests
+// that close a database and open it again, and closes it when the test
+// ends. The test may close it sooner: closing it again is harmless. It
+// stops the test if opening fails.
+func OpenAt(tb testing.TB, path string) *store.DB {
+	tb.Helper()
+	db, err := store.Open(context.Background(), path)
 	if err != nil {
 		tb.Fatalf("open test database: %v", err)
 	}

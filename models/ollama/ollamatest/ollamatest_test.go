@@ -2,11 +2,14 @@ package ollamatest_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ollama/ollama/api"
@@ -199,5 +202,27 @@ func TestEchoScript(t *testing.T) {
 	var stats map[string]int
 	if err := json.NewDecoder(resp.Body).Decode(&stats); err != nil || stats["chats"] != 0 {
 		t.Errorf("stats = %v %v", stats, err)
+	}
+}
+
+// TestWaitChatRequests: WaitChatRequests returns once the nth chat request
+// has arrived, and the context's error while it has not.
+func TestWaitChatRequests(t *testing.T) {
+	srv := ollamatest.NewServer(t)
+	go func() { // no t.Fatal off the test's goroutine: the wait below reports
+		resp, err := srv.Client().Post(srv.URL+"/api/chat", "application/json", strings.NewReader(`{"model":"llama3.2","stream":false,"messages":[{"role":"user","content":"hi"}]}`))
+		if err == nil {
+			resp.Body.Close()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := srv.WaitChatRequests(ctx, 1); err != nil {
+		t.Fatalf("first chat: %v", err)
+	}
+	short, cancelShort := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	defer cancelShort()
+	if err := srv.WaitChatRequests(short, 2); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a second chat that never comes: %v", err)
 	}
 }

@@ -81,9 +81,22 @@ func (r *Recorder) Aborted() int {
 // WaitAborted waits until at least n streamed replies were aborted, or ctx
 // ends (then it returns ctx's error).
 func (r *Recorder) WaitAborted(ctx context.Context, n int) error {
+	return r.wait(ctx, func() bool { return r.aborted >= n })
+}
+
+// WaitChatRequests waits until at least n /api/chat requests were
+// received (as [Recorder.ChatRequests] counts them), or ctx ends (then it
+// returns ctx's error).
+func (r *Recorder) WaitChatRequests(ctx context.Context, n int) error {
+	return r.wait(ctx, func() bool { return len(r.chats) >= n })
+}
+
+// wait waits until done, called with r.mu held, reports true: it checks
+// at every change, or until ctx ends.
+func (r *Recorder) wait(ctx context.Context, done func() bool) error {
 	for {
 		r.mu.Lock()
-		if r.aborted >= n {
+		if done() {
 			r.mu.Unlock()
 			return nil
 		}

@@ -22,6 +22,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/deskhand/deskhand/server/servertest"
 )
 
 const (
@@ -360,29 +362,11 @@ func goEnv() []string {
 	return env
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer goroutine and readers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // process is a started command whose output is collected.
 type process struct {
 	name   string
 	cmd    *exec.Cmd
-	output *syncBuffer
+	output *servertest.Output
 	done   chan struct{} // closed when the process has exited and its output is read
 	err    error         // Wait's result, set before done closes
 }
@@ -391,7 +375,7 @@ type process struct {
 // are offered to watch (when set) until it returns true.
 func start(t *testing.T, name, bin string, args []string, watch func(line string) bool) *process {
 	t.Helper()
-	p := &process{name: name, cmd: exec.Command(bin, args...), output: &syncBuffer{}, done: make(chan struct{})}
+	p := &process{name: name, cmd: exec.Command(bin, args...), output: &servertest.Output{}, done: make(chan struct{})}
 	p.cmd.Env = goEnv()
 	pr, pw := io.Pipe()
 	p.cmd.Stdout, p.cmd.Stderr = pw, pw
@@ -531,6 +515,10 @@ func tryServe(t *testing.T, bin, data, port, ollamaURL string, extra []string) (
 	card := "http://" + addr + "/mcp/server-card"
 	deadline := time.Now().Add(startTimeout)
 	client := &http.Client{Timeout: 2 * time.Second}
+	// The child process signals nothing when it can answer; poll on a
+	// ticker, waking early if it exits.
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		if p.exited() {
 			out := p.output.String()
@@ -553,7 +541,10 @@ func tryServe(t *testing.T, bin, data, port, ollamaURL string, extra []string) (
 			t.Errorf("GET %s did not answer 200 within %s (last: %v)\n%s", card, startTimeout, statusOf(resp, err), p.output.String())
 			return nil, false
 		}
-		time.Sleep(50 * time.Millisecond)
+		select {
+		case <-tick.C:
+		case <-p.done:
+		}
 	}
 	t.Cleanup(func() { p.stop(t) })
 
