@@ -133,8 +133,8 @@ type Options struct {
 	ExtraResources         []server.ServerResource
 	ExtraResourceTemplates []server.ServerResourceTemplate
 	// ExtraServerOptions and ExtraHTTPOptions go to mcp-go after ours (the
-	// conformance fixtures switch on logging, completions, resource
-	// subscriptions and an event store with them).
+	// conformance fixtures switch on logging, completions and resource
+	// subscriptions with them; resumption is ours, see the package doc).
 	ExtraServerOptions []server.ServerOption
 	ExtraHTTPOptions   []server.StreamableHTTPOption
 	Logger             *slog.Logger
