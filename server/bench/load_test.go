@@ -61,9 +61,13 @@ func TestLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	token, err := ctl.CreateToken(context.Background(), "load")
-	if err != nil {
-		t.Fatal(err)
+	// A token per client, as each would have: one client's share of the
+	// limits is not what this measures.
+	tokens := make([]string, clients)
+	for i := range tokens {
+		if tokens[i], err = ctl.CreateToken(context.Background(), fmt.Sprintf("load-%d", i)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	before, _ := ctl.Status(context.Background())
 
@@ -83,7 +87,7 @@ func TestLoad(t *testing.T) {
 			era = mcp.ProtocolVersion20260728
 		}
 		wg.Go(func() {
-			c, err := loadClient(url, token, era)
+			c, err := loadClient(url, tokens[i], era)
 			if err != nil {
 				errs.Add(1)
 				mu.Lock()
