@@ -632,3 +632,35 @@ func TestBadResponseSchemaRefused(t *testing.T) {
 		t.Errorf("a schema that does not compile: %v", err)
 	}
 }
+
+// TestAgentReachAndApproversFromTheCommandLine: the command line sets what
+// the editor sets: the hosts an agent may reach on the network, and
+// whether the calling client may approve its tool calls.
+func TestAgentReachAndApproversFromTheCommandLine(t *testing.T) {
+	dir := t.TempDir()
+	stored := func() agent.Agent {
+		t.Helper()
+		db := storetest.OpenAt(t, filepath.Join(dir, store.FileName))
+		defer db.Close()
+		agents, err := db.Agents(t.Context())
+		if err != nil || len(agents) != 1 {
+			t.Fatalf("agents = %v, %v", agents, err)
+		}
+		return agents[0]
+	}
+	if _, _, err := deskhand(t, "--data", dir, "agent", "add", "fetcher", "--reach", "NAS.local:8080, 192.168.1.20:11434", "--client-may-approve"); err != nil {
+		t.Fatal(err)
+	}
+	if a := stored(); !a.ClientMayApprove || strings.Join(a.ReachableHosts, ",") != "nas.local:8080,192.168.1.20:11434" {
+		t.Errorf("after add: may approve %v, reach %q", a.ClientMayApprove, a.ReachableHosts)
+	}
+	if _, _, err := deskhand(t, "--data", dir, "agent", "edit", "fetcher", "--reach", "", "--client-may-approve=false"); err != nil {
+		t.Fatal(err)
+	}
+	if a := stored(); a.ClientMayApprove || a.ReachableHosts != nil {
+		t.Errorf("after edit: may approve %v, reach %q", a.ClientMayApprove, a.ReachableHosts)
+	}
+	if _, _, err := deskhand(t, "--data", dir, "agent", "edit", "fetcher", "--reach", "nas.local"); err == nil || !strings.Contains(agent.UserMessage(err), `"nas.local" is not a host and port`) {
+		t.Errorf("a host without a port: %v", err)
+	}
+}

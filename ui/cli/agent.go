@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/deskhand/deskhand/server/agent"
@@ -19,16 +20,18 @@ type agentEditor interface {
 	DeleteAgent(ctx context.Context, slug string) error
 }
 
-const agentSynopsis = "deskhand agent list | agent add SLUG [--name N] [--model M] [--prompt P] [--description D] [--backend ollama|client] | agent edit SLUG [the same] | agent enable SLUG | agent disable SLUG | agent remove SLUG"
+const agentSynopsis = "deskhand agent list | agent add SLUG [--name N] [--model M] [--prompt P] [--description D] [--backend ollama|client] [--reach HOST:PORT,…] [--client-may-approve] | agent edit SLUG [the same] | agent enable SLUG | agent disable SLUG | agent remove SLUG"
 
 // agentFields are the flags of agent add and edit (with --model).
-var agentFields = []string{"name", "prompt", "description", "backend"}
+var agentFields = []string{"name", "prompt", "description", "backend", "reach", "client-may-approve"}
 
 func agentFlags(fs *flag.FlagSet, f *cmdFlags) {
 	fs.StringVar(&f.name, "name", "", "add, edit: the agent's display name")
 	fs.StringVar(&f.prompt, "prompt", "", "add, edit: its system prompt")
 	fs.StringVar(&f.description, "description", "", "add, edit: what it does, for the calling model")
 	fs.StringVar(&f.backend, "backend", "", "add, edit: ollama or client (the calling client's model)")
+	fs.StringVar(&f.reach, "reach", "", "add, edit: the hosts on your network its fetch_url may reach, as host:port, comma-separated (\"\" for none)")
+	fs.BoolVar(&f.clientMayApprove, "client-may-approve", false, "add, edit: let the calling client approve its tool calls (otherwise you approve them here); --client-may-approve=false takes it back")
 }
 
 func runAgent(ctx context.Context, inv *invocation, f *cmdFlags, words []string, usage string) error {
@@ -112,6 +115,12 @@ func runAgent(ctx context.Context, inv *invocation, f *cmdFlags, words []string,
 		}
 	}
 	a.Backend = agent.Backend(backend)
+	if inv.set["reach"] {
+		a.ReachableHosts = strings.FieldsFunc(f.reach, func(r rune) bool { return r == ',' || r == ' ' })
+	}
+	if inv.set["client-may-approve"] {
+		a.ClientMayApprove = f.clientMayApprove
+	}
 	saved, err := editor.SaveAgent(ctx, a)
 	if err != nil {
 		return err

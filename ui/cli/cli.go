@@ -261,6 +261,8 @@ type cmdFlags struct {
 	all, dryRun, rotate, status, link  bool   // connect (disconnect: all)
 	project                            string // connect, disconnect
 	name, prompt, description, backend string // agent add and edit
+	reach                              string // agent add and edit: host:port, comma-separated
+	clientMayApprove                   bool   // agent add and edit
 }
 
 // command is one command: its name, synopsis, flags and what it runs.
