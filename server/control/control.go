@@ -16,7 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"syscall"
 	"time"
 
 	"github.com/deskhand/deskhand/server/agent"
@@ -70,10 +69,7 @@ func Listen(path string, core Core, opts Options) (*Server, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create data folder: %w", err)
 	}
-	// The umask makes the socket 0600 from the start; chmod after would race.
-	old := syscall.Umask(0o177)
-	ln, err := net.Listen("unix", path)
-	syscall.Umask(old)
+	ln, err := listenPrivate(path)
 	if err != nil {
 		return nil, fmt.Errorf("listen on control socket %s: %w", path, err)
 	}
