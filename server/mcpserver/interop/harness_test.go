@@ -512,47 +512,33 @@ func tryServe(t *testing.T, bin, data, port, ollamaURL string, extra []string) (
 		}
 		return false
 	})
-	card := "http://" + addr + "/mcp/server-card"
-	deadline := time.Now().Add(startTimeout)
-	client := &http.Client{Timeout: 2 * time.Second}
-	// The child process signals nothing when it can answer; poll on a
-	// ticker, waking early if it exits.
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if p.exited() {
-			out := p.output.String()
-			if strings.Contains(out, "cannot listen") {
-				return nil, true
-			}
-			t.Errorf("deskhand serve %s exited before serving: %v\n%s", strings.Join(args[1:], " "), p.err, out)
-			return nil, false
-		}
-		resp, err := client.Get(card)
-		if err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			p.stop(t)
-			t.Errorf("GET %s did not answer 200 within %s (last: %v)\n%s", card, startTimeout, statusOf(resp, err), p.output.String())
-			return nil, false
-		}
-		select {
-		case <-tick.C:
-		case <-p.done:
-		}
-	}
-	t.Cleanup(func() { p.stop(t) })
-
+	// serve prints its banner once its listeners are bound: from then on
+	// the kernel queues connections, so one GET of the card proves it
+	// answers.
 	var url string
 	select {
 	case url = <-banner:
+	case <-p.done:
+		out := p.output.String()
+		if strings.Contains(out, "cannot listen") {
+			return nil, true
+		}
+		t.Errorf("deskhand serve %s exited before serving: %v\n%s", strings.Join(args[1:], " "), p.err, out)
+		return nil, false
 	case <-time.After(startTimeout):
-		t.Errorf("deskhand serve never printed %q:\n%s", marker, p.output.String())
+		p.stop(t)
+		t.Errorf("deskhand serve never printed %q within %s:\n%s", marker, startTimeout, p.output.String())
+		return nil, false
+	}
+	t.Cleanup(func() { p.stop(t) })
+	card := "http://" + addr + "/mcp/server-card"
+	resp, err := (&http.Client{Timeout: startTimeout}).Get(card)
+	if err == nil {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("GET %s after the banner: %v\n%s", card, statusOf(resp, err), p.output.String())
 		return nil, false
 	}
 	if want := "http://" + addr + "/mcp"; url != want {
