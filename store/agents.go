@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/deskhand/deskhand/server/agent"
-	"github.com/mattn/go-sqlite3"
 )
 
 // storedAgentTool is one element of agents.tools, a JSON array.
@@ -113,11 +112,11 @@ func (db *DB) PutAgent(ctx context.Context, a agent.Agent) error {
 		starters, boolInt(a.ClientMayApprove), reachable, millis(a.CreatedAt), millis(a.UpdatedAt))
 	// agents.slug is the table's only UNIQUE constraint besides the key,
 	// which the upsert handles.
-	if isConstraint(err, sqlite3.ErrConstraintUnique) {
+	if isConstraint(err, uniqueViolated) {
 		return fmt.Errorf("put agent %s: %w", a.Slug, agent.ErrSlugTaken)
 	}
 	// The other CHECKs are on columns written from booleans.
-	if isConstraint(err, sqlite3.ErrConstraintCheck) {
+	if isConstraint(err, checkViolated) {
 		return fmt.Errorf("put agent %s: routing %q is not one of client, desktop, decline or empty", a.Slug, a.Routing)
 	}
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/deskhand/deskhand/server/agent"
-	"github.com/mattn/go-sqlite3"
 )
 
 // interruptedError is the reason given to turns that were running when the
@@ -24,7 +23,7 @@ func insertConversation(ctx context.Context, tx *sql.Tx, c agent.Conversation) e
 	_, err := tx.ExecContext(ctx, `INSERT INTO conversations (id, agent_id, principal, title, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?)`,
 		c.ID, c.AgentID, c.Principal, c.Title, millis(c.CreatedAt), millis(c.UpdatedAt))
-	if isConstraint(err, sqlite3.ErrConstraintForeignKey) {
+	if isConstraint(err, foreignKeyViolated) {
 		return fmt.Errorf("create conversation %s: agent %s: %w", c.ID, c.AgentID, agent.ErrNotFound)
 	}
 	if err != nil {
@@ -246,7 +245,7 @@ func (db *DB) BeginTurn(ctx context.Context, start agent.TurnStart) (committed f
 			t.ID, t.ConversationID, t.AgentID, t.Principal, string(t.Status), t.Model,
 			millis(t.StartedAt), nullMillis(t.EndedAt), t.Duration().Milliseconds(),
 			t.PromptTokens, t.OutputTokens, t.ToolCalls, t.Error)
-		if isConstraint(err, sqlite3.ErrConstraintForeignKey) {
+		if isConstraint(err, foreignKeyViolated) {
 			return fmt.Errorf("insert turn %s: conversation %s: %w", t.ID, t.ConversationID, agent.ErrNotFound)
 		}
 		if err != nil {

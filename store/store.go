@@ -24,7 +24,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -33,7 +32,7 @@ import (
 	"time"
 
 	"github.com/deskhand/deskhand/server/agent"
-	"github.com/mattn/go-sqlite3"
+	_ "github.com/mattn/go-sqlite3" // the "sqlite3" driver
 )
 
 // FileName is the database's file name inside Deskhand's data folder;
@@ -101,11 +100,6 @@ func Open(ctx context.Context, path string) (*DB, error) {
 // ErrBusy means another connection (another process) kept the database
 // locked for longer than the busy timeout.
 var ErrBusy = &agent.UserError{Msg: "the database is locked by another program (a database browser, or a copy of Deskhand working on the same data folder): close it and try again"}
-
-func isBusy(err error) bool {
-	var serr sqlite3.Error
-	return errors.As(err, &serr) && (serr.Code == sqlite3.ErrBusy || serr.Code == sqlite3.ErrLocked)
-}
 
 // busy marks a locked-database error as ErrBusy, so a person is told.
 func busy(err error) error {
@@ -190,13 +184,6 @@ func (db *DB) Close() error {
 
 // Path is the database file's path as given to Open.
 func (db *DB) Path() string { return db.path }
-
-// isConstraint reports whether err is the SQLite constraint violation code
-// (an extended code such as sqlite3.ErrConstraintUnique).
-func isConstraint(err error, code sqlite3.ErrNoExtended) bool {
-	var serr sqlite3.Error
-	return errors.As(err, &serr) && serr.ExtendedCode == code
-}
 
 // Times: INTEGER Unix milliseconds, read back in UTC.
 
