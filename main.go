@@ -35,6 +35,7 @@ var version = "dev"
 const DefaultAddr = "127.0.0.1:7345"
 
 func main() {
+	cli.UseTerminal()
 	os.Exit(exitStatus(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
