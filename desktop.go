@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -31,7 +30,7 @@ func runDesktop(ctx context.Context, g cli.Globals, stderr io.Writer) error {
 		return serve(ctx, g, stderr)
 	}
 	// A second launch shows the first one's window instead.
-	if ctl, err := control.Dial(filepath.Join(g.Data, control.SocketName)); err == nil {
+	if ctl, err := control.Dial(control.SocketPath(g.Data)); err == nil {
 		if err := ctl.ShowWindow(ctx); err != nil {
 			return err
 		}

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -139,7 +138,7 @@ func startServing(ctx context.Context, g cli.Globals, a *wiring, stderr io.Write
 	if err := a.core.SetSetting(ctx, cli.LastURLSetting, url); err != nil {
 		log.Warn("remember the endpoint", "err", err)
 	}
-	ctl, err := control.Listen(filepath.Join(g.Data, control.SocketName), a.core, control.Options{URL: url, Show: show})
+	ctl, err := control.Listen(control.SocketPath(g.Data), a.core, control.Options{URL: url, Show: show})
 	if err != nil {
 		for _, ln := range listeners {
 			ln.Close()

@@ -57,7 +57,7 @@ func TestLoad(t *testing.T) {
 		_ = cmd.Wait()
 	}()
 	url := out.WaitFor(t, regexp.MustCompile(`serving your agents at (\S+)`), 20*time.Second)[1]
-	ctl, err := control.Dial(filepath.Join(data, control.SocketName))
+	ctl, err := control.Dial(control.SocketPath(data))
 	if err != nil {
 		t.Fatal(err)
 	}

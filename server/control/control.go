@@ -1,9 +1,24 @@
 // Package control is the running app's local control channel: HTTP over a
-// Unix domain socket (mode 0600) in the data folder. The command line uses
-// it to reach the running app (token commands now; questions and agent
-// edits later), so changes take effect at once. A socket file is never
-// reachable from a browser, and requests that carry an Origin are refused
-// all the same.
+// Unix domain socket that only the current user can open. The command line
+// uses it to reach the running app (tokens, questions, agent edits), so
+// changes take effect at once. A socket file is never reachable from a
+// browser, and requests that carry an Origin are refused all the same.
+//
+// Where the socket is, and what keeps it private, depends on the OS (see
+// SocketPath). On Unix it is deskhand.sock in the data folder, created mode
+// 0600. On Windows, where mode bits mean nothing, it is an AF_UNIX socket
+// too (Windows 10 1803 and later), in a folder "control" of the data folder
+// whose access list is set every time Deskhand listens: it admits only the
+// current user, is inherited by the socket, and inherits nothing from the
+// data folder (whose entries admit Administrators, and, for a --data folder
+// elsewhere, maybe every user).
+//
+// Not a named pipe, Windows' usual local channel: a pipe's name is global,
+// so another user can create it first (pipe squatting) and receive what
+// the command line sends and expects back, such as a token from "token
+// rotate". Another user can neither create nor change a folder inside the
+// user's own data folder, nor open the socket in it; and the same net
+// "unix" code serves every OS.
 package control
 
 import (
@@ -21,8 +36,8 @@ import (
 	"github.com/deskhand/deskhand/server/agent"
 )
 
-// SocketName is the socket's file name in the data folder.
-const SocketName = "deskhand.sock"
+// socketName is the socket's file name (SocketPath says in which folder).
+const socketName = "deskhand.sock"
 
 // Core is what the control channel needs of the core.
 type Core interface {
@@ -57,17 +72,19 @@ type Options struct {
 	Show func() bool
 }
 
-// Listen takes the socket at path, removing a stale one left by a crash.
+// Listen takes the socket at path (SocketPath of the data folder), removing
+// a stale one left by a crash. It makes the socket's folder first, private
+// where the OS needs the folder for that.
 func Listen(path string, core Core, opts Options) (*Server, error) {
+	if err := makeSocketFolder(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
 	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
 		c.Close()
 		return nil, ErrAlreadyRunning
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("remove stale control socket: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("create data folder: %w", err)
 	}
 	ln, err := listenPrivate(path)
 	if err != nil {

@@ -1,13 +1,27 @@
-//go:build !unix
+//go:build !unix && !windows
 
 package control
 
-import "net"
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+)
 
-// listenPrivate listens on an AF_UNIX socket in the data folder. Where
-// there is no umask (Windows), the socket is as private as that folder,
-// which lives in the user's profile; an explicit owner-only ACL is still
-// to come (issue 14).
+// SocketPath is where the control socket of the data folder dataDir is:
+// dataDir/deskhand.sock, as on Unix.
+func SocketPath(dataDir string) string { return filepath.Join(dataDir, socketName) }
+
+func makeSocketFolder(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create data folder: %w", err)
+	}
+	return nil
+}
+
+// listenPrivate listens on a socket in the data folder. These systems (not
+// Unix, not Windows) have no umask: the socket is as private as the folder.
 func listenPrivate(path string) (net.Listener, error) {
 	return net.Listen("unix", path)
 }

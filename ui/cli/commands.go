@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"text/tabwriter"
@@ -79,7 +78,7 @@ func runStdio(ctx context.Context, inv *invocation, f *cmdFlags, words []string,
 // bridgeStdio relays stdio to the running app as the named client; ran is
 // false when no app is running.
 func (inv *invocation) bridgeStdio(ctx context.Context, client string) (ran bool, err error) {
-	ctl, err := control.Dial(filepath.Join(inv.g.Data, control.SocketName))
+	ctl, err := control.Dial(control.SocketPath(inv.g.Data))
 	if err != nil {
 		return false, nil
 	}
@@ -224,7 +223,7 @@ func runToken(ctx context.Context, inv *invocation, _ *cmdFlags, words []string,
 // changes apply at once, or else opens the data folder itself; done
 // closes what was opened.
 func (inv *invocation) reach(ctx context.Context) (ctl *control.Client, app *Opened, done func(), err error) {
-	if ctl, err := control.Dial(filepath.Join(inv.g.Data, control.SocketName)); err == nil {
+	if ctl, err := control.Dial(control.SocketPath(inv.g.Data)); err == nil {
 		return ctl, nil, func() {}, nil
 	}
 	app, err = inv.env.Open(ctx, &inv.g, inv.stderr)
@@ -256,7 +255,7 @@ func runQuestions(ctx context.Context, inv *invocation, _ *cmdFlags, words []str
 	if len(words) > 0 {
 		return usagef(usage, "questions takes no arguments, not %q", words)
 	}
-	ctl, err := control.Dial(filepath.Join(inv.g.Data, control.SocketName))
+	ctl, err := control.Dial(control.SocketPath(inv.g.Data))
 	if err != nil {
 		return errNotServing
 	}
@@ -292,7 +291,7 @@ func runAnswer(ctx context.Context, inv *invocation, f *cmdFlags, words []string
 	if len(words) == 0 || (len(words) == 1 && !f.decline) {
 		return usagef(usage, "usage: deskhand answer ID TEXT | deskhand answer ID approve|deny [--comment TEXT] | deskhand answer ID --decline")
 	}
-	ctl, err := control.Dial(filepath.Join(inv.g.Data, control.SocketName))
+	ctl, err := control.Dial(control.SocketPath(inv.g.Data))
 	if err != nil {
 		return errNotServing
 	}
