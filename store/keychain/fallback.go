@@ -12,10 +12,8 @@ import (
 )
 
 // The fallback file is a JSON object of secret names to secrets, e.g.
-// {"ollama.api-key": "..."}, mode 0600 (on Windows, an access list that
-// admits only the user), in a folder made private the same way. It is
-// removed when it becomes empty, so its existence alone means secrets are
-// kept in plain text.
+// {"ollama.api-key": "..."}, mode 0600. It is removed when it becomes
+// empty, so its existence alone means secrets are kept in plain text.
 
 // readFile returns the fallback file's secrets: an empty map when there is
 // no file (or no path). A file that cannot be parsed is a *agent.UserError
@@ -43,7 +41,6 @@ func (s *Store) readFile() (map[string]string, error) {
 
 // writeFile replaces the fallback file with m atomically (temp file in the
 // same folder, mode 0600, fsync, rename), or removes it when m is empty.
-// The folder is made private first: it is the data folder, Deskhand's own.
 func (s *Store) writeFile(m map[string]string) error {
 	var err error
 	if len(m) == 0 {
@@ -54,13 +51,13 @@ func (s *Store) writeFile(m map[string]string) error {
 	} else {
 		var b []byte
 		if b, err = json.MarshalIndent(m, "", "  "); err == nil {
-			if err = atomicfile.MkdirPrivate(filepath.Dir(s.path)); err == nil {
+			if err = os.MkdirAll(filepath.Dir(s.path), 0o700); err == nil {
 				err = atomicfile.Write(s.path, append(b, '\n'), 0o600)
 			}
 		}
 	}
 	if err != nil {
-		return agent.Userf(err, "could not write the secrets file %s; check that its folder is yours and writable by you", s.path)
+		return agent.Userf(err, "could not write the secrets file %s; check that its folder is writable by you", s.path)
 	}
 	atomicfile.SyncDir(filepath.Dir(s.path))
 	return nil
