@@ -12,8 +12,11 @@ import (
 )
 
 // The fallback file is a JSON object of secret names to secrets, e.g.
-// {"ollama.api-key": "..."}, mode 0600. It is removed when it becomes
-// empty, so its existence alone means secrets are kept in plain text.
+// {"ollama.api-key": "..."}, mode 0600 (on Windows, an access list that
+// admits only the user, from its creation: atomicfile). Its folder, the
+// data folder, is left as the person made it. The file is removed when it
+// becomes empty, so its existence alone means secrets are kept in plain
+// text.
 
 // readFile returns the fallback file's secrets: an empty map when there is
 // no file (or no path). A file that cannot be parsed is a *agent.UserError
