@@ -64,7 +64,7 @@ func SyncDir(dir string) { syncDir(dir) }
 // created inside, and inherits nothing from the parents. It does so for a
 // folder that already exists too (a wider mode is narrowed to 0700, the
 // access list is replaced), so use it only on folders that are Deskhand's
-// own, such as its data folder. Parents it creates get the usual 0700 on
+// own, such as the control socket's. Parents it creates get the usual 0700 on
 // Unix and their parent's access list on Windows.
 func MkdirPrivate(path string) error {
 	if err := mkdirPrivate(path); err != nil {
