@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"strings"
 	"sync/atomic"
 
 	"fyne.io/fyne/v2"
 	fyneapp "fyne.io/fyne/v2/app"
-	"github.com/godbus/dbus/v5"
 
 	"github.com/deskhand/deskhand/assets"
 	"github.com/deskhand/deskhand/server/agent"
@@ -20,12 +18,13 @@ import (
 	"github.com/deskhand/deskhand/ui/cli"
 	"github.com/deskhand/deskhand/ui/connect"
 	"github.com/deskhand/deskhand/ui/desktop"
+	"github.com/deskhand/deskhand/ui/desktop/platform"
 )
 
 // runDesktop runs the tray app: the agents served, the window and the popups.
 // With no display it says so and serves headless.
 func runDesktop(ctx context.Context, g cli.Globals, stderr io.Writer) error {
-	if !haveDisplay() {
+	if !platform.HaveDisplay() {
 		fmt.Fprintln(stderr, "No display (DISPLAY and WAYLAND_DISPLAY are unset): serving headless. Answer questions with 'deskhand questions' and 'deskhand answer'.")
 		return serve(ctx, g, stderr)
 	}
@@ -58,7 +57,7 @@ func runDesktop(ctx context.Context, g cli.Globals, stderr io.Writer) error {
 	}
 	defer srv.stop()
 
-	tray := sessionBusReachable()
+	tray := platform.TrayUsable()
 	if !tray {
 		a.log.Info("no D-Bus session bus: running without a tray icon")
 	}
@@ -96,33 +95,6 @@ func runDesktop(ctx context.Context, g cli.Globals, stderr io.Writer) error {
 	default:
 		return nil
 	}
-}
-
-// haveDisplay tells whether a window can be shown (on Linux and the BSDs:
-// whether an X11 or Wayland display is set).
-func haveDisplay() bool {
-	switch runtime.GOOS {
-	case "windows", "darwin":
-		return true
-	}
-	return os.Getenv("DISPLAY") != "" || os.Getenv("WAYLAND_DISPLAY") != ""
-}
-
-// sessionBusReachable tells whether the tray can be used: fyne's tray
-// crashes on quit when there is no D-Bus session bus.
-func sessionBusReachable() bool {
-	if runtime.GOOS != "linux" && runtime.GOOS != "freebsd" && runtime.GOOS != "openbsd" {
-		return true
-	}
-	if os.Getenv("DBUS_SESSION_BUS_ADDRESS") == "" {
-		return false
-	}
-	conn, err := dbus.ConnectSessionBus()
-	if err != nil {
-		return false
-	}
-	conn.Close()
-	return true
 }
 
 // connector gives the desktop's Connect tab the config writers.

@@ -1,16 +1,22 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
+	"go/ast"
+	"go/build/constraint"
 	"go/parser"
 	"go/token"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
 
 type pkgInfo struct {
 	ImportPath string
+	Dir        string
 	Deps       []string
 	Doc        string
 	GoFiles    []string
@@ -46,9 +52,11 @@ func TestImportRules(t *testing.T) {
 		"server/mcpserver": {module + "store", module + "models", module + "ui", "fyne.io/", "database/sql", "github.com/mattn/go-sqlite3", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
 		"server/tools":     {module + "store", module + "models", module + "ui", module + "server/mcpserver", module + "server/control", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
 		// The command line runs what main hands it: no GUI, no database, no models, no MCP server.
-		"ui/cli":     {module + "store", module + "models", module + "server/mcpserver", module + "server/bridge", module + "server/tools", module + "ui/desktop", module + "assets", "fyne.io/", "database/sql", "github.com/mattn/go-sqlite3", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
-		"ui/desktop": {module + "store", module + "models", module + "server/mcpserver", module + "server/control", module + "server/tools", module + "ui/connect", "database/sql", "github.com/mattn/go-sqlite3", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
-		"assets":     {module + "store", module + "models", module + "server", module + "ui", "database/sql", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama"},
+		"ui/cli": {module + "store", module + "models", module + "server/mcpserver", module + "server/bridge", module + "server/tools", module + "ui/desktop", module + "assets", "fyne.io/", "database/sql", "github.com/mattn/go-sqlite3", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
+		// What the desktop needs of each OS, fyne-free so that CI type-checks it for every OS.
+		"ui/desktop/platform": {module + "store", module + "models", module + "server/mcpserver", module + "server/control", module + "server/tools", module + "ui/connect", module + "ui/cli", module + "assets", "fyne.io/", "database/sql", "github.com/mattn/go-sqlite3", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
+		"ui/desktop":          {module + "store", module + "models", module + "server/mcpserver", module + "server/control", module + "server/tools", module + "ui/connect", "database/sql", "github.com/mattn/go-sqlite3", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
+		"assets":              {module + "store", module + "models", module + "server", module + "ui", "database/sql", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama"},
 		// mcp-go's client pulls its server package in (for in-process clients).
 		"ui/connect":       {module + "store", module + "models", module + "server/mcpserver", module + "server/control", module + "server/bridge", "fyne.io/", "database/sql", "github.com/mattn/go-sqlite3", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
 		"server/bridge":    {module + "store", module + "models", module + "ui", module + "server/agent", "fyne.io/", "database/sql", "github.com/ollama/ollama", "github.com/zalando/go-keyring", "github.com/mark3labs/mcp-go/server"},
@@ -136,6 +144,107 @@ func TestOnlyTheDesktopUsesFyne(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestNoPlatformCodeWhereDarwinCannotBeChecked: package main and the
+// desktop's packages import fyne, whose GL driver needs cgo and the macOS
+// SDK, so CI's `GOOS=darwin CGO_ENABLED=0 go vet` cannot type-check them.
+// Code for one OS therefore lives in fyne-free packages
+// (ui/desktop/platform, ui/cli), where it is checked for every OS: here no
+// file has a GOOS or GOARCH build constraint or file name suffix, and no
+// code (tests aside) looks at runtime.GOOS or runtime.GOARCH.
+func TestNoPlatformCodeWhereDarwinCannotBeChecked(t *testing.T) {
+	out, err := exec.Command("go", "tool", "dist", "list").Output()
+	if err != nil {
+		t.Fatalf("go tool dist list: %v", err)
+	}
+	platformTag := map[string]bool{"unix": true}
+	for _, target := range strings.Fields(string(out)) {
+		goos, goarch, _ := strings.Cut(target, "/")
+		platformTag[goos], platformTag[goarch] = true, true
+	}
+	checked := 0
+	for _, p := range listPackages(t) {
+		rel := strings.TrimPrefix(p.ImportPath, module)
+		if p.ImportPath != strings.TrimSuffix(module, "/") && rel != "ui/desktop" && !strings.HasPrefix(rel, "ui/desktop/") ||
+			rel == "ui/desktop/platform" {
+			continue
+		}
+		files, _ := filepath.Glob(filepath.Join(p.Dir, "*.go"))
+		for _, file := range files {
+			checked++
+			name := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(file), ".go"), "_test")
+			if parts := strings.Split(name, "_"); len(parts) > 1 && platformTag[parts[len(parts)-1]] {
+				t.Errorf("%s is built for one OS or architecture only (its name); move its code to ui/desktop/platform", file)
+			}
+			if tags := platformConstraint(t, file, platformTag); tags != "" {
+				t.Errorf("%s has the build constraint %q; move its code to ui/desktop/platform", file, tags)
+			}
+			if !strings.HasSuffix(file, "_test.go") {
+				for _, at := range runtimeGOOS(t, file) {
+					t.Errorf("%s looks at the OS it runs on; move that to ui/desktop/platform", at)
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no files checked")
+	}
+}
+
+// platformConstraint is the file's build constraint when it names an OS
+// or architecture ("unix" included), "" otherwise.
+func platformConstraint(t *testing.T, file string, platformTag map[string]bool) string {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "package ") {
+			break
+		}
+		if !constraint.IsGoBuild(line) && !constraint.IsPlusBuild(line) {
+			continue
+		}
+		expr, err := constraint.Parse(line)
+		if err != nil {
+			t.Errorf("%s: %v", file, err)
+			continue
+		}
+		named := false
+		expr.Eval(func(tag string) bool {
+			named = named || platformTag[tag]
+			return true
+		})
+		if named {
+			return line
+		}
+	}
+	return ""
+}
+
+// runtimeGOOS is where the file reads runtime.GOOS or runtime.GOARCH.
+func runtimeGOOS(t *testing.T, file string) []string {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, file, nil, 0)
+	if err != nil {
+		t.Fatalf("parse %s: %v", file, err)
+	}
+	var at []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			if x, ok := sel.X.(*ast.Ident); ok && x.Name == "runtime" && (sel.Sel.Name == "GOOS" || sel.Sel.Name == "GOARCH") {
+				at = append(at, fset.Position(sel.Pos()).String())
+			}
+		}
+		return true
+	})
+	return at
 }
 
 // TestPackageComments checks that every package has exactly one package

@@ -250,10 +250,16 @@ func listen(g cli.Globals) ([]net.Listener, error) {
 			if i > 0 { // ::1 is a bonus; some machines have no IPv6 loopback
 				continue
 			}
+			addr := net.JoinHostPort(h, port)
 			if user := cli.PortUser(port); user != "" {
-				return nil, agent.Userf(err, "cannot listen on %s: the port is taken by %s; stop it or choose another port with --addr", net.JoinHostPort(h, port), user)
+				return nil, agent.Userf(err, "cannot listen on %s: the port is taken by %s; stop it or choose another port with --addr", addr, user)
 			}
-			return nil, agent.Userf(err, "cannot listen on %s (is another program using the port? choose another with --addr)", net.JoinHostPort(h, port))
+			// Windows says WSAEADDRINUSE, which is no EADDRINUSE; there
+			// PortUser names the holder instead.
+			if errors.Is(err, syscall.EADDRINUSE) {
+				return nil, agent.Userf(err, "cannot listen on %s: the port is taken by another program; stop it or choose another port with --addr", addr)
+			}
+			return nil, agent.Userf(err, "cannot listen on %s (is another program using the port? choose another with --addr)", addr)
 		}
 		if listenerHook != nil {
 			ln = listenerHook(ln)

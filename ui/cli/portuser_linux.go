@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-
 	"strconv"
 	"strings"
 )
@@ -35,7 +34,7 @@ func PortUser(port string) string {
 		if inodes[strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")] {
 			pid := strings.Split(fd, "/")[2]
 			comm, _ := os.ReadFile(filepath.Join("/proc", pid, "comm"))
-			return fmt.Sprintf("%s (pid %s)", strings.TrimSpace(string(comm)), pid)
+			return processLabel(strings.TrimSpace(string(comm)), pid)
 		}
 	}
 	return ""

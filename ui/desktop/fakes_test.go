@@ -80,8 +80,35 @@ func settingsScreen(t *testing.T, core *fakeSettings) (*settingsView, *testUI) {
 	t.Helper()
 	a, u := newShell(t)
 	a.settings = newSettingsView(a, core)
+	login := &fakeLoginItem{}
+	a.settings.launchesAtLogin, a.settings.setLaunchAtLogin = login.enabled, login.set
 	a.win.SetContent(a.settings.content())
 	return a.settings, u
+}
+
+// fakeLoginItem is the OS's login item in memory; fail makes it refuse.
+type fakeLoginItem struct {
+	mu   sync.Mutex
+	on   bool
+	sets []bool
+	fail error
+}
+
+func (f *fakeLoginItem) enabled() (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.on, f.fail
+}
+
+func (f *fakeLoginItem) set(on bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sets = append(f.sets, on)
+	if f.fail != nil {
+		return f.fail
+	}
+	f.on = on
+	return nil
 }
 
 // fakeAgents is the Agents tab's core (agentsCore).

@@ -13,6 +13,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/ui/desktop/platform"
 )
 
 // Settings keys the desktop edits; the server reads them at start.
@@ -55,11 +56,15 @@ type settingsView struct {
 	login    *widget.Check
 	ollama   *widget.Label
 	status   *widget.Label
+	// The OS's login item behind the login box (ui/desktop/platform's;
+	// tests put fakes here, so that they leave the real one alone).
+	launchesAtLogin  func() (bool, error)
+	setLaunchAtLogin func(on bool) error
 }
 
 func newSettingsView(app *App, core settingsCore) *settingsView {
 	v := &settingsView{app: app, core: core, newName: widget.NewEntry(), entries: make(map[string]*widget.Entry), status: widget.NewLabel(""),
-		ollama: widget.NewLabel("")}
+		ollama: widget.NewLabel(""), launchesAtLogin: platform.LaunchesAtLogin, setLaunchAtLogin: platform.SetLaunchAtLogin}
 	v.insecure = widget.NewCheck("Open local development: accept requests without a token (INSECURE)", nil)
 	v.session = widget.NewCheck("Let each client list and read its own conversations (read-only tools)", nil)
 	v.login = widget.NewCheck("Start Deskhand when I log in", nil)
@@ -113,7 +118,7 @@ func (v *settingsView) content() fyne.CanvasObject {
 }
 
 // refresh re-reads the clients and, off fyne's goroutine, the saved
-// settings and the autostart entry.
+// settings and whether Deskhand starts at login.
 func (v *settingsView) refresh() {
 	v.refreshClients()
 	keys := []string{"server.insecure_no_auth", "server.session_tools"}
@@ -131,7 +136,10 @@ func (v *settingsView) refresh() {
 			}
 			values[key] = val
 		}
-		atLogin := launchesAtLogin()
+		atLogin, err := v.launchesAtLogin()
+		if err != nil && failed == nil {
+			failed = err
+		}
 		return func() {
 			v.insecure.SetChecked(values["server.insecure_no_auth"] == "true")
 			v.session.SetChecked(values["server.session_tools"] == "true")
@@ -150,10 +158,10 @@ func (v *settingsView) refresh() {
 	})
 }
 
-// setLogin writes or removes the autostart entry, off fyne's goroutine.
+// setLogin makes Deskhand start at login or not, off fyne's goroutine.
 func (v *settingsView) setLogin(on bool) {
 	v.app.background(func(context.Context) func() {
-		err := setLaunchAtLogin(on)
+		err := v.setLaunchAtLogin(on)
 		if err == nil {
 			return nil
 		}

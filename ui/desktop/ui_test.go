@@ -3,7 +3,6 @@ package desktop
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -286,7 +285,6 @@ func TestConversationsFollowTheCore(t *testing.T) {
 }
 
 func TestSettingsTokensAndServer(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	core := &fakeSettings{settings: map[string]string{"server.title": "My agents"}}
 	v, ui := settingsScreen(t, core)
 	v.refresh()
@@ -396,24 +394,44 @@ func TestPullModel(t *testing.T) {
 	}
 }
 
+// TestLaunchAtLogin: the login box shows whether Deskhand starts at login
+// and switches it; the OS's side is ui/desktop/platform's (tested there,
+// also against a temporary config folder).
 func TestLaunchAtLogin(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	if launchesAtLogin() {
+	v, ui := settingsScreen(t, &fakeSettings{})
+	login := &fakeLoginItem{}
+	v.launchesAtLogin, v.setLaunchAtLogin = login.enabled, login.set
+	v.refresh()
+	ui.settle()
+	if v.login.Checked {
 		t.Fatal("on before being turned on")
 	}
-	if err := setLaunchAtLogin(true); err != nil {
-		t.Fatal(err)
+	test.Tap(v.login)
+	ui.settle()
+	if !login.on || len(login.sets) != 1 {
+		t.Fatalf("checking the box: on %v, calls %v", login.on, login.sets)
 	}
-	p, _ := autostartPath()
-	data, err := os.ReadFile(p)
-	if err != nil || !strings.Contains(string(data), "Exec=") || !launchesAtLogin() {
-		t.Fatalf("autostart entry: %q %v", data, err)
+	v.refresh()
+	ui.settle()
+	if !v.login.Checked || len(login.sets) != 1 {
+		t.Errorf("after a refresh: checked %v, calls %v (showing the state must not set it)", v.login.Checked, login.sets)
 	}
-	if err := setLaunchAtLogin(false); err != nil || launchesAtLogin() {
-		t.Errorf("off: %v", err)
+	test.Tap(v.login)
+	ui.settle()
+	if login.on || v.login.Checked {
+		t.Errorf("off: on %v, checked %v", login.on, v.login.Checked)
 	}
-	if err := setLaunchAtLogin(false); err != nil {
-		t.Errorf("turning off twice: %v", err)
+	login.fail = agent.Userf(nil, "cannot write the autostart entry")
+	test.Tap(v.login)
+	ui.settle()
+	if !strings.Contains(v.status.Text, "cannot write the autostart entry") {
+		t.Errorf("a failure is not shown: %q", v.status.Text)
+	}
+	v.status.SetText("")
+	v.refresh()
+	ui.settle()
+	if !strings.Contains(v.status.Text, "cannot write the autostart entry") {
+		t.Errorf("a failure to read is not shown: %q", v.status.Text)
 	}
 }
 
