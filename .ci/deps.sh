@@ -10,7 +10,7 @@ fi
 
 case "$(uname -s)" in
 Darwin)
-	echo "macOS: needs the Xcode command line tools (xcode-select --install) and Node.js 22+ for the interop tests (brew install node@22; set DESKHAND_NODE=\$(brew --prefix node@22)/bin/node unless it is the node on PATH)." >&2
+	echo "macOS: needs the Xcode command line tools (xcode-select --install) and Node.js 22+ for the interop tests and mingw-w64 for make cross (brew install node@22 mingw-w64; set DESKHAND_NODE=\$(brew --prefix node@22)/bin/node unless it is the node on PATH)." >&2
 	exit 0 ;;
 MINGW* | MSYS* | CYGWIN*)
 	echo "Windows: needs a cgo compiler (e.g. MSYS2 mingw-w64 gcc on PATH) and Node.js 22+ for the interop tests (the installer from nodejs.org; set DESKHAND_NODE to its node.exe unless it is the node on PATH)." >&2
