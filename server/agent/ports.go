@@ -19,6 +19,32 @@ type ModelLister interface {
 	ListModels(ctx context.Context) ([]string, error)
 }
 
+// ModelDescriber is implemented by models that can say what one of their
+// models can do, for the editor and to refuse early what would fail.
+type ModelDescriber interface {
+	DescribeModel(ctx context.Context, name string) (ModelInfo, error)
+}
+
+// ModelInfo is what a model server says of one model.
+type ModelInfo struct {
+	Name             string
+	Tools            Capability // calls tools
+	StructuredOutput Capability // answers in a JSON Schema's shape
+	// ContextLength is the model's context window in tokens; 0 when the
+	// server does not say.
+	ContextLength int
+}
+
+// Capability is whether a model can do something. Most OpenAI-compatible
+// servers cannot say; the first failure then names what was missing.
+type Capability string
+
+const (
+	CapabilityUnknown Capability = ""
+	CapabilityYes     Capability = "yes"
+	CapabilityNo      Capability = "no"
+)
+
 // ModelPuller is implemented by models that can download a model.
 type ModelPuller interface {
 	PullModel(ctx context.Context, name string, progress func(PullProgress)) error
@@ -59,6 +85,10 @@ type ChatResponse struct {
 	PromptTokens int
 	OutputTokens int
 	DoneReason   string
+	// Trimmed counts the oldest messages of the transcript left out so
+	// that the rest fits the model's context window (never the system
+	// prompt or the tools); 0 when everything was sent.
+	Trimmed int
 }
 
 // History is where agents, conversations, turns, clients and settings are
