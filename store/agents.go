@@ -18,7 +18,7 @@ type storedAgentTool struct {
 
 // Agents returns every agent, in slug order.
 func (db *DB) Agents(ctx context.Context) ([]agent.Agent, error) {
-	rows, err := db.db.QueryContext(ctx, `SELECT id, slug, name, description, prompt, backend, model,
+	rows, err := db.db.QueryContext(ctx, `SELECT id, slug, name, description, prompt, backend, provider, model,
 		response_schema, conversations, enabled, tools, folders, max_rounds, routing, question_timeout_ms,
 		starter_prompts, client_may_approve, reachable_hosts, created_at, updated_at
 		FROM agents ORDER BY slug`)
@@ -38,7 +38,7 @@ func (db *DB) Agents(ctx context.Context) ([]agent.Agent, error) {
 			conversations, onOff int64
 			clientMayApprove     int64
 		)
-		if err := rows.Scan(&a.ID, &a.Slug, &a.Name, &a.Description, &a.Prompt, &a.Backend, &a.Model,
+		if err := rows.Scan(&a.ID, &a.Slug, &a.Name, &a.Description, &a.Prompt, &a.Backend, &a.Provider, &a.Model,
 			&schema, &conversations, &onOff, &tools, &folders, &a.MaxRounds, &a.Routing, &timeoutMS,
 			&starters, &clientMayApprove, &reachable, &created, &updated); err != nil {
 			return nil, fmt.Errorf("read agent: %w", err)
@@ -93,20 +93,20 @@ func (db *DB) PutAgent(ctx context.Context, a agent.Agent) error {
 	if len(a.ResponseSchema) > 0 {
 		schema = sql.NullString{String: string(a.ResponseSchema), Valid: true}
 	}
-	_, err = db.exec(ctx, `INSERT INTO agents (id, slug, name, description, prompt, backend, model,
+	_, err = db.exec(ctx, `INSERT INTO agents (id, slug, name, description, prompt, backend, provider, model,
 			response_schema, conversations, enabled, tools, folders, max_rounds, routing, question_timeout_ms,
 			starter_prompts, client_may_approve, reachable_hosts, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET
 			slug = excluded.slug, name = excluded.name, description = excluded.description,
-			prompt = excluded.prompt, backend = excluded.backend, model = excluded.model,
+			prompt = excluded.prompt, backend = excluded.backend, provider = excluded.provider, model = excluded.model,
 			response_schema = excluded.response_schema, conversations = excluded.conversations,
 			enabled = excluded.enabled, tools = excluded.tools, folders = excluded.folders,
 			max_rounds = excluded.max_rounds, routing = excluded.routing,
 			question_timeout_ms = excluded.question_timeout_ms, starter_prompts = excluded.starter_prompts,
 			client_may_approve = excluded.client_may_approve, reachable_hosts = excluded.reachable_hosts,
 			created_at = excluded.created_at, updated_at = excluded.updated_at`,
-		a.ID, a.Slug, a.Name, a.Description, a.Prompt, string(a.Backend), a.Model,
+		a.ID, a.Slug, a.Name, a.Description, a.Prompt, string(a.Backend), a.Provider, a.Model,
 		schema, boolInt(a.Conversations), boolInt(a.Enabled), tools, folders, a.MaxRounds,
 		string(a.Routing), a.QuestionTimeout.Milliseconds(),
 		starters, boolInt(a.ClientMayApprove), reachable, millis(a.CreatedAt), millis(a.UpdatedAt))

@@ -315,7 +315,8 @@ func TestMigrateAgentToolsToObjects(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Agents: %v", err)
 	}
-	base := agent.Agent{Backend: agent.BackendOllama, Conversations: true, Enabled: true,
+	// 0005 moves agents from Ollama to the provider "ollama".
+	base := agent.Agent{Backend: agent.BackendProvider, Provider: agent.OllamaProvider, Conversations: true, Enabled: true,
 		CreatedAt: fromMillis(1000), UpdatedAt: fromMillis(2000)}
 	with := func(id, slug, name string, tools ...agent.AgentTool) agent.Agent {
 		a := base

@@ -80,6 +80,9 @@ func (c *Core) SaveAgent(ctx context.Context, a Agent) (Agent, error) {
 	if err := c.checkSchema(a.ResponseSchema); err != nil {
 		return Agent{}, err
 	}
+	if err := c.checkProviderOf(ctx, a); err != nil {
+		return Agent{}, err
+	}
 	// Agent changes go one at a time, so that what is written is what was
 	// checked; lookups (every request) take only mu, which no write holds.
 	c.agentWrites.Lock()
@@ -237,10 +240,15 @@ func validateAgent(a *Agent) error {
 		return err
 	}
 	a.Name = cmp.Or(strings.TrimSpace(a.Name), a.Slug)
-	a.Backend = cmp.Or(a.Backend, BackendOllama)
-	if a.Backend != BackendOllama && a.Backend != BackendClient {
-		return Userf(nil, "model backend %q is not known: use %q or %q", a.Backend, BackendOllama, BackendClient)
+	switch a.Backend {
+	case "", BackendOllama: // as saved before providers
+		a.Backend = BackendProvider
+	case BackendProvider, BackendClient:
+	default:
+		return Userf(nil, "model backend %q is not known: use %q or %q", a.Backend, BackendProvider, BackendClient)
 	}
+	a.Provider = agentProvider(*a)
+	a.Model = strings.TrimSpace(a.Model)
 	if a.MaxRounds < 0 || a.MaxRounds > 100 {
 		return Userf(nil, "max rounds must be between 0 (default %d) and 100", DefaultMaxRounds)
 	}
@@ -337,7 +345,8 @@ func (c *Core) EnsureDefaultAgent(ctx context.Context, model string) (Agent, boo
 		Name:          "Assistant",
 		Description:   "A general assistant running on your computer. Send it a message; pass the returned conversation handle to continue.",
 		Prompt:        "You are a helpful, concise assistant.",
-		Backend:       BackendOllama,
+		Backend:       BackendProvider,
+		Provider:      OllamaProvider,
 		Model:         model,
 		Conversations: true,
 		Enabled:       true,
@@ -379,20 +388,20 @@ func (c *Core) AvailableTools() []ToolInfo {
 	return out
 }
 
-// InstalledModels lists the models the Ollama backend has installed.
+// InstalledModels lists the models of the provider OllamaProvider.
 func (c *Core) InstalledModels(ctx context.Context) ([]string, error) {
-	l, ok := c.models[BackendOllama].(ModelLister)
-	if !ok {
-		return nil, Userf(nil, "no Ollama backend is configured")
-	}
-	return l.ListModels(ctx)
+	return c.ProviderModels(ctx, OllamaProvider)
 }
 
-// PullModel downloads a model to the Ollama backend.
+// PullModel downloads a model to the provider OllamaProvider.
 func (c *Core) PullModel(ctx context.Context, name string, progress func(PullProgress)) error {
-	p, ok := c.models[BackendOllama].(ModelPuller)
+	m, err := c.providerModel(OllamaProvider)
+	if err != nil {
+		return err
+	}
+	p, ok := m.(ModelPuller)
 	if !ok {
-		return Userf(nil, "no Ollama backend is configured")
+		return Userf(nil, "provider %s cannot download models", OllamaProvider)
 	}
 	if strings.TrimSpace(name) == "" {
 		return Userf(nil, "type the name of the model to pull, e.g. llama3.2")

@@ -18,24 +18,23 @@ func ClientModelFrom(ctx context.Context) any {
 }
 
 // modelFor picks the model of a turn. An agent on the client's model runs
-// there when the client lends it, else on its Ollama model; with neither,
-// the turn fails saying why.
+// there when the client lends it, else on its provider's model; with
+// neither, the turn fails saying why.
 func (c *Core) modelFor(ctx context.Context, agent Agent) (Model, error) {
 	if agent.Backend == BackendClient {
 		if m := c.models[BackendClient]; m != nil && ClientModelFrom(ctx) != nil {
 			return m, nil
 		}
-		if m := c.models[BackendOllama]; m != nil && agent.Model != "" {
-			return m, nil
+		if agent.Model == "" {
+			return nil, Userf(nil, "agent %q runs on the calling client's model, but this client does not lend it (it did not declare sampling) and the agent has no model of a provider to fall back on", agent.Slug)
 		}
-		return nil, Userf(nil, "agent %q runs on the calling client's model, but this client does not lend it (it did not declare sampling) and the agent has no Ollama model to fall back on", agent.Slug)
 	}
-	m := c.models[agent.Backend]
-	if m == nil {
-		return nil, Userf(nil, "agent %q runs on the %q model backend, which is not available here", agent.Slug, agent.Backend)
+	if agent.Model == "" {
+		provider := agentProvider(agent)
+		if p, ok := c.Provider(provider); ok && p.Kind == ProviderOllama {
+			return nil, Userf(nil, "agent %q has no model: pick one of provider %s's models in the agent's settings (or 'deskhand agent edit %s --model NAME'); with none installed, install one with 'ollama pull llama3.2'", agent.Slug, provider, agent.Slug)
+		}
+		return nil, Userf(nil, "agent %q has no model: pick one of provider %s's models in the agent's settings (or 'deskhand agent edit %s --model NAME')", agent.Slug, provider, agent.Slug)
 	}
-	if agent.Backend == BackendOllama && agent.Model == "" {
-		return nil, Userf(nil, "agent %q has no model: install one with 'ollama pull llama3.2', then set it in the agent's settings (or start Deskhand with --model)", agent.Slug)
-	}
-	return m, nil
+	return c.providerModel(agentProvider(agent))
 }

@@ -16,9 +16,14 @@ import (
 // Config wires a Core to its ports.
 type Config struct {
 	History History
-	// Models maps each backend to the model that serves it; a backend
-	// without one fails its turns with a message saying so.
+	// Models are fixed models: under BackendClient the calling client's
+	// (sampling); under a provider's name, the model that provider uses
+	// instead of one from Connector (tests, and wirings with one server).
 	Models map[Backend]Model
+	// Connector makes the models of the other providers; Secrets holds
+	// their API keys. Without them only the fixed models exist.
+	Connector ModelConnector
+	Secrets   Secrets
 	// Tools are the tools agents may switch on, by name.
 	Tools  []Tool
 	Logger *slog.Logger
@@ -51,6 +56,18 @@ type Core struct {
 	desktop   bool
 	// schemaCheck is Config.CheckSchema.
 	schemaCheck func(json.RawMessage) error
+	connector   ModelConnector
+	secrets     Secrets
+
+	// providerWrites makes changes of providers go one at a time across
+	// their store and keychain writes; no request takes it.
+	providerWrites sync.Mutex
+	// providersMu guards providers and connected; never held across I/O.
+	providersMu sync.Mutex
+	providers   map[string]Provider
+	// connected caches each provider's model, made by the connector for
+	// the provider as it was at UpdatedAt.
+	connected map[string]connectedModel
 
 	// agentWrites makes changes of agents (SaveAgent, DeleteAgent) go one
 	// at a time across their store writes; no request takes it.
@@ -106,6 +123,10 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 		desktop: cfg.Desktop,
 
 		schemaCheck: cfg.CheckSchema,
+		connector:   cfg.Connector,
+		secrets:     cfg.Secrets,
+		providers:   make(map[string]Provider),
+		connected:   make(map[string]connectedModel),
 	}
 	c.questions.pending = make(map[string]*waiting)
 	c.turns.live = make(map[string]*liveTurn)
@@ -133,6 +154,13 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 	}
 	if n > 0 {
 		c.log.Info("questions left unanswered by the previous stop", "count", n)
+	}
+	providers, err := c.history.Providers(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load providers: %w", err)
+	}
+	for _, p := range providers {
+		c.providers[p.Name] = p
 	}
 	agents, err := c.history.Agents(ctx)
 	if err != nil {

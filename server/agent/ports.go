@@ -95,6 +95,7 @@ type ChatResponse struct {
 // kept (store/). Methods return ErrNotFound for missing rows.
 type History interface {
 	AgentStore
+	ProviderStore
 	ConversationStore
 	QuestionStore
 	ClientStore
@@ -110,6 +111,22 @@ type QuestionStore interface {
 	// ExpirePendingQuestions marks questions still pending as expired;
 	// called once at start, after a crash.
 	ExpirePendingQuestions(ctx context.Context, at time.Time) (int, error)
+}
+
+// ProviderStore keeps providers (never their secrets).
+type ProviderStore interface {
+	Providers(ctx context.Context) ([]Provider, error)
+	// PutProvider inserts or updates a provider by name.
+	PutProvider(ctx context.Context, p Provider) error
+	// DeleteProvider removes it; ErrNotFound if there is none.
+	DeleteProvider(ctx context.Context, name string) error
+}
+
+// ModelConnector makes the Model that talks to a provider's server with
+// its secret ("" when it has none). It does not reach the server: a Model
+// says what is wrong when it is used.
+type ModelConnector interface {
+	Connect(p Provider, secret string) (Model, error)
 }
 
 // AgentStore keeps agent definitions.

@@ -9,11 +9,50 @@ import (
 type Backend string
 
 const (
-	// BackendOllama runs the agent on a local (or configured) Ollama server.
-	BackendOllama Backend = "ollama"
-	// BackendClient runs the agent on the calling MCP client's model (sampling).
+	// BackendProvider runs the agent on a model of its provider
+	// (Agent.Provider, Agent.Model).
+	BackendProvider Backend = "provider"
+	// BackendClient runs the agent on the calling MCP client's model
+	// (sampling), and on its provider's model when the client lends none.
 	BackendClient Backend = "client"
+	// BackendOllama is how agents were saved before providers: SaveAgent
+	// moves such an agent to BackendProvider on the provider OllamaProvider.
+	BackendOllama Backend = "ollama"
 )
+
+// ProviderKind is the kind of model server a provider connects to.
+type ProviderKind string
+
+const (
+	ProviderOllama           ProviderKind = "ollama"
+	ProviderOpenAICompatible ProviderKind = "openai-compatible" // LM Studio, llama.cpp, vLLM, LiteLLM…
+	ProviderOpenAI           ProviderKind = "openai"
+	ProviderAnthropic        ProviderKind = "anthropic"
+)
+
+// ProviderKinds are the kinds a provider may have, in the order offered.
+var ProviderKinds = []ProviderKind{ProviderOllama, ProviderOpenAICompatible, ProviderOpenAI, ProviderAnthropic}
+
+// OllamaProvider names the provider every store starts with: Ollama at
+// the address of the Ollama setting (the one agents ran on before
+// providers).
+const OllamaProvider = "ollama"
+
+// Provider is a named connection to a model server. Its secret (an API
+// key), when it has one, is kept by the Secrets port under
+// ProviderSecretKey, never here.
+type Provider struct {
+	Name string // 1-40 lower-case letters, digits, '-' or '_'
+	Kind ProviderKind
+	// BaseURL is the server's address; empty means the kind's default
+	// (for Ollama: the Ollama setting, OLLAMA_HOST or 127.0.0.1:11434).
+	BaseURL   string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// ProviderSecretKey is the Secrets key of a provider's API key.
+func ProviderSecretKey(name string) string { return "provider/" + name }
 
 // Agent is a user-defined agent, served as one MCP tool named by its Slug.
 type Agent struct {
@@ -23,7 +62,10 @@ type Agent struct {
 	Description string
 	Prompt      string // system prompt
 	Backend     Backend
-	Model       string
+	// Provider names the provider whose Model the agent runs on (with
+	// BackendClient: when the client lends no model).
+	Provider string
+	Model    string
 	// ResponseSchema, when set, is a JSON Schema the final answer must
 	// satisfy; the model is asked for structured output.
 	ResponseSchema json.RawMessage

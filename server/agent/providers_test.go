@@ -1,0 +1,186 @@
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/agent/agenttest"
+	"github.com/deskhand/deskhand/store/storetest"
+)
+
+// memSecrets is a keychain in memory.
+type memSecrets struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (s *memSecrets) Get(key string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.m[key]
+	if !ok {
+		return "", agent.ErrNotFound
+	}
+	return v, nil
+}
+
+func (s *memSecrets) Set(key, value string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m[key] = value
+	return nil
+}
+
+func (s *memSecrets) Delete(key string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, key)
+	return nil
+}
+
+// connector records what it connected and hands out one model per call.
+type connector struct {
+	mu    sync.Mutex
+	calls []string // provider name and the secret it got
+	info  agent.ModelInfo
+}
+
+type describedModel struct {
+	*agenttest.Model
+	info agent.ModelInfo
+}
+
+func (m describedModel) DescribeModel(context.Context, string) (agent.ModelInfo, error) {
+	return m.info, nil
+}
+
+func (m describedModel) ListModels(context.Context) ([]string, error) { return []string{"m1", "m2"}, nil }
+
+func (c *connector) Connect(p agent.Provider, secret string) (agent.Model, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls = append(c.calls, p.Name+" "+p.BaseURL+" key="+secret)
+	return describedModel{Model: &agenttest.Model{}, info: c.info}, nil
+}
+
+func (c *connector) connects() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.calls...)
+}
+
+func TestProviders(t *testing.T) {
+	ctx := t.Context()
+	db := storetest.Open(t)
+	secrets := &memSecrets{m: map[string]string{}}
+	conn := &connector{info: agent.ModelInfo{StructuredOutput: agent.CapabilityNo}}
+	core, err := agent.New(ctx, agent.Config{History: db, Connector: conn, Secrets: secrets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(core.Close)
+
+	for _, bad := range []agent.Provider{
+		{Name: "Bad Name", Kind: agent.ProviderOpenAI},
+		{Name: "client", Kind: agent.ProviderOpenAI},
+		{Name: "x", Kind: "gopher"},
+		{Name: "x", Kind: agent.ProviderOpenAICompatible}, // no address
+		{Name: "x", Kind: agent.ProviderOpenAICompatible, BaseURL: "ftp://host"},
+		{Name: "x", Kind: agent.ProviderOpenAICompatible, BaseURL: "http://user:pw@host"},
+	} {
+		if _, err := core.SaveProvider(ctx, bad, agent.KeyChange{}); err == nil || agent.UserMessage(err) == "" {
+			t.Errorf("SaveProvider(%+v) = %v, want a user error", bad, err)
+		}
+	}
+	const key = "sk-ant-secret-1234"
+	p, err := core.SaveProvider(ctx, agent.Provider{Name: "claude", Kind: agent.ProviderAnthropic}, agent.KeyChange{Set: true, Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.BaseURL != "https://api.anthropic.com" {
+		t.Errorf("default address %q", p.BaseURL)
+	}
+	if got, _ := secrets.Get(agent.ProviderSecretKey("claude")); got != key {
+		t.Errorf("keychain holds %q, want the key", got)
+	}
+	if _, err := core.SaveProvider(ctx, agent.Provider{Name: "x", Kind: agent.ProviderOpenAI}, agent.KeyChange{Set: true, Key: key + "\n"}); err == nil {
+		t.Error("a key with a line break was taken")
+	}
+
+	// An agent on an unknown provider, or with a schema its model cannot
+	// answer in, is refused at save time.
+	if _, err := core.SaveAgent(ctx, agent.Agent{Slug: "a", Provider: "nope", Model: "m1"}); !errors.Is(err, agent.ErrNotFound) {
+		t.Errorf("agent on a missing provider: %v", err)
+	}
+	_, err = core.SaveAgent(ctx, agent.Agent{Slug: "a", Provider: "claude", Model: "m1", ResponseSchema: []byte(`{"type":"object"}`)})
+	if err == nil || !strings.Contains(agent.UserMessage(err), "cannot answer in the shape") {
+		t.Errorf("schema on a model without structured output: %v", err)
+	}
+	a, err := core.SaveAgent(ctx, agent.Agent{Slug: "a", Provider: "claude", Model: "m1", Enabled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := core.Run(ctx, agent.RunRequest{Agent: a.Slug, Principal: "p", Message: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := core.Run(ctx, agent.RunRequest{Agent: a.Slug, Principal: "p", Message: "again"}); err != nil {
+		t.Fatal(err)
+	}
+	// One connection per version of the provider, with its key.
+	want := "claude https://api.anthropic.com key=" + key
+	if got := conn.connects(); len(got) != 1 || got[0] != want {
+		t.Errorf("connects = %q, want one: %q", got, want)
+	}
+	if models, err := core.ProviderModels(ctx, "claude"); err != nil || len(models) != 2 {
+		t.Errorf("ProviderModels = %v, %v", models, err)
+	}
+
+	st := core.Providers()
+	if len(st) != 2 || st[0].Name != "claude" || !st[0].HasKey || len(st[0].UsedBy) != 1 || st[1].Name != agent.OllamaProvider || st[1].HasKey {
+		t.Errorf("Providers() = %+v", st)
+	}
+	if err := core.DeleteProvider(ctx, "claude"); err == nil || !strings.Contains(agent.UserMessage(err), "used by a") {
+		t.Errorf("deleting a provider in use: %v", err)
+	}
+
+	// A change of the provider connects anew; removing the key removes it.
+	if _, err := core.SaveProvider(ctx, agent.Provider{Name: "claude", Kind: agent.ProviderAnthropic, BaseURL: "https://proxy.example/anthropic"}, agent.KeyChange{Set: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := secrets.Get(agent.ProviderSecretKey("claude")); !errors.Is(err, agent.ErrNotFound) {
+		t.Errorf("the removed key is still there: %v", err)
+	}
+	if _, err := core.Run(ctx, agent.RunRequest{Agent: a.Slug, Principal: "p", Message: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := conn.connects(); len(got) != 2 || got[1] != "claude https://proxy.example/anthropic key=" {
+		t.Errorf("connects after the change = %q", got)
+	}
+
+	if err := core.DeleteAgent(ctx, a.Slug); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := core.SaveProvider(ctx, agent.Provider{Name: "claude", Kind: agent.ProviderAnthropic}, agent.KeyChange{Set: true, Key: key}); err != nil {
+		t.Fatal(err)
+	}
+	if err := core.DeleteProvider(ctx, "claude"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := secrets.Get(agent.ProviderSecretKey("claude")); !errors.Is(err, agent.ErrNotFound) {
+		t.Errorf("a deleted provider's key stayed in the keychain: %v", err)
+	}
+	// A restart reads what was saved.
+	core.Close()
+	again, err := agent.New(ctx, agent.Config{History: db, Connector: conn, Secrets: secrets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if st := again.Providers(); len(st) != 1 || st[0].Name != agent.OllamaProvider {
+		t.Errorf("providers after a restart: %+v", st)
+	}
+}
