@@ -16,7 +16,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/deskhand/deskhand/models/ollama"
+	"github.com/deskhand/deskhand/models/providers"
 	"github.com/deskhand/deskhand/models/sampling"
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/server/bridge"
@@ -84,7 +84,6 @@ type wiring struct {
 	db      *store.DB
 	core    *agent.Core
 	secrets *keychain.Store
-	ollama  *ollama.Model
 	log     *slog.Logger
 	// unreachable is what no agent's fetch may reach: Deskhand's own
 	// endpoint and its model server.
@@ -127,21 +126,21 @@ func open(ctx context.Context, g *cli.Globals, log *slog.Logger, desktop bool) (
 	g.Ollama = cmp.Or(g.Ollama, saved["ollama.host"])
 	g.InsecureNoAuth = g.InsecureNoAuth || saved["server.insecure_no_auth"] == "true"
 	secrets := secretsIn(g.Data, func(msg string) { log.Warn(msg) })
-	var ollamaOpts []ollama.Option
-	if key, err := secrets.Get("ollama-api-key"); err == nil && key != "" {
-		ollamaOpts = append(ollamaOpts, ollama.WithAPIKey(key))
-	}
-	model, err := ollama.New(g.Ollama, ollamaOpts...)
-	if err != nil {
-		db.Close()
-		return nil, agent.Userf(err, "the Ollama address %q is not valid", g.Ollama)
-	}
 	unreachable := &tools.Unreachable{}
 	unreachable.Set("deskhand", g.Addr)
-	unreachable.Set("ollama", model.BaseURL())
+	connector := &providers.Connector{
+		OllamaHost: g.Ollama,
+		LegacyOllamaKey: func() string {
+			key, _ := secrets.Get("ollama-api-key")
+			return key
+		},
+		Reached: func(name, url string) { unreachable.Set("provider/"+name, url) },
+	}
 	core, err := agent.New(ctx, agent.Config{
 		History: db,
-		Models:  map[agent.Backend]agent.Model{agent.BackendOllama: model, agent.BackendClient: sampling.Model{}},
+		Models:    map[agent.Backend]agent.Model{agent.BackendClient: sampling.Model{}},
+		Connector: connector,
+		Secrets:   secrets,
 		Tools:   tools.Catalog(tools.Options{Never: unreachable.List}),
 		Logger:  log,
 		Desktop: desktop,
@@ -152,7 +151,12 @@ func open(ctx context.Context, g *cli.Globals, log *slog.Logger, desktop bool) (
 		db.Close()
 		return nil, err
 	}
-	return &wiring{db: db, core: core, secrets: secrets, ollama: model, log: log, unreachable: unreachable}, nil
+	// Every provider's server is out of the agents' reach from the start,
+	// not only once an agent used it (Connect reaches no server).
+	for _, p := range core.Providers() {
+		_, _ = connector.Connect(p.Provider, "")
+	}
+	return &wiring{db: db, core: core, secrets: secrets, log: log, unreachable: unreachable}, nil
 }
 
 // osReason is the OS's own words for a file error ("read-only file

@@ -99,11 +99,7 @@ func startServing(ctx context.Context, g cli.Globals, a *wiring, stderr io.Write
 	} else if err != nil {
 		log.Info(agent.UserMessage(err))
 	}
-	if v, err := a.ollama.Version(ctx); err != nil {
-		log.Warn(agent.UserMessage(err))
-	} else {
-		log.Info("using Ollama", "url", a.ollama.BaseURL(), "version", v)
-	}
+	reportProviders(ctx, a.core, log)
 	keys, err := stateKeys(os.Getenv("DESKHAND_STATE_KEYS"))
 	if err != nil {
 		return nil, err
@@ -354,4 +350,22 @@ func serveStdio(ctx context.Context, g cli.Globals, stdin io.Reader, stdout, std
 		return err
 	}
 	return nil
+}
+
+// reportProviders says, for each provider agents run on, whether its
+// server answers and with how many models.
+func reportProviders(ctx context.Context, core *agent.Core, log *slog.Logger) {
+	for _, p := range core.Providers() {
+		if len(p.UsedBy) == 0 {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		models, err := core.ProviderModels(ctx, p.Name)
+		cancel()
+		if err != nil {
+			log.Warn(agent.UserMessage(err), "provider", p.Name)
+			continue
+		}
+		log.Info("model provider answers", "provider", p.Name, "kind", p.Kind, "models", len(models))
+	}
 }

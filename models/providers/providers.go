@@ -1,0 +1,54 @@
+// Package providers makes the model of each provider kind: the adapter in
+// models/ that speaks its server's API. It is the core's ModelConnector.
+package providers
+
+import (
+	"cmp"
+	"fmt"
+
+	"github.com/deskhand/deskhand/models/ollama"
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+// Connector makes providers' models.
+type Connector struct {
+	// OllamaHost is the address of an Ollama provider that has none of
+	// its own: the --ollama flag, OLLAMA_HOST or the Ollama setting; empty
+	// means Ollama's default.
+	OllamaHost string
+	// LegacyOllamaKey is the API key kept for Ollama before providers,
+	// used by the provider "ollama" while it has no key of its own.
+	LegacyOllamaKey func() string
+	// Reached is told each provider's server address, so that no agent's
+	// network tool may reach it.
+	Reached func(provider, baseURL string)
+}
+
+var _ agent.ModelConnector = (*Connector)(nil)
+
+// Connect implements agent.ModelConnector.
+func (c *Connector) Connect(p agent.Provider, secret string) (agent.Model, error) {
+	switch p.Kind {
+	case agent.ProviderOllama:
+		if secret == "" && p.Name == agent.OllamaProvider && c.LegacyOllamaKey != nil {
+			secret = c.LegacyOllamaKey()
+		}
+		var opts []ollama.Option
+		if secret != "" {
+			opts = append(opts, ollama.WithAPIKey(secret))
+		}
+		m, err := ollama.New(cmp.Or(p.BaseURL, c.OllamaHost), opts...)
+		if err != nil {
+			return nil, err
+		}
+		c.reached(p.Name, m.BaseURL())
+		return m, nil
+	}
+	return nil, fmt.Errorf("providers of kind %s are not supported by this build", p.Kind)
+}
+
+func (c *Connector) reached(provider, baseURL string) {
+	if c.Reached != nil {
+		c.Reached(provider, baseURL)
+	}
+}
