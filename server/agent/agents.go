@@ -319,11 +319,14 @@ const MaxStarterPrompts = 20
 // DefaultAgentSlug names the agent created on first start.
 const DefaultAgentSlug = "assistant"
 
-// EnsureDefaultAgent creates the agent "assistant" on Ollama when there is
-// no agent at all. model, when given, becomes its model (also when it
-// exists); otherwise an assistant without a model gets the first installed
-// one. With none to be found it stays without, and its calls say how to
-// set one. It returns the assistant, if there is one.
+// EnsureDefaultAgent creates the agent "assistant" when there is no agent
+// at all. model, when given, becomes its model (also when it exists, on
+// the provider it has). Otherwise an assistant without a model gets the
+// first model that can call tools on the first server of
+// Config.LocalServers that answers; a server found that is not a
+// provider yet becomes one. With none to be found it stays without, on
+// the provider "ollama", and its calls say how to set one. It returns the
+// assistant, if there is one.
 func (c *Core) EnsureDefaultAgent(ctx context.Context, model string) (Agent, bool, error) {
 	existing, found := c.AgentBySlug(DefaultAgentSlug)
 	switch {
@@ -332,38 +335,106 @@ func (c *Core) EnsureDefaultAgent(ctx context.Context, model string) (Agent, boo
 	case found && existing.Model != "" && (model == "" || model == existing.Model):
 		return existing, true, nil
 	}
-	if model == "" {
-		model = c.firstInstalledModel(ctx)
+	if !found {
+		existing = Agent{
+			Slug:          DefaultAgentSlug,
+			Name:          "Assistant",
+			Description:   "A general assistant running on your computer. Send it a message; pass the returned conversation handle to continue.",
+			Prompt:        "You are a helpful, concise assistant.",
+			Backend:       BackendProvider,
+			Provider:      OllamaProvider,
+			Conversations: true,
+			Enabled:       true,
+		}
 	}
-	if found {
+	if model != "" {
 		existing.Model = model
-		a, err := c.SaveAgent(ctx, existing)
-		return a, err == nil, err
+	} else if provider, found := c.findLocalModel(ctx); found.Name != "" {
+		if _, known := c.Provider(provider.Name); !known {
+			if _, err := c.SaveProvider(ctx, provider, KeyChange{}); err != nil {
+				return Agent{}, false, err
+			}
+		}
+		existing.Provider, existing.Model = provider.Name, found.Name
+		c.log.Info("the agent 'assistant' runs on a model found on this computer", "provider", provider.Name, "url", provider.BaseURL, "model", found.Name)
 	}
-	a, err := c.SaveAgent(ctx, Agent{
-		Slug:          DefaultAgentSlug,
-		Name:          "Assistant",
-		Description:   "A general assistant running on your computer. Send it a message; pass the returned conversation handle to continue.",
-		Prompt:        "You are a helpful, concise assistant.",
-		Backend:       BackendProvider,
-		Provider:      OllamaProvider,
-		Model:         model,
-		Conversations: true,
-		Enabled:       true,
-	})
+	a, err := c.SaveAgent(ctx, existing)
 	return a, err == nil, err
 }
 
-func (c *Core) firstInstalledModel(ctx context.Context) string {
-	names, err := c.InstalledModels(ctx)
-	if err != nil {
-		c.log.Warn("list installed models for the default agent", "err", err)
-		return ""
+// localServerWait bounds how long each local server may take to list its
+// models on first start.
+const localServerWait = 3 * time.Second
+
+// findLocalModel asks each of Config.LocalServers, in order, for a model
+// that can call tools (or may: most OpenAI-compatible servers cannot
+// say), preferring one that says it can. A server that is already a
+// provider (by name) is asked as that provider is set up.
+func (c *Core) findLocalModel(ctx context.Context) (Provider, ModelInfo) {
+	candidates := c.localServers
+	if len(candidates) == 0 {
+		candidates = []Provider{{Name: OllamaProvider, Kind: ProviderOllama}}
 	}
-	if len(names) == 0 {
-		return ""
+	for _, candidate := range candidates {
+		p := candidate
+		if known, ok := c.Provider(candidate.Name); ok {
+			p = known
+		} else if err := validateProvider(&p); err != nil {
+			c.log.Warn("a local model server's address is not valid", "provider", p.Name, "err", err)
+			continue
+		}
+		var m Model
+		var err error
+		if known, ok := c.Provider(p.Name); ok && known == p {
+			m, err = c.providerModel(p.Name)
+		} else if c.connector != nil {
+			m, err = c.connector.Connect(p, "")
+		} else {
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		if info, ok := firstToolModel(ctx, m); ok {
+			return p, info
+		}
 	}
-	return names[0]
+	return Provider{}, ModelInfo{}
+}
+
+// firstToolModel lists m's models and returns the first that says it
+// calls tools, else the first that does not say it cannot.
+func firstToolModel(ctx context.Context, m Model) (ModelInfo, bool) {
+	ctx, cancel := context.WithTimeout(ctx, localServerWait)
+	defer cancel()
+	lister, ok := m.(ModelLister)
+	if !ok {
+		return ModelInfo{}, false
+	}
+	names, err := lister.ListModels(ctx)
+	if err != nil || len(names) == 0 {
+		return ModelInfo{}, false
+	}
+	describer, _ := m.(ModelDescriber)
+	var maybe ModelInfo
+	for _, name := range names {
+		info := ModelInfo{Name: name}
+		if describer != nil {
+			if got, err := describer.DescribeModel(ctx, name); err == nil {
+				info = got
+				info.Name = name
+			}
+		}
+		switch info.Tools {
+		case CapabilityYes:
+			return info, true
+		case CapabilityUnknown:
+			if maybe.Name == "" {
+				maybe = info
+			}
+		}
+	}
+	return maybe, maybe.Name != ""
 }
 
 // ToolInfo describes a tool agents may switch on.

@@ -24,6 +24,11 @@ type Config struct {
 	// their API keys. Without them only the fixed models exist.
 	Connector ModelConnector
 	Secrets   Secrets
+	// LocalServers are where EnsureDefaultAgent looks for a model on
+	// first start, in order (Ollama, LM Studio, llama.cpp, vLLM on
+	// loopback); those not among the providers yet are not saved until
+	// chosen.
+	LocalServers []Provider
 	// Tools are the tools agents may switch on, by name.
 	Tools  []Tool
 	Logger *slog.Logger
@@ -55,9 +60,10 @@ type Core struct {
 	questions broker
 	desktop   bool
 	// schemaCheck is Config.CheckSchema.
-	schemaCheck func(json.RawMessage) error
-	connector   ModelConnector
-	secrets     Secrets
+	schemaCheck  func(json.RawMessage) error
+	connector    ModelConnector
+	secrets      Secrets
+	localServers []Provider
 
 	// providerWrites makes changes of providers go one at a time across
 	// their store and keychain writes; no request takes it.
@@ -122,11 +128,12 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 		agents:  make(map[string]Agent),
 		desktop: cfg.Desktop,
 
-		schemaCheck: cfg.CheckSchema,
-		connector:   cfg.Connector,
-		secrets:     cfg.Secrets,
-		providers:   make(map[string]Provider),
-		connected:   make(map[string]connectedModel),
+		schemaCheck:  cfg.CheckSchema,
+		connector:    cfg.Connector,
+		secrets:      cfg.Secrets,
+		localServers: cfg.LocalServers,
+		providers:    make(map[string]Provider),
+		connected:    make(map[string]connectedModel),
 	}
 	c.questions.pending = make(map[string]*waiting)
 	c.turns.live = make(map[string]*liveTurn)
