@@ -126,7 +126,7 @@ func (m *Model) describe(ctx context.Context, name string) (agent.ModelInfo, err
 func parseShow(name string, sr *api.ShowResponse) agent.ModelInfo {
 	info := agent.ModelInfo{Name: name, ContextLength: contextLength(sr.ModelInfo)}
 	if len(sr.Capabilities) == 0 {
-		return info // an Ollama older than capabilities (v0.6.4)
+		return info // an Ollama too old to list capabilities
 	}
 	has := func(c model.Capability) agent.Capability {
 		if slices.Contains(sr.Capabilities, c) {
