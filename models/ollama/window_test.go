@@ -2,6 +2,7 @@ package ollama_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -111,5 +112,164 @@ func TestNumCtxStable(t *testing.T) {
 	}
 	if n := len(srv.Calls()) - len(want); n != 1 {
 		t.Errorf("%d /api/show requests for %d chats, want 1 (cached)", n, len(want))
+	}
+}
+
+// TestTrimming: a transcript too long for the window loses its oldest
+// messages, an assistant's tool calls together with their results; the
+// system prompt, the tools and the latest user message always go.
+func TestTrimming(t *testing.T) {
+	call := agent.ToolCall{ID: "call_aaaa0001", Name: "tool_0", Arguments: json.RawMessage(`{"path":"/a"}`)}
+	call2 := agent.ToolCall{ID: "call_aaaa0002", Name: "tool_0", Arguments: json.RawMessage(`{"path":"/b"}`)}
+	k := 3000 // bytes: about 1000 tokens
+	transcript := []agent.Message{
+		{Role: agent.RoleSystem, Content: "You are a careful assistant. " + text(600)},                                                    // 0
+		{Role: agent.RoleUser, Content: "first " + text(k)},                                                                               // 1
+		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{call, call2}},                                                             // 2
+		{Role: agent.RoleTool, ToolCallID: call.ID, ToolName: "tool_0", Content: "result a " + text(k)},                                   // 3
+		{Role: agent.RoleTool, ToolCallID: call2.ID, ToolName: "tool_0", Content: "result b " + text(k)},                                  // 4
+		{Role: agent.RoleAssistant, Content: "answer one " + text(k)},                                                                     // 5
+		{Role: agent.RoleUser, Content: "second " + text(k)},                                                                              // 6
+		{Role: agent.RoleAssistant, Content: "answer two " + text(k)},                                                                     // 7
+		{Role: agent.RoleUser, Content: "and now?"},                                                                                       // 8
+		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_aaaa0003", Name: "tool_0", Arguments: json.RawMessage(`{}`)}}}, // 9
+		{Role: agent.RoleTool, ToolCallID: "call_aaaa0003", ToolName: "tool_0", Content: "result c"},                                      // 10
+	}
+	firstWords := func(msgs []agent.Message) []string {
+		var out []string
+		for _, m := range msgs {
+			w, _, _ := strings.Cut(m.Content, " ")
+			out = append(out, string(m.Role)+":"+w)
+		}
+		return out
+	}
+	all := firstWords(transcript)
+	tests := []struct {
+		name        string
+		window      int // the model's context length
+		tools       int // tools of about 1000 tokens each
+		wantSent    []int
+		wantTrimmed int
+		wantCtx     int
+	}{
+		{
+			name: "fits", window: 131072, tools: 2,
+			wantSent: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, wantCtx: 16384,
+		},
+		{
+			// 8192 - 2048 for the answer leaves about 6140 for the prompt;
+			// the tools (2000), system prompt (220) and the current round
+			// (60) are kept, so about 3800 for the transcript: dropping the
+			// first user message is not enough, and the tool calls go with
+			// both their results.
+			name: "oldest dropped, calls with their results", window: 8192, tools: 2,
+			wantSent: []int{0, 5, 6, 7, 8, 9, 10}, wantTrimmed: 4, wantCtx: 8192,
+		},
+		{
+			name: "more tools, more dropped", window: 8192, tools: 4,
+			wantSent: []int{0, 7, 8, 9, 10}, wantTrimmed: 6, wantCtx: 8192,
+		},
+		{
+			name: "everything but what must go", window: 8192, tools: 5,
+			wantSent: []int{0, 8, 9, 10}, wantTrimmed: 7, wantCtx: 8192,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := ollamatest.NewServer(t, quiet, ollamatest.WithContextLength(model, tt.window))
+			tools := bigTools(tt.tools)
+			got, err := newModel(t, srv).Chat(t.Context(), agent.ChatRequest{Model: model, Messages: transcript, Tools: tools}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Trimmed != tt.wantTrimmed {
+				t.Errorf("Trimmed = %d, want %d", got.Trimmed, tt.wantTrimmed)
+			}
+			if diff := cmp.Diff([]int{tt.wantCtx}, srv.NumCtx()); diff != "" {
+				t.Errorf("num_ctx (-want +got):\n%s", diff)
+			}
+			req := srv.ChatRequests()[0]
+			var sent []string
+			for _, m := range req.Messages {
+				w, _, _ := strings.Cut(m.Content, " ")
+				sent = append(sent, m.Role+":"+w)
+			}
+			var want []string
+			for _, i := range tt.wantSent {
+				want = append(want, all[i])
+			}
+			if diff := cmp.Diff(want, sent); diff != "" {
+				t.Errorf("messages sent (-want +got):\n%s", diff)
+			}
+			if len(req.Tools) != tt.tools {
+				t.Errorf("%d tools sent, want %d", len(req.Tools), tt.tools)
+			}
+			// No tool result without the call it answers.
+			calls := map[string]bool{}
+			for _, m := range req.Messages {
+				for _, c := range m.ToolCalls {
+					calls[c.ID] = true
+				}
+				if m.Role == "tool" && !calls[m.ToolCallID] {
+					t.Errorf("tool result for %s sent without its call", m.ToolCallID)
+				}
+			}
+		})
+	}
+}
+
+func TestContextTooLong(t *testing.T) {
+	tests := []struct {
+		name     string
+		fake     []ollamatest.Option
+		client   []ollama.Option
+		messages []agent.Message
+		tools    int
+		want     []string // in the message
+		wantNot  []string
+	}{
+		{
+			name:     "tools fill the model's window",
+			fake:     []ollamatest.Option{ollamatest.WithContextLength(model, 8192)},
+			messages: []agent.Message{{Role: agent.RoleSystem, Content: "Be brief."}, user("old " + text(3000)), user("hi")},
+			tools:    7,
+			want: []string{"the conversation is too long for model 'llama3.2:latest'", "the 7 tools' definitions", "about 7210 tokens", "8192-token context window",
+				"choose a model with a larger context window", "give the agent fewer tools", "shorten the agent's prompt or the message"},
+			wantNot: []string{"cap"},
+		},
+		{
+			name:     "the cap is the limit",
+			client:   []ollama.Option{ollama.WithContextCap(4096)},
+			messages: []agent.Message{user(text(15000))},
+			want: []string{"the system prompt and the latest message come to about 5010 tokens", "4096-token context window (Deskhand's context cap; the model can take 131072)",
+				"raise the context cap in Settings", "choose a model with a larger context window", "or shorten"},
+			wantNot: []string{"tools"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := ollamatest.NewServer(t, tt.fake...)
+			got, err := newModel(t, srv, tt.client...).Chat(t.Context(), agent.ChatRequest{Model: model, Messages: tt.messages, Tools: bigTools(tt.tools)}, nil)
+			if err == nil {
+				t.Fatalf("Chat = %+v, want an error", got)
+			}
+			if !errors.Is(err, ollama.ErrContextTooLong) {
+				t.Errorf("error %v is not ErrContextTooLong", err)
+			}
+			msg := userMessage(t, err)
+			for _, w := range tt.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("message %q\nlacks %q", msg, w)
+				}
+			}
+			for _, w := range tt.wantNot {
+				if strings.Contains(msg, w) {
+					t.Errorf("message %q\nhas %q", msg, w)
+				}
+			}
+			if n := len(srv.ChatRequests()); n != 0 {
+				t.Errorf("the fake got %d chat requests, want none", n)
+			}
+		})
 	}
 }
