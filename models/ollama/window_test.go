@@ -119,22 +119,28 @@ func TestNumCtxStable(t *testing.T) {
 // messages, an assistant's tool calls together with their results; the
 // system prompt, the tools and the latest user message always go.
 func TestTrimming(t *testing.T) {
-	call := agent.ToolCall{ID: "call_aaaa0001", Name: "tool_0", Arguments: json.RawMessage(`{"path":"/a"}`)}
-	call2 := agent.ToolCall{ID: "call_aaaa0002", Name: "tool_0", Arguments: json.RawMessage(`{"path":"/b"}`)}
 	k := 3000 // bytes: about 1000 tokens
-	transcript := []agent.Message{
-		{Role: agent.RoleSystem, Content: "You are a careful assistant. " + text(600)},                                                    // 0
-		{Role: agent.RoleUser, Content: "first " + text(k)},                                                                               // 1
-		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{call, call2}},                                                             // 2
-		{Role: agent.RoleTool, ToolCallID: call.ID, ToolName: "tool_0", Content: "result a " + text(k)},                                   // 3
-		{Role: agent.RoleTool, ToolCallID: call2.ID, ToolName: "tool_0", Content: "result b " + text(k)},                                  // 4
-		{Role: agent.RoleAssistant, Content: "answer one " + text(k)},                                                                     // 5
-		{Role: agent.RoleUser, Content: "second " + text(k)},                                                                              // 6
-		{Role: agent.RoleAssistant, Content: "answer two " + text(k)},                                                                     // 7
-		{Role: agent.RoleUser, Content: "and now?"},                                                                                       // 8
-		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_aaaa0003", Name: "tool_0", Arguments: json.RawMessage(`{}`)}}}, // 9
-		{Role: agent.RoleTool, ToolCallID: "call_aaaa0003", ToolName: "tool_0", Content: "result c"},                                      // 10
+	// conversation has a round of two tool calls, their arguments args
+	// and their results result and result b.
+	conversation := func(args json.RawMessage, result string) []agent.Message {
+		call := agent.ToolCall{ID: "call_aaaa0001", Name: "tool_0", Arguments: args}
+		call2 := agent.ToolCall{ID: "call_aaaa0002", Name: "tool_0", Arguments: json.RawMessage(`{"path":"/b"}`)}
+		return []agent.Message{
+			{Role: agent.RoleSystem, Content: "You are a careful assistant. " + text(600)},                                                    // 0
+			{Role: agent.RoleUser, Content: "first " + text(k)},                                                                               // 1
+			{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{call, call2}},                                                             // 2
+			{Role: agent.RoleTool, ToolCallID: call.ID, ToolName: "tool_0", Content: "result " + result},                                      // 3
+			{Role: agent.RoleTool, ToolCallID: call2.ID, ToolName: "tool_0", Content: "result b"},                                             // 4
+			{Role: agent.RoleAssistant, Content: "answer one " + text(k)},                                                                     // 5
+			{Role: agent.RoleUser, Content: "second " + text(k)},                                                                              // 6
+			{Role: agent.RoleAssistant, Content: "answer two " + text(k)},                                                                     // 7
+			{Role: agent.RoleUser, Content: "and now?"},                                                                                       // 8
+			{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_aaaa0003", Name: "tool_0", Arguments: json.RawMessage(`{}`)}}}, // 9
+			{Role: agent.RoleTool, ToolCallID: "call_aaaa0003", ToolName: "tool_0", Content: "result c"},                                      // 10
+		}
 	}
+	bigResult := conversation(json.RawMessage(`{"path":"/a"}`), text(k))
+	bigCall := conversation(json.RawMessage(`{"path":"/a","text":"`+text(k)+`"}`), "a")
 	firstWords := func(msgs []agent.Message) []string {
 		var out []string
 		for _, m := range msgs {
@@ -143,9 +149,9 @@ func TestTrimming(t *testing.T) {
 		}
 		return out
 	}
-	all := firstWords(transcript)
 	tests := []struct {
 		name        string
+		transcript  []agent.Message
 		window      int // the model's context length
 		tools       int // tools of about 1000 tokens each
 		wantSent    []int
@@ -153,7 +159,7 @@ func TestTrimming(t *testing.T) {
 		wantCtx     int
 	}{
 		{
-			name: "fits", window: 131072, tools: 2,
+			name: "fits", transcript: bigResult, window: 131072, tools: 2,
 			wantSent: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, wantCtx: 16384,
 		},
 		{
@@ -162,23 +168,29 @@ func TestTrimming(t *testing.T) {
 			// (60) are kept, so about 3800 for the transcript: dropping the
 			// first user message is not enough, and the tool calls go with
 			// both their results.
-			name: "oldest dropped, calls with their results", window: 8192, tools: 2,
+			name: "oldest dropped, calls with their results", transcript: bigResult, window: 8192, tools: 2,
 			wantSent: []int{0, 5, 6, 7, 8, 9, 10}, wantTrimmed: 4, wantCtx: 8192,
 		},
 		{
-			name: "more tools, more dropped", window: 8192, tools: 4,
+			name: "more tools, more dropped", transcript: bigResult, window: 8192, tools: 4,
 			wantSent: []int{0, 7, 8, 9, 10}, wantTrimmed: 6, wantCtx: 8192,
 		},
 		{
-			name: "everything but what must go", window: 8192, tools: 5,
+			name: "everything but what must go", transcript: bigResult, window: 8192, tools: 5,
 			wantSent: []int{0, 8, 9, 10}, wantTrimmed: 7, wantCtx: 8192,
+		},
+		{
+			// Leaving out the first message and the long tool calls would
+			// be enough, but their small results go with them.
+			name: "results go with their calls", transcript: bigCall, window: 8192, tools: 2,
+			wantSent: []int{0, 5, 6, 7, 8, 9, 10}, wantTrimmed: 4, wantCtx: 8192,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := ollamatest.NewServer(t, quiet, ollamatest.WithContextLength(model, tt.window))
 			tools := bigTools(tt.tools)
-			got, err := newModel(t, srv).Chat(t.Context(), agent.ChatRequest{Model: model, Messages: transcript, Tools: tools}, nil)
+			got, err := newModel(t, srv).Chat(t.Context(), agent.ChatRequest{Model: model, Messages: tt.transcript, Tools: tools}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -195,6 +207,7 @@ func TestTrimming(t *testing.T) {
 				sent = append(sent, m.Role+":"+w)
 			}
 			var want []string
+			all := firstWords(tt.transcript)
 			for _, i := range tt.wantSent {
 				want = append(want, all[i])
 			}
