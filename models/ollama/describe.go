@@ -44,6 +44,7 @@ type infoCache struct {
 	mu      sync.Mutex
 	entries map[string]cachedInfo
 	models  string // the last model list seen (names, digests, dates)
+	seen    bool   // whether a list was seen
 }
 
 type cachedInfo struct {
@@ -86,10 +87,10 @@ func (c *infoCache) sawModels(lr *api.ListResponse) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if b.String() != c.models {
-		c.models = b.String()
+	if c.seen && b.String() != c.models {
 		c.entries = nil
 	}
+	c.models, c.seen = b.String(), true
 }
 
 // DescribeModel says what Ollama says of one model (POST /api/show): whether
