@@ -19,7 +19,9 @@
 //     them before sending, naming installed models that can call tools.
 //
 // Failures a person can act on (Ollama not running, model not installed,
-// API key missing or wrong, Ollama refusing or failing) are returned as
+// API key missing or wrong, tools for a model that cannot call them, a
+// prompt too long for the model's window, Ollama refusing or failing) are
+// returned as
 // *agent.UserError with the client's error as Err.
 package ollama
 
