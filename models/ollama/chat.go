@@ -18,11 +18,34 @@ import (
 // be nil) receives each piece of content or thinking as it arrives; tool
 // calls arrive whole and are returned in the reply. A cancelled or expired
 // ctx is returned as ctx.Err(), even when the client reports success.
+//
+// Before sending, it reads what the model can do (DescribeModel): tools for
+// a model without the "tools" capability are refused with
+// [ErrNoToolSupport]; num_ctx is sized to the prompt, and the oldest
+// messages are left out when it does not fit (see window.go), or
+// [ErrContextTooLong] when what must be sent does not. When /api/show
+// fails, the model is taken as able to call tools and of unknown context
+// length.
 func (m *Model) Chat(ctx context.Context, req agent.ChatRequest, onDelta func(agent.Delta)) (agent.ChatResponse, error) {
 	creq, err := toAPIRequest(req)
 	if err != nil {
 		return agent.ChatResponse{}, err
 	}
+	info, err := m.describe(ctx, req.Model)
+	if err != nil && ctx.Err() != nil {
+		return agent.ChatResponse{}, ctx.Err()
+	}
+	if len(req.Tools) > 0 && info.Tools == agent.CapabilityNo {
+		return agent.ChatResponse{}, m.refuseTools(ctx, req.Model)
+	}
+	win, err := fitWindow(req.Model, creq, info.ContextLength, m.ctxCap)
+	if err != nil {
+		return agent.ChatResponse{}, err
+	}
+	creq.Messages = win.messages
+	creq.Options = map[string]any{"num_ctx": win.numCtx}
+	truncate := false
+	creq.Truncate = &truncate
 	select {
 	case m.chats <- struct{}{}:
 		defer func() { <-m.chats }()
@@ -69,6 +92,10 @@ func (m *Model) Chat(ctx context.Context, req agent.ChatRequest, onDelta func(ag
 		return agent.ChatResponse{}, &agent.UserError{Msg: "Ollama stopped in the middle of its answer (its connection was cut: did it crash or restart?); nothing of that answer was kept, so call again", Err: ErrStreamCut}
 	}
 	out.Message = agent.Message{Role: agent.RoleAssistant, Content: content.String(), ToolCalls: calls}
+	out.Trimmed = win.dropped
+	if out.Trimmed == 0 && truncatedAnyway(out.PromptTokens, win.numCtx) {
+		out.Trimmed = 1 // how much Ollama cut is unknown; that it cut is not
+	}
 	return out, nil
 }
 

@@ -1,6 +1,7 @@
 // Package ollama runs Deskhand's agents on an Ollama server. [Model]
-// implements the core's agent.Model and agent.ModelLister ports over the
-// official client, github.com/ollama/ollama/api.
+// implements the core's agent.Model, agent.ModelLister and
+// agent.ModelDescriber ports over the official client,
+// github.com/ollama/ollama/api.
 //
 // The client has traps this package covers:
 //   - api.Client.Chat returns nil when the context is cancelled mid-stream
@@ -11,9 +12,16 @@
 //   - The client signs every request to ollama.com with
 //     ~/.ollama/id_ed25519 and fails if that file is missing; with an API
 //     key configured, requests to ollama.com carry the key instead.
+//   - Ollama cuts a prompt longer than the context window silently,
+//     system prompt and tools first; Chat sizes num_ctx to the prompt and
+//     leaves out the oldest messages itself, and says so (window.go).
+//   - Ollama turns away tools only for the model in hand; Chat refuses
+//     them before sending, naming installed models that can call tools.
 //
 // Failures a person can act on (Ollama not running, model not installed,
-// API key missing or wrong, Ollama refusing or failing) are returned as
+// API key missing or wrong, tools for a model that cannot call them, a
+// prompt too long for the model's window, Ollama refusing or failing) are
+// returned as
 // *agent.UserError with the client's error as Err.
 package ollama
 
@@ -27,6 +35,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ollama/ollama/api"
 
@@ -42,6 +51,8 @@ var (
 	_ agent.Model       = (*Model)(nil)
 	_ agent.ModelLister = (*Model)(nil)
 	_ agent.ModelPuller = (*Model)(nil)
+
+	_ agent.ModelDescriber = (*Model)(nil)
 )
 
 // Model talks to one Ollama server. It is safe for concurrent use.
@@ -52,6 +63,10 @@ type Model struct {
 	// stream an 8 MB buffer, so 200 at once held 1.6 GB; Ollama runs few
 	// in parallel anyway (OLLAMA_NUM_PARALLEL), so the rest wait here.
 	chats chan struct{}
+	// ctxCap is the largest num_ctx Chat asks for.
+	ctxCap int
+	infos  infoCache
+	now    func() time.Time
 }
 
 // DefaultMaxChats is how many chats stream at once unless WithMaxChats
@@ -65,6 +80,15 @@ type options struct {
 	apiKey   string
 	client   *http.Client
 	maxChats int
+	ctxCap   int
+}
+
+// WithContextCap bounds the context window (num_ctx) Chat asks Ollama
+// for, in tokens (default DefaultContextCap; 0 or less: the default). A
+// model whose own context length is smaller gets that instead. A larger
+// window holds longer conversations and costs the memory its cache takes.
+func WithContextCap(n int) Option {
+	return func(o *options) { o.ctxCap = n }
 }
 
 // WithMaxChats bounds the chats streaming from Ollama at once (default
@@ -127,7 +151,16 @@ func New(baseURL string, opts ...Option) (*Model, error) {
 	if o.maxChats <= 0 {
 		o.maxChats = DefaultMaxChats
 	}
-	return &Model{base: base, client: api.NewClient(clientBase, hc), chats: make(chan struct{}, o.maxChats)}, nil
+	if o.ctxCap <= 0 {
+		o.ctxCap = DefaultContextCap
+	}
+	return &Model{
+		base:   base,
+		client: api.NewClient(clientBase, hc),
+		chats:  make(chan struct{}, o.maxChats),
+		ctxCap: o.ctxCap,
+		now:    time.Now,
+	}, nil
 }
 
 // BaseURL is the server's address as New understood it, for example
@@ -217,6 +250,7 @@ func (m *Model) ListModels(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, m.userError(ctx, err, "")
 	}
+	m.infos.sawModels(lr)
 	names := make([]string, 0, len(lr.Models))
 	for _, mr := range lr.Models {
 		names = append(names, mr.Name)
@@ -237,6 +271,9 @@ func (m *Model) PullModel(ctx context.Context, name string, progress func(agent.
 	})
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err()
+	}
+	if err == nil && done {
+		m.infos.clear() // the pull may have replaced a model
 	}
 	if err == nil && !done {
 		err = agent.Userf(ErrStreamCut, "the download of %q from Ollama at %s stopped before it finished", name, m.BaseURL())

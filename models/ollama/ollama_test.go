@@ -591,8 +591,8 @@ func TestAPIKeySent(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls := srv.Calls()
-	if len(calls) != 2 {
-		t.Fatalf("the fake got %d requests, want 2", len(calls))
+	if len(calls) != 3 { // tags, show, chat
+		t.Fatalf("the fake got %d requests, want 3", len(calls))
 	}
 	for _, c := range calls {
 		if got := c.Header.Get("Authorization"); got != "Bearer sekret" {
@@ -713,6 +713,11 @@ func TestChatsAreBounded(t *testing.T) {
 	release := make(chan struct{}, chats)
 	stop := make(chan struct{}) // lets every stream go if the test fails early
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/show" { // read before each chat; not a chat
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintln(w, `{"model_info":{},"capabilities":["completion"]}`)
+			return
+		}
 		mu.Lock()
 		inFlight++
 		most = max(most, inFlight)

@@ -1,9 +1,13 @@
 // Package ollamatest is a fake Ollama server for tests. It speaks Ollama's
 // wire format (as of v0.17.4): /api/chat streamed as application/x-ndjson
 // chunks of api.ChatResponse ending in a done chunk with metrics, or one
-// JSON object when "stream" is false; /api/tags, /api/version, /api/show;
-// HEAD and GET / ("Ollama is running"); and 404 {"error":"model 'x' not
-// found"} for a model that is not installed.
+// JSON object when "stream" is false; /api/tags, /api/version; /api/show
+// with each model's capabilities and model_info (its context length among
+// them: [WithCapabilities], [WithContextLength]); HEAD and GET / ("Ollama
+// is running"); 404 {"error":"model 'x' not found"} for a model that is
+// not installed, and 400 "… does not support tools" for tools sent to a
+// model without the tools capability. The [Recorder] keeps each chat's
+// num_ctx ([Recorder.NumCtx]).
 //
 // By default every chat is answered by [EchoReply] ("memory echo"): the
 // reply is "I remember: " followed by all user messages of the request
@@ -46,6 +50,14 @@ import (
 // DefaultModel is the model installed unless [WithModels] says otherwise.
 const DefaultModel = "llama3.2:latest"
 
+// DefaultContextLength is the context length /api/show reports unless
+// [WithContextLength] says otherwise (llama3.2's).
+const DefaultContextLength = 131072
+
+// DefaultCapabilities are what /api/show lists for a model unless
+// [WithCapabilities] says otherwise.
+var DefaultCapabilities = []model.Capability{model.CapabilityCompletion, model.CapabilityTools}
+
 // DefaultVersion is what /api/version reports unless [WithVersion] says
 // otherwise.
 const DefaultVersion = "0.17.4"
@@ -76,6 +88,8 @@ type Option func(*config)
 
 type config struct {
 	models     []string
+	caps       map[string][]model.Capability // by canonical name
+	ctxLens    map[string]int                // by canonical name
 	version    string
 	replies    []Reply
 	replyFunc  func(api.ChatRequest) Reply
@@ -91,6 +105,29 @@ type config struct {
 // ":latest", as Ollama does.
 func WithModels(names ...string) Option {
 	return func(c *config) { c.models = slices.Clone(names) }
+}
+
+// WithCapabilities sets what /api/show lists as the model's capabilities
+// (default [DefaultCapabilities]); with none, show leaves "capabilities"
+// out, as an Ollama too old to list them does.
+func WithCapabilities(name string, caps ...model.Capability) Option {
+	return func(c *config) {
+		if c.caps == nil {
+			c.caps = make(map[string][]model.Capability)
+		}
+		c.caps[canonical(name)] = slices.Clone(caps)
+	}
+}
+
+// WithContextLength sets the model's "<arch>.context_length" in
+// /api/show's model_info (default [DefaultContextLength]); 0 leaves it out.
+func WithContextLength(name string, n int) Option {
+	return func(c *config) {
+		if c.ctxLens == nil {
+			c.ctxLens = make(map[string]int)
+		}
+		c.ctxLens[canonical(name)] = n
+	}
 }
 
 // WithVersion sets what /api/version reports.
@@ -288,15 +325,60 @@ func (f *fake) show(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("model '%s' not found", name))
 		return
 	}
+	writeJSON(w, http.StatusOK, f.showResponse(name))
+}
+
+// showResponse is /api/show's answer, shaped as Ollama v0.17.4 gives it:
+// the type is api.ShowResponse (api/types.go), which Ollama's ShowHandler
+// (server/routes.go) marshals; the model_info keys are those of the
+// example in Ollama's docs/api.md ("Show Model Information"), for a model
+// of the architecture its family names, with the tokenizer's arrays left
+// empty as they are without "verbose".
+func (f *fake) showResponse(name string) api.ShowResponse {
 	d := details(name)
-	writeJSON(w, http.StatusOK, api.ShowResponse{
-		Modelfile:    "FROM " + name + "\n",
+	arch := d.Family
+	caps, ok := f.cfg.caps[canonical(name)]
+	if !ok {
+		caps = DefaultCapabilities
+	}
+	ctxLen, ok := f.cfg.ctxLens[canonical(name)]
+	if !ok {
+		ctxLen = DefaultContextLength
+	}
+	info := map[string]any{
+		"general.architecture":            arch,
+		"general.file_type":               2,
+		"general.parameter_count":         3212749888,
+		"general.quantization_version":    2,
+		arch + ".attention.head_count":    24,
+		arch + ".attention.head_count_kv": 8,
+		arch + ".block_count":             28,
+		arch + ".embedding_length":        3072,
+		arch + ".feed_forward_length":     8192,
+		arch + ".rope.dimension_count":    128,
+		arch + ".rope.freq_base":          500000,
+		arch + ".vocab_size":              128256,
+		"tokenizer.ggml.bos_token_id":     128000,
+		"tokenizer.ggml.eos_token_id":     128009,
+		"tokenizer.ggml.merges":           []string{},
+		"tokenizer.ggml.model":            "gpt2",
+		"tokenizer.ggml.pre":              "llama-bpe",
+		"tokenizer.ggml.token_type":       []int{},
+		"tokenizer.ggml.tokens":           []string{},
+	}
+	if ctxLen != 0 {
+		info[arch+".context_length"] = ctxLen
+	}
+	return api.ShowResponse{
+		License:      "LLAMA 3.2 COMMUNITY LICENSE AGREEMENT",
+		Modelfile:    "# Modelfile generated by \"ollama show\"\nFROM " + name + "\n",
+		Parameters:   "stop                           \"<|start_header_id|>\"\nstop                           \"<|end_header_id|>\"\nstop                           \"<|eot_id|>\"",
 		Template:     "{{ .Prompt }}",
 		Details:      d,
-		ModelInfo:    map[string]any{"general.architecture": d.Family, d.Family + ".context_length": 131072},
-		Capabilities: []model.Capability{model.CapabilityCompletion, model.CapabilityTools},
+		ModelInfo:    info,
+		Capabilities: slices.Clone(caps),
 		ModifiedAt:   modifiedAt,
-	})
+	}
 }
 
 func (f *fake) chat(w http.ResponseWriter, r *http.Request) {
@@ -315,6 +397,11 @@ func (f *fake) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	if !f.installed(req.Model) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("model '%s' not found", req.Model))
+		return
+	}
+	if caps, ok := f.cfg.caps[canonical(req.Model)]; ok && len(caps) > 0 && len(req.Tools) > 0 && !slices.Contains(caps, model.CapabilityTools) {
+		// Ollama's CheckCapabilities, wrapped with the model's full name.
+		writeError(w, http.StatusBadRequest, "registry.ollama.ai/library/"+canonical(req.Model)+" does not support tools")
 		return
 	}
 	reply := f.reply(req)

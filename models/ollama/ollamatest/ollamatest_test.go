@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ollama/ollama/api"
+	"github.com/ollama/ollama/types/model"
 
 	"github.com/deskhand/deskhand/models/ollama/ollamatest"
 )
@@ -224,5 +225,83 @@ func TestWaitChatRequests(t *testing.T) {
 	defer cancelShort()
 	if err := srv.WaitChatRequests(short, 2); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("a second chat that never comes: %v", err)
+	}
+}
+
+// TestShow: /api/show answers as Ollama does (the keys of docs/api.md's
+// example, decoded by api.ShowResponse), with each model's capabilities
+// and context length.
+func TestShow(t *testing.T) {
+	srv := ollamatest.NewServer(t,
+		ollamatest.WithModels("llama3.2:latest", "gemma:2b", "old:latest", "odd:latest"),
+		ollamatest.WithCapabilities("gemma:2b", model.CapabilityCompletion),
+		ollamatest.WithContextLength("gemma:2b", 8192),
+		ollamatest.WithCapabilities("old"), // too old to list them
+		ollamatest.WithContextLength("odd", 0),
+	)
+	tests := []struct {
+		model    string
+		wantCaps []model.Capability
+		wantArch string
+		wantCtx  any // model_info["<arch>.context_length"] as decoded; nil: absent
+	}{
+		{model: "llama3.2", wantCaps: ollamatest.DefaultCapabilities, wantArch: "llama", wantCtx: float64(ollamatest.DefaultContextLength)},
+		{model: "gemma:2b", wantCaps: []model.Capability{model.CapabilityCompletion}, wantArch: "gemma", wantCtx: float64(8192)},
+		{model: "old", wantArch: "old", wantCtx: float64(ollamatest.DefaultContextLength)},
+		{model: "odd", wantCaps: ollamatest.DefaultCapabilities, wantArch: "odd"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.model, func(t *testing.T) {
+			status, _, body := do(t, srv, "POST", "/api/show", `{"model":"`+tt.model+`"}`)
+			if status != http.StatusOK {
+				t.Fatalf("status %d: %s", status, body)
+			}
+			var raw map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(body), &raw); err != nil {
+				t.Fatal(err)
+			}
+			for _, key := range []string{"modelfile", "parameters", "template", "details", "model_info", "modified_at"} {
+				if _, ok := raw[key]; !ok {
+					t.Errorf("no %q in %s", key, body)
+				}
+			}
+			if _, ok := raw["capabilities"]; ok != (tt.wantCaps != nil) {
+				t.Errorf("capabilities present = %v, want %v", ok, tt.wantCaps != nil)
+			}
+			var sr api.ShowResponse
+			if err := json.Unmarshal([]byte(body), &sr); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.wantCaps, sr.Capabilities); diff != "" {
+				t.Errorf("capabilities (-want +got):\n%s", diff)
+			}
+			if got := sr.ModelInfo["general.architecture"]; got != tt.wantArch {
+				t.Errorf("general.architecture = %v, want %s", got, tt.wantArch)
+			}
+			if got := sr.ModelInfo[tt.wantArch+".context_length"]; got != tt.wantCtx {
+				t.Errorf("context_length = %v, want %v", got, tt.wantCtx)
+			}
+		})
+	}
+}
+
+// TestToolsRefusedAndNumCtx: tools sent to a model without the capability are
+// refused as Ollama refuses them, and the recorder keeps each num_ctx.
+func TestToolsRefusedAndNumCtx(t *testing.T) {
+	srv := ollamatest.NewServer(t, ollamatest.WithModels("gemma:2b", "llama3.2:latest"),
+		ollamatest.WithCapabilities("gemma:2b", model.CapabilityCompletion))
+	tools := `"tools":[{"type":"function","function":{"name":"now","parameters":{"type":"object","properties":{}}}}]`
+	status, _, body := do(t, srv, "POST", "/api/chat", `{"model":"gemma:2b","messages":[{"role":"user","content":"hi"}],`+tools+`}`)
+	if want := `{"error":"registry.ollama.ai/library/gemma:2b does not support tools"}` + "\n"; status != http.StatusBadRequest || body != want {
+		t.Errorf("tools to gemma: %d %s", status, body)
+	}
+	if status, _, body := do(t, srv, "POST", "/api/chat", `{"model":"gemma:2b","messages":[{"role":"user","content":"hi"}],"options":{"num_ctx":8192}}`); status != http.StatusOK {
+		t.Errorf("no tools to gemma: %d %s", status, body)
+	}
+	if status, _, body := do(t, srv, "POST", "/api/chat", `{"model":"llama3.2","messages":[{"role":"user","content":"hi"}],`+tools+`}`); status != http.StatusOK {
+		t.Errorf("tools to llama3.2: %d %s", status, body)
+	}
+	if diff := cmp.Diff([]int{0, 8192, 0}, srv.NumCtx()); diff != "" {
+		t.Errorf("num_ctx (-want +got):\n%s", diff)
 	}
 }

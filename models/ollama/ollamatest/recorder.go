@@ -56,6 +56,20 @@ func (r *Recorder) ChatRequests() []api.ChatRequest {
 	return slices.Clone(r.chats)
 }
 
+// NumCtx returns the "num_ctx" option of each /api/chat request, in
+// order; 0 for a request without one.
+func (r *Recorder) NumCtx() []int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]int, len(r.chats))
+	for i, c := range r.chats {
+		if n, ok := c.Options["num_ctx"].(float64); ok {
+			out[i] = int(n)
+		}
+	}
+	return out
+}
+
 // ChatBodies returns the raw bodies of the /api/chat requests, in order,
 // for assertions on the exact wire format.
 func (r *Recorder) ChatBodies() [][]byte {
