@@ -44,8 +44,11 @@ func (m *Model) Chat(ctx context.Context, req agent.ChatRequest, onDelta func(ag
 	}
 	creq.Messages = win.messages
 	creq.Options = map[string]any{"num_ctx": win.numCtx}
-	truncate := false
-	creq.Truncate = &truncate
+	// Neither cut the prompt (truncate) nor, when the answer outgrows the
+	// window, slide it past the system prompt (shift): an answer that runs
+	// out of room ends with done reason "length" instead.
+	off := false
+	creq.Truncate, creq.Shift = &off, &off
 	select {
 	case m.chats <- struct{}{}:
 		defer func() { <-m.chats }()
