@@ -183,7 +183,7 @@ func (db *DB) Turns(ctx context.Context, conversationID string) ([]agent.Turn, e
 		return nil, fmt.Errorf("list turns of %s: %w", conversationID, err)
 	}
 	rows, err := db.db.QueryContext(ctx, `SELECT id, conversation_id, agent_id, principal, status, model,
-			started_at, ended_at, prompt_tokens, output_tokens, tool_calls, error
+			started_at, ended_at, prompt_tokens, output_tokens, tool_calls, trimmed, error
 		FROM turns WHERE conversation_id = ? ORDER BY started_at, rowid`, conversationID)
 	if err != nil {
 		return nil, fmt.Errorf("list turns of %s: %w", conversationID, err)
@@ -197,7 +197,7 @@ func (db *DB) Turns(ctx context.Context, conversationID string) ([]agent.Turn, e
 			ended   sql.NullInt64
 		)
 		if err := rows.Scan(&t.ID, &t.ConversationID, &t.AgentID, &t.Principal, &t.Status, &t.Model,
-			&started, &ended, &t.PromptTokens, &t.OutputTokens, &t.ToolCalls, &t.Error); err != nil {
+			&started, &ended, &t.PromptTokens, &t.OutputTokens, &t.ToolCalls, &t.Trimmed, &t.Error); err != nil {
 			return nil, fmt.Errorf("read turn: %w", err)
 		}
 		t.StartedAt, t.EndedAt = fromMillis(started), fromNullMillis(ended)
@@ -240,11 +240,11 @@ func (db *DB) BeginTurn(ctx context.Context, start agent.TurnStart) (committed f
 			}
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO turns (id, conversation_id, agent_id, principal, status, model,
-				started_at, ended_at, duration_ms, prompt_tokens, output_tokens, tool_calls, error)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				started_at, ended_at, duration_ms, prompt_tokens, output_tokens, tool_calls, trimmed, error)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			t.ID, t.ConversationID, t.AgentID, t.Principal, string(t.Status), t.Model,
 			millis(t.StartedAt), nullMillis(t.EndedAt), t.Duration().Milliseconds(),
-			t.PromptTokens, t.OutputTokens, t.ToolCalls, t.Error)
+			t.PromptTokens, t.OutputTokens, t.ToolCalls, t.Trimmed, t.Error)
 		if isConstraint(err, foreignKeyViolated) {
 			return fmt.Errorf("insert turn %s: conversation %s: %w", t.ID, t.ConversationID, agent.ErrNotFound)
 		}
@@ -274,10 +274,10 @@ func (db *DB) EndTurn(ctx context.Context, t agent.Turn, produced []agent.Messag
 		// The turn must be the conversation's, whose messages these are.
 		res, err := tx.ExecContext(ctx, `UPDATE turns SET status = ?, model = ?, ended_at = ?,
 				duration_ms = COALESCE(? - started_at, 0),
-				prompt_tokens = ?, output_tokens = ?, tool_calls = ?, error = ?
+				prompt_tokens = ?, output_tokens = ?, tool_calls = ?, trimmed = ?, error = ?
 			WHERE id = ? AND conversation_id = ?`,
 			string(t.Status), t.Model, ended, ended,
-			t.PromptTokens, t.OutputTokens, t.ToolCalls, t.Error, t.ID, t.ConversationID)
+			t.PromptTokens, t.OutputTokens, t.ToolCalls, t.Trimmed, t.Error, t.ID, t.ConversationID)
 		if err != nil {
 			return fmt.Errorf("update turn %s: %w", t.ID, busy(err))
 		}

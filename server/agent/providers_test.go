@@ -184,3 +184,22 @@ func TestProviders(t *testing.T) {
 		t.Errorf("providers after a restart: %+v", st)
 	}
 }
+
+// TestTrimmedTurnIsRecorded: a reply sent without the oldest messages
+// marks the turn, so that the transcript can say so.
+func TestTrimmedTurnIsRecorded(t *testing.T) {
+	f := newFixture(t, agent.Config{}, agent.Agent{})
+	f.model.Reply = func(_ context.Context, n int, _ agent.ChatRequest, _ func(agent.Delta)) (agent.ChatResponse, error) {
+		r := agenttest.Text("ok")
+		r.Trimmed = 3
+		return r, nil
+	}
+	res, err := f.run(t, "p", "", "hi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns, err := f.db.Turns(t.Context(), res.Conversation.ID)
+	if err != nil || len(turns) != 1 || turns[0].Trimmed != 3 {
+		t.Errorf("turns = %+v, %v; want one trimmed by 3", turns, err)
+	}
+}

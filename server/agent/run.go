@@ -250,6 +250,7 @@ func (c *Core) loop(ctx context.Context, agent Agent, turn *Turn, past []Message
 		turn.Model = cmp.Or(resp.Model, turn.Model)
 		turn.PromptTokens += resp.PromptTokens
 		turn.OutputTokens += resp.OutputTokens
+		turn.Trimmed = max(turn.Trimmed, resp.Trimmed)
 		reply := resp.Message
 		reply.Role, reply.TurnID, reply.CreatedAt = RoleAssistant, turn.ID, c.now()
 		produced = append(produced, reply)

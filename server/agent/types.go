@@ -185,7 +185,11 @@ type Turn struct {
 	PromptTokens   int
 	OutputTokens   int
 	ToolCalls      int
-	Error          string // user-facing reason when not completed
+	// Trimmed counts the oldest messages left out of the model's context
+	// (the most of any round): the model did not see all of the
+	// conversation.
+	Trimmed int
+	Error   string // user-facing reason when not completed
 }
 
 // Duration is how long the turn ran (zero while running).

@@ -15,3 +15,6 @@ INSERT INTO providers (name, kind, base_url, created_at, updated_at)
 ALTER TABLE agents ADD COLUMN provider TEXT NOT NULL DEFAULT '';
 UPDATE agents SET backend = 'provider' WHERE backend = 'ollama';
 UPDATE agents SET provider = 'ollama';
+-- How many of the oldest messages a turn's model did not see, so that
+-- the transcript can say so.
+ALTER TABLE turns ADD COLUMN trimmed INTEGER NOT NULL DEFAULT 0;

@@ -254,6 +254,9 @@ func turnSummary(t agent.Turn) string {
 	if t.ToolCalls > 0 {
 		s += fmt.Sprintf(", %d tool calls", t.ToolCalls)
 	}
+	if t.Trimmed > 0 {
+		s += fmt.Sprintf("; trimmed: the model did not see the %s of the conversation (its context window is full)", countOf(t.Trimmed, "oldest message"))
+	}
 	if t.Error != "" {
 		s += ": " + t.Error
 	}
@@ -303,4 +306,12 @@ func addrProblem(addr string, insecure bool) string {
 func isLoopbackIP(host string) bool {
 	ip := net.ParseIP(strings.Trim(host, "[]"))
 	return ip != nil && ip.IsLoopback()
+}
+
+// countOf is "1 thing" or "n things".
+func countOf(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
