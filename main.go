@@ -31,6 +31,10 @@ import (
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
+// localServers are where the first start looks for a model (tests point
+// it at their fakes).
+var localServers = providers.LocalServers()
+
 // DefaultAddr is where the MCP endpoint listens unless told otherwise.
 const DefaultAddr = "127.0.0.1:7345"
 
@@ -139,8 +143,9 @@ func open(ctx context.Context, g *cli.Globals, log *slog.Logger, desktop bool) (
 	core, err := agent.New(ctx, agent.Config{
 		History: db,
 		Models:    map[agent.Backend]agent.Model{agent.BackendClient: sampling.Model{}},
-		Connector: connector,
-		Secrets:   secrets,
+		Connector:    connector,
+		Secrets:      secrets,
+		LocalServers: localServers,
 		Tools:   tools.Catalog(tools.Options{Never: unreachable.List}),
 		Logger:  log,
 		Desktop: desktop,

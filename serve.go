@@ -23,6 +23,14 @@ import (
 	"github.com/deskhand/deskhand/ui/cli"
 )
 
+// noModelFound says what to do when no model server answered on first
+// start.
+const noModelFound = `the agent 'assistant' has no model: no model server answered on this computer (Ollama on port 11434, LM Studio 1234, llama.cpp 8080, vLLM 8000). Do one of these, then restart Deskhand:
+  - install Ollama (https://ollama.com) and run: ollama pull qwen3
+  - start LM Studio's server (Developer tab, or: lms server start) with a model loaded
+  - add a provider you have: deskhand provider add NAME --kind openai-compatible|openai|anthropic [--url URL] --key-stdin
+    then: deskhand agent edit assistant --provider NAME --model MODEL`
+
 // ensureAssistant creates the default agent on first start, and applies
 // --model to it.
 func (a *wiring) ensureAssistant(ctx context.Context, model string) error {
@@ -31,7 +39,7 @@ func (a *wiring) ensureAssistant(ctx context.Context, model string) error {
 		return err
 	}
 	if ok && assistant.Model == "" {
-		a.log.Warn("the agent 'assistant' has no model: no Ollama model is installed or Ollama is not reachable. Install one with 'ollama pull llama3.2' and restart, or pass --model NAME")
+		a.log.Warn(noModelFound)
 	}
 	return nil
 }

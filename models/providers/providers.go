@@ -52,3 +52,16 @@ func (c *Connector) reached(provider, baseURL string) {
 		c.Reached(provider, baseURL)
 	}
 }
+
+// LocalServers are the model servers people run on their own computer,
+// at their usual loopback addresses, in the order a first start tries
+// them: Ollama (at the Ollama setting's address), LM Studio, llama.cpp's
+// server, vLLM.
+func LocalServers() []agent.Provider {
+	return []agent.Provider{
+		{Name: agent.OllamaProvider, Kind: agent.ProviderOllama},
+		{Name: "lmstudio", Kind: agent.ProviderOpenAICompatible, BaseURL: "http://127.0.0.1:1234/v1"},
+		{Name: "llamacpp", Kind: agent.ProviderOpenAICompatible, BaseURL: "http://127.0.0.1:8080/v1"},
+		{Name: "vllm", Kind: agent.ProviderOpenAICompatible, BaseURL: "http://127.0.0.1:8000/v1"},
+	}
+}
