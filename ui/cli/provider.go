@@ -170,7 +170,7 @@ func runProvider(ctx context.Context, inv *invocation, f *cmdFlags, words []stri
 	var keyNote string
 	switch {
 	case key.Set && key.Key != "":
-		keyNote = "; its API key is in the keychain"
+		keyNote = "; its API key is in the keychain (or, where a warning says so, the fallback file)"
 	case key.Set:
 		keyNote = "; its API key is removed"
 	}
