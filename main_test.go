@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -27,8 +28,10 @@ import (
 
 	"github.com/deskhand/deskhand/models/ollama/ollamatest"
 	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/control"
 	"github.com/deskhand/deskhand/server/servertest"
 	"github.com/deskhand/deskhand/store"
+	"github.com/deskhand/deskhand/store/keychain"
 	"github.com/deskhand/deskhand/store/storetest"
 	"github.com/deskhand/deskhand/ui/cli"
 )
@@ -662,5 +665,177 @@ func TestAgentReachAndApproversFromTheCommandLine(t *testing.T) {
 	}
 	if _, _, err := deskhand(t, "--data", dir, "agent", "edit", "fetcher", "--reach", "nas.local"); err == nil || !strings.Contains(agent.UserMessage(err), `"nas.local" is not a host and port`) {
 		t.Errorf("a host without a port: %v", err)
+	}
+}
+
+// TestProviderKeyOnlyInTheKeychain (issue 15): a provider's API key given
+// to 'deskhand provider add --key-stdin' goes to the keychain and nowhere
+// else, whether the command line opens the store itself (the app not
+// running) or hands the key to the running app over its control channel.
+// The key is looked for in the data folder (the database, its -wal and
+// -shm, every other file), in serve's output, in what the commands print
+// and in every process's argv (ps), taken while the command waits for the
+// key and serve runs. It needs a real Secret Service, as the fallback file
+// would (rightly) hold the key: run store/keychain/testdata/real-keyring.sh,
+// which starts one in a private D-Bus session.
+func TestProviderKeyOnlyInTheKeychain(t *testing.T) {
+	if os.Getenv("DESKHAND_REAL_KEYRING") != "1" {
+		t.Skip("needs a real Secret Service: run store/keychain/testdata/real-keyring.sh, which starts one in a private D-Bus session")
+	}
+	if _, err := exec.LookPath("ps"); err != nil {
+		t.Fatalf("ps not found (package procps): %v", err)
+	}
+	_, noSecretTool := exec.LookPath("secret-tool")
+	if noSecretTool != nil {
+		t.Log("secret-tool not found (package libsecret-tools): the key is read back with 'provider list' only")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// lookup is what the Secret Service holds for the provider, read as
+	// another program would (go-keyring's attributes: service, username).
+	lookup := func(name string, want string) string {
+		t.Helper()
+		if noSecretTool != nil {
+			return want
+		}
+		out, err := exec.Command("secret-tool", "lookup", "service", keychain.DefaultService, "username", agent.ProviderSecretKey(name)).Output()
+		if err != nil {
+			t.Errorf("secret-tool lookup of %s: %v", name, err)
+		}
+		return strings.TrimSuffix(string(out), "\n")
+	}
+	// notInFolder looks for key in every file of dir, and says which of the
+	// database's files it read.
+	notInFolder := func(dir, key, when string) {
+		t.Helper()
+		read := map[string]bool{}
+		err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil || !d.Type().IsRegular() {
+				return err
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			read[d.Name()] = true
+			if bytes.Contains(b, []byte(key)) {
+				t.Errorf("%s: the key is in %s", when, path)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Errorf("%s: %v", when, err)
+		}
+		if !read[store.FileName] {
+			t.Errorf("%s: no database in %s to look in (read %v)", when, dir, read)
+		}
+		t.Logf("%s: looked for the key in %v", when, read)
+	}
+	// add runs 'deskhand provider add claude --kind anthropic --key-stdin'
+	// as its own process on dir; while it waits for the key on stdin, every
+	// process's argv is taken (serve's too, when it runs).
+	add := func(dir, key string) {
+		t.Helper()
+		cmd := exec.Command(exe, "provider", "add", "claude", "--kind", "anthropic", "--key-stdin", "--data", dir)
+		cmd.Env = append(os.Environ(), asMainEnv+"=1")
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		ps, err := exec.Command("ps", "-eo", "args").Output()
+		if err != nil {
+			t.Errorf("ps: %v", err)
+		}
+		if !bytes.Contains(ps, []byte("provider add claude --kind anthropic --key-stdin --data "+dir)) {
+			t.Errorf("ps did not see the command waiting for its key:\n%s", ps)
+		}
+		if bytes.Contains(ps, []byte(key)) {
+			t.Errorf("the key is in a process's argv:\n%s", ps)
+		}
+		_, werr := io.WriteString(stdin, key+"\n")
+		stdin.Close()
+		if err := cmd.Wait(); err != nil || werr != nil {
+			t.Fatalf("provider add: %v, %v\n%s", err, werr, out.String())
+		}
+		if strings.Contains(out.String(), key) {
+			t.Errorf("provider add printed the key:\n%s", out.String())
+		}
+		t.Logf("provider add printed: %s", out.String())
+	}
+	listed := func(dir string) string {
+		t.Helper()
+		out, errOut, err := deskhand(t, "--data", dir, "provider", "list")
+		if err != nil {
+			t.Fatalf("provider list: %v\n%s", err, errOut)
+		}
+		return out
+	}
+	hasKey := regexp.MustCompile(`(?m)^claude\s+anthropic\s+https://api\.anthropic\.com\s+yes\s`)
+	t.Cleanup(func() {
+		_ = exec.Command("secret-tool", "clear", "service", keychain.DefaultService, "username", agent.ProviderSecretKey("claude")).Run()
+	})
+
+	// The app not running: the command opens the store and the keychain.
+	direct := "sk-ant-direct-" + rand.Text()
+	dir := t.TempDir()
+	add(dir, direct)
+	if got := lookup("claude", direct); got != direct {
+		t.Errorf("the Secret Service holds %q, want the key", got)
+	}
+	if out := listed(dir); !hasKey.MatchString(out) || strings.Contains(out, direct) {
+		t.Errorf("provider list:\n%s", out)
+	}
+	notInFolder(dir, direct, "the app not running")
+
+	// The app running: the key goes to it over the control channel.
+	fake := ollamatest.NewServer(t)
+	running := "sk-ant-running-" + rand.Text()
+	dir = t.TempDir()
+	serve := exec.Command(exe, "serve", "--data", dir, "--addr", "127.0.0.1:0", "--ollama", fake.URL)
+	serve.Env = append(os.Environ(), asMainEnv+"=1")
+	var serveOut servertest.Output
+	serve.Stdout, serve.Stderr = &serveOut, &serveOut
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer serve.Process.Kill()
+	serveURL(t, &serveOut)
+	add(dir, running)
+	if got := lookup("claude", running); got != running {
+		t.Errorf("the Secret Service holds %q, want the key given to the running app", got)
+	}
+	// Listed by the running app: the provider is its own, not only the
+	// database's (it reads its providers at start).
+	if _, err := control.Dial(control.SocketPath(dir)); err != nil {
+		t.Fatalf("the app is not running: %v", err)
+	}
+	if out := listed(dir); !hasKey.MatchString(out) {
+		t.Errorf("provider list from the running app:\n%s", out)
+	}
+	notInFolder(dir, running, "the app running")
+	if err := serve.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := serve.Wait(); err != nil {
+		t.Errorf("serve: %v\n%s", err, serveOut.String())
+	}
+	if strings.Contains(serveOut.String(), running) {
+		t.Errorf("serve's output has the key:\n%s", serveOut.String())
+	}
+	notInFolder(dir, running, "after serve stopped")
+	if _, _, err := deskhand(t, "--data", dir, "provider", "remove", "claude"); err != nil {
+		t.Errorf("provider remove: %v", err)
+	}
+	if noSecretTool == nil {
+		if out, err := exec.Command("secret-tool", "lookup", "service", keychain.DefaultService, "username", agent.ProviderSecretKey("claude")).Output(); err == nil || len(out) > 0 {
+			t.Errorf("after provider remove, the Secret Service still holds %q (%v)", out, err)
+		}
 	}
 }

@@ -90,6 +90,36 @@ func (c *Client) DeleteAgent(ctx context.Context, slug string) error {
 	return c.do(ctx, http.MethodDelete, "/v1/agents/"+url.PathEscape(slug), nil, nil)
 }
 
+// Providers lists the providers, with whether each has an API key and
+// which agents use it.
+func (c *Client) Providers(ctx context.Context) ([]agent.ProviderStatus, error) {
+	var out []agent.ProviderStatus
+	err := c.do(ctx, http.MethodGet, "/v1/providers", nil, &out)
+	return out, err
+}
+
+// SaveProvider adds or changes a provider (by name) and sets or removes its
+// API key in the running app's keychain. The key goes over the private
+// socket only, in the request body.
+func (c *Client) SaveProvider(ctx context.Context, p agent.Provider, key agent.KeyChange) (agent.Provider, error) {
+	var out agent.Provider
+	err := c.do(ctx, http.MethodPut, "/v1/providers", saveProviderRequest{Provider: p, SetKey: key.Set, Key: key.Key}, &out)
+	return out, err
+}
+
+// DeleteProvider removes a provider no agent uses, and its API key.
+func (c *Client) DeleteProvider(ctx context.Context, name string) error {
+	return c.do(ctx, http.MethodDelete, "/v1/providers/"+url.PathEscape(name), nil, nil)
+}
+
+// ProviderModels asks the provider's server for the models it offers: the
+// check that its address and key work.
+func (c *Client) ProviderModels(ctx context.Context, name string) ([]string, error) {
+	var out []string
+	err := c.do(ctx, http.MethodGet, "/v1/providers/"+url.PathEscape(name)+"/models", nil, &out)
+	return out, err
+}
+
 // Status asks the running app about itself.
 func (c *Client) Status(ctx context.Context) (Status, error) {
 	var out Status

@@ -51,6 +51,10 @@ type Core interface {
 	DeleteAgent(ctx context.Context, slug string) error
 	Pending() []agent.Question
 	AnswerQuestion(id string, content map[string]any, declined bool) error
+	Providers() []agent.ProviderStatus
+	SaveProvider(ctx context.Context, p agent.Provider, key agent.KeyChange) (agent.Provider, error)
+	DeleteProvider(ctx context.Context, name string) error
+	ProviderModels(ctx context.Context, name string) ([]string, error)
 }
 
 // ErrAlreadyRunning means another Deskhand answers on the socket.
@@ -154,6 +158,15 @@ func questionInfos(qs []agent.Question) []QuestionInfo {
 	return out
 }
 
+// saveProviderRequest is a provider to save and what to do with its API
+// key. The key travels only here, over the private socket; this body is
+// never logged, and no error repeats it.
+type saveProviderRequest struct {
+	Provider agent.Provider `json:"provider"`
+	SetKey   bool           `json:"setKey"`
+	Key      string         `json:"key,omitempty"` // with SetKey; "" removes the key
+}
+
 type problem struct {
 	Error string `json:"error"`
 }
@@ -222,6 +235,34 @@ func handler(core Core, opts Options) http.Handler {
 	})
 	mux.HandleFunc("DELETE /v1/agents/{slug}", func(w http.ResponseWriter, r *http.Request) {
 		noContent(w, core.DeleteAgent(r.Context(), r.PathValue("slug")))
+	})
+	mux.HandleFunc("GET /v1/providers", func(w http.ResponseWriter, r *http.Request) {
+		reply(w, http.StatusOK, core.Providers())
+	})
+	mux.HandleFunc("PUT /v1/providers", func(w http.ResponseWriter, r *http.Request) {
+		var req saveProviderRequest
+		// The decoder's own error could quote the body (the key): it is
+		// never passed on, only what the body must be.
+		if !decode(w, r, 64<<10, &req, "the request body must be JSON like {\"provider\": {\"Name\": \"claude\", \"Kind\": \"anthropic\"}, \"setKey\": true, \"key\": \"…\"}") {
+			return
+		}
+		saved, err := core.SaveProvider(r.Context(), req.Provider, agent.KeyChange{Set: req.SetKey, Key: req.Key})
+		if err != nil {
+			replyErr(w, err)
+			return
+		}
+		reply(w, http.StatusOK, saved)
+	})
+	mux.HandleFunc("DELETE /v1/providers/{name}", func(w http.ResponseWriter, r *http.Request) {
+		noContent(w, core.DeleteProvider(r.Context(), r.PathValue("name")))
+	})
+	mux.HandleFunc("GET /v1/providers/{name}/models", func(w http.ResponseWriter, r *http.Request) {
+		models, err := core.ProviderModels(r.Context(), r.PathValue("name"))
+		if err != nil {
+			replyErr(w, err)
+			return
+		}
+		reply(w, http.StatusOK, append([]string{}, models...))
 	})
 	mux.HandleFunc("GET /v1/questions", func(w http.ResponseWriter, r *http.Request) {
 		reply(w, http.StatusOK, questionInfos(core.Pending()))

@@ -3,11 +3,13 @@ package control_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/deskhand/deskhand/server/agent"
@@ -214,5 +216,183 @@ func TestAgentsThroughTheSocket(t *testing.T) {
 	}
 	if err := c.SetAgentEnabled(ctx, "nobody", true); !errors.Is(err, agent.ErrNotFound) {
 		t.Errorf("enabling an unknown agent: %v", err)
+	}
+}
+
+// memSecrets is a keychain in memory.
+type memSecrets struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (s *memSecrets) Get(k string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.m[k]
+	if !ok {
+		return "", agent.ErrNotFound
+	}
+	return v, nil
+}
+
+func (s *memSecrets) Set(k, v string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m[k] = v
+	return nil
+}
+
+func (s *memSecrets) Delete(k string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.m[k]; !ok {
+		return agent.ErrNotFound
+	}
+	delete(s.m, k)
+	return nil
+}
+
+// listingConnector connects every provider to a model that lists models,
+// and records the key each connection was given.
+type listingConnector struct {
+	mu      sync.Mutex
+	secrets map[string]string // provider name → key it connected with
+}
+
+func (c *listingConnector) Connect(p agent.Provider, secret string) (agent.Model, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.secrets[p.Name] = secret
+	return listingModel{"model-a", "model-b"}, nil
+}
+
+func (c *listingConnector) secretOf(name string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.secrets[name]
+}
+
+type listingModel []string
+
+func (listingModel) Chat(context.Context, agent.ChatRequest, func(agent.Delta)) (agent.ChatResponse, error) {
+	return agent.ChatResponse{}, errors.New("not in this test")
+}
+
+func (m listingModel) ListModels(context.Context) ([]string, error) { return m, nil }
+
+func TestProvidersThroughTheSocket(t *testing.T) {
+	const key = "sk-ant-7f3c9e1d-not-a-real-key"
+	secrets := &memSecrets{m: map[string]string{}}
+	connector := &listingConnector{secrets: map[string]string{}}
+	core, err := agent.New(t.Context(), agent.Config{History: storetest.Open(t), Secrets: secrets, Connector: connector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(core.Close)
+	path := socketPath(t)
+	listen(t, path, core)
+	c, err := control.Dial(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+
+	// Errors never repeat the key, whatever was wrong.
+	for _, bad := range []agent.Provider{{Name: "Not Valid", Kind: agent.ProviderAnthropic}, {Name: "x", Kind: "nope"}} {
+		if _, err := c.SaveProvider(ctx, bad, agent.KeyChange{Set: true, Key: key}); err == nil || strings.Contains(err.Error(), key) || strings.Contains(agent.UserMessage(err), key) {
+			t.Errorf("saving %+v: %v", bad, err)
+		}
+	}
+	if _, err := c.SaveProvider(ctx, agent.Provider{Name: "claude", Kind: agent.ProviderAnthropic}, agent.KeyChange{Set: true, Key: key + "\n"}); err == nil || strings.Contains(err.Error(), key) {
+		t.Errorf("a key with a line break: %v", err)
+	}
+	if len(secrets.m) != 0 {
+		t.Fatalf("refused saves reached the keychain: %d items", len(secrets.m))
+	}
+
+	saved, err := c.SaveProvider(ctx, agent.Provider{Name: "claude", Kind: agent.ProviderAnthropic}, agent.KeyChange{Set: true, Key: key})
+	if err != nil || saved.Name != "claude" || saved.BaseURL != "https://api.anthropic.com" {
+		t.Fatalf("save = %+v, %v", saved, err)
+	}
+	if got, _ := secrets.Get(agent.ProviderSecretKey("claude")); got != key {
+		t.Errorf("the keychain holds %q", got)
+	}
+	if p, ok := core.Provider("claude"); !ok || p.Kind != agent.ProviderAnthropic {
+		t.Errorf("the running core sees %+v, %v", p, ok)
+	}
+	list, err := c.Providers(ctx)
+	if err != nil || len(list) != 2 || list[0].Name != "claude" || !list[0].HasKey || list[1].Name != agent.OllamaProvider || list[1].HasKey {
+		t.Fatalf("providers = %+v, %v", list, err)
+	}
+
+	models, err := c.ProviderModels(ctx, "claude")
+	if err != nil || strings.Join(models, ",") != "model-a,model-b" {
+		t.Errorf("models = %q, %v", models, err)
+	}
+	if got := connector.secretOf("claude"); got != key {
+		t.Errorf("the provider was connected with %q, not its key", got)
+	}
+	if _, err := c.ProviderModels(ctx, "nobody"); !errors.Is(err, agent.ErrNotFound) {
+		t.Errorf("models of an unknown provider: %v", err)
+	}
+
+	// Saving without a key change keeps the key; an empty key removes it.
+	if _, err := c.SaveProvider(ctx, agent.Provider{Name: "claude", Kind: agent.ProviderAnthropic, BaseURL: "https://proxy.example/anthropic"}, agent.KeyChange{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := secrets.Get(agent.ProviderSecretKey("claude")); got != key {
+		t.Errorf("an edit without a key change lost the key: %q", got)
+	}
+	if _, err := c.SaveProvider(ctx, agent.Provider{Name: "claude", Kind: agent.ProviderAnthropic}, agent.KeyChange{Set: true}); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := c.Providers(ctx); len(list) != 2 || list[0].HasKey {
+		t.Errorf("after removing the key: %+v", list)
+	}
+
+	// A provider in use is kept.
+	if _, err := c.SaveAgent(ctx, agent.Agent{Slug: "writer", Backend: agent.BackendProvider, Provider: "claude", Model: "model-a"}); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := c.Providers(ctx); len(list) != 2 || strings.Join(list[0].UsedBy, ",") != "writer" {
+		t.Errorf("used by: %+v", list)
+	}
+	if err := c.DeleteProvider(ctx, "claude"); err == nil || !strings.Contains(agent.UserMessage(err), "writer") {
+		t.Errorf("deleting a provider in use: %v", err)
+	}
+	if err := c.DeleteAgent(ctx, "writer"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DeleteProvider(ctx, "claude"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := core.Provider("claude"); ok {
+		t.Error("the running core still has the deleted provider")
+	}
+	if err := c.DeleteProvider(ctx, "claude"); !errors.Is(err, agent.ErrNotFound) {
+		t.Errorf("deleting twice: %v", err)
+	}
+}
+
+// TestProviderBodyNotRepeated: a save the channel cannot read is refused
+// with what the body must be, never with what it was (it holds a key).
+func TestProviderBodyNotRepeated(t *testing.T) {
+	const key = "sk-ant-body-3b8e-not-a-real-key"
+	path := socketPath(t)
+	listen(t, path, newCore(t))
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", path)
+	}}}
+	for _, body := range []string{`{"provider": {"Name": "claude"}, "setKey": true, "key": "` + key, `{"provider": "` + key + `"}`, `{"key": ` + key + `}`} {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPut, "http://deskhand/v1/providers", strings.NewReader(body))
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusBadRequest || strings.Contains(string(got), key) || strings.Contains(string(got), "sk-ant") {
+			t.Errorf("body %q: status %d, reply %q, %v", body, resp.StatusCode, got, err)
+		}
 	}
 }

@@ -20,16 +20,17 @@ type agentEditor interface {
 	DeleteAgent(ctx context.Context, slug string) error
 }
 
-const agentSynopsis = "deskhand agent list | agent add SLUG [--name N] [--model M] [--prompt P] [--description D] [--backend ollama|client] [--reach HOST:PORT,…] [--client-may-approve] | agent edit SLUG [the same] | agent enable SLUG | agent disable SLUG | agent remove SLUG"
+const agentSynopsis = "deskhand agent list | agent add SLUG [--name N] [--provider P] [--model M] [--prompt P] [--description D] [--backend provider|client] [--reach HOST:PORT,…] [--client-may-approve] | agent edit SLUG [the same] | agent enable SLUG | agent disable SLUG | agent remove SLUG"
 
 // agentFields are the flags of agent add and edit (with --model).
-var agentFields = []string{"name", "prompt", "description", "backend", "reach", "client-may-approve"}
+var agentFields = []string{"name", "provider", "prompt", "description", "backend", "reach", "client-may-approve"}
 
 func agentFlags(fs *flag.FlagSet, f *cmdFlags) {
 	fs.StringVar(&f.name, "name", "", "add, edit: the agent's display name")
 	fs.StringVar(&f.prompt, "prompt", "", "add, edit: its system prompt")
 	fs.StringVar(&f.description, "description", "", "add, edit: what it does, for the calling model")
-	fs.StringVar(&f.backend, "backend", "", "add, edit: ollama or client (the calling client's model)")
+	fs.StringVar(&f.provider, "provider", "", "add, edit: the provider whose --model it runs on (see 'deskhand provider list'; default \""+agent.OllamaProvider+"\")")
+	fs.StringVar(&f.backend, "backend", "", "add, edit: provider (its provider's model, the default) or client (the calling client's model, else its provider's); ollama, the old spelling, is --backend provider --provider ollama")
 	fs.StringVar(&f.reach, "reach", "", "add, edit: the hosts on your network its fetch_url may reach, as host:port, comma-separated (\"\" for none)")
 	fs.BoolVar(&f.clientMayApprove, "client-may-approve", false, "add, edit: let the calling client approve its tool calls (otherwise you approve them here); --client-may-approve=false takes it back")
 }
@@ -49,6 +50,9 @@ func runAgent(ctx context.Context, inv *invocation, f *cmdFlags, words []string,
 				return usagef(usage, "--%s is for 'agent add' and 'agent edit', not 'agent %s'", name, sub)
 			}
 		}
+	}
+	if f.backend == string(agent.BackendOllama) && inv.set["provider"] && f.provider != agent.OllamaProvider {
+		return usagef(usage, "--backend ollama means the provider %q, not %q: give --backend provider --provider %s", agent.OllamaProvider, f.provider, f.provider)
 	}
 	ctl, app, done, err := inv.reach(ctx)
 	if err != nil {
@@ -99,7 +103,7 @@ func runAgent(ctx context.Context, inv *invocation, f *cmdFlags, words []string,
 	case sub == "edit":
 		a = *found
 	default:
-		a = agent.Agent{Slug: rest[0], Name: rest[0], Backend: agent.BackendOllama, Conversations: true, Enabled: true}
+		a = agent.Agent{Slug: rest[0], Name: rest[0], Backend: agent.BackendProvider, Provider: agent.OllamaProvider, Conversations: true, Enabled: true}
 	}
 	backend := string(a.Backend)
 	for _, fl := range []struct {
@@ -107,7 +111,7 @@ func runAgent(ctx context.Context, inv *invocation, f *cmdFlags, words []string,
 		field *string
 		value string
 	}{
-		{"name", &a.Name, f.name}, {"model", &a.Model, inv.g.Model}, {"prompt", &a.Prompt, f.prompt},
+		{"name", &a.Name, f.name}, {"provider", &a.Provider, f.provider}, {"model", &a.Model, inv.g.Model}, {"prompt", &a.Prompt, f.prompt},
 		{"description", &a.Description, f.description}, {"backend", &backend, f.backend},
 	} {
 		if inv.set[fl.flag] {
@@ -115,6 +119,9 @@ func runAgent(ctx context.Context, inv *invocation, f *cmdFlags, words []string,
 		}
 	}
 	a.Backend = agent.Backend(backend)
+	if a.Backend == agent.BackendOllama { // the old spelling
+		a.Backend, a.Provider = agent.BackendProvider, agent.OllamaProvider
+	}
 	if inv.set["reach"] {
 		a.ReachableHosts = strings.FieldsFunc(f.reach, func(r rune) bool { return r == ',' || r == ' ' })
 	}
@@ -125,7 +132,7 @@ func runAgent(ctx context.Context, inv *invocation, f *cmdFlags, words []string,
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "Saved %s (%s).\n", saved.Slug, cmp.Or(saved.Model, "no model yet: set one with --model"))
+	fmt.Fprintf(stderr, "Saved %s (%s, provider %s).\n", saved.Slug, cmp.Or(saved.Model, "no model yet: set one with --model"), saved.Provider)
 	return nil
 }
 
@@ -140,9 +147,9 @@ func findAgent(list []agent.Agent, slug string) *agent.Agent {
 
 func printAgents(w io.Writer, list []agent.Agent) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SLUG\tNAME\tENABLED\tBACKEND\tMODEL")
+	fmt.Fprintln(tw, "SLUG\tNAME\tENABLED\tBACKEND\tPROVIDER\tMODEL")
 	for _, a := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\n", a.Slug, a.Name, a.Enabled, a.Backend, a.Model)
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\t%s\n", a.Slug, a.Name, a.Enabled, a.Backend, cmp.Or(a.Provider, agent.OllamaProvider), a.Model)
 	}
 	tw.Flush()
 }

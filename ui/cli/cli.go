@@ -241,7 +241,12 @@ func (o *once) IsBoolFlag() bool {
 }
 
 func refuseRepeats(fs *flag.FlagSet) {
-	fs.VisitAll(func(f *flag.Flag) { f.Value = &once{Value: f.Value, name: f.Name} })
+	fs.VisitAll(func(f *flag.Flag) {
+		if _, ok := f.Value.(refusedKey); ok { // refused however often given
+			return
+		}
+		f.Value = &once{Value: f.Value, name: f.Name}
+	})
 }
 
 func (g *Globals) register(fs *flag.FlagSet) {
@@ -261,6 +266,9 @@ type cmdFlags struct {
 	all, dryRun, rotate, status, link  bool   // connect (disconnect: all)
 	project                            string // connect, disconnect
 	name, prompt, description, backend string // agent add and edit
+	provider                           string // agent add and edit
+	kind, url                          string // provider add and edit
+	keyStdin, removeKey, keyOnArgv     bool   // provider add and edit (keyOnArgv: --key, refused)
 	reach                              string // agent add and edit: host:port, comma-separated
 	clientMayApprove                   bool   // agent add and edit
 }
@@ -283,6 +291,7 @@ func init() {
 		{name: "stdio", synopsis: "deskhand stdio [--client NAME] [flags]", flags: stdioFlags, run: runStdio},
 		{name: "token", synopsis: tokenSynopsis, run: runToken},
 		{name: "agent", synopsis: agentSynopsis, flags: agentFlags, run: runAgent},
+		{name: "provider", synopsis: providerSynopsis, flags: providerFlags, run: runProvider},
 		{name: "connect", synopsis: "deskhand connect CLIENT...|--all [--project DIR] [--dry-run] [--rotate]\n       deskhand connect --status [CLIENT...]\n       deskhand connect --link CLIENT", flags: connectFlags, run: runConnect},
 		{name: "disconnect", synopsis: "deskhand disconnect CLIENT...|--all [--project DIR]", flags: disconnectFlags, run: runDisconnect},
 		{name: "questions", synopsis: "deskhand questions [flags]", run: runQuestions},
@@ -364,13 +373,21 @@ Commands:
   token rotate NAME     give the client a new token (its conversations stay its own)
   token revoke NAME     revoke the client's token at once
   agent list            list the agents
-  agent add SLUG        add an agent (SLUG is its tool name) with --name, --model, --prompt,
-                        --description, --backend ollama|client
+  agent add SLUG        add an agent (SLUG is its tool name) with --name, --provider, --model,
+                        --prompt, --description, --backend provider|client
   agent edit SLUG       change the given fields of an agent
   agent enable SLUG | agent disable SLUG
                         put an agent on the tool list or take it off
   agent remove SLUG     delete an agent and its conversations
                         (while the app runs, clients hear of every change at once)
+  provider list         list the model servers agents run on, with whether each has a key
+  provider add NAME --kind KIND [--url URL] [--key-stdin]
+                        add one; KIND is ollama, openai-compatible, openai or anthropic;
+                        --key-stdin reads its API key from stdin into the keychain (a key
+                        is never taken on the command line)
+  provider edit NAME    change the given fields; --remove-key removes its key
+  provider check NAME   list the models its server offers (exit status 1 if it cannot)
+  provider remove NAME  delete a provider no agent uses, and its key
   questions             list the questions the agents are waiting on (while serve runs)
   answer ID TEXT        answer a question; for an approval, TEXT is approve or deny
                         (add --comment TEXT for the agent); --decline declines instead

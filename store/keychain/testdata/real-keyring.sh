@@ -1,18 +1,24 @@
 #!/bin/sh
-# real-keyring.sh runs TestRealSecretService (store/keychain/realkeyring)
-# against a real Secret Service: a private D-Bus session (dbus-run-session)
-# with a gnome-keyring whose new "login" keyring is unlocked with a throwaway
-# password, under a fresh temporary HOME, so the user's own keyrings and
-# session bus are never touched. Everything it starts ends with the session.
+# real-keyring.sh runs, against a real Secret Service, TestRealSecretService
+# (store/keychain/realkeyring), then TestProviderKeyOnlyInTheKeychain
+# (package main, issue 15: the API key given to 'deskhand provider add
+# --key-stdin', with the app running and not, is in the Secret Service and
+# in no file of the data folder, no output and no process's argv; it fails
+# if the key is found anywhere else). The Secret Service is a private D-Bus
+# session (dbus-run-session) with a gnome-keyring whose new "login" keyring
+# is unlocked with a throwaway password, under a fresh temporary HOME, so
+# the user's own keyrings and session bus are never touched (the second
+# test writes Deskhand's real service name). Everything it starts ends with
+# the session.
 #
 # Usage, from anywhere:   store/keychain/testdata/real-keyring.sh [go test flags...]
 #   e.g.                  store/keychain/testdata/real-keyring.sh -v
-# Exit status: that of go test (2 if a tool is missing).
+# Exit status: that of the first go test to fail (2 if a tool is missing).
 #
 # Needs Go plus, on Debian/Ubuntu:
 #   apt-get install -y --no-install-recommends gnome-keyring libsecret-tools dbus
 # (dbus provides dbus-run-session; libsecret-tools provides secret-tool, used
-# for a cross-check and skipped if absent; dbus-x11 is NOT needed.)
+# for cross-checks and skipped if absent; procps provides ps; dbus-x11 is NOT needed.)
 set -eu
 
 for cmd in go dbus-run-session gnome-keyring-daemon; do
@@ -50,5 +56,7 @@ dbus-run-session -- sh -c '
 		echo "real-keyring.sh: gnome-keyring-daemon --unlock failed" >&2
 		exit 2
 	}
-	exec go test -race -count=1 -run "^TestRealSecretService\$" "$@" ./store/keychain/...
+	go test -race -count=1 -run "^TestRealSecretService\$" "$@" ./store/keychain/... || exit
+	# Without -race: it builds the whole app, and runs it as child processes.
+	exec go test -count=1 -run "^TestProviderKeyOnlyInTheKeychain\$" "$@" .
 ' real-keyring "$@"
