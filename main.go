@@ -141,14 +141,14 @@ func open(ctx context.Context, g *cli.Globals, log *slog.Logger, desktop bool) (
 		Reached: func(name, url string) { unreachable.Set("provider/"+name, url) },
 	}
 	core, err := agent.New(ctx, agent.Config{
-		History: db,
-		Models:    map[agent.Backend]agent.Model{agent.BackendClient: sampling.Model{}},
+		History:      db,
+		Models:       map[agent.Backend]agent.Model{agent.BackendClient: sampling.Model{}},
 		Connector:    connector,
 		Secrets:      secrets,
 		LocalServers: localServers,
-		Tools:   tools.Catalog(tools.Options{Never: unreachable.List}),
-		Logger:  log,
-		Desktop: desktop,
+		Tools:        tools.Catalog(tools.Options{Never: unreachable.List}),
+		Logger:       log,
+		Desktop:      desktop,
 		// The response schema must compile as mcp-go will use it.
 		CheckSchema: mcpserver.CheckSchema,
 	})

@@ -58,7 +58,9 @@ func (m describedModel) DescribeModel(context.Context, string) (agent.ModelInfo,
 	return m.info, nil
 }
 
-func (m describedModel) ListModels(context.Context) ([]string, error) { return []string{"m1", "m2"}, nil }
+func (m describedModel) ListModels(context.Context) ([]string, error) {
+	return []string{"m1", "m2"}, nil
+}
 
 func (c *connector) Connect(p agent.Provider, secret string) (agent.Model, error) {
 	c.mu.Lock()
