@@ -217,7 +217,7 @@ func (c *Core) secretOf(name string) string {
 	}
 	key, err := c.secrets.Get(ProviderSecretKey(name))
 	if err != nil && !errors.Is(err, ErrNotFound) {
-		c.log.Warn("read a provider's API key", "provider", name, "err", err)
+		c.log.Debug("read a provider's API key", "provider", name, "err", err)
 	}
 	return key
 }
