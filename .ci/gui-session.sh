@@ -26,15 +26,24 @@ pixels_vary() {
 	awk -v sd="$sd" 'BEGIN { exit !(sd > 0.01) }'
 }
 
+# shoot FILE: a screenshot of the screen once something is drawn on it,
+# waiting up to 30 s (a loaded machine draws the first frame late).
+shoot() {
+	for _ in $(seq 60); do
+		import -window root "$1"
+		pixels_vary "$1" && return 0
+		sleep 0.5
+	done
+	return 1
+}
+
 bin/fakeollama -addr 127.0.0.1:0 > "$work/ollama.log" 2>&1 &
 ollama=$(waitfor "$work/ollama.log" 'listening on (http://[0-9.:]+)') || fail "the fake Ollama did not start"
 
 bin/deskhand --data "$work/data" --addr 127.0.0.1:0 --ollama "$ollama" > "$work/app.log" 2>&1 &
 app=$!
 url=$(waitfor "$work/app.log" 'serving your agents at (http://[^ ]+)') || fail "Deskhand did not start serving"
-sleep 2 # let the window draw
-import -window root "$out/main-window.png"
-pixels_vary "$out/main-window.png" || fail "the main window screenshot is blank"
+shoot "$out/main-window.png" || fail "the main window screenshot is blank"
 
 token=$(bin/deskhand token create gui-check --data "$work/data")
 value="teal$RANDOM"
