@@ -88,7 +88,9 @@ type wiring struct {
 	db      *store.DB
 	core    *agent.Core
 	secrets *keychain.Store
-	log     *slog.Logger
+	// connector makes the providers' models.
+	connector *providers.Connector
+	log       *slog.Logger
 	// unreachable is what no agent's fetch may reach: Deskhand's own
 	// endpoint and its model server.
 	unreachable *tools.Unreachable
@@ -161,7 +163,7 @@ func open(ctx context.Context, g *cli.Globals, log *slog.Logger, desktop bool) (
 	for _, p := range core.Providers() {
 		_, _ = connector.Connect(p.Provider, "")
 	}
-	return &wiring{db: db, core: core, secrets: secrets, log: log, unreachable: unreachable}, nil
+	return &wiring{db: db, core: core, secrets: secrets, connector: connector, log: log, unreachable: unreachable}, nil
 }
 
 // osReason is the OS's own words for a file error ("read-only file

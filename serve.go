@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/deskhand/deskhand/models/providers"
 	"io"
 	"log/slog"
 	"net"
@@ -107,7 +108,7 @@ func startServing(ctx context.Context, g cli.Globals, a *wiring, stderr io.Write
 	} else if err != nil {
 		log.Info(agent.UserMessage(err))
 	}
-	reportProviders(ctx, a.core, log)
+	reportProviders(ctx, a.core, a.connector, log)
 	keys, err := stateKeys(os.Getenv("DESKHAND_STATE_KEYS"))
 	if err != nil {
 		return nil, err
@@ -362,7 +363,7 @@ func serveStdio(ctx context.Context, g cli.Globals, stdin io.Reader, stdout, std
 
 // reportProviders says, for each provider agents run on, whether its
 // server answers and with how many models.
-func reportProviders(ctx context.Context, core *agent.Core, log *slog.Logger) {
+func reportProviders(ctx context.Context, core *agent.Core, connector *providers.Connector, log *slog.Logger) {
 	for _, p := range core.Providers() {
 		if len(p.UsedBy) == 0 {
 			continue
@@ -371,9 +372,9 @@ func reportProviders(ctx context.Context, core *agent.Core, log *slog.Logger) {
 		models, err := core.ProviderModels(ctx, p.Name)
 		cancel()
 		if err != nil {
-			log.Warn(agent.UserMessage(err), "provider", p.Name)
+			log.Warn(agent.UserMessage(err), "provider", p.Name, "url", connector.Address(p.Provider))
 			continue
 		}
-		log.Info("model provider answers", "provider", p.Name, "kind", p.Kind, "models", len(models))
+		log.Info("model provider answers", "provider", p.Name, "kind", p.Kind, "url", connector.Address(p.Provider), "models", len(models))
 	}
 }

@@ -47,6 +47,17 @@ func (c *Connector) Connect(p agent.Provider, secret string) (agent.Model, error
 	return nil, fmt.Errorf("providers of kind %s are not supported by this build", p.Kind)
 }
 
+// Address is the server address the provider's model talks to: its own,
+// or for Ollama without one, OllamaHost or Ollama's default.
+func (c *Connector) Address(p agent.Provider) string {
+	if p.Kind == agent.ProviderOllama {
+		if m, err := ollama.New(cmp.Or(p.BaseURL, c.OllamaHost)); err == nil {
+			return m.BaseURL()
+		}
+	}
+	return p.BaseURL
+}
+
 func (c *Connector) reached(provider, baseURL string) {
 	if c.Reached != nil {
 		c.Reached(provider, baseURL)
