@@ -86,6 +86,15 @@ func settingsScreen(t *testing.T, core *fakeSettings) (*settingsView, *testUI) {
 	return a.settings, u
 }
 
+// modelsScreen is Settings → Models alone, on its fake.
+func modelsScreen(t *testing.T, core *fakeProviders) (*modelsView, *testUI) {
+	t.Helper()
+	a, u := newShell(t)
+	a.models = newModelsView(a, core)
+	a.win.SetContent(a.models.content())
+	return a.models, u
+}
+
 // fakeLoginItem is the OS's login item in memory; fail makes it refuse.
 type fakeLoginItem struct {
 	mu   sync.Mutex
@@ -341,6 +350,87 @@ func (f *fakeSettings) InstalledModels(context.Context) ([]string, error) {
 	return []string{"llama3.2", "qwen3:8b"}, nil
 }
 
+// fakeProviders is Settings → Models' core (providersCore), and the
+// agent editor's providers.
+type fakeProviders struct {
+	mu        sync.Mutex
+	providers []agent.ProviderStatus
+	saves     []providerSave
+	deleted   []string
+	models    map[string][]string        // by provider; a provider without an entry does not answer
+	infos     map[string]agent.ModelInfo // by model
+	describes []string                   // "provider/model" asked
+}
+
+// providerSave is one call of SaveProvider.
+type providerSave struct {
+	Provider agent.Provider
+	Key      agent.KeyChange
+}
+
+func (f *fakeProviders) Providers() []agent.ProviderStatus {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]agent.ProviderStatus(nil), f.providers...)
+}
+
+func (f *fakeProviders) SaveProvider(_ context.Context, p agent.Provider, key agent.KeyChange) (agent.Provider, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.saves = append(f.saves, providerSave{p, key})
+	if p.Kind == agent.ProviderOpenAICompatible && p.BaseURL == "" {
+		return agent.Provider{}, agent.Userf(nil, "an OpenAI-compatible provider needs the server's address")
+	}
+	for i, s := range f.providers {
+		if s.Name == p.Name {
+			f.providers[i].Provider = p
+			if key.Set {
+				f.providers[i].HasKey = key.Key != ""
+			}
+			return p, nil
+		}
+	}
+	f.providers = append(f.providers, agent.ProviderStatus{Provider: p, HasKey: key.Set && key.Key != ""})
+	return p, nil
+}
+
+func (f *fakeProviders) DeleteProvider(_ context.Context, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, s := range f.providers {
+		if s.Name != name {
+			continue
+		}
+		if len(s.UsedBy) > 0 {
+			return agent.Userf(nil, "provider %s is used by %s: move them to another provider first", name, strings.Join(s.UsedBy, ", "))
+		}
+		f.deleted = append(f.deleted, name)
+		f.providers = append(f.providers[:i], f.providers[i+1:]...)
+		return nil
+	}
+	return agent.Userf(agent.ErrNotFound, "no provider named %q", name)
+}
+
+func (f *fakeProviders) ProviderModels(_ context.Context, name string) ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	names, ok := f.models[name]
+	if !ok {
+		return nil, agent.Userf(nil, "cannot connect to provider %s: connection refused", name)
+	}
+	return append([]string(nil), names...), nil
+}
+
+func (f *fakeProviders) DescribeModel(_ context.Context, provider, model string) (agent.ModelInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.describes = append(f.describes, provider+"/"+model)
+	if info, ok := f.infos[model]; ok {
+		return info, nil
+	}
+	return agent.ModelInfo{Name: model}, nil
+}
+
 // fakeCore is the whole desktop's core: the screens' fakes together, plus
 // the tray's pause switch and an event stream that stays quiet.
 type fakeCore struct {
@@ -348,6 +438,7 @@ type fakeCore struct {
 	*fakeQuestions
 	*fakeConversations
 	*fakeSettings
+	*fakeProviders
 }
 
 // newFakeCore fills in the fakes left nil.
@@ -363,6 +454,9 @@ func newFakeCore(c fakeCore) *fakeCore {
 	}
 	if c.fakeSettings == nil {
 		c.fakeSettings = &fakeSettings{}
+	}
+	if c.fakeProviders == nil {
+		c.fakeProviders = &fakeProviders{}
 	}
 	return &c
 }
