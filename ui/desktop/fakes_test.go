@@ -1,6 +1,7 @@
 package desktop
 
 import (
+	"cmp"
 	"context"
 	"strings"
 	"sync"
@@ -18,12 +19,24 @@ type testUI struct {
 	app    *App
 	mu     sync.Mutex
 	queued []func()
+	grew   *sync.Cond // on mu: something was queued
 }
 
 func (u *testUI) do(f func()) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.queued = append(u.queued, f)
+	u.grew.Broadcast()
+}
+
+// waitQueued waits until n functions wait for fyne's goroutine, without
+// running them.
+func (u *testUI) waitQueued(n int) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for len(u.queued) < n {
+		u.grew.Wait()
+	}
 }
 
 // settle waits for the App's background work and runs what it handed to
@@ -61,6 +74,7 @@ func newShell(t *testing.T) (*App, *testUI) {
 
 func withTestUI(t *testing.T, a *App) (*App, *testUI) {
 	u := &testUI{app: a}
+	u.grew = sync.NewCond(&u.mu)
 	a.do = u.do
 	t.Cleanup(a.Close)
 	return a, u
@@ -70,6 +84,9 @@ func withTestUI(t *testing.T, a *App) (*App, *testUI) {
 func agentsScreen(t *testing.T, core *fakeAgents) (*agentsView, *testUI) {
 	t.Helper()
 	a, u := newShell(t)
+	if core.fakeProviders == nil {
+		core.fakeProviders = &fakeProviders{}
+	}
 	a.agents = newAgentsView(a, core)
 	a.win.SetContent(a.agents.content())
 	return a.agents, u
@@ -120,8 +137,10 @@ func (f *fakeLoginItem) set(on bool) error {
 	return nil
 }
 
-// fakeAgents is the Agents tab's core (agentsCore).
+// fakeAgents is the Agents tab's core (agentsCore); its providers are
+// Settings → Models' fake, shared with it in a fakeCore.
 type fakeAgents struct {
+	*fakeProviders
 	mu      sync.Mutex
 	agents  []agent.Agent
 	saved   []agent.Agent
@@ -190,10 +209,6 @@ func (f *fakeAgents) DeleteAgent(_ context.Context, slug string) error {
 		}
 	}
 	return agent.Userf(agent.ErrNotFound, "no agent named %q", slug)
-}
-
-func (f *fakeAgents) InstalledModels(context.Context) ([]string, error) {
-	return []string{"llama3.2", "qwen3:8b"}, nil
 }
 
 func (f *fakeAgents) PullModel(ctx context.Context, name string, progress func(agent.PullProgress)) error {
@@ -360,6 +375,10 @@ type fakeProviders struct {
 	models    map[string][]string        // by provider; a provider without an entry does not answer
 	infos     map[string]agent.ModelInfo // by model
 	describes []string                   // "provider/model" asked
+	// hold, when set, names a provider whose ProviderModels waits for
+	// gate to close.
+	hold string
+	gate chan struct{}
 }
 
 // providerSave is one call of SaveProvider.
@@ -413,6 +432,12 @@ func (f *fakeProviders) DeleteProvider(_ context.Context, name string) error {
 
 func (f *fakeProviders) ProviderModels(_ context.Context, name string) ([]string, error) {
 	f.mu.Lock()
+	hold, gate := f.hold, f.gate
+	f.mu.Unlock()
+	if name == hold {
+		<-gate
+	}
+	f.mu.Lock()
 	defer f.mu.Unlock()
 	names, ok := f.models[name]
 	if !ok {
@@ -456,8 +481,9 @@ func newFakeCore(c fakeCore) *fakeCore {
 		c.fakeSettings = &fakeSettings{}
 	}
 	if c.fakeProviders == nil {
-		c.fakeProviders = &fakeProviders{}
+		c.fakeProviders = cmp.Or(c.fakeAgents.fakeProviders, &fakeProviders{})
 	}
+	c.fakeAgents.fakeProviders = c.fakeProviders
 	return &c
 }
 
@@ -466,10 +492,6 @@ func newFakeCore(c fakeCore) *fakeCore {
 func (f *fakeCore) Pending() []agent.Question { return f.fakeQuestions.Pending() }
 
 func (f *fakeCore) Clients() []agent.Client { return f.fakeSettings.Clients() }
-
-func (f *fakeCore) InstalledModels(ctx context.Context) ([]string, error) {
-	return f.fakeAgents.InstalledModels(ctx)
-}
 
 func (f *fakeCore) SetPaused(bool) {}
 
