@@ -52,12 +52,12 @@ type agentsView struct {
 	modelNames                              []string // what it listed
 	// asking: servers are asked for models only from the first refresh
 	// (or Refresh) on, never while the window is being built.
-	asking bool
-	modelHint, capabilities, clientNote     *widget.Label
-	conversations, enabled                  *widget.Check
-	clientMayApprove                        *widget.Check
-	schemaHint, slugHint, status, whoAsked  *widget.Label
-	save, remove                            *widget.Button
+	asking                                 bool
+	modelHint, capabilities, clientNote    *widget.Label
+	conversations, enabled                 *widget.Check
+	clientMayApprove                       *widget.Check
+	schemaHint, slugHint, status, whoAsked *widget.Label
+	save, remove                           *widget.Button
 
 	pullButton, cancelPull *widget.Button
 	pullBar                *widget.ProgressBar

@@ -1,8 +1,9 @@
 // Package desktop is Deskhand's desktop, the only package besides main
 // and assets that uses fyne: the tray (open, each agent's kill switch,
 // the questions waiting, connect, settings, pause) and the main window
-// with five tabs: Agents (edit, delete and switch agents, pick or pull
-// an Ollama model, try an agent), Questions (each also in a popup of its
+// with five tabs: Agents (edit, delete and switch agents, run each on a
+// provider's model or the calling client's, pick a model or pull one
+// for Ollama, try an agent), Questions (each also in a popup of its
 // own), Conversations (live transcripts, stop a turn), Connect (write
 // Deskhand into MCP clients' settings through a Connector and verify it)
 // and Settings (client tokens, the server's settings, an Ollama check,

@@ -65,7 +65,8 @@ func newModelsView(app *App, core providersCore) *modelsView {
 		func() int { return len(v.providers) },
 		func() fyne.CanvasObject {
 			label, state := widget.NewLabel("provider"), widget.NewLabel("")
-			label.Wrapping, state.Wrapping = fyne.TextWrapWord, fyne.TextWrapWord
+			// One line each, so that every row has room for its check.
+			label.Truncation, state.Truncation = fyne.TextTruncateEllipsis, fyne.TextTruncateEllipsis
 			return container.NewBorder(nil, nil, nil,
 				container.NewHBox(widget.NewButton("Check", nil), widget.NewButton("Edit", nil), widget.NewButton("Remove…", nil)),
 				container.NewVBox(label, state))
@@ -228,6 +229,9 @@ func (v *modelsView) check(name string) {
 		return func() {
 			v.checked[name] = checkResult(len(names), err)
 			v.list.Refresh()
+			if err != nil { // in full: the row has one line
+				v.status.SetText("Check of " + name + ": " + agent.UserMessage(err))
+			}
 		}
 	})
 }
@@ -278,7 +282,7 @@ func providerLabel(p agent.ProviderStatus) string {
 	if addr == "" {
 		addr = "default"
 		if p.Kind == agent.ProviderOllama {
-			addr = "default (the Ollama host setting, OLLAMA_HOST or http://127.0.0.1:11434)"
+			addr = "default (the Ollama host setting)"
 		}
 	}
 	key := "no key"

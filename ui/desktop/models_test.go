@@ -67,6 +67,9 @@ func TestModelsListsAndChecksProviders(t *testing.T) {
 	if _, state, _, _, _ = providerRow(v, 0); state.Text != "✖ cannot connect to provider lmstudio: connection refused" {
 		t.Errorf("a failed check: %q", state.Text)
 	}
+	if v.status.Text != "Check of lmstudio: cannot connect to provider lmstudio: connection refused" {
+		t.Errorf("the failed check in full: %q", v.status.Text)
+	}
 }
 
 func TestModelsAddsAProviderWithItsKey(t *testing.T) {
