@@ -209,6 +209,14 @@ func (v *agentsView) refresh() {
 	v.loadProviders()
 }
 
+// providersChanged re-reads the providers after one was saved or removed
+// in Settings → Models, and asks the picked one for its models again (its
+// address or key may be new).
+func (v *agentsView) providersChanged() {
+	v.modelsOf = ""
+	v.loadProviders()
+}
+
 // loadProviders re-reads the providers for the provider select, off
 // fyne's goroutine (Providers asks the keychain about each key).
 func (v *agentsView) loadProviders() {

@@ -89,7 +89,7 @@ func New(fy fyne.App, core Core, opts Options) *App {
 	a.connect = newConnectView(a, opts.Connector)
 	a.settings = newSettingsView(a, core)
 	a.models = newModelsView(a, core)
-	a.models.changed = a.agents.loadProviders // the editor's provider select
+	a.models.changed = a.agents.providersChanged // the editor's provider select and models
 	status := widget.NewLabel("Serving your agents at " + cmp.Or(opts.ServerURL, "(not serving)"))
 	a.tabs = container.NewAppTabs(
 		container.NewTabItem("Agents", a.agents.content()),

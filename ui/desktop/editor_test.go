@@ -128,7 +128,8 @@ func TestEditorLateModelsAreDropped(t *testing.T) {
 // TestModelsChangeReachesTheEditor: a provider added in Settings → Models
 // is offered in the agent editor.
 func TestModelsChangeReachesTheEditor(t *testing.T) {
-	a, ui := newTestApp(t, newFakeCore(fakeCore{fakeProviders: editorProviders()}))
+	core := newFakeCore(fakeCore{fakeProviders: editorProviders()})
+	a, ui := newTestApp(t, core)
 	a.refresh()
 	ui.settle()
 	test.Type(a.models.name, "vllm")
@@ -137,5 +138,17 @@ func TestModelsChangeReachesTheEditor(t *testing.T) {
 	ui.settle()
 	if !cmp.Equal(a.agents.provider.Options, []string{"lmstudio", "ollama", "vllm"}) {
 		t.Errorf("the editor offers %v", a.agents.provider.Options)
+	}
+	// An edited provider's models are asked for again.
+	a.agents.provider.SetSelected("lmstudio")
+	ui.settle()
+	core.fakeProviders.mu.Lock()
+	core.fakeProviders.models["lmstudio"] = []string{"qwen3-coder", "devstral"}
+	core.fakeProviders.mu.Unlock()
+	a.models.edit(a.models.providers[0])
+	test.Tap(a.models.save)
+	ui.settle()
+	if !cmp.Equal(a.agents.modelNames, []string{"qwen3-coder", "devstral"}) {
+		t.Errorf("after editing lmstudio the picker lists %v", a.agents.modelNames)
 	}
 }
