@@ -1,7 +1,9 @@
 package desktop
 
 import (
+	"cmp"
 	"context"
+	"slices"
 
 	"github.com/google/uuid"
 
@@ -14,15 +16,17 @@ import (
 )
 
 // agentsCore is what the Agents tab needs of the core: the agents, their
-// editor and kill switch, the tools they may use, Ollama's models, and
-// "Try it".
+// editor and kill switch, the tools they may use, the providers and their
+// models (pulling one for Ollama's), and "Try it".
 type agentsCore interface {
 	Agents() []agent.Agent
 	AvailableTools() []agent.ToolInfo
 	SaveAgent(ctx context.Context, a agent.Agent) (agent.Agent, error)
 	SetAgentEnabled(ctx context.Context, slug string, enabled bool) error
 	DeleteAgent(ctx context.Context, slug string) error
-	InstalledModels(ctx context.Context) ([]string, error)
+	Providers() []agent.ProviderStatus
+	ProviderModels(ctx context.Context, provider string) ([]string, error)
+	DescribeModel(ctx context.Context, provider, model string) (agent.ModelInfo, error)
 	PullModel(ctx context.Context, name string, progress func(agent.PullProgress)) error
 	Run(ctx context.Context, req agent.RunRequest) (*agent.RunResult, error)
 }
@@ -41,11 +45,19 @@ type agentsView struct {
 	folders, reachable                      *widget.Entry
 	starters                                *widget.Entry
 	tools                                   []toolSwitch
-	backend, routing                        *widget.Select
-	conversations, enabled                  *widget.Check
-	clientMayApprove                        *widget.Check
-	schemaHint, slugHint, status, whoAsked  *widget.Label
-	save, remove                            *widget.Button
+	runsOn                                  *widget.RadioGroup
+	provider, routing                       *widget.Select
+	providers                               []agent.ProviderStatus
+	modelsOf                                string   // the provider whose models the picker lists (or is asking for)
+	modelNames                              []string // what it listed
+	// asking: servers are asked for models only from the first refresh
+	// (or Refresh) on, never while the window is being built.
+	asking                                 bool
+	modelHint, capabilities, clientNote    *widget.Label
+	conversations, enabled                 *widget.Check
+	clientMayApprove                       *widget.Check
+	schemaHint, slugHint, status, whoAsked *widget.Label
+	save, remove                           *widget.Button
 
 	pullButton, cancelPull *widget.Button
 	pullBar                *widget.ProgressBar
@@ -57,8 +69,16 @@ type agentsView struct {
 	tryOutput *widget.Label // its answer as it streams
 }
 
+// The "Runs on" choices: a provider's model, or the calling client's.
+const (
+	runsOnProvider = "a provider's model"
+	runsOnClient   = "the calling client's model (sampling)"
+)
+
+// clientModelNote is what the editor says of running on the client's model.
+const clientModelNote = "Runs on the model of the client that calls it, through MCP sampling. Only some clients lend their model (VS Code, GitHub Copilot CLI), and the 2026-07-28 protocol revision deprecates sampling; when the client lends none, the agent runs on the provider model below."
+
 var (
-	backendChoices = []string{string(agent.BackendOllama), string(agent.BackendClient)}
 	routingChoices = []string{string(agent.RouteClient), string(agent.RouteDesktop), string(agent.RouteDecline)}
 )
 
@@ -82,7 +102,20 @@ func newAgentsView(app *App, core agentsCore) *agentsView {
 
 	v.name, v.slug, v.description = widget.NewEntry(), widget.NewEntry(), widget.NewEntry()
 	v.model = widget.NewSelectEntry(nil)
-	v.model.SetPlaceHolder("e.g. llama3.2 — refresh to list the installed ones")
+	v.model.SetPlaceHolder("pick one the provider lists, or type a model's name")
+	v.model.OnChanged = func(string) { v.describeModel() }
+	v.modelHint, v.capabilities, v.clientNote = widget.NewLabel(""), widget.NewLabel(""), widget.NewLabel(clientModelNote)
+	v.modelHint.Wrapping, v.capabilities.Wrapping, v.clientNote.Wrapping = fyne.TextWrapWord, fyne.TextWrapWord, fyne.TextWrapWord
+	v.clientNote.Hide()
+	v.runsOn = widget.NewRadioGroup([]string{runsOnProvider, runsOnClient}, func(choice string) {
+		if choice == runsOnClient {
+			v.clientNote.Show()
+		} else {
+			v.clientNote.Hide()
+		}
+	})
+	v.runsOn.Required = true
+	v.provider = widget.NewSelect(nil, func(name string) { v.loadModels(name) })
 	v.folders = widget.NewMultiLineEntry()
 	v.folders.SetPlaceHolder("folders the file tools may use, one per line")
 	v.reachable = widget.NewMultiLineEntry()
@@ -101,7 +134,6 @@ func newAgentsView(app *App, core agentsCore) *agentsView {
 	v.schema.OnChanged = func(s string) { v.schemaHint.SetText(schemaProblem(s)) }
 	v.slugHint = widget.NewLabel("")
 	v.slug.OnChanged = func(s string) { v.slugHint.SetText(slugProblem(s)) }
-	v.backend = widget.NewSelect(backendChoices, nil)
 	v.whoAsked = widget.NewLabel("")
 	v.whoAsked.Wrapping = fyne.TextWrapWord
 	v.clientMayApprove = widget.NewCheck("the calling client may approve tool calls", nil)
@@ -115,8 +147,13 @@ func newAgentsView(app *App, core agentsCore) *agentsView {
 	v.tryOutput.Wrapping = fyne.TextWrapWord
 	v.tryButton = widget.NewButton("Send", v.tryIt)
 	v.try.OnSubmitted = func(string) { v.tryIt() }
-	v.edit(agent.Agent{Backend: agent.BackendOllama, Routing: agent.RouteClient, Conversations: true, Enabled: true})
+	v.edit(newAgentDefaults())
 	return v
+}
+
+// newAgentDefaults is what the editor shows for a new agent.
+func newAgentDefaults() agent.Agent {
+	return agent.Agent{Backend: agent.BackendProvider, Provider: agent.OllamaProvider, Routing: agent.RouteClient, Conversations: true, Enabled: true}
 }
 
 func (v *agentsView) content() fyne.CanvasObject {
@@ -139,9 +176,11 @@ func (v *agentsView) content() fyne.CanvasObject {
 		widget.NewFormItem("Slug (tool name)", container.NewVBox(v.slug, v.slugHint)),
 		widget.NewFormItem("Description", v.description),
 		widget.NewFormItem("Prompt", v.prompt),
-		widget.NewFormItem("Model backend", v.backend),
-		widget.NewFormItem("Ollama model", container.NewVBox(
-			container.NewBorder(nil, nil, nil, container.NewHBox(refresh, v.pullButton, v.cancelPull), v.model), v.pullBar)),
+		widget.NewFormItem("Runs on", container.NewVBox(v.runsOn, v.clientNote)),
+		widget.NewFormItem("Provider", v.provider),
+		widget.NewFormItem("Model", container.NewVBox(
+			container.NewBorder(nil, nil, nil, container.NewHBox(refresh, v.pullButton, v.cancelPull), v.model),
+			v.pullBar, v.modelHint, v.capabilities)),
 		widget.NewFormItem("Tools", toolRows),
 		widget.NewFormItem("Allowed folders", v.folders),
 		widget.NewFormItem("May reach these hosts on my network", v.reachable),
@@ -152,7 +191,7 @@ func (v *agentsView) content() fyne.CanvasObject {
 	)
 	newAgent := widget.NewButton("New agent", func() {
 		v.list.UnselectAll()
-		v.edit(agent.Agent{Backend: agent.BackendOllama, Routing: agent.RouteClient, Conversations: true, Enabled: true})
+		v.edit(newAgentDefaults())
 	})
 	tryIt := container.NewVBox(container.NewBorder(nil, nil, nil, v.tryButton, v.try), v.tryOutput)
 	buttons := container.NewBorder(nil, nil, nil, v.remove, v.save)
@@ -162,10 +201,119 @@ func (v *agentsView) content() fyne.CanvasObject {
 	return split
 }
 
-// refresh re-reads the agents.
+// refresh re-reads the agents, and the providers off fyne's goroutine.
 func (v *agentsView) refresh() {
 	v.agents = v.core.Agents()
 	v.list.Refresh()
+	v.asking = true
+	v.loadProviders()
+}
+
+// providersChanged re-reads the providers after one was saved or removed
+// in Settings → Models, and asks the picked one for its models again (its
+// address or key may be new).
+func (v *agentsView) providersChanged() {
+	v.modelsOf = ""
+	v.loadProviders()
+}
+
+// loadProviders re-reads the providers for the provider select, off
+// fyne's goroutine (Providers asks the keychain about each key).
+func (v *agentsView) loadProviders() {
+	v.app.background(func(context.Context) func() {
+		ps := v.core.Providers()
+		return func() {
+			v.providers = ps
+			v.showProvider(v.provider.Selected)
+		}
+	})
+}
+
+// showProvider selects a provider, listed even when the core does not
+// know it (the core then says so on save), and lists its models.
+func (v *agentsView) showProvider(name string) {
+	name = cmp.Or(name, agent.OllamaProvider)
+	names := make([]string, 0, len(v.providers)+1)
+	for _, p := range v.providers {
+		names = append(names, p.Name)
+	}
+	if !slices.Contains(names, name) {
+		names = append(names, name)
+	}
+	v.provider.SetOptions(names)
+	v.provider.SetSelected(name) // lists its models when it changes
+	v.loadModels(name)           // when it did not, and they are not listed yet
+}
+
+// loadModels lists a provider's models in the model picker, asking its
+// server off fyne's goroutine; nothing when they are listed already, or
+// before the first refresh.
+func (v *agentsView) loadModels(name string) {
+	if name == "" || name == v.modelsOf || !v.asking {
+		return
+	}
+	v.modelsOf = name
+	v.showPull()
+	v.modelNames = nil
+	v.model.SetOptions(nil)
+	v.modelHint.SetText("Asking " + name + " for its models…")
+	v.capabilities.SetText("")
+	v.app.background(func(ctx context.Context) func() {
+		names, err := v.core.ProviderModels(ctx, name)
+		return func() {
+			if v.modelsOf != name {
+				return // another provider was picked meanwhile
+			}
+			if err != nil {
+				v.modelHint.SetText("✖ " + agent.UserMessage(err) + " You can still type a model's name.")
+				return
+			}
+			v.modelNames = names
+			v.model.SetOptions(names)
+			v.modelHint.SetText(providerModelsFound(name, len(names)))
+			v.describeModel()
+		}
+	})
+}
+
+// showPull offers "Pull" only for the provider "ollama", the one the core
+// downloads models to.
+func (v *agentsView) showPull() {
+	if v.pullButton == nil || v.stopPull != nil {
+		return // not drawn yet, or pulling
+	}
+	if v.modelsOf == agent.OllamaProvider {
+		v.pullButton.Show()
+	} else {
+		v.pullButton.Hide()
+	}
+}
+
+// describeModel shows what the model in the picker can do, as its
+// provider's server tells; a name it did not list is not asked about.
+func (v *agentsView) describeModel() {
+	provider, model := v.modelsOf, v.model.Text
+	if model == "" || !slices.Contains(v.modelNames, model) {
+		v.capabilities.SetText("")
+		if model != "" && len(v.modelNames) > 0 {
+			v.capabilities.SetText(provider + " did not list " + model + ": what it can do is unknown until it runs.")
+		}
+		return
+	}
+	v.capabilities.SetText("")
+	v.app.background(func(ctx context.Context) func() {
+		info, err := v.core.DescribeModel(ctx, provider, model)
+		return func() {
+			if v.modelsOf != provider || v.model.Text != model {
+				return // the picker moved on
+			}
+			if err != nil {
+				v.capabilities.SetText("What " + model + " can do is unknown: " + agent.UserMessage(err))
+				return
+			}
+			v.capabilities.SetText(capabilitiesText(info))
+		}
+	})
 }
 
 // edit shows an agent in the editor.
@@ -177,6 +325,7 @@ func (v *agentsView) edit(a agent.Agent) {
 	v.slug.SetText(f.Slug)
 	v.description.SetText(f.Description)
 	v.prompt.SetText(f.Prompt)
+	v.showProvider(f.Provider)
 	v.model.SetText(f.Model)
 	v.schema.SetText(f.Schema)
 	v.folders.SetText(f.Folders)
@@ -185,7 +334,11 @@ func (v *agentsView) edit(a agent.Agent) {
 	for _, ts := range v.tools {
 		ts.set(f.Tools)
 	}
-	v.backend.SetSelected(string(f.Backend))
+	if f.Backend == agent.BackendClient {
+		v.runsOn.SetSelected(runsOnClient)
+	} else {
+		v.runsOn.SetSelected(runsOnProvider)
+	}
 	v.routing.SetSelected(string(f.Routing))
 	v.clientMayApprove.SetChecked(f.ClientMayApprove)
 	v.conversations.SetChecked(f.Conversations)
@@ -206,8 +359,11 @@ func (v *agentsView) saveEditor() {
 		Name: v.name.Text, Slug: v.slug.Text, Description: v.description.Text, Prompt: v.prompt.Text,
 		Model: v.model.Text, Schema: v.schema.Text, Folders: v.folders.Text, Starters: v.starters.Text, Tools: switchedOn(v.tools),
 		ReachableHosts: v.reachable.Text, ClientMayApprove: v.clientMayApprove.Checked,
-		Backend: agent.Backend(v.backend.Selected), Routing: agent.Routing(v.routing.Selected),
+		Backend: agent.BackendProvider, Provider: v.provider.Selected, Routing: agent.Routing(v.routing.Selected),
 		Conversations: v.conversations.Checked, Enabled: v.enabled.Checked,
+	}
+	if v.runsOn.Selected == runsOnClient {
+		f.Backend = agent.BackendClient
 	}
 	a, err := f.apply(v.editing)
 	if err != nil {
@@ -267,7 +423,7 @@ func (v *agentsView) deleteAgent(slug string) {
 			}
 			if v.shown == shown {
 				v.list.UnselectAll()
-				v.edit(agent.Agent{Backend: agent.BackendOllama, Routing: agent.RouteClient, Conversations: true, Enabled: true})
+				v.edit(newAgentDefaults())
 			}
 			v.status.SetText("Deleted " + slug + ".")
 		}
@@ -290,21 +446,11 @@ func (v *agentsView) setEnabled(slug string, on bool) {
 	})
 }
 
-// refreshModels lists the installed Ollama models in the model picker,
-// asking Ollama off fyne's goroutine.
+// refreshModels asks the selected provider for its models again.
 func (v *agentsView) refreshModels() {
-	v.status.SetText("Asking Ollama for its models…")
-	v.app.background(func(ctx context.Context) func() {
-		names, err := v.core.InstalledModels(ctx)
-		return func() {
-			if err != nil {
-				v.status.SetText(agent.UserMessage(err))
-				return
-			}
-			v.model.SetOptions(names)
-			v.status.SetText(modelsFound(len(names)))
-		}
-	})
+	v.asking = true
+	v.modelsOf = ""
+	v.loadModels(v.provider.Selected)
 }
 
 // toolSwitch turns one tool on for the agent, and says whether it asks
@@ -418,7 +564,7 @@ func (v *agentsView) pullModel() {
 			v.stopPull = nil
 			v.pullBar.Hide()
 			v.cancelPull.Hide()
-			v.pullButton.Show()
+			v.showPull()
 			switch {
 			case cancelled:
 				v.status.SetText("Pull of " + name + " cancelled.")

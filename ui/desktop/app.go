@@ -73,6 +73,7 @@ type App struct {
 	conversations *conversationsView
 	connect       *connectView
 	settings      *settingsView
+	models        *modelsView
 	trayMenu      *fyne.Menu
 }
 
@@ -87,13 +88,18 @@ func New(fy fyne.App, core Core, opts Options) *App {
 	a.conversations = newConversationsView(a, core)
 	a.connect = newConnectView(a, opts.Connector)
 	a.settings = newSettingsView(a, core)
+	a.models = newModelsView(a, core)
+	a.models.changed = a.agents.providersChanged // the editor's provider select and models
 	status := widget.NewLabel("Serving your agents at " + cmp.Or(opts.ServerURL, "(not serving)"))
 	a.tabs = container.NewAppTabs(
 		container.NewTabItem("Agents", a.agents.content()),
 		container.NewTabItem("Questions", a.questions.content()),
 		container.NewTabItem("Conversations", a.conversations.content()),
 		container.NewTabItem("Connect", a.connect.content()),
-		container.NewTabItem("Settings", a.settings.content()),
+		container.NewTabItem("Settings", container.NewAppTabs(
+			container.NewTabItem("Clients and server", a.settings.content()),
+			container.NewTabItem("Models", a.models.content()),
+		)),
 	)
 	a.tabs.OnSelected = func(t *container.TabItem) {
 		if t.Text == "Connect" && a.connect.clients == nil {
@@ -195,6 +201,7 @@ func (a *App) handle(e agent.Event) {
 	switch e.Kind {
 	case agent.EventAgentsChanged:
 		a.agents.refresh()
+		a.models.refresh() // which agents use each provider
 		a.setTray()
 	case agent.EventQuestionAsked:
 		a.questions.refresh()
@@ -218,6 +225,7 @@ func (a *App) refresh() {
 	a.agents.refresh()
 	a.conversations.refresh()
 	a.settings.refresh()
+	a.models.refresh()
 	a.questions.refresh()
 	a.setTray()
 }

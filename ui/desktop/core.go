@@ -1,12 +1,14 @@
 // Package desktop is Deskhand's desktop, the only package besides main
 // and assets that uses fyne: the tray (open, each agent's kill switch,
 // the questions waiting, connect, settings, pause) and the main window
-// with five tabs: Agents (edit, delete and switch agents, pick or pull
-// an Ollama model, try an agent), Questions (each also in a popup of its
+// with five tabs: Agents (edit, delete and switch agents, run each on a
+// provider's model or the calling client's, pick a model or pull one
+// for Ollama, try an agent), Questions (each also in a popup of its
 // own), Conversations (live transcripts, stop a turn), Connect (write
 // Deskhand into MCP clients' settings through a Connector and verify it)
 // and Settings (client tokens, the server's settings, an Ollama check,
-// start at login).
+// start at login; and Models: the providers agents run on, their API
+// keys and a check of each).
 //
 // Each screen declares the small interface of the core it uses beside
 // itself; Core is their union, and New takes one value for all. Calls
@@ -21,13 +23,14 @@ import "github.com/deskhand/deskhand/server/agent"
 
 // Core is everything the desktop asks of the core: the union of the small
 // interfaces each screen declares beside itself (agentsCore, questionsCore,
-// conversationsCore, settingsCore, trayCore, eventSource). New takes one
-// value for all of them; *agent.Core is one.
+// conversationsCore, settingsCore, providersCore, trayCore,
+// eventSource). New takes one value for all of them; *agent.Core is one.
 type Core interface {
 	agentsCore
 	questionsCore
 	conversationsCore
 	settingsCore
+	providersCore
 	trayCore
 	eventSource
 }

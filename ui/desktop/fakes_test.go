@@ -1,6 +1,7 @@
 package desktop
 
 import (
+	"cmp"
 	"context"
 	"strings"
 	"sync"
@@ -18,12 +19,24 @@ type testUI struct {
 	app    *App
 	mu     sync.Mutex
 	queued []func()
+	grew   *sync.Cond // on mu: something was queued
 }
 
 func (u *testUI) do(f func()) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.queued = append(u.queued, f)
+	u.grew.Broadcast()
+}
+
+// waitQueued waits until n functions wait for fyne's goroutine, without
+// running them.
+func (u *testUI) waitQueued(n int) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for len(u.queued) < n {
+		u.grew.Wait()
+	}
 }
 
 // settle waits for the App's background work and runs what it handed to
@@ -61,6 +74,7 @@ func newShell(t *testing.T) (*App, *testUI) {
 
 func withTestUI(t *testing.T, a *App) (*App, *testUI) {
 	u := &testUI{app: a}
+	u.grew = sync.NewCond(&u.mu)
 	a.do = u.do
 	t.Cleanup(a.Close)
 	return a, u
@@ -70,6 +84,9 @@ func withTestUI(t *testing.T, a *App) (*App, *testUI) {
 func agentsScreen(t *testing.T, core *fakeAgents) (*agentsView, *testUI) {
 	t.Helper()
 	a, u := newShell(t)
+	if core.fakeProviders == nil {
+		core.fakeProviders = &fakeProviders{}
+	}
 	a.agents = newAgentsView(a, core)
 	a.win.SetContent(a.agents.content())
 	return a.agents, u
@@ -84,6 +101,15 @@ func settingsScreen(t *testing.T, core *fakeSettings) (*settingsView, *testUI) {
 	a.settings.launchesAtLogin, a.settings.setLaunchAtLogin = login.enabled, login.set
 	a.win.SetContent(a.settings.content())
 	return a.settings, u
+}
+
+// modelsScreen is Settings → Models alone, on its fake.
+func modelsScreen(t *testing.T, core *fakeProviders) (*modelsView, *testUI) {
+	t.Helper()
+	a, u := newShell(t)
+	a.models = newModelsView(a, core)
+	a.win.SetContent(a.models.content())
+	return a.models, u
 }
 
 // fakeLoginItem is the OS's login item in memory; fail makes it refuse.
@@ -111,8 +137,10 @@ func (f *fakeLoginItem) set(on bool) error {
 	return nil
 }
 
-// fakeAgents is the Agents tab's core (agentsCore).
+// fakeAgents is the Agents tab's core (agentsCore); its providers are
+// Settings → Models' fake, shared with it in a fakeCore.
 type fakeAgents struct {
+	*fakeProviders
 	mu      sync.Mutex
 	agents  []agent.Agent
 	saved   []agent.Agent
@@ -181,10 +209,6 @@ func (f *fakeAgents) DeleteAgent(_ context.Context, slug string) error {
 		}
 	}
 	return agent.Userf(agent.ErrNotFound, "no agent named %q", slug)
-}
-
-func (f *fakeAgents) InstalledModels(context.Context) ([]string, error) {
-	return []string{"llama3.2", "qwen3:8b"}, nil
 }
 
 func (f *fakeAgents) PullModel(ctx context.Context, name string, progress func(agent.PullProgress)) error {
@@ -341,6 +365,97 @@ func (f *fakeSettings) InstalledModels(context.Context) ([]string, error) {
 	return []string{"llama3.2", "qwen3:8b"}, nil
 }
 
+// fakeProviders is Settings → Models' core (providersCore), and the
+// agent editor's providers.
+type fakeProviders struct {
+	mu        sync.Mutex
+	providers []agent.ProviderStatus
+	saves     []providerSave
+	deleted   []string
+	models    map[string][]string        // by provider; a provider without an entry does not answer
+	infos     map[string]agent.ModelInfo // by model
+	describes []string                   // "provider/model" asked
+	// hold, when set, names a provider whose ProviderModels waits for
+	// gate to close.
+	hold string
+	gate chan struct{}
+}
+
+// providerSave is one call of SaveProvider.
+type providerSave struct {
+	Provider agent.Provider
+	Key      agent.KeyChange
+}
+
+func (f *fakeProviders) Providers() []agent.ProviderStatus {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]agent.ProviderStatus(nil), f.providers...)
+}
+
+func (f *fakeProviders) SaveProvider(_ context.Context, p agent.Provider, key agent.KeyChange) (agent.Provider, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.saves = append(f.saves, providerSave{p, key})
+	if p.Kind == agent.ProviderOpenAICompatible && p.BaseURL == "" {
+		return agent.Provider{}, agent.Userf(nil, "an OpenAI-compatible provider needs the server's address")
+	}
+	for i, s := range f.providers {
+		if s.Name == p.Name {
+			f.providers[i].Provider = p
+			if key.Set {
+				f.providers[i].HasKey = key.Key != ""
+			}
+			return p, nil
+		}
+	}
+	f.providers = append(f.providers, agent.ProviderStatus{Provider: p, HasKey: key.Set && key.Key != ""})
+	return p, nil
+}
+
+func (f *fakeProviders) DeleteProvider(_ context.Context, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, s := range f.providers {
+		if s.Name != name {
+			continue
+		}
+		if len(s.UsedBy) > 0 {
+			return agent.Userf(nil, "provider %s is used by %s: move them to another provider first", name, strings.Join(s.UsedBy, ", "))
+		}
+		f.deleted = append(f.deleted, name)
+		f.providers = append(f.providers[:i], f.providers[i+1:]...)
+		return nil
+	}
+	return agent.Userf(agent.ErrNotFound, "no provider named %q", name)
+}
+
+func (f *fakeProviders) ProviderModels(_ context.Context, name string) ([]string, error) {
+	f.mu.Lock()
+	hold, gate := f.hold, f.gate
+	f.mu.Unlock()
+	if name == hold {
+		<-gate
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	names, ok := f.models[name]
+	if !ok {
+		return nil, agent.Userf(nil, "cannot connect to provider %s: connection refused", name)
+	}
+	return append([]string(nil), names...), nil
+}
+
+func (f *fakeProviders) DescribeModel(_ context.Context, provider, model string) (agent.ModelInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.describes = append(f.describes, provider+"/"+model)
+	if info, ok := f.infos[model]; ok {
+		return info, nil
+	}
+	return agent.ModelInfo{Name: model}, nil
+}
+
 // fakeCore is the whole desktop's core: the screens' fakes together, plus
 // the tray's pause switch and an event stream that stays quiet.
 type fakeCore struct {
@@ -348,6 +463,7 @@ type fakeCore struct {
 	*fakeQuestions
 	*fakeConversations
 	*fakeSettings
+	*fakeProviders
 }
 
 // newFakeCore fills in the fakes left nil.
@@ -364,6 +480,10 @@ func newFakeCore(c fakeCore) *fakeCore {
 	if c.fakeSettings == nil {
 		c.fakeSettings = &fakeSettings{}
 	}
+	if c.fakeProviders == nil {
+		c.fakeProviders = cmp.Or(c.fakeAgents.fakeProviders, &fakeProviders{})
+	}
+	c.fakeAgents.fakeProviders = c.fakeProviders
 	return &c
 }
 
@@ -372,10 +492,6 @@ func newFakeCore(c fakeCore) *fakeCore {
 func (f *fakeCore) Pending() []agent.Question { return f.fakeQuestions.Pending() }
 
 func (f *fakeCore) Clients() []agent.Client { return f.fakeSettings.Clients() }
-
-func (f *fakeCore) InstalledModels(ctx context.Context) ([]string, error) {
-	return f.fakeAgents.InstalledModels(ctx)
-}
 
 func (f *fakeCore) SetPaused(bool) {}
 

@@ -1,6 +1,7 @@
 package desktop
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -27,6 +28,34 @@ func pendingLabel(n int) string {
 		return "1 question waiting…"
 	}
 	return fmt.Sprintf("%d questions waiting…", n)
+}
+
+// providerModelsFound says what a provider listed for the model picker.
+func providerModelsFound(provider string, n int) string {
+	switch n {
+	case 0:
+		return provider + " lists no model: type a model's name (for Ollama, pull one)."
+	case 1:
+		return provider + " lists 1 model."
+	}
+	return fmt.Sprintf("%s lists %d models.", provider, n)
+}
+
+// capabilitiesText says what a model can do, as its server tells.
+func capabilitiesText(m agent.ModelInfo) string {
+	window := "unknown"
+	if m.ContextLength > 0 {
+		window = fmt.Sprintf("%d tokens", m.ContextLength)
+	}
+	return fmt.Sprintf("calls tools: %s · structured output: %s · context window: %s",
+		capabilityWord(m.Tools), capabilityWord(m.StructuredOutput), window)
+}
+
+func capabilityWord(c agent.Capability) string {
+	if c == agent.CapabilityUnknown {
+		return "unknown"
+	}
+	return string(c)
 }
 
 // modelsFound reports a refresh of the model list.
@@ -111,7 +140,8 @@ func schemaProblem(text string) string {
 // editorFields are the agent editor's values as typed.
 type editorFields struct {
 	Name, Slug, Description, Prompt, Model, Schema string
-	Backend                                        agent.Backend
+	Backend                                        agent.Backend // BackendProvider or BackendClient
+	Provider                                       string
 	Routing                                        agent.Routing
 	Conversations, Enabled                         bool
 	Tools                                          []agent.AgentTool
@@ -121,9 +151,15 @@ type editorFields struct {
 	ClientMayApprove                               bool
 }
 
+// fieldsOf is what the editor shows of an agent: one saved before
+// providers ("ollama" backend, no provider) runs on the provider "ollama".
 func fieldsOf(a agent.Agent) editorFields {
+	backend := agent.BackendProvider
+	if a.Backend == agent.BackendClient {
+		backend = agent.BackendClient
+	}
 	return editorFields{Name: a.Name, Slug: a.Slug, Description: a.Description, Prompt: a.Prompt, Model: a.Model,
-		Schema: string(a.ResponseSchema), Backend: a.Backend, Routing: a.Routing, Conversations: a.Conversations, Enabled: a.Enabled,
+		Schema: string(a.ResponseSchema), Backend: backend, Provider: cmp.Or(a.Provider, agent.OllamaProvider), Routing: a.Routing, Conversations: a.Conversations, Enabled: a.Enabled,
 		Tools: a.Tools, Folders: strings.Join(a.Folders, "\n"), Starters: strings.Join(a.StarterPrompts, "\n"),
 		ReachableHosts: strings.Join(a.ReachableHosts, "\n"), ClientMayApprove: a.ClientMayApprove}
 }
@@ -146,7 +182,7 @@ func (f editorFields) apply(base agent.Agent) (agent.Agent, error) {
 		return agent.Agent{}, agent.Userf(nil, "response schema: %s", p)
 	}
 	base.Name, base.Slug, base.Description, base.Prompt, base.Model = f.Name, f.Slug, f.Description, f.Prompt, f.Model
-	base.Backend, base.Routing, base.Conversations, base.Enabled = f.Backend, f.Routing, f.Conversations, f.Enabled
+	base.Backend, base.Provider, base.Routing, base.Conversations, base.Enabled = f.Backend, f.Provider, f.Routing, f.Conversations, f.Enabled
 	base.Tools, base.Folders, base.StarterPrompts = f.Tools, lines(f.Folders), lines(f.Starters)
 	base.ReachableHosts, base.ClientMayApprove = lines(f.ReachableHosts), f.ClientMayApprove
 	base.ResponseSchema = nil

@@ -2,6 +2,9 @@ package desktop
 
 import (
 	"context"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -132,4 +135,117 @@ func TestClientAnswersFirstClosesThePopup(t *testing.T) {
 			t.Fatal("the popup stayed open after the client answered")
 		}
 	}
+}
+
+// With the real core: a provider added in Settings → Models keeps its key
+// in the keychain (and nowhere in the form), answers Check, is offered in
+// the agent editor with its models, and cannot be removed while an agent
+// runs on it.
+func TestProvidersWithTheRealCore(t *testing.T) {
+	secrets := &memSecrets{m: map[string]string{}}
+	conn := &listingConnector{}
+	core, err := agent.New(t.Context(), agent.Config{History: storetest.Open(t), Secrets: secrets, Connector: conn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(core.Close)
+	a, ui := newTestApp(t, core)
+	a.refresh()
+	ui.settle()
+	m := a.models
+	if m.list.Length() != 1 || m.providers[0].Name != agent.OllamaProvider {
+		t.Fatalf("a new store's providers: %+v", m.providers)
+	}
+	test.Type(m.name, "lmstudio")
+	m.kind.SetSelected(string(agent.ProviderOpenAICompatible))
+	test.Type(m.address, "http://127.0.0.1:1234/v1")
+	test.Type(m.key, "sk-local")
+	test.Tap(m.save)
+	ui.settle()
+	if got, _ := secrets.Get(agent.ProviderSecretKey("lmstudio")); got != "sk-local" || m.key.Text != "" || m.status.Text != "Saved lmstudio." {
+		t.Fatalf("after saving: keychain %q, key field %q, status %q", got, m.key.Text, m.status.Text)
+	}
+	m.check("lmstudio")
+	ui.settle()
+	if m.checked["lmstudio"] != "● answers: 2 models" || !conn.connected("lmstudio key=sk-local") {
+		t.Errorf("check: %q; connections %v", m.checked["lmstudio"], conn.calls)
+	}
+
+	v := a.agents
+	v.provider.SetSelected("lmstudio")
+	ui.settle()
+	v.model.SetText("m1")
+	ui.settle()
+	if !strings.HasPrefix(v.capabilities.Text, "calls tools: yes") {
+		t.Errorf("capabilities = %q (models hint %q)", v.capabilities.Text, v.modelHint.Text)
+	}
+	test.Type(v.slug, "local")
+	test.Tap(v.save)
+	ui.settle()
+	agents := core.Agents()
+	if len(agents) != 1 || agents[0].Provider != "lmstudio" || agents[0].Model != "m1" || agents[0].Backend != agent.BackendProvider {
+		t.Fatalf("saved %+v; status %q", agents, v.status.Text)
+	}
+	m.remove("lmstudio")
+	ui.settle()
+	if !strings.Contains(m.status.Text, "used by local") {
+		t.Errorf("removing a provider in use: %q", m.status.Text)
+	}
+}
+
+// memSecrets is a keychain in memory.
+type memSecrets struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (s *memSecrets) Get(key string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.m[key]
+	if !ok {
+		return "", agent.ErrNotFound
+	}
+	return v, nil
+}
+
+func (s *memSecrets) Set(key, value string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m[key] = value
+	return nil
+}
+
+func (s *memSecrets) Delete(key string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, key)
+	return nil
+}
+
+// listingConnector makes models that list "m1" and "m2", and call tools.
+type listingConnector struct {
+	mu    sync.Mutex
+	calls []string // provider name and the key it got
+}
+
+func (c *listingConnector) Connect(p agent.Provider, secret string) (agent.Model, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls = append(c.calls, p.Name+" key="+secret)
+	return listingModel{&agenttest.Model{}}, nil
+}
+
+func (c *listingConnector) connected(call string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Contains(c.calls, call)
+}
+
+type listingModel struct{ *agenttest.Model }
+
+func (listingModel) ListModels(context.Context) ([]string, error) { return []string{"m1", "m2"}, nil }
+
+func (listingModel) DescribeModel(_ context.Context, name string) (agent.ModelInfo, error) {
+	return agent.ModelInfo{Name: name, Tools: agent.CapabilityYes}, nil
 }

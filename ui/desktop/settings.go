@@ -19,7 +19,7 @@ import (
 // Settings keys the desktop edits; the server reads them at start.
 var metadataSettings = []struct{ key, label string }{
 	{"server.addr", "Address (HOST:PORT; a non-loopback one requires tokens)"},
-	{"ollama.host", "Ollama host (empty: http://127.0.0.1:11434 or OLLAMA_HOST)"},
+	{"ollama.host", "Ollama host: the address of the provider \"ollama\" while it has none of its own (empty: http://127.0.0.1:11434 or OLLAMA_HOST)"},
 	{"server.name", "Server name"},
 	{"server.title", "Title"},
 	{"server.description", "Description"},
@@ -268,7 +268,8 @@ func (v *settingsView) save() {
 	})
 }
 
-// checkOllama asks Ollama for its models, off fyne's goroutine.
+// checkOllama asks the provider "ollama" for its models, off fyne's
+// goroutine (Settings → Models checks every provider).
 func (v *settingsView) checkOllama() {
 	v.ollama.SetText("Asking Ollama…")
 	v.app.background(func(ctx context.Context) func() {
@@ -278,7 +279,7 @@ func (v *settingsView) checkOllama() {
 				v.ollama.SetText("✖ " + agent.UserMessage(err))
 				return
 			}
-			v.ollama.SetText("● Ollama answers: " + modelsFound(len(names)))
+			v.ollama.SetText("● Ollama (the provider \"ollama\") answers: " + modelsFound(len(names)))
 		}
 	})
 }

@@ -40,7 +40,7 @@ func TestEditorSavesAnAgent(t *testing.T) {
 	}
 	got := core.saved[0]
 	want := agent.Agent{Name: "Researcher", Slug: "researcher", Prompt: "Find sources.", Model: "qwen3:8b",
-		Backend: agent.BackendOllama, Routing: agent.RouteDesktop, Conversations: true, Enabled: true,
+		Backend: agent.BackendProvider, Provider: agent.OllamaProvider, Routing: agent.RouteDesktop, Conversations: true, Enabled: true,
 		ResponseSchema: json.RawMessage(`{"type":"object"}`),
 		Tools:          []agent.AgentTool{{Name: "read_file"}, {Name: "write_file", NeedsApproval: true}},
 		Folders:        []string{"/home/ada/notes", "/tmp/x"},
@@ -373,15 +373,20 @@ func TestTryIt(t *testing.T) {
 }
 
 func TestPullModel(t *testing.T) {
-	v, ui := agentsScreen(t, &fakeAgents{})
+	providers := &fakeProviders{models: map[string][]string{"ollama": {"llama3.2"}}}
+	v, ui := agentsScreen(t, &fakeAgents{fakeProviders: providers})
+	ui.settle()
 	v.model.SetText("qwen3:8b")
 	test.Tap(v.pullButton)
 	if v.pullBar.Hidden || v.cancelPull.Hidden {
 		t.Error("no progress shown while pulling")
 	}
+	providers.mu.Lock()
+	providers.models["ollama"] = []string{"llama3.2", "qwen3:8b"}
+	providers.mu.Unlock()
 	ui.settle()
-	if !strings.HasPrefix(v.status.Text, "2 installed models") {
-		t.Errorf("after the pull: %q", v.status.Text)
+	if v.status.Text != "Pulled qwen3:8b." || v.modelHint.Text != "ollama lists 2 models." {
+		t.Errorf("after the pull: status %q, models %q", v.status.Text, v.modelHint.Text)
 	}
 	if !v.pullBar.Hidden || v.pullButton.Hidden {
 		t.Error("progress still shown after the pull")
