@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"fmt"
 
+	"github.com/deskhand/deskhand/models/anthropic"
 	"github.com/deskhand/deskhand/models/ollama"
 	"github.com/deskhand/deskhand/server/agent"
 )
@@ -26,8 +27,10 @@ type Connector struct {
 
 var _ agent.ModelConnector = (*Connector)(nil)
 
-// Connect implements agent.ModelConnector.
+// Connect implements agent.ModelConnector. Every provider's address is
+// passed to Reached first, even when no model can be made (a missing key).
 func (c *Connector) Connect(p agent.Provider, secret string) (agent.Model, error) {
+	c.reached(p.Name, c.Address(p))
 	switch p.Kind {
 	case agent.ProviderOllama:
 		if secret == "" && p.Name == agent.OllamaProvider && c.LegacyOllamaKey != nil {
@@ -37,14 +40,20 @@ func (c *Connector) Connect(p agent.Provider, secret string) (agent.Model, error
 		if secret != "" {
 			opts = append(opts, ollama.WithAPIKey(secret))
 		}
-		m, err := ollama.New(cmp.Or(p.BaseURL, c.OllamaHost), opts...)
-		if err != nil {
-			return nil, err
-		}
-		c.reached(p.Name, m.BaseURL())
-		return m, nil
+		return model(ollama.New(cmp.Or(p.BaseURL, c.OllamaHost), opts...))
+	case agent.ProviderAnthropic:
+		return model(anthropic.New(p.BaseURL, secret))
 	}
 	return nil, fmt.Errorf("providers of kind %s are not supported by this build", p.Kind)
+}
+
+// model returns an adapter's constructor's result as the core's Model,
+// with no typed nil in it.
+func model[M agent.Model](m M, err error) (agent.Model, error) {
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // Address is the server address the provider's model talks to: its own,
