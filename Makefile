@@ -98,9 +98,13 @@ FYNE := $(CURDIR)/.cache/fyne-$(lastword $(subst @, ,$(FYNE_TOOL)))/fyne
 $(FYNE):
 	GOBIN=$(dir $(FYNE)) $(GO) install $(FYNE_TOOL)
 
+# The fyne tool adds one to FyneApp.toml's Build after each package: the
+# file is put back, so that packaging leaves the tree as it was.
 package: deps $(FYNE) ## build the Linux bundle (Deskhand.tar.xz) and the Windows program (Deskhand.exe, cross-built with mingw-w64)
-	$(FYNE) package --os linux --release
-	$(WINDOWS_ENV) $(FYNE) package --os windows --release
+	cp FyneApp.toml .cache/FyneApp.toml.kept
+	$(FYNE) package --os linux --release && \
+	$(WINDOWS_ENV) $(FYNE) package --os windows --release; \
+	status=$$?; cp .cache/FyneApp.toml.kept FyneApp.toml; exit $$status
 
 tidy-check: ## fail when go.mod/go.sum are not tidy
 	$(GO) mod tidy -diff
