@@ -1,0 +1,365 @@
+package openai
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+// Chat sends the conversation to /chat/completions with streaming on.
+// onDelta (may be nil) receives each piece of content or reasoning as it
+// arrives; tool calls are put together from their streamed pieces and
+// returned whole in the reply. A cancelled or expired ctx is returned as
+// ctx.Err(), and the request is cancelled upstream.
+func (m *Model) Chat(ctx context.Context, req agent.ChatRequest, onDelta func(agent.Delta)) (agent.ChatResponse, error) {
+	if err := m.missingKey(); err != nil {
+		return agent.ChatResponse{}, err
+	}
+	params, err := toParams(req)
+	if err != nil {
+		return agent.ChatResponse{}, err
+	}
+	asked := request{model: req.Model, tools: len(params.Tools) > 0, schema: len(req.Format) > 0}
+	if !m.noStreamOptions.Load() {
+		params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+		asked.streamOptions = true
+	}
+	resp, err := m.stream(ctx, params, asked, onDelta)
+	if asked.streamOptions && errors.Is(err, errStreamOptionsRefused) {
+		// Nothing was streamed: call again without them, and from now on.
+		m.noStreamOptions.Store(true)
+		params.StreamOptions = openai.ChatCompletionStreamOptionsParam{}
+		asked.streamOptions = false
+		resp, err = m.stream(ctx, params, asked, onDelta)
+	}
+	return resp, err
+}
+
+// stream makes one streamed call.
+func (m *Model) stream(ctx context.Context, params openai.ChatCompletionNewParams, asked request, onDelta func(agent.Delta)) (agent.ChatResponse, error) {
+	ctx, fail := withFailure(ctx)
+	st := m.chat.NewStreaming(ctx, params)
+	defer st.Close()
+	var (
+		acc            openai.ChatCompletionAccumulator
+		finish, model  string
+		prompt, output int64
+		started        bool
+	)
+	for st.Next() {
+		started = true
+		chunk := st.Current()
+		if !acc.AddChunk(chunk) {
+			return agent.ChatResponse{}, agent.Userf(ErrServerFailed,
+				"%s sent a reply Deskhand cannot put together (a chunk out of order or out of bounds)", capitalize(m.who()))
+		}
+		model = cmp.Or(chunk.Model, model)
+		// The last usage seen wins: OpenAI sends it once at the end;
+		// llama.cpp in the last chunk; vLLM may send running totals.
+		if chunk.JSON.Usage.Valid() {
+			prompt, output = chunk.Usage.PromptTokens, chunk.Usage.CompletionTokens
+		}
+		for _, c := range chunk.Choices {
+			if c.Index != 0 {
+				continue
+			}
+			finish = cmp.Or(c.FinishReason, finish)
+			d := agent.Delta{Content: c.Delta.Content, Thinking: reasoning(c.Delta)}
+			if onDelta != nil && (d.Content != "" || d.Thinking != "") {
+				onDelta(d)
+			}
+		}
+	}
+	err := st.Err()
+	var se *ssestream.StreamError
+	switch {
+	case ctx.Err() != nil, err != nil && (!started || errors.As(err, &se)):
+		return agent.ChatResponse{}, m.userError(ctx, err, fail, asked)
+	case err != nil || finish == "" || len(acc.Choices) == 0:
+		// The stream had started: whatever broke it, the answer is not whole.
+		cause := ErrStreamCut
+		if err != nil {
+			cause = fmt.Errorf("%w: %w", ErrStreamCut, err)
+		}
+		return agent.ChatResponse{}, &agent.UserError{
+			Msg: capitalize(m.who()) + " stopped in the middle of its answer (its connection was cut: did it crash or restart?); nothing of that answer was kept, so call again",
+			Err: cause,
+		}
+	}
+	msg := acc.Choices[0].Message
+	if msg.Refusal != "" && msg.Content == "" && len(msg.ToolCalls) == 0 {
+		return agent.ChatResponse{}, agent.Userf(ErrRefusal, "model '%s' declined to answer: %s", asked.model, shorten(msg.Refusal))
+	}
+	out := agent.ChatResponse{
+		Message:      agent.Message{Role: agent.RoleAssistant, Content: msg.Content},
+		Model:        cmp.Or(model, asked.model),
+		PromptTokens: int(prompt),
+		OutputTokens: int(output),
+		DoneReason:   finish,
+	}
+	for _, tc := range msg.ToolCalls {
+		if tc.Function.Name == "" && tc.Function.Arguments == "" {
+			continue // an index the server skipped
+		}
+		args := strings.TrimSpace(tc.Function.Arguments)
+		if args == "" {
+			args = "{}"
+		}
+		out.Message.ToolCalls = append(out.Message.ToolCalls, agent.ToolCall{
+			ID:        cmp.Or(tc.ID, newCallID()),
+			Name:      tc.Function.Name,
+			Arguments: json.RawMessage(args), // as the model wrote it, valid JSON or not
+		})
+	}
+	return out, nil
+}
+
+// reasoning is the model's thinking in a delta: reasoning_content
+// (llama.cpp, vLLM, LM Studio, DeepSeek) or reasoning (Ollama, OpenRouter).
+func reasoning(d openai.ChatCompletionChunkChoiceDelta) string {
+	for _, name := range []string{"reasoning_content", "reasoning"} {
+		f, ok := d.JSON.ExtraFields[name]
+		if !ok {
+			continue
+		}
+		var s string
+		if json.Unmarshal([]byte(f.Raw()), &s) == nil && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// schemaName names the response schema on the wire.
+const schemaName = "response"
+
+// toParams maps the core's request onto a chat completion request.
+func toParams(req agent.ChatRequest) (openai.ChatCompletionNewParams, error) {
+	msgs, err := toMessages(req.Messages)
+	if err != nil {
+		return openai.ChatCompletionNewParams{}, err
+	}
+	p := openai.ChatCompletionNewParams{Model: shared.ChatModel(req.Model), Messages: msgs}
+	for _, spec := range req.Tools {
+		params, err := toParameters(spec)
+		if err != nil {
+			return openai.ChatCompletionNewParams{}, err
+		}
+		fn := shared.FunctionDefinitionParam{Name: spec.Name, Parameters: params}
+		if spec.Description != "" {
+			fn.Description = openai.String(spec.Description)
+		}
+		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(fn))
+	}
+	if format := bytes.TrimSpace(req.Format); len(format) > 0 && string(format) != "null" {
+		var schema map[string]json.RawMessage
+		if err := json.Unmarshal(format, &schema); err != nil {
+			return openai.ChatCompletionNewParams{}, agent.Userf(err, "the agent's response schema is not a JSON Schema object")
+		}
+		p.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{
+			OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{
+				Name:   schemaName,
+				Schema: json.RawMessage(format), // as written: OpenAI answers in the order of its properties
+				Strict: openai.Bool(strictable(format)),
+			}},
+		}
+	}
+	return p, nil
+}
+
+// toParameters reads a tool's JSON Schema, keeping what is under each
+// top-level key as written.
+func toParameters(spec agent.ToolSpec) (shared.FunctionParameters, error) {
+	out := shared.FunctionParameters{}
+	if raw := bytes.TrimSpace(spec.Parameters); len(raw) > 0 && string(raw) != "null" {
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &fields); err != nil {
+			return nil, agent.Userf(err, "the parameters of the tool %q are not a JSON Schema object", spec.Name)
+		}
+		for k, v := range fields {
+			out[k] = v
+		}
+	}
+	if _, ok := out["type"]; !ok {
+		out["type"] = "object"
+	}
+	if _, ok := out["properties"]; !ok {
+		out["properties"] = json.RawMessage(`{}`)
+	}
+	return out, nil
+}
+
+// strictable reports whether OpenAI's strict mode takes the schema as it
+// is: every object closed ("additionalProperties": false) and all its
+// properties required, all the way down. Strict mode guarantees the shape
+// but refuses other schemas (400), so it is asked only for these; the
+// others are still sent, and followed without the guarantee.
+func strictable(schema json.RawMessage) bool {
+	var v any
+	if json.Unmarshal(schema, &v) != nil {
+		return false
+	}
+	return strictNode(v)
+}
+
+func strictNode(v any) bool {
+	switch n := v.(type) {
+	case []any:
+		for _, e := range n {
+			if !strictNode(e) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+	default:
+		return true
+	}
+	obj := v.(map[string]any)
+	props, hasProps := obj["properties"].(map[string]any)
+	if obj["type"] == "object" || hasProps {
+		if obj["additionalProperties"] != false {
+			return false
+		}
+		req, _ := obj["required"].([]any)
+		if len(req) != len(props) {
+			return false
+		}
+		for _, r := range req {
+			name, _ := r.(string)
+			if _, ok := props[name]; !ok {
+				return false
+			}
+		}
+	}
+	for _, key := range []string{"properties", "$defs", "definitions"} {
+		if sub, ok := obj[key].(map[string]any); ok {
+			for _, s := range sub {
+				if !strictNode(s) {
+					return false
+				}
+			}
+		}
+	}
+	for _, key := range []string{"items", "anyOf", "allOf", "oneOf", "prefixItems"} {
+		if sub, ok := obj[key]; ok && !strictNode(sub) {
+			return false
+		}
+	}
+	return true
+}
+
+// noResult answers a tool call that a past turn left unanswered (it failed
+// or was cancelled before the tool returned): OpenAI refuses an assistant
+// message whose tool calls are not each followed by their result.
+const noResult = "error: no result: the turn ended before this tool call was answered"
+
+// pendingCall is a tool call sent, waiting for its result.
+type pendingCall struct {
+	id       string // as sent
+	origID   string // as recorded (may be empty)
+	name     string
+	answered bool
+}
+
+// toMessages maps the transcript. Every tool call is followed by exactly
+// one result, as OpenAI requires: a missing one is answered [noResult], a
+// result that answers no call is sent as the user's text.
+func toMessages(in []agent.Message) ([]openai.ChatCompletionMessageParamUnion, error) {
+	out := make([]openai.ChatCompletionMessageParamUnion, 0, len(in))
+	var pending []*pendingCall
+	flush := func() {
+		for _, p := range pending {
+			if !p.answered {
+				out = append(out, openai.ToolMessage(noResult, p.id))
+			}
+		}
+		pending = nil
+	}
+	for i, msg := range in {
+		switch msg.Role {
+		case agent.RoleSystem:
+			flush()
+			out = append(out, openai.SystemMessage(msg.Content))
+		case agent.RoleUser:
+			flush()
+			out = append(out, openai.UserMessage(msg.Content))
+		case agent.RoleAssistant:
+			flush()
+			am := openai.ChatCompletionAssistantMessageParam{}
+			if msg.Content != "" || len(msg.ToolCalls) == 0 {
+				am.Content.OfString = openai.String(msg.Content)
+			}
+			for j, call := range msg.ToolCalls {
+				id := cmp.Or(call.ID, fmt.Sprintf("call_m%dc%d", i, j))
+				args := strings.TrimSpace(string(call.Arguments))
+				if args == "" || args == "null" {
+					args = "{}"
+				}
+				am.ToolCalls = append(am.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+						ID:       id,
+						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: call.Name, Arguments: args},
+					},
+				})
+				pending = append(pending, &pendingCall{id: id, origID: call.ID, name: call.Name})
+			}
+			out = append(out, openai.ChatCompletionMessageParamUnion{OfAssistant: &am})
+		case agent.RoleTool:
+			if p := match(pending, msg); p != nil {
+				p.answered = true
+				out = append(out, openai.ToolMessage(msg.Content, p.id))
+				continue
+			}
+			flush()
+			name := cmp.Or(msg.ToolName, "a tool")
+			out = append(out, openai.UserMessage(fmt.Sprintf("(result of %s) %s", name, msg.Content)))
+		default:
+			return nil, fmt.Errorf("openai: message %d: unknown role %q", i, msg.Role)
+		}
+	}
+	flush()
+	return out, nil
+}
+
+// match finds the call a tool result answers: by ID, else (for a result
+// recorded without one) the first unanswered call to the same tool.
+func match(pending []*pendingCall, msg agent.Message) *pendingCall {
+	for _, p := range pending {
+		if !p.answered && msg.ToolCallID != "" && p.origID == msg.ToolCallID {
+			return p
+		}
+	}
+	if msg.ToolCallID != "" {
+		return nil
+	}
+	for _, p := range pending {
+		if !p.answered && p.origID == "" && (msg.ToolName == "" || p.name == msg.ToolName) {
+			return p
+		}
+	}
+	return nil
+}
+
+// newCallID makes an ID for a call the server sent without one, shaped
+// like OpenAI's: "call_" and 24 of [A-Za-z0-9].
+func newCallID() string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, len("call_")+24)
+	copy(b, "call_")
+	for i := len("call_"); i < len(b); i++ {
+		b[i] = alphabet[rand.IntN(len(alphabet))]
+	}
+	return string(b)
+}
