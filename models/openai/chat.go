@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
 
@@ -46,47 +48,42 @@ func (m *Model) Chat(ctx context.Context, req agent.ChatRequest, onDelta func(ag
 	return resp, err
 }
 
-// stream makes one streamed call.
+// stream makes one streamed call. The request goes through the SDK
+// (serialisation, key, retries, errors) and so does the stream's framing
+// (packages/ssestream: data lines, [DONE], an "error" event); each chunk
+// is decoded into [chunk], the few fields Deskhand reads, since the SDK's
+// ChatCompletionChunk decoder, reflecting over every field of the API,
+// cost more than the fake server's whole work per token (see
+// BenchmarkStream1000Tokens).
 func (m *Model) stream(ctx context.Context, params openai.ChatCompletionNewParams, asked request, onDelta func(agent.Delta)) (agent.ChatResponse, error) {
 	ctx, fail := withFailure(ctx)
-	st := m.chat.NewStreaming(ctx, params)
+	var raw *http.Response
+	_, err := m.chat.New(ctx, params, option.WithJSONSet("stream", true), option.WithResponseBodyInto(&raw))
+	st := ssestream.NewStream[chunk](ssestream.NewDecoder(raw), err)
 	defer st.Close()
 	var (
-		acc            openai.ChatCompletionAccumulator
-		finish, model  string
-		prompt, output int64
-		started        bool
+		r       reply
+		started bool
 	)
 	for st.Next() {
 		started = true
-		chunk := st.Current()
-		if !acc.AddChunk(chunk) {
-			return agent.ChatResponse{}, agent.Userf(ErrServerFailed,
-				"%s sent a reply Deskhand cannot put together (a chunk out of order or out of bounds)", capitalize(m.who()))
-		}
-		model = cmp.Or(chunk.Model, model)
-		// The last usage seen wins: OpenAI sends it once at the end;
-		// llama.cpp in the last chunk; vLLM may send running totals.
-		if chunk.JSON.Usage.Valid() {
-			prompt, output = chunk.Usage.PromptTokens, chunk.Usage.CompletionTokens
-		}
-		for _, c := range chunk.Choices {
-			if c.Index != 0 {
-				continue
-			}
-			finish = cmp.Or(c.FinishReason, finish)
-			d := agent.Delta{Content: c.Delta.Content, Thinking: reasoning(c.Delta)}
-			if onDelta != nil && (d.Content != "" || d.Thinking != "") {
-				onDelta(d)
-			}
+		c := st.Current()
+		if err := r.add(&c, onDelta); err != nil {
+			return agent.ChatResponse{}, agent.Userf(fmt.Errorf("%w: %w", ErrServerFailed, err),
+				"%s sent a reply Deskhand cannot put together: %s", capitalize(m.who()), err)
 		}
 	}
-	err := st.Err()
+	err = st.Err()
 	var se *ssestream.StreamError
+	var je *json.SyntaxError
+	var te *json.UnmarshalTypeError
 	switch {
 	case ctx.Err() != nil, err != nil && (!started || errors.As(err, &se)):
 		return agent.ChatResponse{}, m.userError(ctx, err, fail, asked)
-	case err != nil || finish == "" || len(acc.Choices) == 0:
+	case errors.As(err, &je), errors.As(err, &te):
+		return agent.ChatResponse{}, agent.Userf(fmt.Errorf("%w: %w", ErrServerFailed, err),
+			"%s sent a reply Deskhand cannot read (%s)", capitalize(m.who()), err)
+	case err != nil || r.finish == "":
 		// The stream had started: whatever broke it, the answer is not whole.
 		cause := ErrStreamCut
 		if err != nil {
@@ -97,48 +94,196 @@ func (m *Model) stream(ctx context.Context, params openai.ChatCompletionNewParam
 			Err: cause,
 		}
 	}
-	msg := acc.Choices[0].Message
-	if msg.Refusal != "" && msg.Content == "" && len(msg.ToolCalls) == 0 {
-		return agent.ChatResponse{}, agent.Userf(ErrRefusal, "model '%s' declined to answer: %s", asked.model, shorten(msg.Refusal))
+	if r.refusal.Len() > 0 && r.content.Len() == 0 && len(r.calls) == 0 {
+		return agent.ChatResponse{}, agent.Userf(ErrRefusal, "model '%s' declined to answer: %s", asked.model, shorten(r.refusal.String()))
 	}
 	out := agent.ChatResponse{
-		Message:      agent.Message{Role: agent.RoleAssistant, Content: msg.Content},
-		Model:        cmp.Or(model, asked.model),
-		PromptTokens: int(prompt),
-		OutputTokens: int(output),
-		DoneReason:   finish,
+		Message:      agent.Message{Role: agent.RoleAssistant, Content: r.content.String()},
+		Model:        cmp.Or(r.model, asked.model),
+		PromptTokens: int(r.prompt),
+		OutputTokens: int(r.output),
+		DoneReason:   r.finish,
 	}
-	for _, tc := range msg.ToolCalls {
-		if tc.Function.Name == "" && tc.Function.Arguments == "" {
+	for _, c := range r.calls {
+		if c.name == "" && c.args.Len() == 0 {
 			continue // an index the server skipped
 		}
-		args := strings.TrimSpace(tc.Function.Arguments)
+		args := strings.TrimSpace(c.args.String())
 		if args == "" {
 			args = "{}"
 		}
 		out.Message.ToolCalls = append(out.Message.ToolCalls, agent.ToolCall{
-			ID:        cmp.Or(tc.ID, newCallID()),
-			Name:      tc.Function.Name,
+			ID:        cmp.Or(c.id, newCallID()),
+			Name:      c.name,
 			Arguments: json.RawMessage(args), // as the model wrote it, valid JSON or not
 		})
 	}
 	return out, nil
 }
 
-// reasoning is the model's thinking in a delta: reasoning_content
-// (llama.cpp, vLLM, LM Studio, DeepSeek) or reasoning (Ollama, OpenRouter).
-func reasoning(d openai.ChatCompletionChunkChoiceDelta) string {
-	for _, name := range []string{"reasoning_content", "reasoning"} {
-		f, ok := d.JSON.ExtraFields[name]
-		if !ok {
+// chunk is what Deskhand reads of a chat.completion.chunk
+// (https://platform.openai.com/docs/api-reference/chat-streaming). The
+// fields some servers fill in their own way are kept raw.
+type chunk struct {
+	Model   string `json:"model"`
+	Choices []struct {
+		Index        int64  `json:"index"`
+		FinishReason string `json:"finish_reason"`
+		Delta        struct {
+			// Content is a string, or (Mistral's reasoning models) an
+			// array of parts.
+			Content json.RawMessage `json:"content"`
+			// ReasoningContent (llama.cpp, vLLM, LM Studio, DeepSeek) and
+			// Reasoning (Ollama, OpenRouter) carry the model's thinking.
+			ReasoningContent json.RawMessage `json:"reasoning_content"`
+			Reasoning        json.RawMessage `json:"reasoning"`
+			Refusal          json.RawMessage `json:"refusal"`
+			ToolCalls        []struct {
+				Index    int64  `json:"index"`
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     int64 `json:"prompt_tokens"`
+		CompletionTokens int64 `json:"completion_tokens"`
+	} `json:"usage"`
+}
+
+// reply is a streamed reply being put together.
+type reply struct {
+	model            string
+	finish           string
+	prompt, output   int64
+	content, refusal strings.Builder
+	calls            []*callBuilder
+	// open maps a tool call index of the stream to its call in calls.
+	open map[int64]*callBuilder
+}
+
+type callBuilder struct {
+	id, name string
+	args     strings.Builder
+}
+
+// maxToolCalls bounds the calls one reply may open.
+const maxToolCalls = 1024
+
+// add takes in a chunk of the first choice (n is 1), passing its text on.
+func (r *reply) add(c *chunk, onDelta func(agent.Delta)) error {
+	r.model = cmp.Or(c.Model, r.model)
+	// The last usage seen wins: OpenAI sends it once at the end,
+	// llama.cpp in the finish chunk, vLLM may send running totals.
+	if c.Usage != nil {
+		r.prompt, r.output = c.Usage.PromptTokens, c.Usage.CompletionTokens
+	}
+	for i := range c.Choices {
+		ch := &c.Choices[i]
+		if ch.Index != 0 {
 			continue
 		}
-		var s string
-		if json.Unmarshal([]byte(f.Raw()), &s) == nil && s != "" {
-			return s
+		r.finish = cmp.Or(ch.FinishReason, r.finish)
+		d := agent.Delta{Content: str(ch.Delta.Content), Thinking: cmp.Or(str(ch.Delta.ReasoningContent), str(ch.Delta.Reasoning))}
+		if strings.HasPrefix(string(ch.Delta.Content), "[") {
+			d.Content, d.Thinking = parts(ch.Delta.Content, d.Thinking)
+		}
+		r.content.WriteString(d.Content)
+		r.refusal.WriteString(str(ch.Delta.Refusal))
+		if onDelta != nil && (d.Content != "" || d.Thinking != "") {
+			onDelta(d)
+		}
+		for _, tc := range ch.Delta.ToolCalls {
+			b, err := r.call(tc.Index, tc.ID)
+			if err != nil {
+				return err
+			}
+			// A name comes whole (some servers repeat it in every delta).
+			if b.name == "" {
+				b.name = tc.Function.Name
+			} else if tc.Function.Name != "" && tc.Function.Name != b.name {
+				b.name += tc.Function.Name
+			}
+			b.args.WriteString(tc.Function.Arguments)
 		}
 	}
-	return ""
+	return nil
+}
+
+// call finds the call a tool call delta continues, or opens it. Index -1
+// is read as 0 (a single call, as some servers number it); a new ID at an
+// index whose call already has another ID opens a new call (servers that
+// send every call at index 0).
+func (r *reply) call(index int64, id string) (*callBuilder, error) {
+	if index == -1 {
+		index = 0
+	}
+	if index < 0 {
+		return nil, fmt.Errorf("tool call index %d", index)
+	}
+	if r.open == nil {
+		r.open = make(map[int64]*callBuilder)
+	}
+	b := r.open[index]
+	if b == nil || (id != "" && b.id != "" && id != b.id) {
+		if len(r.calls) >= maxToolCalls {
+			return nil, fmt.Errorf("more than %d tool calls", maxToolCalls)
+		}
+		b = &callBuilder{}
+		r.calls = append(r.calls, b)
+		r.open[index] = b
+	}
+	if b.id == "" {
+		b.id = id
+	}
+	return b, nil
+}
+
+// str reads a JSON string ("" for anything else), without a second
+// decoding when it holds no escape.
+func str(raw json.RawMessage) string {
+	if len(raw) < 2 || raw[0] != '"' {
+		return ""
+	}
+	if inner := raw[1 : len(raw)-1]; !bytes.ContainsRune(inner, '\\') {
+		return string(inner)
+	}
+	var s string
+	_ = json.Unmarshal(raw, &s)
+	return s
+}
+
+// parts reads content sent as an array of parts: "text" parts are the
+// content, "thinking" parts (whose "thinking" holds text parts) are added
+// to thinking.
+func parts(raw json.RawMessage, thinking string) (content, think string) {
+	var ps []struct {
+		Type     string          `json:"type"`
+		Text     string          `json:"text"`
+		Thinking json.RawMessage `json:"thinking"`
+	}
+	if json.Unmarshal(raw, &ps) != nil {
+		return "", thinking
+	}
+	var c, t strings.Builder
+	t.WriteString(thinking)
+	for _, p := range ps {
+		switch p.Type {
+		case "text":
+			c.WriteString(p.Text)
+		case "thinking":
+			if s := text(p.Thinking); s != "" && !strings.HasPrefix(s, "[") {
+				t.WriteString(s)
+			} else {
+				inner, _ := parts(p.Thinking, "")
+				t.WriteString(inner)
+			}
+		}
+	}
+	return c.String(), t.String()
 }
 
 // schemaName names the response schema on the wire.

@@ -21,7 +21,7 @@ const model = openaitest.DefaultModel
 
 // newModel points a Model at the fake, through the fake's own client so
 // its connections close with it.
-func newModel(t *testing.T, srv *openaitest.Server, opts ...openai.Option) *openai.Model {
+func newModel(t testing.TB, srv *openaitest.Server, opts ...openai.Option) *openai.Model {
 	t.Helper()
 	m, err := openai.New(srv.BaseURL(), append([]openai.Option{openai.WithHTTPClient(srv.Client())}, opts...)...)
 	if err != nil {
