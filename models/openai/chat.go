@@ -74,15 +74,21 @@ func (m *Model) stream(ctx context.Context, params openai.ChatCompletionNewParam
 		}
 	}
 	err = st.Err()
+	// began: the server answered 2xx, so the stream itself had started.
+	began := raw != nil && raw.StatusCode < 300
 	var se *ssestream.StreamError
 	var je *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	switch {
-	case ctx.Err() != nil, err != nil && (!started || errors.As(err, &se)):
+	case ctx.Err() != nil, err != nil && (!began || errors.As(err, &se)):
 		return agent.ChatResponse{}, m.userError(ctx, err, fail, asked)
 	case errors.As(err, &je), errors.As(err, &te):
 		return agent.ChatResponse{}, agent.Userf(fmt.Errorf("%w: %w", ErrServerFailed, err),
 			"%s sent a reply Deskhand cannot read (%s)", capitalize(m.who()), err)
+	case err == nil && !started && !isEventStream(raw):
+		return agent.ChatResponse{}, agent.Userf(fmt.Errorf("%w: content type %q", ErrServerFailed, raw.Header.Get("Content-Type")),
+			"%s did not stream its answer (it sent %q, not server-sent events) — is the base URL that of an OpenAI-compatible API? It usually ends in /v1",
+			capitalize(m.who()), raw.Header.Get("Content-Type"))
 	case err != nil || r.finish == "":
 		// The stream had started: whatever broke it, the answer is not whole.
 		cause := ErrStreamCut
@@ -119,6 +125,11 @@ func (m *Model) stream(ctx context.Context, params openai.ChatCompletionNewParam
 		})
 	}
 	return out, nil
+}
+
+func isEventStream(res *http.Response) bool {
+	ct, _, _ := strings.Cut(res.Header.Get("Content-Type"), ";")
+	return strings.EqualFold(strings.TrimSpace(ct), "text/event-stream")
 }
 
 // chunk is what Deskhand reads of a chat.completion.chunk

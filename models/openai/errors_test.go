@@ -3,7 +3,9 @@ package openai_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -261,5 +263,71 @@ func TestChatWithoutStreamOptions(t *testing.T) {
 		if got, want := r.StreamOptions != nil, i == 0; got != want {
 			t.Errorf("request %d: stream_options sent = %v, want %v", i, got, want)
 		}
+	}
+}
+
+func TestChatBrokenStreams(t *testing.T) {
+	const cut = "stopped in the middle of its answer (its connection was cut: did it crash or restart?); nothing of that answer was kept, so call again"
+	tests := []struct {
+		name    string
+		handler http.HandlerFunc
+		want    string // after "The OpenAI-compatible server at {base} "
+		wantIs  error
+	}{
+		{
+			name: "a whole JSON reply instead of a stream",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}`)
+			},
+			want:   `did not stream its answer (it sent "application/json", not server-sent events) — is the base URL that of an OpenAI-compatible API? It usually ends in /v1`,
+			wantIs: openai.ErrServerFailed,
+		},
+		{
+			name: "closed after the headers",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(200)
+				http.NewResponseController(w).Flush()
+				panic(http.ErrAbortHandler)
+			},
+			want:   cut,
+			wantIs: openai.ErrStreamCut,
+		},
+		{
+			name: "[DONE] without a finish_reason",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Half\"}}]}\n\ndata: [DONE]\n\n")
+			},
+			want:   cut,
+			wantIs: openai.ErrStreamCut,
+		},
+		{
+			name: "a chunk that is not JSON",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Half\"}}]}\n\ndata: {oops\n\n")
+			},
+			want:   "sent a reply Deskhand cannot read (invalid character 'o' looking for beginning of object key string)",
+			wantIs: openai.ErrServerFailed,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hs := httptest.NewServer(tt.handler)
+			defer hs.Close()
+			m, err := openai.New(hs.URL+"/v1", openai.WithHTTPClient(hs.Client()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := m.Chat(context.Background(), agent.ChatRequest{Model: model, Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}}, nil)
+			if !errors.Is(err, tt.wantIs) {
+				t.Fatalf("Chat = %+v, %v; want %v", got, err, tt.wantIs)
+			}
+			if msg, want := userMessage(t, err), "The OpenAI-compatible server at "+m.BaseURL()+" "+tt.want; msg != want {
+				t.Errorf("message = %q\nwant      %q", msg, want)
+			}
+		})
 	}
 }

@@ -13,13 +13,19 @@
 //
 // Chat streams (SSE) with stream_options.include_usage for the token
 // counts, sends tools as function tools and a response schema as
-// response_format {"type":"json_schema"}. What the SDK leaves to its
-// callers, this package covers:
+// response_format {"type":"json_schema"} (strict when the schema allows
+// it). What the SDK leaves to its callers, this package covers:
 //
 //   - The SDK's NewClient reads OPENAI_API_KEY, OPENAI_BASE_URL,
 //     OPENAI_ORG_ID and more from the environment, and would send a key
 //     meant for OpenAI to a local server; the services are built here
 //     without it, from the options alone.
+//   - Chat makes the request as NewStreaming does (through the SDK, with
+//     "stream": true) and reads it with the SDK's SSE decoder, but decodes
+//     each chunk into the few fields it uses and puts tool calls together
+//     by index itself: the SDK's chunk decoder and accumulator cost more
+//     per token than the server's own work, and the compatible servers
+//     number tool calls in their own ways (-1, or 0 for every call).
 //   - A stream that ends without a finish_reason (the server died or the
 //     connection was cut) ends without an error in the SDK; Chat returns
 //     [ErrStreamCut] and nothing of the half answer.
