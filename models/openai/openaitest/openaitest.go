@@ -690,19 +690,11 @@ func (f *fake) whole(w http.ResponseWriter, req ChatRequest, reply Reply) {
 		writeError(w, http.StatusInternalServerError, reply.StreamError)
 		return
 	}
-	type call struct {
-		ID       string `json:"id"`
-		Type     string `json:"type"`
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	}
 	msg := struct {
-		Role      string  `json:"role"`
-		Content   *string `json:"content"`
-		Refusal   *string `json:"refusal"`
-		ToolCalls []call  `json:"tool_calls,omitempty"`
+		Role      string            `json:"role"`
+		Content   *string           `json:"content"`
+		Refusal   *string           `json:"refusal"`
+		ToolCalls []MessageToolCall `json:"tool_calls,omitempty"`
 	}{Role: "assistant"}
 	if reply.Content != "" || len(reply.ToolCalls) == 0 {
 		msg.Content = &reply.Content
@@ -711,7 +703,7 @@ func (f *fake) whole(w http.ResponseWriter, req ChatRequest, reply Reply) {
 		msg.Refusal = &reply.Refusal
 	}
 	for _, tc := range reply.ToolCalls {
-		c := call{ID: tc.ID, Type: "function"}
+		c := MessageToolCall{ID: tc.ID, Type: "function"}
 		c.Function.Name, c.Function.Arguments = tc.Name, tc.Arguments
 		msg.ToolCalls = append(msg.ToolCalls, c)
 	}

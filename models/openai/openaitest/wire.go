@@ -50,7 +50,8 @@ func (m Message) Text() string {
 	return ""
 }
 
-// MessageToolCall is a tool call of an assistant message in a request.
+// MessageToolCall is a tool call of an assistant message, in a request or
+// in a whole (not streamed) reply.
 type MessageToolCall struct {
 	ID       string `json:"id"`
 	Type     string `json:"type"`
