@@ -1,0 +1,655 @@
+package openai_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/deskhand/deskhand/models/openai"
+	"github.com/deskhand/deskhand/models/openai/openaitest"
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+const model = openaitest.DefaultModel
+
+// newModel points a Model at the fake, through the fake's own client so
+// its connections close with it.
+func newModel(t testing.TB, srv *openaitest.Server, opts ...openai.Option) *openai.Model {
+	t.Helper()
+	m, err := openai.New(srv.BaseURL(), append([]openai.Option{openai.WithHTTPClient(srv.Client())}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// closedAddr is the address of a listener that no longer listens.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// userMessage returns the Msg of err's *agent.UserError, failing the test
+// if there is none or it carries no cause.
+func userMessage(t *testing.T, err error) string {
+	t.Helper()
+	var ue *agent.UserError
+	if !errors.As(err, &ue) {
+		t.Fatalf("error %v (%T) is not an *agent.UserError", err, err)
+	}
+	if ue.Err == nil {
+		t.Errorf("UserError %q has no cause for the log", ue.Msg)
+	}
+	return ue.Msg
+}
+
+// jsonEqual compares two JSON texts by value.
+func jsonEqual(t *testing.T, name string, got []byte, want string) {
+	t.Helper()
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatalf("%s: %v in %s", name, err, got)
+	}
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatalf("%s: bad want: %v", name, err)
+	}
+	if diff := cmp.Diff(w, g); diff != "" {
+		t.Errorf("%s on the wire (-want +got):\n%s", name, diff)
+	}
+}
+
+// field returns one top-level field of a JSON object.
+func field(t *testing.T, body []byte, name string) []byte {
+	t.Helper()
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(body, &obj); err != nil {
+		t.Fatalf("%v in %s", err, body)
+	}
+	return obj[name]
+}
+
+func TestParseBaseURL(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    string
+		wantErr bool
+	}{
+		{in: "http://127.0.0.1:1234/v1", want: "http://127.0.0.1:1234/v1"},
+		{in: " http://127.0.0.1:1234/v1/ ", want: "http://127.0.0.1:1234/v1"},
+		{in: "localhost:8080/v1", want: "http://localhost:8080/v1"},
+		{in: "http://localhost:1234", want: "http://localhost:1234/v1"},
+		{in: "HTTP://[::1]:8000/", want: "http://[::1]:8000/v1"},
+		{in: "https://openrouter.ai/api/v1", want: "https://openrouter.ai/api/v1"},
+		{in: "https://api.openai.com/v1", want: "https://api.openai.com/v1"},
+		{in: "http://u:secret@proxy.lan:4000/v1", want: "http://u:xxxxx@proxy.lan:4000/v1"},
+		{in: "", wantErr: true},
+		{in: "ftp://example.com/v1", wantErr: true},
+		{in: "http://:1234/v1", wantErr: true},
+		{in: "http://localhost:99999/v1", wantErr: true},
+		{in: "http://localhost:0/v1", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			u, err := openai.ParseBaseURL(tt.in)
+			if tt.wantErr {
+				if err == nil {
+					t.Fatalf("ParseBaseURL(%q) = %s, want an error", tt.in, u)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ParseBaseURL(%q): %v", tt.in, err)
+			}
+			if got := u.Redacted(); got != tt.want {
+				t.Errorf("ParseBaseURL(%q) = %s, want %s", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestNew(t *testing.T) {
+	m, err := openai.New("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Kind() != openai.KindOpenAI || m.BaseURL() != openai.DefaultBaseURL || m.Who() != "OpenAI" {
+		t.Errorf("New(\"\") = %s at %s (%q), want OpenAI's API", m.Kind(), m.BaseURL(), m.Who())
+	}
+	m, err = openai.New("http://u:secret@127.0.0.1:1234/v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Kind() != openai.KindCompatible || m.BaseURL() != "http://127.0.0.1:1234/v1" {
+		t.Errorf("compatible: %s at %s", m.Kind(), m.BaseURL())
+	}
+	if want := "The OpenAI-compatible server at http://127.0.0.1:1234/v1"; m.Who() != want {
+		t.Errorf("Who() = %q, want %q", m.Who(), want)
+	}
+	m, err = openai.New("127.0.0.1:1234", openai.WithName("LM Studio"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "LM Studio at http://127.0.0.1:1234/v1"; m.Who() != want {
+		t.Errorf("Who() = %q, want %q", m.Who(), want)
+	}
+	if _, err := openai.New("", openai.WithKind(openai.KindCompatible)); err == nil {
+		t.Error("a compatible server without a base URL was accepted")
+	}
+	if _, err := openai.New("http://x/v1", openai.WithKind("anthropic")); err == nil {
+		t.Error("an unknown kind was accepted")
+	}
+}
+
+func TestChatStreamsReply(t *testing.T) {
+	conversation := []agent.Message{
+		{Role: agent.RoleSystem, Content: "Be brief."},
+		{Role: agent.RoleUser, Content: "My name is Ada."},
+		{Role: agent.RoleAssistant, Content: "Hello Ada."},
+		{Role: agent.RoleUser, Content: "What is my name?"},
+	}
+	srv := openaitest.NewServer(t)
+	var deltas []agent.Delta
+	got, err := newModel(t, srv).Chat(context.Background(), agent.ChatRequest{Model: model, Messages: conversation},
+		func(d agent.Delta) { deltas = append(deltas, d) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := agent.ChatResponse{
+		Message:      agent.Message{Role: agent.RoleAssistant, Content: "I remember: My name is Ada. | What is my name?"},
+		Model:        model,
+		PromptTokens: 12, // words of the four messages, as the fake counts
+		OutputTokens: 12, // chunks after the first
+		DoneReason:   "stop",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("reply (-want +got):\n%s", diff)
+	}
+	wantDeltas := []agent.Delta{
+		{Content: "I "}, {Content: "remember: "}, {Content: "My "}, {Content: "name "}, {Content: "is "}, {Content: "Ada. "},
+		{Content: "| "}, {Content: "What "}, {Content: "is "}, {Content: "my "}, {Content: "name?"},
+	}
+	if diff := cmp.Diff(wantDeltas, deltas); diff != "" {
+		t.Errorf("deltas (-want +got):\n%s", diff)
+	}
+	bodies := srv.ChatBodies()
+	if len(bodies) != 1 {
+		t.Fatalf("the fake got %d chat requests, want 1", len(bodies))
+	}
+	jsonEqual(t, "request", bodies[0], `{
+		"model": "gpt-4o-mini",
+		"stream": true,
+		"stream_options": {"include_usage": true},
+		"messages": [
+			{"role":"system","content":"Be brief."},
+			{"role":"user","content":"My name is Ada."},
+			{"role":"assistant","content":"Hello Ada."},
+			{"role":"user","content":"What is my name?"}]}`)
+}
+
+func TestChatNilOnDeltaAndThinking(t *testing.T) {
+	srv := openaitest.NewServer(t, openaitest.WithReplies(
+		openaitest.Reply{Reasoning: "The user greets.", Content: "Hi!", UsageInLastChunk: true, PromptTokens: 40, CompletionTokens: 9},
+		openaitest.Reply{Content: "Again."},
+	))
+	m := newModel(t, srv)
+	hi := agent.ChatRequest{Model: model, Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}}
+	var deltas []agent.Delta
+	got, err := m.Chat(context.Background(), hi, func(d agent.Delta) { deltas = append(deltas, d) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Message.Content != "Hi!" || got.PromptTokens != 40 || got.OutputTokens != 9 {
+		t.Errorf("reply = %+v, want Hi! with the usage of the last chunk", got)
+	}
+	want := []agent.Delta{{Thinking: "The "}, {Thinking: "user "}, {Thinking: "greets."}, {Content: "Hi!"}}
+	if diff := cmp.Diff(want, deltas); diff != "" {
+		t.Errorf("deltas (-want +got):\n%s", diff)
+	}
+	if got, err := m.Chat(context.Background(), hi, nil); err != nil || got.Message.Content != "Again." {
+		t.Errorf("with a nil onDelta: %+v, %v", got, err)
+	}
+}
+
+func TestChatToolCallRoundTrip(t *testing.T) {
+	srv := openaitest.NewServer(t, openaitest.WithReplies(
+		openaitest.Reply{Content: "Let me look.", ToolCalls: []openaitest.ToolCall{
+			{ID: "call_FXoAjBUMcVv1k40fficJ9cSs", Name: "read_file", Arguments: `{"path":"/home/u/a.txt","max_bytes":100}`},
+			{ID: "call_2", Name: "now", Arguments: ``},
+		}},
+		openaitest.Reply{Content: "The file says hello."},
+	))
+	m := newModel(t, srv)
+	tools := []agent.ToolSpec{
+		{
+			Name:        "read_file",
+			Description: "Read a file",
+			Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"file path"},
+				"max_bytes":{"type":"integer"}},"required":["path"],"additionalProperties":false}`),
+		},
+		{Name: "now", Description: "Current time"}, // no schema at all
+	}
+	msgs := []agent.Message{{Role: agent.RoleUser, Content: "read /home/u/a.txt"}}
+
+	first, err := m.Chat(context.Background(), agent.ChatRequest{Model: model, Messages: msgs, Tools: tools}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantFirst := agent.Message{Role: agent.RoleAssistant, Content: "Let me look.", ToolCalls: []agent.ToolCall{
+		{ID: "call_FXoAjBUMcVv1k40fficJ9cSs", Name: "read_file", Arguments: json.RawMessage(`{"path":"/home/u/a.txt","max_bytes":100}`)},
+		{ID: "call_2", Name: "now", Arguments: json.RawMessage(`{}`)},
+	}}
+	if diff := cmp.Diff(wantFirst, first.Message); diff != "" {
+		t.Fatalf("first reply (-want +got):\n%s", diff)
+	}
+	if first.DoneReason != "tool_calls" {
+		t.Errorf("done reason = %q, want tool_calls", first.DoneReason)
+	}
+
+	msgs = append(msgs, first.Message,
+		agent.Message{Role: agent.RoleTool, Content: "hello", ToolCallID: "call_FXoAjBUMcVv1k40fficJ9cSs", ToolName: "read_file"},
+		agent.Message{Role: agent.RoleTool, Content: "noon", ToolCallID: "call_2", ToolName: "now"})
+	second, err := m.Chat(context.Background(), agent.ChatRequest{Model: model, Messages: msgs, Tools: tools}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Message.Content != "The file says hello." || len(second.Message.ToolCalls) != 0 {
+		t.Errorf("second reply = %+v, want the final answer", second.Message)
+	}
+
+	bodies := srv.ChatBodies()
+	if len(bodies) != 2 {
+		t.Fatalf("the fake got %d chat requests, want 2", len(bodies))
+	}
+	jsonEqual(t, "messages", field(t, bodies[1], "messages"), `[
+		{"role":"user","content":"read /home/u/a.txt"},
+		{"role":"assistant","content":"Let me look.","tool_calls":[
+			{"id":"call_FXoAjBUMcVv1k40fficJ9cSs","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"/home/u/a.txt\",\"max_bytes\":100}"}},
+			{"id":"call_2","type":"function","function":{"name":"now","arguments":"{}"}}]},
+		{"role":"tool","content":"hello","tool_call_id":"call_FXoAjBUMcVv1k40fficJ9cSs"},
+		{"role":"tool","content":"noon","tool_call_id":"call_2"}]`)
+	jsonEqual(t, "tools", field(t, bodies[1], "tools"), `[
+		{"type":"function","function":{"name":"read_file","description":"Read a file","parameters":{"type":"object","required":["path"],"additionalProperties":false,
+			"properties":{"path":{"type":"string","description":"file path"},"max_bytes":{"type":"integer"}}}}},
+		{"type":"function","function":{"name":"now","description":"Current time","parameters":{"type":"object","properties":{}}}}]`)
+	// A schema's properties keep their order on the wire.
+	if !strings.Contains(string(bodies[1]), `"properties":{"path":{"type":"string","description":"file path"},`) {
+		t.Errorf("the tool's properties lost their order: %s", bodies[1])
+	}
+}
+
+func TestChatToolCallsWithoutIDsOrValidJSON(t *testing.T) {
+	srv := openaitest.NewServer(t, openaitest.WithReplies(openaitest.Reply{ToolCalls: []openaitest.ToolCall{
+		{Name: "read_file", Arguments: `{"path": "/tmp/a`}, // cut short by max_tokens
+	}, FinishReason: "length"}))
+	got, err := newModel(t, srv).Chat(context.Background(), agent.ChatRequest{
+		Model: model, Messages: []agent.Message{{Role: agent.RoleUser, Content: "read"}},
+		Tools: []agent.ToolSpec{{Name: "read_file"}},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Message.ToolCalls) != 1 {
+		t.Fatalf("calls = %+v", got.Message.ToolCalls)
+	}
+	call := got.Message.ToolCalls[0]
+	if !strings.HasPrefix(call.ID, "call_") || len(call.ID) != len("call_")+24 {
+		t.Errorf("minted ID = %q", call.ID)
+	}
+	if string(call.Arguments) != `{"path": "/tmp/a` {
+		t.Errorf("arguments = %s, want them as the model wrote them", call.Arguments)
+	}
+	if got.DoneReason != "length" {
+		t.Errorf("done reason = %q", got.DoneReason)
+	}
+}
+
+func TestChatTranscriptRepair(t *testing.T) {
+	srv := openaitest.NewServer(t)
+	msgs := []agent.Message{
+		{Role: agent.RoleUser, Content: "two things"},
+		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{
+			{ID: "call_a", Name: "one", Arguments: json.RawMessage(`{}`)},
+			{ID: "call_b", Name: "two"},
+		}},
+		{Role: agent.RoleTool, Content: "1", ToolCallID: "call_a", ToolName: "one"},
+		// call_b was never answered: the turn was cancelled.
+		{Role: agent.RoleUser, Content: "and now?"},
+		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{Name: "three"}}}, // recorded without an ID
+		{Role: agent.RoleTool, Content: "3", ToolName: "three"},
+		{Role: agent.RoleTool, Content: "stray", ToolCallID: "call_zzz", ToolName: "four"},
+		{Role: agent.RoleUser, Content: "thanks"},
+	}
+	if _, err := newModel(t, srv).Chat(context.Background(), agent.ChatRequest{Model: model, Messages: msgs}, nil); err != nil {
+		t.Fatal(err)
+	}
+	jsonEqual(t, "messages", field(t, srv.ChatBodies()[0], "messages"), `[
+		{"role":"user","content":"two things"},
+		{"role":"assistant","tool_calls":[
+			{"id":"call_a","type":"function","function":{"name":"one","arguments":"{}"}},
+			{"id":"call_b","type":"function","function":{"name":"two","arguments":"{}"}}]},
+		{"role":"tool","content":"1","tool_call_id":"call_a"},
+		{"role":"tool","content":"error: no result: the turn ended before this tool call was answered","tool_call_id":"call_b"},
+		{"role":"user","content":"and now?"},
+		{"role":"assistant","tool_calls":[{"id":"call_m4c0","type":"function","function":{"name":"three","arguments":"{}"}}]},
+		{"role":"tool","content":"3","tool_call_id":"call_m4c0"},
+		{"role":"user","content":"(result of four) stray"},
+		{"role":"user","content":"thanks"}]`)
+}
+
+func TestChatStructuredOutput(t *testing.T) {
+	tests := []struct {
+		name       string
+		schema     string
+		wantStrict bool
+	}{
+		{
+			name:       "closed schema goes strict",
+			schema:     `{"type":"object","properties":{"city":{"type":"string"},"tags":{"type":"array","items":{"type":"object","properties":{"t":{"type":"string"}},"required":["t"],"additionalProperties":false}}},"required":["city","tags"],"additionalProperties":false}`,
+			wantStrict: true,
+		},
+		{
+			name:   "optional property",
+			schema: `{"type":"object","properties":{"city":{"type":"string"},"zip":{"type":"string"}},"required":["city"],"additionalProperties":false}`,
+		},
+		{
+			name:   "open nested object",
+			schema: `{"type":"object","properties":{"meta":{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}},"required":["meta"],"additionalProperties":false}`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := openaitest.NewServer(t, openaitest.WithReplies(openaitest.Reply{Content: `{"city":"Paris"}`}))
+			got, err := newModel(t, srv).Chat(context.Background(), agent.ChatRequest{
+				Model: model, Messages: []agent.Message{{Role: agent.RoleUser, Content: "where?"}}, Format: json.RawMessage(tt.schema),
+			}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Message.Content != `{"city":"Paris"}` {
+				t.Errorf("content = %q", got.Message.Content)
+			}
+			body := srv.ChatBodies()[0]
+			strict, _ := json.Marshal(tt.wantStrict)
+			jsonEqual(t, "response_format", field(t, body, "response_format"),
+				`{"type":"json_schema","json_schema":{"name":"response","strict":`+string(strict)+`,"schema":`+tt.schema+`}}`)
+			if !strings.Contains(string(body), `"schema":`+tt.schema) {
+				t.Errorf("the schema was not sent as written: %s", body)
+			}
+		})
+	}
+}
+
+func TestChatRefusal(t *testing.T) {
+	srv := openaitest.NewServer(t, openaitest.WithReplies(openaitest.Reply{Refusal: "I can't help with that."}))
+	_, err := newModel(t, srv).Chat(context.Background(), agent.ChatRequest{
+		Model: model, Messages: []agent.Message{{Role: agent.RoleUser, Content: "x"}}, Format: json.RawMessage(`{"type":"object"}`),
+	}, nil)
+	if !errors.Is(err, openai.ErrRefusal) {
+		t.Fatalf("err = %v, want ErrRefusal", err)
+	}
+	if msg := userMessage(t, err); msg != "model 'gpt-4o-mini' declined to answer: I can't help with that." {
+		t.Errorf("message = %q", msg)
+	}
+}
+
+func TestAuthorization(t *testing.T) {
+	// The SDK's NewClient would read these; Deskhand must not.
+	t.Setenv("OPENAI_API_KEY", "sk-from-the-environment")
+	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
+	t.Setenv("OPENAI_ORG_ID", "org-env")
+	hi := agent.ChatRequest{Model: model, Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}}
+
+	srv := openaitest.NewServer(t)
+	if _, err := newModel(t, srv).Chat(context.Background(), hi, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newModel(t, srv, openai.WithAPIKey("sk-proj-abc123")).Chat(context.Background(), hi, nil); err != nil {
+		t.Fatal(err)
+	}
+	calls := srv.Calls()
+	if len(calls) != 2 {
+		t.Fatalf("%d calls", len(calls))
+	}
+	if h, ok := calls[0].Header["Authorization"]; ok {
+		t.Errorf("without a key, Authorization = %q", h)
+	}
+	if h := calls[1].Header.Get("Authorization"); h != "Bearer sk-proj-abc123" {
+		t.Errorf("Authorization = %q", h)
+	}
+	for _, c := range calls {
+		if c.Header.Get("OpenAI-Organization") != "" {
+			t.Errorf("the organization of the environment was sent: %v", c.Header)
+		}
+	}
+}
+
+func TestChatStopsWithContext(t *testing.T) {
+	tests := []struct {
+		name   string
+		ctx    func() (context.Context, context.CancelFunc)
+		cancel bool // cancel at the first delta
+		want   error
+	}{
+		{
+			name:   "cancelled mid-stream",
+			ctx:    func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) },
+			cancel: true,
+			want:   context.Canceled,
+		},
+		{
+			name: "deadline mid-stream",
+			ctx: func() (context.Context, context.CancelFunc) {
+				return context.WithTimeout(context.Background(), 300*time.Millisecond)
+			},
+			want: context.DeadlineExceeded,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// 13 chunks 100ms apart: the reply would take over a second.
+			srv := openaitest.NewServer(t, openaitest.WithChunkDelay(100*time.Millisecond))
+			m := newModel(t, srv)
+			ctx, cancel := tt.ctx()
+			defer cancel()
+			deltas := 0
+			got, err := m.Chat(ctx, agent.ChatRequest{
+				Model:    model,
+				Messages: []agent.Message{{Role: agent.RoleUser, Content: "My name is Ada."}, {Role: agent.RoleUser, Content: "What is my name?"}},
+			}, func(agent.Delta) {
+				deltas++
+				if tt.cancel {
+					cancel()
+				}
+			})
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("Chat = %+v, %v; want %v", got, err, tt.want)
+			}
+			if deltas == 0 {
+				t.Error("no delta arrived before the stream stopped")
+			}
+			wait, stop := context.WithTimeout(context.Background(), 5*time.Second)
+			defer stop()
+			if err := srv.WaitAborted(wait, 1); err != nil {
+				t.Fatalf("the fake did not see its request end: %v", err)
+			}
+		})
+	}
+}
+
+func TestListModels(t *testing.T) {
+	srv := openaitest.NewServer(t, openaitest.WithModels("qwen3-8b", "gpt-oss-20b", "text-embedding-nomic"))
+	got, err := newModel(t, srv).ListModels(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"qwen3-8b", "gpt-oss-20b", "text-embedding-nomic"}, got); diff != "" {
+		t.Errorf("models (-want +got):\n%s", diff)
+	}
+	none, err := newModel(t, openaitest.NewServer(t, openaitest.WithModels())).ListModels(context.Background())
+	if err != nil || none == nil || len(none) != 0 {
+		t.Errorf("no models: %v, %v", none, err)
+	}
+}
+
+func TestNotReachable(t *testing.T) {
+	tests := []struct {
+		name string
+		opts []openai.Option
+		want string // {base} is the base URL
+	}{
+		{name: "compatible", want: "The OpenAI-compatible server at {base} is not reachable — is it running? Start it, or change the provider's base URL in Settings → Models"},
+		{name: "named", opts: []openai.Option{openai.WithName("LM Studio")}, want: "LM Studio at {base} is not reachable — is it running? Start it, or change the provider's base URL in Settings → Models"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := openai.New("http://"+closedAddr(t)+"/v1", tt.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := strings.ReplaceAll(tt.want, "{base}", m.BaseURL())
+			calls := map[string]func(context.Context) error{
+				"Chat": func(ctx context.Context) error {
+					_, err := m.Chat(ctx, agent.ChatRequest{Model: "x", Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}}, nil)
+					return err
+				},
+				"ListModels": func(ctx context.Context) error {
+					_, err := m.ListModels(ctx)
+					return err
+				},
+				"Ping": m.Ping,
+				"DescribeModel": func(ctx context.Context) error {
+					_, err := m.DescribeModel(ctx, "x")
+					return err
+				},
+			}
+			for name, call := range calls {
+				err := call(context.Background())
+				if !errors.Is(err, openai.ErrUnreachable) {
+					t.Errorf("%s: err = %v, want ErrUnreachable", name, err)
+					continue
+				}
+				if msg := userMessage(t, err); msg != want {
+					t.Errorf("%s: message = %q\nwant %q", name, msg, want)
+				}
+			}
+		})
+	}
+}
+
+func TestOpenAIWithoutKeySendsNothing(t *testing.T) {
+	srv := openaitest.NewServer(t)
+	m := newModel(t, srv, openai.WithKind(openai.KindOpenAI))
+	_, err := m.Chat(context.Background(), agent.ChatRequest{Model: model, Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}}, nil)
+	if !errors.Is(err, openai.ErrUnauthorized) {
+		t.Fatalf("err = %v, want ErrUnauthorized", err)
+	}
+	if msg := userMessage(t, err); !strings.Contains(msg, "needs an API key") {
+		t.Errorf("message = %q", msg)
+	}
+	if _, err := m.ListModels(context.Background()); !errors.Is(err, openai.ErrUnauthorized) {
+		t.Errorf("ListModels: %v", err)
+	}
+	if n := len(srv.Calls()); n != 0 {
+		t.Errorf("the fake got %d requests", n)
+	}
+}
+
+func TestDescribeModel(t *testing.T) {
+	t.Run("OpenAI", func(t *testing.T) {
+		srv := openaitest.NewServer(t, openaitest.WithAPIKey("sk-test"),
+			openaitest.WithModels("gpt-4o", "gpt-4.1-mini-2025-04-14", "gpt-5", "gpt-4o-2024-05-13", "o1-pro", "gpt-4o-audio-preview"))
+		m := newModel(t, srv, openai.WithKind(openai.KindOpenAI), openai.WithAPIKey("sk-test"))
+		tests := []struct {
+			name string
+			want agent.ModelInfo
+		}{
+			{"gpt-4o", agent.ModelInfo{Name: "gpt-4o", Tools: agent.CapabilityYes, StructuredOutput: agent.CapabilityYes, ContextLength: 128000}},
+			{"gpt-4.1-mini-2025-04-14", agent.ModelInfo{Name: "gpt-4.1-mini-2025-04-14", Tools: agent.CapabilityYes, StructuredOutput: agent.CapabilityYes, ContextLength: 1047576}},
+			{"gpt-5", agent.ModelInfo{Name: "gpt-5", Tools: agent.CapabilityYes, StructuredOutput: agent.CapabilityYes, ContextLength: 400000}},
+			{"gpt-4o-2024-05-13", agent.ModelInfo{Name: "gpt-4o-2024-05-13"}},
+			{"o1-pro", agent.ModelInfo{Name: "o1-pro"}},
+			{"gpt-4o-audio-preview", agent.ModelInfo{Name: "gpt-4o-audio-preview"}},
+		}
+		for _, tt := range tests {
+			got, err := m.DescribeModel(context.Background(), tt.name)
+			if err != nil {
+				t.Fatalf("%s: %v", tt.name, err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", tt.name, diff)
+			}
+		}
+		_, err := m.DescribeModel(context.Background(), "gpt-9")
+		if !errors.Is(err, openai.ErrModelNotFound) {
+			t.Fatalf("gpt-9: %v, want ErrModelNotFound", err)
+		}
+		if msg := userMessage(t, err); !strings.HasPrefix(msg, "model 'gpt-9' is not available at OpenAI at "+m.BaseURL()+"; it has: gpt-4o, ") {
+			t.Errorf("message = %q", msg)
+		}
+	})
+	t.Run("LM Studio", func(t *testing.T) {
+		srv := openaitest.NewServer(t, openaitest.WithLMStudio(
+			openaitest.LMStudioModel{ID: "qwen3-8b", MaxContextLength: 40960, LoadedContextLength: 4096, ToolUse: true},
+			openaitest.LMStudioModel{ID: "gemma-3-270m-it", MaxContextLength: 32768},
+		))
+		m := newModel(t, srv, openai.WithName("LM Studio"))
+		for _, want := range []agent.ModelInfo{
+			{Name: "qwen3-8b", Tools: agent.CapabilityYes, ContextLength: 4096},
+			{Name: "gemma-3-270m-it", ContextLength: 32768},
+		} {
+			got, err := m.DescribeModel(context.Background(), want.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		}
+		_, err := m.DescribeModel(context.Background(), "llama-9")
+		if !errors.Is(err, openai.ErrModelNotFound) {
+			t.Fatalf("llama-9: %v", err)
+		}
+		if msg, want := userMessage(t, err), "model 'llama-9' is not available at LM Studio at "+m.BaseURL()+"; it has: qwen3-8b, gemma-3-270m-it — pick one in the agent's settings"; msg != want {
+			t.Errorf("message = %q\nwant %q", msg, want)
+		}
+	})
+	t.Run("other compatible server", func(t *testing.T) {
+		srv := openaitest.NewServer(t, openaitest.WithAnyModel())
+		got, err := newModel(t, srv).DescribeModel(context.Background(), "whatever.gguf")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(agent.ModelInfo{Name: "whatever.gguf"}, got); diff != "" {
+			t.Errorf("(-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestNoSecretInErrors(t *testing.T) {
+	const key = "sk-proj-TOPSECRETkey1234"
+	srv := openaitest.NewServer(t, openaitest.WithAPIKey("sk-the-right-one"),
+		openaitest.WithReplies(openaitest.Reply{Status: http.StatusBadRequest, Error: openaitest.APIError{Message: "bad request made with " + key}}))
+	m := newModel(t, srv, openai.WithAPIKey(key))
+	_, err := m.Chat(context.Background(), agent.ChatRequest{Model: model, Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}}, nil)
+	if err == nil {
+		t.Fatal("a wrong key was accepted")
+	}
+	for _, s := range []string{err.Error(), userMessage(t, err)} {
+		if strings.Contains(s, "TOPSECRET") || strings.Contains(s, "1234") {
+			t.Errorf("the key shows in %q", s)
+		}
+	}
+}
