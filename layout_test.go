@@ -66,6 +66,11 @@ func TestImportRules(t *testing.T) {
 		"store/keychain":   {module + "ui", module + "models", module + "server/mcpserver", module + "store", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama"},
 		"models/sampling":  {module + "store", module + "ui", module + "server/mcpserver", module + "models/ollama", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go/server", "github.com/mark3labs/mcp-go/client", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
 		"models/ollama":    {module + "store", module + "ui", module + "server/mcpserver", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go", "github.com/zalando/go-keyring"},
+		// Each adapter speaks one provider's API through its own SDK, and
+		// never reads a key itself: the connector hands it over.
+		"models/openai":    {module + "store", module + "ui", module + "server/mcpserver", module + "models/ollama", module + "models/anthropic", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama", "github.com/zalando/go-keyring", "github.com/anthropics/"},
+		"models/anthropic": {module + "store", module + "ui", module + "server/mcpserver", module + "models/ollama", module + "models/openai", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama", "github.com/zalando/go-keyring", "github.com/openai/"},
+		"models/providers": {module + "store", module + "ui", module + "server/mcpserver", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go", "github.com/zalando/go-keyring"},
 	}
 	seen := map[string]bool{}
 	for _, p := range listPackages(t) {

@@ -2,15 +2,21 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"io"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/deskhand/deskhand/models/anthropic/anthropictest"
 	"github.com/deskhand/deskhand/models/ollama/ollamatest"
+	"github.com/deskhand/deskhand/models/openai/openaitest"
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/server/control"
+	"github.com/deskhand/deskhand/server/servertest"
 	"github.com/deskhand/deskhand/server/tools"
 )
 
@@ -63,5 +69,60 @@ func TestAgentOnAnthropic(t *testing.T) {
 	}
 	if strings.Contains(stderr.String()+stdout.String(), key) {
 		t.Error("provider add printed the key")
+	}
+}
+
+// TestFirstStartFindsALocalServer (issue 15): with no Ollama and an
+// OpenAI-compatible server where LM Studio listens, the first serve
+// creates the assistant on it, a client's call gets its streamed answer,
+// and the server is a provider from then on. (The test's fake stands at
+// a port of its own: first start's addresses are injected.)
+func TestFirstStartFindsALocalServer(t *testing.T) {
+	fake := openaitest.NewServer(t, openaitest.WithModels("qwen2.5-7b-instruct"),
+		openaitest.WithReplies(openaitest.Reply{Content: "Hello from the local server."}))
+	dead := httptest.NewServer(nil)
+	deadURL := dead.URL
+	dead.Close()
+	kept := localServers
+	localServers = []agent.Provider{
+		{Name: agent.OllamaProvider, Kind: agent.ProviderOllama},
+		{Name: "lmstudio", Kind: agent.ProviderOpenAICompatible, BaseURL: fake.BaseURL()},
+	}
+	t.Cleanup(func() { localServers = kept })
+
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var stderr servertest.Output
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--data", dir, "--addr", "127.0.0.1:0", "--ollama", deadURL}, strings.NewReader(""), io.Discard, &stderr)
+	}()
+	url := serveURL(t, &stderr)
+
+	token, _, err := deskhand(t, "--data", dir, "token", "create", "cli")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := callAssistant(t, mcpClient(t, url, strings.TrimSpace(token)), map[string]any{"message": "Hi"})
+	if res.IsError || !strings.Contains(res.Content[0].(mcp.TextContent).Text, "Hello from the local server.") {
+		t.Fatalf("call on the server found at first start: %+v\n%s", res, stderr.String())
+	}
+	chats := fake.ChatRequests()
+	if len(chats) != 1 || !chats[0].Stream || chats[0].Model != "qwen2.5-7b-instruct" {
+		t.Errorf("the local server got %+v, want one streamed chat with its model", chats)
+	}
+	list, _, err := deskhand(t, "--data", dir, "provider", "list")
+	if err != nil || !strings.Contains(list, "lmstudio") || !strings.Contains(list, fake.BaseURL()) || !strings.Contains(list, "assistant") {
+		t.Errorf("provider list = %q, %v; want lmstudio at %s, used by assistant", list, err, fake.BaseURL())
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve ended with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop")
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/deskhand/deskhand/models/anthropic"
 	"github.com/deskhand/deskhand/models/ollama"
+	"github.com/deskhand/deskhand/models/openai"
 	"github.com/deskhand/deskhand/server/agent"
 )
 
@@ -43,6 +44,15 @@ func (c *Connector) Connect(p agent.Provider, secret string) (agent.Model, error
 		return model(ollama.New(cmp.Or(p.BaseURL, c.OllamaHost), opts...))
 	case agent.ProviderAnthropic:
 		return model(anthropic.New(p.BaseURL, secret))
+	case agent.ProviderOpenAI, agent.ProviderOpenAICompatible:
+		opts := []openai.Option{openai.WithKind(openai.Kind(p.Kind))}
+		if name := localName(p); name != "" {
+			opts = append(opts, openai.WithName(name))
+		}
+		if secret != "" {
+			opts = append(opts, openai.WithAPIKey(secret))
+		}
+		return model(openai.New(p.BaseURL, opts...))
 	}
 	return nil, fmt.Errorf("providers of kind %s are not supported by this build", p.Kind)
 }
@@ -85,3 +95,17 @@ func LocalServers() []agent.Provider {
 		{Name: "vllm", Kind: agent.ProviderOpenAICompatible, BaseURL: "http://127.0.0.1:8000/v1"},
 	}
 }
+
+// localName names the product at a provider's address when it is one
+// a first start looks at ("LM Studio"), so that errors say which server
+// to start; "" otherwise.
+func localName(p agent.Provider) string {
+	for _, local := range LocalServers() {
+		if local.BaseURL != "" && local.BaseURL == p.BaseURL {
+			return localNames[local.Name]
+		}
+	}
+	return ""
+}
+
+var localNames = map[string]string{"lmstudio": "LM Studio", "llamacpp": "llama.cpp's server", "vllm": "vLLM"}
