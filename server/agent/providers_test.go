@@ -205,3 +205,106 @@ func TestTrimmedTurnIsRecorded(t *testing.T) {
 		t.Errorf("turns = %+v, %v; want one trimmed by 3", turns, err)
 	}
 }
+
+// localModels is a server's model list with what each says it can do.
+type localModels struct {
+	agenttest.Model
+	models map[string]agent.Capability // model → calls tools
+	order  []string
+	down   bool
+}
+
+func (m *localModels) ListModels(context.Context) ([]string, error) {
+	if m.down {
+		return nil, errors.New("connection refused")
+	}
+	return m.order, nil
+}
+
+func (m *localModels) DescribeModel(_ context.Context, name string) (agent.ModelInfo, error) {
+	return agent.ModelInfo{Name: name, Tools: m.models[name]}, nil
+}
+
+// serversConnector hands out each local server's models by address.
+type serversConnector map[string]*localModels
+
+func (c serversConnector) Connect(p agent.Provider, _ string) (agent.Model, error) {
+	if m, ok := c[p.BaseURL]; ok {
+		return m, nil
+	}
+	return nil, errors.New("no such server")
+}
+
+// TestFirstStartPicksALocalModel: the first server, in order, that
+// answers with a model that calls tools (or does not say it cannot)
+// carries the assistant, on the model that says it can if there is one.
+func TestFirstStartPicksALocalModel(t *testing.T) {
+	for _, tc := range []struct {
+		name               string
+		servers            serversConnector
+		provider, model    string
+		providerSavedAfter bool
+	}{
+		{
+			name: "the first server is down, the second has a tool model",
+			servers: serversConnector{
+				"http://a/v1": {down: true},
+				"http://b/v1": {order: []string{"chat-only", "tooly"}, models: map[string]agent.Capability{"chat-only": agent.CapabilityNo, "tooly": agent.CapabilityYes}},
+			},
+			provider: "b", model: "tooly", providerSavedAfter: true,
+		},
+		{
+			name: "a server whose models cannot call tools is passed over",
+			servers: serversConnector{
+				"http://a/v1": {order: []string{"embed"}, models: map[string]agent.Capability{"embed": agent.CapabilityNo}},
+				"http://b/v1": {order: []string{"unknown"}},
+			},
+			provider: "b", model: "unknown", providerSavedAfter: true,
+		},
+		{
+			name: "a model that says it calls tools wins over one that does not say",
+			servers: serversConnector{
+				"http://a/v1": {order: []string{"quiet", "says-yes"}, models: map[string]agent.Capability{"says-yes": agent.CapabilityYes}},
+			},
+			provider: "a", model: "says-yes", providerSavedAfter: true,
+		},
+		{
+			name:     "none answers: the assistant waits on ollama without a model",
+			servers:  serversConnector{"http://a/v1": {down: true}},
+			provider: agent.OllamaProvider, model: "",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			core, err := agent.New(t.Context(), agent.Config{
+				History:   storetest.Open(t),
+				Connector: tc.servers,
+				// The provider "ollama" has no server here: Connect fails.
+				LocalServers: []agent.Provider{
+					{Name: agent.OllamaProvider, Kind: agent.ProviderOllama},
+					{Name: "a", Kind: agent.ProviderOpenAICompatible, BaseURL: "http://a/v1"},
+					{Name: "b", Kind: agent.ProviderOpenAICompatible, BaseURL: "http://b/v1"},
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer core.Close()
+			a, ok, err := core.EnsureDefaultAgent(t.Context(), "")
+			if err != nil || !ok {
+				t.Fatalf("EnsureDefaultAgent: %v, %v", ok, err)
+			}
+			if a.Provider != tc.provider || a.Model != tc.model {
+				t.Errorf("assistant on %s/%s, want %s/%s", a.Provider, a.Model, tc.provider, tc.model)
+			}
+			_, saved := core.Provider(tc.provider)
+			if tc.providerSavedAfter && !saved {
+				t.Errorf("the server found did not become a provider")
+			}
+			for _, p := range core.Providers() {
+				if p.Name != agent.OllamaProvider && p.Name != tc.provider {
+					t.Errorf("provider %s was saved, though not chosen", p.Name)
+				}
+			}
+		})
+	}
+}
