@@ -96,7 +96,7 @@ func (c *Core) SaveProvider(ctx context.Context, p Provider, key KeyChange) (Pro
 			return Provider{}, Userf(err, "cannot keep the API key of %s in the keychain", p.Name)
 		}
 	case key.Set:
-		if err := c.secrets.Delete(ProviderSecretKey(p.Name)); err != nil {
+		if err := c.secrets.Delete(ProviderSecretKey(p.Name)); err != nil && !errors.Is(err, ErrNotFound) {
 			return Provider{}, Userf(err, "cannot remove the API key of %s from the keychain", p.Name)
 		}
 	}
@@ -134,7 +134,7 @@ func (c *Core) DeleteProvider(ctx context.Context, name string) error {
 	delete(c.connected, name)
 	c.providersMu.Unlock()
 	if c.secrets != nil {
-		if err := c.secrets.Delete(ProviderSecretKey(name)); err != nil {
+		if err := c.secrets.Delete(ProviderSecretKey(name)); err != nil && !errors.Is(err, ErrNotFound) {
 			c.log.Warn("remove a deleted provider's API key", "provider", name, "err", err)
 		}
 	}

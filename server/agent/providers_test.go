@@ -12,36 +12,6 @@ import (
 	"github.com/deskhand/deskhand/store/storetest"
 )
 
-// memSecrets is a keychain in memory.
-type memSecrets struct {
-	mu sync.Mutex
-	m  map[string]string
-}
-
-func (s *memSecrets) Get(key string) (string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	v, ok := s.m[key]
-	if !ok {
-		return "", agent.ErrNotFound
-	}
-	return v, nil
-}
-
-func (s *memSecrets) Set(key, value string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.m[key] = value
-	return nil
-}
-
-func (s *memSecrets) Delete(key string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.m, key)
-	return nil
-}
-
 // connector records what it connected and hands out one model per call.
 type connector struct {
 	mu    sync.Mutex
@@ -78,7 +48,7 @@ func (c *connector) connects() []string {
 func TestProviders(t *testing.T) {
 	ctx := t.Context()
 	db := storetest.Open(t)
-	secrets := &memSecrets{m: map[string]string{}}
+	secrets := &agenttest.Secrets{}
 	conn := &connector{info: agent.ModelInfo{StructuredOutput: agent.CapabilityNo}}
 	core, err := agent.New(ctx, agent.Config{History: db, Connector: conn, Secrets: secrets})
 	if err != nil {
@@ -155,6 +125,11 @@ func TestProviders(t *testing.T) {
 	}
 	if _, err := secrets.Get(agent.ProviderSecretKey("claude")); !errors.Is(err, agent.ErrNotFound) {
 		t.Errorf("the removed key is still there: %v", err)
+	}
+	// Removing a key that is not there is no error (the keychain says
+	// "not found").
+	if _, err := core.SaveProvider(ctx, agent.Provider{Name: agent.OllamaProvider, Kind: agent.ProviderOllama}, agent.KeyChange{Set: true}); err != nil {
+		t.Errorf("removing a missing key: %v", err)
 	}
 	if _, err := core.Run(ctx, agent.RunRequest{Agent: a.Slug, Principal: "p", Message: "hi"}); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/agent/agenttest"
 	"github.com/deskhand/deskhand/server/control"
 	"github.com/deskhand/deskhand/store/storetest"
 )
@@ -219,39 +220,6 @@ func TestAgentsThroughTheSocket(t *testing.T) {
 	}
 }
 
-// memSecrets is a keychain in memory.
-type memSecrets struct {
-	mu sync.Mutex
-	m  map[string]string
-}
-
-func (s *memSecrets) Get(k string) (string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	v, ok := s.m[k]
-	if !ok {
-		return "", agent.ErrNotFound
-	}
-	return v, nil
-}
-
-func (s *memSecrets) Set(k, v string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.m[k] = v
-	return nil
-}
-
-func (s *memSecrets) Delete(k string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.m[k]; !ok {
-		return agent.ErrNotFound
-	}
-	delete(s.m, k)
-	return nil
-}
-
 // listingConnector connects every provider to a model that lists models,
 // and records the key each connection was given.
 type listingConnector struct {
@@ -282,7 +250,7 @@ func (m listingModel) ListModels(context.Context) ([]string, error) { return m, 
 
 func TestProvidersThroughTheSocket(t *testing.T) {
 	const key = "sk-ant-7f3c9e1d-not-a-real-key"
-	secrets := &memSecrets{m: map[string]string{}}
+	secrets := &agenttest.Secrets{}
 	connector := &listingConnector{secrets: map[string]string{}}
 	core, err := agent.New(t.Context(), agent.Config{History: storetest.Open(t), Secrets: secrets, Connector: connector})
 	if err != nil {
@@ -306,8 +274,10 @@ func TestProvidersThroughTheSocket(t *testing.T) {
 	if _, err := c.SaveProvider(ctx, agent.Provider{Name: "claude", Kind: agent.ProviderAnthropic}, agent.KeyChange{Set: true, Key: key + "\n"}); err == nil || strings.Contains(err.Error(), key) {
 		t.Errorf("a key with a line break: %v", err)
 	}
-	if len(secrets.m) != 0 {
-		t.Fatalf("refused saves reached the keychain: %d items", len(secrets.m))
+	for _, name := range []string{"Not Valid", "x", "claude"} {
+		if _, err := secrets.Get(agent.ProviderSecretKey(name)); !errors.Is(err, agent.ErrNotFound) {
+			t.Fatalf("a refused save of %q reached the keychain (%v)", name, err)
+		}
 	}
 
 	saved, err := c.SaveProvider(ctx, agent.Provider{Name: "claude", Kind: agent.ProviderAnthropic}, agent.KeyChange{Set: true, Key: key})

@@ -142,7 +142,7 @@ func TestClientAnswersFirstClosesThePopup(t *testing.T) {
 // the agent editor with its models, and cannot be removed while an agent
 // runs on it.
 func TestProvidersWithTheRealCore(t *testing.T) {
-	secrets := &memSecrets{m: map[string]string{}}
+	secrets := &agenttest.Secrets{}
 	conn := &listingConnector{}
 	core, err := agent.New(t.Context(), agent.Config{History: storetest.Open(t), Secrets: secrets, Connector: conn})
 	if err != nil {
@@ -191,36 +191,6 @@ func TestProvidersWithTheRealCore(t *testing.T) {
 	if !strings.Contains(m.status.Text, "used by local") {
 		t.Errorf("removing a provider in use: %q", m.status.Text)
 	}
-}
-
-// memSecrets is a keychain in memory.
-type memSecrets struct {
-	mu sync.Mutex
-	m  map[string]string
-}
-
-func (s *memSecrets) Get(key string) (string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	v, ok := s.m[key]
-	if !ok {
-		return "", agent.ErrNotFound
-	}
-	return v, nil
-}
-
-func (s *memSecrets) Set(key, value string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.m[key] = value
-	return nil
-}
-
-func (s *memSecrets) Delete(key string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.m, key)
-	return nil
 }
 
 // listingConnector makes models that list "m1" and "m2", and call tools.

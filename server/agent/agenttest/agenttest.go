@@ -82,3 +82,45 @@ func (t Tool) Call(ctx context.Context, _ agent.Agent, args json.RawMessage) (st
 
 // NeedsApprovalByDefault implements agent.ApprovalDefaulter.
 func (t Tool) NeedsApprovalByDefault() bool { return t.Approval }
+
+// Secrets is a keychain in memory; the zero value is empty and ready.
+type Secrets struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+var _ agent.Secrets = (*Secrets)(nil)
+
+// Get implements agent.Secrets: agent.ErrNotFound for a missing key.
+func (s *Secrets) Get(key string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.m[key]
+	if !ok {
+		return "", agent.ErrNotFound
+	}
+	return v, nil
+}
+
+// Set implements agent.Secrets.
+func (s *Secrets) Set(key, value string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = make(map[string]string)
+	}
+	s.m[key] = value
+	return nil
+}
+
+// Delete implements agent.Secrets: agent.ErrNotFound for a missing key,
+// as the keychain says.
+func (s *Secrets) Delete(key string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.m[key]; !ok {
+		return agent.ErrNotFound
+	}
+	delete(s.m, key)
+	return nil
+}
