@@ -77,7 +77,10 @@ import -window root "$out/connect.png"
 xdotool mousemove 34 219 click 1
 sleep 1
 import -window root "$out/connect-confirm.png"
-xdotool mousemove 535 428 click 1
+# The dialog is centred on the window, whose size follows its content:
+# "Write it" is 49 px right of and 128 px below the window's centre.
+eval "$(xdotool search --name '^Deskhand$' getwindowgeometry --shell | tail -n 5)"
+xdotool mousemove $((X + WIDTH / 2 + 49)) $((Y + HEIGHT / 2 + 128)) click 1
 for _ in $(seq 100); do
 	grep -q '"deskhand"' "$HOME/.cursor/mcp.json" && break
 	sleep 0.1

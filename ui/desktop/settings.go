@@ -19,7 +19,7 @@ import (
 // Settings keys the desktop edits; the server reads them at start.
 var metadataSettings = []struct{ key, label string }{
 	{"server.addr", "Address (HOST:PORT; a non-loopback one requires tokens)"},
-	{"ollama.host", "Ollama host: the address of the provider \"ollama\" while it has none of its own (empty: http://127.0.0.1:11434 or OLLAMA_HOST)"},
+	{"ollama.host", "Ollama host, for the provider \"ollama\" (empty: OLLAMA_HOST or :11434)"},
 	{"server.name", "Server name"},
 	{"server.title", "Title"},
 	{"server.description", "Description"},

@@ -576,3 +576,17 @@ func TestFollowEndsWithTheApp(t *testing.T) {
 		t.Fatal("Close waited for ever: the event pump outlived the App")
 	}
 }
+
+// TestWindowFitsASmallScreen: no tab makes the window wider than a
+// 1024-pixel screen (a form label does not wrap: a long one widens the
+// whole window, and a dialog centred on it lands off screen).
+func TestWindowFitsASmallScreen(t *testing.T) {
+	a, ui := newTestApp(t, newFakeCore(fakeCore{}))
+	a.refresh()
+	ui.settle()
+	for _, tab := range a.tabs.Items {
+		if w := tab.Content.MinSize().Width; w > 1024 {
+			t.Errorf("the %s tab needs %.0f pixels of width, more than a 1024-pixel screen", tab.Text, w)
+		}
+	}
+}
