@@ -92,7 +92,7 @@ type wiring struct {
 	connector *providers.Connector
 	log       *slog.Logger
 	// unreachable is what no agent's fetch may reach: Deskhand's own
-	// endpoint and its model server.
+	// endpoint and the providers' servers.
 	unreachable *tools.Unreachable
 }
 
@@ -159,9 +159,11 @@ func open(ctx context.Context, g *cli.Globals, log *slog.Logger, desktop bool) (
 		return nil, err
 	}
 	// Every provider's server is out of the agents' reach from the start,
-	// not only once an agent used it (Connect reaches no server).
-	for _, p := range core.Providers() {
-		_, _ = connector.Connect(p.Provider, "")
+	// not only once an agent used it.
+	if list, err := db.Providers(ctx); err == nil {
+		for _, p := range list {
+			unreachable.Set("provider/"+p.Name, connector.Address(p))
+		}
 	}
 	return &wiring{db: db, core: core, secrets: secrets, connector: connector, log: log, unreachable: unreachable}, nil
 }
