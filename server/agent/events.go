@@ -14,11 +14,14 @@ type EventKind string
 const (
 	EventAgentsChanged  EventKind = "agents_changed"  // an agent was created, edited, enabled or disabled
 	EventClientsChanged EventKind = "clients_changed" // a client token was created or revoked
-	EventTurnStarted    EventKind = "turn_started"
-	EventModelCall      EventKind = "model_call" // a model round begins (Text = the model)
-	EventDelta          EventKind = "delta"      // streamed model text (Text)
-	EventToolCall       EventKind = "tool_call"  // the model called a tool (Text = tool name)
-	EventTurnEnded      EventKind = "turn_ended"
+	// EventProvidersChanged: a provider was added, changed or removed
+	// (Text = its name).
+	EventProvidersChanged EventKind = "providers_changed"
+	EventTurnStarted      EventKind = "turn_started"
+	EventModelCall        EventKind = "model_call" // a model round begins (Text = the model)
+	EventDelta            EventKind = "delta"      // streamed model text (Text)
+	EventToolCall         EventKind = "tool_call"  // the model called a tool (Text = tool name)
+	EventTurnEnded        EventKind = "turn_ended"
 	// EventQuestionAsked: a question waits for a person (Question = its ID, Text = the prompt).
 	EventQuestionAsked EventKind = "question_asked"
 	// EventQuestionClosed: answered, declined, expired or cancelled (Text = the status).

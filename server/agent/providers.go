@@ -107,6 +107,7 @@ func (c *Core) SaveProvider(ctx context.Context, p Provider, key KeyChange) (Pro
 	c.providers[p.Name] = p
 	delete(c.connected, p.Name)
 	c.providersMu.Unlock()
+	c.publish(Event{Kind: EventProvidersChanged, Text: p.Name})
 	return p, nil
 }
 
@@ -133,6 +134,7 @@ func (c *Core) DeleteProvider(ctx context.Context, name string) error {
 	delete(c.providers, name)
 	delete(c.connected, name)
 	c.providersMu.Unlock()
+	c.publish(Event{Kind: EventProvidersChanged, Text: name})
 	if c.secrets != nil {
 		if err := c.secrets.Delete(ProviderSecretKey(name)); err != nil && !errors.Is(err, ErrNotFound) {
 			c.log.Warn("remove a deleted provider's API key", "provider", name, "err", err)

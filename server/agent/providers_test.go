@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/server/agent/agenttest"
@@ -69,9 +70,18 @@ func TestProviders(t *testing.T) {
 		}
 	}
 	const key = "sk-ant-secret-1234"
+	events := core.Subscribe(ctx)
 	p, err := core.SaveProvider(ctx, agent.Provider{Name: "claude", Kind: agent.ProviderAnthropic}, agent.KeyChange{Set: true, Key: key})
 	if err != nil {
 		t.Fatal(err)
+	}
+	select {
+	case e := <-events:
+		if e.Kind != agent.EventProvidersChanged || e.Text != "claude" {
+			t.Errorf("after a save the core said %+v, want providers_changed claude", e)
+		}
+	case <-time.After(10 * time.Second): // a guard, not a synchronisation
+		t.Error("the core said nothing after a provider was saved")
 	}
 	if p.BaseURL != "https://api.anthropic.com" {
 		t.Errorf("default address %q", p.BaseURL)

@@ -89,7 +89,7 @@ func New(fy fyne.App, core Core, opts Options) *App {
 	a.connect = newConnectView(a, opts.Connector)
 	a.settings = newSettingsView(a, core)
 	a.models = newModelsView(a, core)
-	a.models.changed = a.agents.providersChanged // the editor's provider select and models
+	a.models.changed = a.agents.providersChanged // at once; the core's event follows
 	status := widget.NewLabel("Serving your agents at " + cmp.Or(opts.ServerURL, "(not serving)"))
 	a.tabs = container.NewAppTabs(
 		container.NewTabItem("Agents", a.agents.content()),
@@ -210,6 +210,9 @@ func (a *App) handle(e agent.Event) {
 		a.fy.SendNotification(fyne.NewNotification("Deskhand: a question", e.Text))
 	case agent.EventClientsChanged:
 		a.settings.refreshClients()
+	case agent.EventProvidersChanged: // also from the command line
+		a.models.refresh()
+		a.agents.providersChanged()
 	case agent.EventQuestionClosed:
 		if a.questions.closed(e.Question) {
 			if note := closedNote(e); note != "" {

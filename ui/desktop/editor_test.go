@@ -152,3 +152,20 @@ func TestModelsChangeReachesTheEditor(t *testing.T) {
 		t.Errorf("after editing lmstudio the picker lists %v", a.agents.modelNames)
 	}
 }
+
+// TestProvidersChangedElsewhere: a provider added on the command line
+// reaches Settings → Models and the agent editor when the core says so.
+func TestProvidersChangedElsewhere(t *testing.T) {
+	core := newFakeCore(fakeCore{fakeProviders: editorProviders()})
+	a, ui := newTestApp(t, core)
+	a.refresh()
+	ui.settle()
+	if _, err := core.fakeProviders.SaveProvider(t.Context(), agent.Provider{Name: "vllm", Kind: agent.ProviderOpenAICompatible, BaseURL: "http://127.0.0.1:8000/v1"}, agent.KeyChange{}); err != nil {
+		t.Fatal(err)
+	}
+	a.handle(agent.Event{Kind: agent.EventProvidersChanged, Text: "vllm"})
+	ui.settle()
+	if !cmp.Equal(a.agents.provider.Options, []string{"lmstudio", "ollama", "vllm"}) || a.models.list.Length() != 3 {
+		t.Errorf("after the event: the editor offers %v, Models lists %d", a.agents.provider.Options, a.models.list.Length())
+	}
+}
