@@ -59,6 +59,10 @@ var (
 type Model struct {
 	base   *url.URL // as the user configured it; shown in messages
 	client *api.Client
+	// clientBase and hc are the client's address and HTTP client, for
+	// chatStream, which reads /api/chat itself.
+	clientBase *url.URL
+	hc         *http.Client
 	// chats bounds the chats streaming at once: api.Client gives every
 	// stream an 8 MB buffer, so 200 at once held 1.6 GB; Ollama runs few
 	// in parallel anyway (OLLAMA_NUM_PARALLEL), so the rest wait here.
@@ -155,11 +159,13 @@ func New(baseURL string, opts ...Option) (*Model, error) {
 		o.ctxCap = DefaultContextCap
 	}
 	return &Model{
-		base:   base,
-		client: api.NewClient(clientBase, hc),
-		chats:  make(chan struct{}, o.maxChats),
-		ctxCap: o.ctxCap,
-		now:    time.Now,
+		base:       base,
+		client:     api.NewClient(clientBase, hc),
+		clientBase: clientBase,
+		hc:         hc,
+		chats:      make(chan struct{}, o.maxChats),
+		ctxCap:     o.ctxCap,
+		now:        time.Now,
 	}, nil
 }
 
