@@ -75,8 +75,7 @@ func (m *Model) chatStream(ctx context.Context, req *api.ChatRequest, fn func(*c
 	var c chatChunk
 	for sc.Scan() {
 		line := sc.Bytes()
-		c = chatChunk{}
-		if err := json.Unmarshal(line, &c); err != nil {
+		if err := decodeChunk(line, &c); err != nil {
 			return lineError(resp, line)
 		}
 		switch {
