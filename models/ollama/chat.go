@@ -86,8 +86,9 @@ func (m *Model) Chat(ctx context.Context, req agent.ChatRequest, onDelta func(ag
 		}
 		return nil
 	})
-	// chatStream, like api.Client.Chat, returns nil when ctx ends or the connection is cut
-	// mid-stream, so neither err nor done alone says the reply is whole.
+	// chatStream, like api.Client.Chat, returns nil when ctx ends or the
+	// connection is cut mid-stream, so neither err nor done alone says the
+	// reply is whole.
 	if err != nil || ctx.Err() != nil {
 		return agent.ChatResponse{}, m.userError(ctx, err, req.Model)
 	}

@@ -781,7 +781,7 @@ func TestPullModel(t *testing.T) {
 }
 
 // TestChatsAreBounded: no more chats stream at once than WithMaxChats
-// allows (api.Client holds 8 MB per stream); the others wait their turn
+// allows (each may hold 8 MB); the others wait their turn
 // and all complete. The server holds every stream open until the test
 // lets one go, one per new arrival, so two are surely in flight together
 // (the sleep it replaces only made that likely).
