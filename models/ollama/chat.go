@@ -61,7 +61,7 @@ func (m *Model) Chat(ctx context.Context, req agent.ChatRequest, onDelta func(ag
 		calls   []agent.ToolCall
 		done    bool
 	)
-	err = m.client.Chat(ctx, creq, func(r api.ChatResponse) error {
+	err = m.chatStream(ctx, creq, func(r *chatChunk) error {
 		if r.Model != "" {
 			out.Model = r.Model
 		}
@@ -86,8 +86,9 @@ func (m *Model) Chat(ctx context.Context, req agent.ChatRequest, onDelta func(ag
 		}
 		return nil
 	})
-	// api.Client.Chat returns nil when ctx ends or the connection is cut
-	// mid-stream, so neither err nor done alone says the reply is whole.
+	// chatStream, like api.Client.Chat, returns nil when ctx ends or the
+	// connection is cut mid-stream, so neither err nor done alone says the
+	// reply is whole.
 	if err != nil || ctx.Err() != nil {
 		return agent.ChatResponse{}, m.userError(ctx, err, req.Model)
 	}

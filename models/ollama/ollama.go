@@ -1,7 +1,8 @@
 // Package ollama runs Deskhand's agents on an Ollama server. [Model]
 // implements the core's agent.Model, agent.ModelLister and
 // agent.ModelDescriber ports over the official client,
-// github.com/ollama/ollama/api.
+// github.com/ollama/ollama/api, except that Chat reads /api/chat's stream
+// itself (stream.go), as the client would, for speed.
 //
 // The client has traps this package covers:
 //   - api.Client.Chat returns nil when the context is cancelled mid-stream
@@ -59,9 +60,14 @@ var (
 type Model struct {
 	base   *url.URL // as the user configured it; shown in messages
 	client *api.Client
-	// chats bounds the chats streaming at once: api.Client gives every
-	// stream an 8 MB buffer, so 200 at once held 1.6 GB; Ollama runs few
-	// in parallel anyway (OLLAMA_NUM_PARALLEL), so the rest wait here.
+	// clientBase and hc are the client's address and HTTP client, for
+	// chatStream, which reads /api/chat itself.
+	clientBase *url.URL
+	hc         *http.Client
+	// chats bounds the chats streaming at once: each holds a buffer of up
+	// to 8 MB (api.Client, which signed chats still go through, gives each
+	// that much at once, so 200 held 1.6 GB); Ollama runs few in parallel
+	// anyway (OLLAMA_NUM_PARALLEL), so the rest wait here.
 	chats chan struct{}
 	// ctxCap is the largest num_ctx Chat asks for.
 	ctxCap int
@@ -155,11 +161,13 @@ func New(baseURL string, opts ...Option) (*Model, error) {
 		o.ctxCap = DefaultContextCap
 	}
 	return &Model{
-		base:   base,
-		client: api.NewClient(clientBase, hc),
-		chats:  make(chan struct{}, o.maxChats),
-		ctxCap: o.ctxCap,
-		now:    time.Now,
+		base:       base,
+		client:     api.NewClient(clientBase, hc),
+		clientBase: clientBase,
+		hc:         hc,
+		chats:      make(chan struct{}, o.maxChats),
+		ctxCap:     o.ctxCap,
+		now:        time.Now,
 	}, nil
 }
 

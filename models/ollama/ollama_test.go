@@ -650,6 +650,88 @@ func TestAPIKeyToOllamaComNeedsNoKeyFile(t *testing.T) {
 	}
 }
 
+// Chat reads /api/chat's stream itself; its request must go out as the
+// client's do: to the real host, with the key and the client's headers.
+func TestChatToOllamaComWithAPIKey(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("USERPROFILE", home)
+	t.Setenv("OLLAMA_AUTH", "")
+	var chat *http.Request
+	var body []byte
+	stub := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		status, reply := http.StatusNotFound, `{"error":"not here"}`
+		if r.URL.Path == "/api/chat" {
+			chat = r
+			body, _ = io.ReadAll(r.Body)
+			status, reply = http.StatusOK, `{"model":"gpt-oss:120b","message":{"role":"assistant","content":"hi"},"done":false}`+"\n"+
+				`{"model":"gpt-oss:120b","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","prompt_eval_count":3,"eval_count":1}`+"\n"
+		}
+		return &http.Response{
+			StatusCode: status,
+			Status:     http.StatusText(status),
+			Header:     http.Header{"Content-Type": {"application/x-ndjson"}},
+			Body:       io.NopCloser(strings.NewReader(reply)),
+			Request:    r,
+		}, nil
+	})
+	m, err := ollama.New("ollama.com", ollama.WithAPIKey("k"), ollama.WithHTTPClient(&http.Client{Transport: stub}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := m.Chat(t.Context(), agent.ChatRequest{Model: "gpt-oss:120b", Messages: []agent.Message{{Role: agent.RoleUser, Content: "hello"}}}, nil)
+	if err != nil {
+		t.Fatalf("Chat: %v", err)
+	}
+	if resp.Message.Content != "hi" || resp.DoneReason != "stop" || resp.PromptTokens != 3 || resp.OutputTokens != 1 {
+		t.Errorf("reply = %+v", resp)
+	}
+	if chat == nil {
+		t.Fatal("no request to /api/chat")
+	}
+	if got := chat.URL.String(); got != "https://ollama.com:443/api/chat" {
+		t.Errorf("URL = %s", got)
+	}
+	for k, want := range map[string]string{"Authorization": "Bearer k", "Content-Type": "application/json", "Accept": "application/x-ndjson"} {
+		if got := chat.Header.Get(k); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	if got := chat.Header.Get("User-Agent"); !strings.HasPrefix(got, "ollama/") {
+		t.Errorf("User-Agent = %q", got)
+	}
+	var sent api.ChatRequest
+	if err := json.Unmarshal(body, &sent); err != nil {
+		t.Fatalf("body %s: %v", body, err)
+	}
+	if sent.Model != "gpt-oss:120b" || sent.Stream == nil || !*sent.Stream || len(sent.Messages) != 1 || sent.Messages[0].Content != "hello" {
+		t.Errorf("body = %s", body)
+	}
+}
+
+// Without an API key, a chat with ollama.com is signed by the client, as
+// every other request.
+func TestChatToOllamaComWithoutAPIKeyOrKeyFile(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("USERPROFILE", home)
+	t.Setenv("OLLAMA_AUTH", "")
+	stub := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		t.Errorf("unsigned request sent to %s", r.URL)
+		return nil, errors.New("not sent")
+	})
+	m, err := ollama.New("ollama.com", ollama.WithHTTPClient(&http.Client{Transport: stub}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Chat(t.Context(), agent.ChatRequest{Model: "gpt-oss:120b", Messages: []agent.Message{{Role: agent.RoleUser, Content: "hello"}}}, nil)
+	msg := userMessage(t, err)
+	if !strings.HasPrefix(msg, "could not sign the request to Ollama at https://ollama.com:443: ") ||
+		!strings.Contains(msg, "id_ed25519") {
+		t.Errorf("message = %q", msg)
+	}
+}
+
 func TestOllamaComWithoutAPIKeyOrKeyFile(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
@@ -699,7 +781,7 @@ func TestPullModel(t *testing.T) {
 }
 
 // TestChatsAreBounded: no more chats stream at once than WithMaxChats
-// allows (api.Client holds 8 MB per stream); the others wait their turn
+// allows (each may hold 8 MB); the others wait their turn
 // and all complete. The server holds every stream open until the test
 // lets one go, one per new arrival, so two are surely in flight together
 // (the sleep it replaces only made that likely).

@@ -1,0 +1,53 @@
+package ollama
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// decodeChunk must read every line as json.Unmarshal does, and the usual
+// one-token line without it.
+func TestDecodeChunkAsUnmarshal(t *testing.T) {
+	lines := []string{
+		`{"model":"llama3.2:latest","created_at":"2026-01-01T00:00:00Z","message":{"role":"assistant","content":"tok "},"done":false}`,
+		` { "model" : "m" , "message" : { "content" : "é – 漢字" , "thinking":"hm" } , "done" : true } ` + "\r",
+		`{"message":{"role":"assistant","content":"a\nb \"q\" \u00e9"},"done":false}`,
+		`{"message":{"content":"` + "\xff" + `"},"done":false}`,
+		`{"message":{"content":"tab` + "\t" + `"},"done":false}`,
+		`{"model":"m","message":{"role":"assistant","content":"","tool_calls":[{"id":"call_1","function":{"index":0,"name":"f","arguments":{"b":1,"a":"x"}}}]},"done":false}`,
+		`{"model":"m","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","total_duration":123,"prompt_eval_count":12,"eval_count":34}`,
+		`{"error":"boom"}`,
+		`{"Model":"upper","MESSAGE":{"Content":"case"},"Done":true}`,
+		`{"model":"a","model":"b","message":{"content":"x"},"message":{"thinking":"y"},"done":true,"done":false}`,
+		`{"model":"m","done":null}`,
+		`{"model":"m","done":tru}`,
+		`{"model":"m","message":{"content":"x"},"done":false}x`,
+		`{"model":"m",}`,
+		`{"model":"m"`,
+		`{}`,
+		`[]`,
+		`null`,
+		``,
+		`not json`,
+		`{"model":"m","message":{"content":"x"}}{"done":true}`,
+	}
+	for _, line := range lines {
+		var want chatChunk
+		wantErr := json.Unmarshal([]byte(line), &want)
+		var got chatChunk
+		got.Model = "left over"
+		gotErr := decodeChunk([]byte(line), &got)
+		if (gotErr == nil) != (wantErr == nil) {
+			t.Errorf("%s: error %v, json.Unmarshal's %v", line, gotErr, wantErr)
+			continue
+		}
+		if wantErr == nil && !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\n got %+v\nwant %+v", line, got, want)
+		}
+	}
+	var c chatChunk
+	if !readSimpleChunk([]byte(lines[0]), &c) || c.Message.Content != "tok " || c.Model != "llama3.2:latest" {
+		t.Errorf("the usual line was not read without encoding/json: %+v", c)
+	}
+}
