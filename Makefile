@@ -75,7 +75,7 @@ bench: ## measure Deskhand beside a bare mcp-go server, the store at 1M messages
 	DESKHAND_BENCH_JSON=$(CURDIR)/server/bench/results.json $(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -timeout 60m ./server/bench
 
 # Each fuzz target and its package; make test runs their seed corpora.
-FUZZ_TARGETS := FuzzHandler:./server/mcpserver FuzzToolArguments:./server/mcpserver \
+FUZZ_TARGETS := FuzzHandler:./server/mcpserver FuzzToolArguments:./server/mcpserver FuzzDecodeChunk:./models/ollama \
 	FuzzOpenState:./server/mcpserver FuzzWriters:./ui/connect
 FUZZTIME ?= 30s
 

@@ -51,3 +51,29 @@ func TestDecodeChunkAsUnmarshal(t *testing.T) {
 		t.Errorf("the usual line was not read without encoding/json: %+v", c)
 	}
 }
+
+// FuzzDecodeChunk: whatever a server sends, decodeChunk reads a line
+// exactly as json.Unmarshal does: the same chunk, and an error on the
+// same lines.
+func FuzzDecodeChunk(f *testing.F) {
+	for _, seed := range []string{
+		`{"model":"m","created_at":"t","message":{"role":"assistant","content":"hi"},"done":false}`,
+		`{"model":"m","message":{"content":"a\"b"},"done":true,"done_reason":"stop","eval_count":3}`,
+		`{"message":{"content":"é","thinking":"x"},"done":false}`,
+		`{"done":true}x`, `{"model":1}`, `{"error":"boom"}`, `null`, `{}`, `{"Model":"m"}`,
+		"{\"message\":{\"content\":\"\xff\"}}",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		var got, want chatChunk
+		errGot := decodeChunk(line, &got)
+		errWant := json.Unmarshal(line, &want)
+		if (errGot == nil) != (errWant == nil) {
+			t.Fatalf("decodeChunk(%q) error %v, json.Unmarshal %v", line, errGot, errWant)
+		}
+		if errWant == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("decodeChunk(%q) = %+v, json.Unmarshal %+v", line, got, want)
+		}
+	})
+}
