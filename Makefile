@@ -79,7 +79,7 @@ FUZZ_TARGETS := FuzzHandler:./server/mcpserver FuzzToolArguments:./server/mcpser
 	FuzzOpenState:./server/mcpserver FuzzWriters:./ui/connect
 FUZZTIME ?= 30s
 
-fuzz: ## fuzz each target for FUZZTIME (default 30s): HTTP entry, tool arguments, requestState, config writers
+fuzz: ## fuzz each target for FUZZTIME (default 30s): HTTP entry, tool arguments, requestState, config writers, Ollama stream lines
 	for t in $(FUZZ_TARGETS); do \
 		$(GO) test -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime $(FUZZTIME) "$${t#*:}" || exit 1; \
 	done
