@@ -20,9 +20,11 @@
 //     reply's text is the JSON answer (schema.go says why and how the
 //     schema is adapted).
 //
-// Replies are streamed (client.Messages.NewStreaming): text and thinking
-// deltas reach onDelta as they arrive, tool_use input is put together from
-// its input_json_delta pieces, and usage and the stop reason come with
+// Replies are streamed (POST /v1/messages with "stream": true, made by the
+// SDK's client, framed by its ssestream; each event is decoded into a small
+// struct of the fields read, stream.go): text and thinking deltas reach
+// onDelta as they arrive, tool_use input is put together from its
+// input_json_delta pieces, and usage and the stop reason come with
 // message_delta. A stream that ends without message_stop is an error
 // ([ErrStreamCut]), never a short answer.
 //

@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
 
 	"github.com/deskhand/deskhand/server/agent"
 )
@@ -29,15 +32,25 @@ func (m *Model) Chat(ctx context.Context, req agent.ChatRequest, onDelta func(ag
 	if err != nil {
 		return agent.ChatResponse{}, err
 	}
-	stream := m.client.Messages.NewStreaming(ctx, params)
+	// The request goes through the SDK (serialisation, key, retries,
+	// errors) and so does the stream's framing (packages/ssestream: event
+	// and data lines, ping, an "error" event as an *sdk.Error); each event
+	// is decoded into [event], the few fields Deskhand reads, since the
+	// SDK's MessageStreamEventUnion decoder and Message.Accumulate,
+	// reflecting over every field of the API and re-encoding each block's
+	// JSON at its end, cost several times the fake server's own work per
+	// token (see BenchmarkAdapters in server/bench).
+	var raw *http.Response
+	err = m.client.Post(ctx, "v1/messages", params, &raw, option.WithJSONSet("stream", true))
+	stream := ssestream.NewStream[event](ssestream.NewDecoder(raw), err)
 	defer stream.Close()
 	var (
-		msg     sdk.Message
+		msg     message
 		stopped bool // message_stop arrived
 	)
 	for stream.Next() {
 		ev := stream.Current()
-		if err := msg.Accumulate(ev); err != nil {
+		if err := msg.add(&ev); err != nil {
 			return agent.ChatResponse{}, agent.Userf(err, "Anthropic at %s sent a reply Deskhand does not understand", m.base)
 		}
 		switch ev.Type {
@@ -101,13 +114,13 @@ func (m *Model) params(req agent.ChatRequest) (sdk.MessageNewParams, error) {
 }
 
 // reply maps the accumulated message onto the core's reply.
-func reply(req agent.ChatRequest, msg *sdk.Message) (agent.ChatResponse, error) {
-	u := msg.Usage
+func reply(req agent.ChatRequest, msg *message) (agent.ChatResponse, error) {
+	u := msg.usage
 	out := agent.ChatResponse{
-		Model:        string(msg.Model),
-		PromptTokens: int(u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens),
-		OutputTokens: int(u.OutputTokens),
-		DoneReason:   string(msg.StopReason),
+		Model:        msg.model,
+		PromptTokens: int(u.input + u.cacheCreation + u.cacheRead),
+		OutputTokens: int(u.output),
+		DoneReason:   string(msg.stopReason),
 	}
 	if out.Model == "" {
 		out.Model = req.Model
@@ -117,34 +130,34 @@ func reply(req agent.ChatRequest, msg *sdk.Message) (agent.ChatResponse, error) 
 		calls []agent.ToolCall
 		last  string // type of the last content block
 	)
-	for _, b := range msg.Content {
-		last = b.Type
-		switch b.Type {
+	for _, b := range msg.content {
+		last = b.typ
+		switch b.typ {
 		case "text":
-			text.WriteString(b.Text)
+			text.Write(b.text)
 		case "tool_use":
-			args := bytes.TrimSpace(b.Input)
+			args := bytes.TrimSpace(b.input)
 			if len(args) == 0 || string(args) == "null" {
 				args = []byte(`{}`)
 			}
 			var buf bytes.Buffer
 			if err := json.Compact(&buf, args); err != nil || buf.Bytes()[0] != '{' {
-				return agent.ChatResponse{}, agent.Userf(fmt.Errorf("anthropic: input of tool_use %s: %.200s", b.ID, args),
-					"Anthropic sent a call of the tool %q whose arguments are not a JSON object", b.Name)
+				return agent.ChatResponse{}, agent.Userf(fmt.Errorf("anthropic: input of tool_use %s: %.200s", b.id, args),
+					"Anthropic sent a call of the tool %q whose arguments are not a JSON object", b.name)
 			}
-			calls = append(calls, agent.ToolCall{ID: b.ID, Name: b.Name, Arguments: buf.Bytes()})
+			calls = append(calls, agent.ToolCall{ID: b.id, Name: b.name, Arguments: buf.Bytes()})
 		}
 	}
-	switch msg.StopReason {
+	switch msg.stopReason {
 	case sdk.StopReasonRefusal:
 		why := ""
-		if e := strings.TrimSpace(msg.StopDetails.Explanation); e != "" {
+		if e := strings.TrimSpace(msg.stopExplanation); e != "" {
 			why = " (" + shorten(e) + ")"
 		}
 		return agent.ChatResponse{}, agent.Userf(ErrRefused, "Claude declined to answer this request%s; rephrase it or start a new conversation", why)
 	case sdk.StopReasonMaxTokens, sdk.StopReasonModelContextWindowExceeded:
 		limit := "its max_tokens"
-		if msg.StopReason == sdk.StopReasonModelContextWindowExceeded {
+		if msg.stopReason == sdk.StopReasonModelContextWindowExceeded {
 			limit = "the end of the model's context window"
 		}
 		switch {
