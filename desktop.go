@@ -69,8 +69,12 @@ func runDesktop(ctx context.Context, g cli.Globals, stderr io.Writer) error {
 	} else {
 		conn = connector{m}
 	}
-	win := desktop.New(fy, a.core, desktop.Options{Tray: tray, ServerURL: srv.url, DataDir: g.Data, Logger: a.log, Connector: conn,
-		Icon: assets.Icon, PausedIcon: assets.PausedIcon, QuestionIcon: assets.QuestionIcon})
+	opts := desktop.Options{Tray: tray, ServerURL: srv.url, DataDir: g.Data, Logger: a.log, Connector: conn,
+		Icon: assets.Icon, PausedIcon: assets.PausedIcon, QuestionIcon: assets.QuestionIcon}
+	if a.noModel {
+		opts.Notice = noModelNotice
+	}
+	win := desktop.New(fy, a.core, opts)
 	shown.Store(win)
 	defer win.Close() // fyne's stop hook may not run before the process exits
 	followCtx, stopFollowing := context.WithCancel(ctx)
@@ -174,3 +178,8 @@ func (c connector) Link(ctx context.Context, id string) (string, string, error) 
 	}
 	return c.m.Link(ctx, cl)
 }
+
+// noModelNotice is what the window says when first start found no model
+// server on this computer.
+const noModelNotice = "No model server answered on this computer (Ollama on port 11434, LM Studio 1234, llama.cpp 8080, vLLM 8000), so the agent 'assistant' has no model yet. " +
+	"Install Ollama (https://ollama.com) and run 'ollama pull qwen3', or start LM Studio's server with a model loaded, or add a provider you have (an OpenAI-compatible server, OpenAI, Anthropic) in Settings → Models; then pick a model for the assistant in its editor."

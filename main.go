@@ -90,6 +90,8 @@ type wiring struct {
 	secrets *keychain.Store
 	// connector makes the providers' models.
 	connector *providers.Connector
+	// noModel: first start found no model for the assistant.
+	noModel bool
 	log       *slog.Logger
 	// unreachable is what no agent's fetch may reach: Deskhand's own
 	// endpoint and the providers' servers.

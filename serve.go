@@ -41,6 +41,7 @@ func (a *wiring) ensureAssistant(ctx context.Context, model string) error {
 	}
 	if ok && assistant.Model == "" {
 		a.log.Warn(noModelFound)
+		a.noModel = true
 	}
 	return nil
 }

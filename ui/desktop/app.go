@@ -30,6 +30,9 @@ type Options struct {
 	// Icons of the app and the tray: serving, paused, question waiting.
 	Icon, PausedIcon, QuestionIcon fyne.Resource
 	Logger                         *slog.Logger
+	// Notice, when set, is shown above the tabs until the person closes
+	// it: what to do when first start found no model to run on.
+	Notice string
 }
 
 // trayCore is what the tray and the window around the tabs need of the
@@ -54,6 +57,8 @@ type App struct {
 	events eventSource
 	opts   Options
 	log    *slog.Logger
+	// notice shows Options.Notice, when there is one.
+	notice *widget.Label
 
 	// do runs a function on fyne's goroutine (fyne.Do; tests queue it).
 	do func(func())
@@ -106,13 +111,33 @@ func New(fy fyne.App, core Core, opts Options) *App {
 			a.connect.refresh()
 		}
 	}
-	a.win.SetContent(container.NewBorder(nil, status, nil, nil, a.tabs))
+	a.win.SetContent(container.NewBorder(a.noticeBar(), status, nil, nil, a.tabs))
 	a.win.Resize(fyne.NewSize(900, 600))
 	if opts.Tray {
 		a.win.SetCloseIntercept(a.win.Hide) // closing the window keeps the app in the tray
 		a.setTray()
 	}
 	return a
+}
+
+// noticeBar is Options.Notice with a way to the Models settings and a
+// Close button; nil without a notice.
+func (a *App) noticeBar() fyne.CanvasObject {
+	if a.opts.Notice == "" {
+		return nil
+	}
+	a.notice = widget.NewLabel(a.opts.Notice)
+	a.notice.Wrapping = fyne.TextWrapWord
+	var bar *fyne.Container
+	models := widget.NewButton("Set up a model…", func() {
+		a.tabs.SelectIndex(tabSettings)
+		if inner, ok := a.tabs.Items[tabSettings].Content.(*container.AppTabs); ok {
+			inner.SelectIndex(1) // Models
+		}
+	})
+	closeIt := widget.NewButton("Close", func() { bar.Hide() })
+	bar = container.NewBorder(nil, nil, nil, container.NewVBox(models, closeIt), a.notice)
+	return bar
 }
 
 // newApp is the App without its screens: the window, the context and

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 	"github.com/google/go-cmp/cmp"
@@ -588,5 +589,34 @@ func TestWindowFitsASmallScreen(t *testing.T) {
 		if w := tab.Content.MinSize().Width; w > 1024 {
 			t.Errorf("the %s tab needs %.0f pixels of width, more than a 1024-pixel screen", tab.Text, w)
 		}
+	}
+}
+
+// TestFirstRunNotice: when first start found no model, the window says
+// what to do above the tabs, leads to Settings → Models, and closes.
+func TestFirstRunNotice(t *testing.T) {
+	opts := testOptions()
+	opts.Notice = "No model server answered: install Ollama and run: ollama pull qwen3"
+	a, ui := withTestUI(t, New(test.NewTempApp(t), newFakeCore(fakeCore{}), opts))
+	a.refresh()
+	ui.settle()
+	if a.notice == nil || a.notice.Text != opts.Notice || !a.notice.Visible() {
+		t.Fatalf("the notice is not shown: %+v", a.notice)
+	}
+	bar := a.win.Content().(*fyne.Container).Objects[1].(*fyne.Container) // the border's top
+	buttons := bar.Objects[1].(*fyne.Container).Objects
+	test.Tap(buttons[0].(*widget.Button))
+	inner := a.tabs.Items[tabSettings].Content.(*container.AppTabs)
+	if a.tabs.SelectedIndex() != tabSettings || inner.Selected().Text != "Models" {
+		t.Errorf("Set up a model opened tab %d, %q", a.tabs.SelectedIndex(), inner.Selected().Text)
+	}
+	test.Tap(buttons[1].(*widget.Button))
+	if bar.Visible() {
+		t.Error("the notice stayed after Close")
+	}
+	// Without a notice there is no bar.
+	b, _ := newTestApp(t, newFakeCore(fakeCore{}))
+	if b.notice != nil {
+		t.Error("a notice bar without a notice")
 	}
 }
