@@ -92,7 +92,7 @@ type wiring struct {
 	connector *providers.Connector
 	// noModel: first start found no model for the assistant.
 	noModel bool
-	log       *slog.Logger
+	log     *slog.Logger
 	// unreachable is what no agent's fetch may reach: Deskhand's own
 	// endpoint and the providers' servers.
 	unreachable *tools.Unreachable
