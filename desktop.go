@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -70,7 +71,12 @@ func runDesktop(ctx context.Context, g cli.Globals, stderr io.Writer) error {
 		conn = connector{m}
 	}
 	opts := desktop.Options{Tray: tray, ServerURL: srv.url, DataDir: g.Data, Logger: a.log, Connector: conn,
-		Icon: assets.Icon, PausedIcon: assets.PausedIcon, QuestionIcon: assets.QuestionIcon}
+		Icon: assets.Icon, PausedIcon: assets.PausedIcon, QuestionIcon: assets.QuestionIcon,
+		InEffect: map[string]string{
+			"server.addr":             g.Addr,
+			"ollama.host":             cmp.Or(g.Ollama, os.Getenv("OLLAMA_HOST"), "http://127.0.0.1:11434"),
+			"server.insecure_no_auth": fmt.Sprint(g.InsecureNoAuth),
+		}}
 	if a.noModel {
 		opts.Notice = noModelNotice
 	}

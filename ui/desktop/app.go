@@ -33,6 +33,11 @@ type Options struct {
 	// Notice, when set, is shown above the tabs until the person closes
 	// it: what to do when first start found no model to run on.
 	Notice string
+	// InEffect holds the values this run uses for settings that flags and
+	// the environment can override (keys as in Settings: "server.addr",
+	// "ollama.host", "server.insecure_no_auth"), so that Settings shows
+	// what is in effect, not only what is stored.
+	InEffect map[string]string
 }
 
 // trayCore is what the tray and the window around the tabs need of the
