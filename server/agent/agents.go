@@ -52,6 +52,10 @@ func (c *Core) SetPaused(paused bool) {
 	}
 }
 
+// PausedMessage is what a client calling an agent is told while serving
+// is paused.
+const PausedMessage = "Deskhand is paused: the person running it paused serving, so no agent runs until they resume it (in Deskhand's window or tray menu). Try again later."
+
 // Paused reports whether serving is paused.
 func (c *Core) Paused() bool { return c.paused.Load() }
 

@@ -53,7 +53,7 @@ func (c *Core) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 		return nil, Userf(ErrNotFound, "no enabled agent named %q", req.Agent)
 	}
 	if c.paused.Load() {
-		return nil, Userf(nil, "Deskhand is paused: it serves no agent until it is resumed from its tray menu")
+		return nil, Userf(nil, "%s", PausedMessage)
 	}
 	if strings.TrimSpace(req.Message) == "" {
 		return nil, Userf(nil, "'message' is empty: say what you want the agent to do")

@@ -31,6 +31,8 @@ type Core interface {
 	EnabledAgents() []agent.Agent
 	// ServedAgent finds an agent served as a tool by its slug.
 	ServedAgent(slug string) (agent.Agent, bool)
+	// Paused reports whether the person paused serving.
+	Paused() bool
 	Agents() []agent.Agent
 	ConversationsOf(ctx context.Context, principal string, after agent.PageMark, limit int) ([]agent.ConversationSummary, error)
 	ConversationOf(ctx context.Context, principal, id string) (agent.Conversation, []agent.Message, error)
@@ -344,6 +346,16 @@ func (s *Server) syncTools() {
 	list := make([]mcp.Tool, len(tools))
 	for i, t := range tools {
 		list[i] = t.Tool
+	}
+	// While paused the list holds no agent, but a client that calls one it
+	// listed before is told why it does not run, not "tool not found":
+	// mcp-go knows the agents' tools, the catalog (what is listed) not.
+	if s.core.Paused() {
+		for _, a := range s.core.Agents() {
+			if a.Enabled {
+				tools = append(tools, server.ServerTool{Tool: agentTool(a, capacity, idle), Handler: s.handleCall(a.Slug)})
+			}
+		}
 	}
 	s.cat.Store(newCatalog(list, rev))
 	s.mcp.SetTools(tools...)

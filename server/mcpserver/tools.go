@@ -159,7 +159,10 @@ func jsonType(v any) string {
 func (s *Server) handleCall(slug string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		a, ok := s.core.ServedAgent(slug)
-		if !ok {
+		switch {
+		case !ok && s.core.Paused():
+			return mcp.NewToolResultError(agent.PausedMessage), nil
+		case !ok:
 			return mcp.NewToolResultError(fmt.Sprintf("the agent %q is no longer available", slug)), nil
 		}
 		raw, ok := req.Params.Arguments.(map[string]any)
