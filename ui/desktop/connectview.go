@@ -218,8 +218,8 @@ func (v *connectView) show(states []ClientState) {
 	v.rows.Refresh()
 }
 
-// fixedWidth keeps o at least w wide, so that the rows' columns line up.
-func fixedWidth(w float32, o fyne.CanvasObject) fyne.CanvasObject {
+// atLeastWide keeps o at least w wide, so that the rows' columns line up.
+func atLeastWide(w float32, o fyne.CanvasObject) fyne.CanvasObject {
 	r := canvas.NewRectangle(color.Transparent)
 	r.SetMinSize(fyne.NewSize(w, 0))
 	return container.NewStack(r, o)
@@ -252,7 +252,7 @@ func (v *connectView) row(c ClientState) fyne.CanvasObject {
 		widget.ShowPopUpMenuAtRelativePosition(v.menu(c), v.app.win.Canvas(), fyne.NewPos(0, more.Size().Height), more)
 	})
 	actions.Add(more)
-	return container.NewBorder(nil, nil, container.NewHBox(fixedWidth(150, name), fixedWidth(120, chip)), actions, said)
+	return container.NewBorder(nil, nil, container.NewHBox(atLeastWide(150, name), atLeastWide(120, chip)), actions, said)
 }
 
 // menu is a client's "⋯" menu.
@@ -290,15 +290,15 @@ func (v *connectView) note(id, text string, failed bool) {
 	v.rows.Refresh()
 }
 
-// monospace is text shown as it is written into a file.
-func monospace(text string) *widget.Label {
+// monoText is text shown as it is written into a file.
+func monoText(text string) *widget.Label {
 	l := widget.NewLabel(text)
 	l.TextStyle.Monospace = true
 	l.Wrapping = fyne.TextWrapBreak
 	return l
 }
 
-func wrapped(text string) *widget.Label {
+func plainNote(text string) *widget.Label {
 	l := widget.NewLabel(text)
 	l.Wrapping = fyne.TextWrapWord
 	return l
@@ -318,7 +318,7 @@ func (v *connectView) confirmConnect(c ClientState, rotate bool) {
 		action = "Rotate token"
 		what = "Deskhand will issue " + c.Name + " a new token (the old one stops working at once) and write this into " + c.File + ":"
 	}
-	body := container.NewVBox(wrapped(what), monospace(preview))
+	body := container.NewVBox(plainNote(what), monoText(preview))
 	d := dialog.NewCustomConfirm(action+" "+c.Name, action, "Cancel", body, func(ok bool) {
 		if ok {
 			v.run(c, func(ctx context.Context, id string) (ClientState, error) { return v.conn.Connect(ctx, id, rotate) })
@@ -330,7 +330,7 @@ func (v *connectView) confirmConnect(c ClientState, rotate bool) {
 
 // confirmDisconnect asks before removing the entry and its token.
 func (v *connectView) confirmDisconnect(c ClientState) {
-	body := wrapped("Deskhand will remove its entry from " + c.File + " and revoke " + c.Name + "'s token: " + c.Name + " can no longer use your agents until you connect it again.")
+	body := plainNote("Deskhand will remove its entry from " + c.File + " and revoke " + c.Name + "'s token: " + c.Name + " can no longer use your agents until you connect it again.")
 	dialog.ShowCustomConfirm("Disconnect "+c.Name, "Disconnect", "Cancel", body, func(ok bool) {
 		if ok {
 			v.run(c, v.conn.Disconnect)
@@ -347,7 +347,7 @@ func (v *connectView) confirmCopy(c ClientState) {
 		v.note(c.ID, "✖ "+err.Error(), true)
 		return
 	}
-	body := container.NewVBox(monospace(entry), wrapped(copyNote(c, entry)))
+	body := container.NewVBox(monoText(entry), plainNote(copyNote(c, entry)))
 	d := dialog.NewCustomConfirm("Copy the entry for "+c.Name, "Copy", "Cancel", body, func(ok bool) {
 		if ok {
 			v.app.fy.Clipboard().SetContent(entry)
@@ -367,7 +367,7 @@ func (v *connectView) details(c ClientState) {
 	if n, ok := v.notes[c.ID]; ok && n.text != c.Status {
 		lines = append(lines, "Last: "+n.text)
 	}
-	d := dialog.NewCustom(c.Name, "Close", wrapped(strings.Join(lines, "\n")), v.app.win)
+	d := dialog.NewCustom(c.Name, "Close", plainNote(strings.Join(lines, "\n")), v.app.win)
 	d.Resize(fyne.NewSize(520, 240))
 	d.Show()
 }
@@ -411,7 +411,7 @@ func (v *connectView) confirmLink(c ClientState) {
 				v.note(c.ID, "✖ "+err.Error(), true)
 				return
 			}
-			body := container.NewVBox(wrapped(c.Name+" will ask you to add this server:"), monospace(maskToken(config)), wrapped(linkNote(c, newToken)))
+			body := container.NewVBox(plainNote(c.Name+" will ask you to add this server:"), monoText(maskToken(config)), plainNote(linkNote(c, newToken)))
 			d := dialog.NewCustomConfirm("Open in "+c.Name, "Open", "Cancel", body, func(ok bool) {
 				if ok {
 					v.openLink(c)
