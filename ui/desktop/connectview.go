@@ -173,8 +173,7 @@ type connectView struct {
 }
 
 func newConnectView(app *App, conn Connector) *connectView {
-	v := &connectView{app: app, conn: conn, rows: container.NewVBox(), status: widget.NewLabel(""), notes: map[string]rowNote{}}
-	v.status.Wrapping = fyne.TextWrapWord
+	v := &connectView{app: app, conn: conn, rows: container.NewVBox(), status: feedback(), notes: map[string]rowNote{}}
 	return v
 }
 
@@ -189,19 +188,19 @@ func (v *connectView) content() fyne.CanvasObject {
 // refresh reads every client back and verifies it, off fyne's goroutine.
 func (v *connectView) refresh() {
 	if v.conn == nil {
-		v.status.SetText("Connecting clients is not available in this build.")
+		say(v.status, "Connecting clients is not available in this build.")
 		return
 	}
 	if v.busy {
 		return
 	}
 	v.busy = true
-	v.status.SetText("Checking each client…")
+	say(v.status, "Checking each client…")
 	v.app.background(func(ctx context.Context) func() {
 		states := v.conn.Clients(ctx)
 		return func() {
 			v.busy = false
-			v.status.SetText("")
+			say(v.status, "")
 			clear(v.notes)
 			v.show(states)
 		}
@@ -233,6 +232,9 @@ func (v *connectView) row(c ClientState) fyne.CanvasObject {
 	chip := widget.NewLabelWithStyle(word, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	chip.Importance = importance
 	said := widget.NewLabel(c.Status)
+	if strings.EqualFold(c.Status, word) {
+		said.SetText("") // the chip says it
+	}
 	said.Importance = widget.LowImportance
 	if n, ok := v.notes[c.ID]; ok {
 		said.SetText(n.text)

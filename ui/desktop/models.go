@@ -51,9 +51,8 @@ type modelsView struct {
 func newModelsView(app *App, core providersCore) *modelsView {
 	v := &modelsView{app: app, core: core, checked: map[string]string{},
 		name: widget.NewEntry(), address: widget.NewEntry(), key: widget.NewPasswordEntry(),
-		keyHint: widget.NewLabel(""), status: widget.NewLabel(""), formTitle: widget.NewLabel(""), listStatus: widget.NewLabel("")}
+		keyHint: widget.NewLabel(""), status: widget.NewLabel(""), formTitle: widget.NewLabel(""), listStatus: feedback()}
 	v.status.Wrapping = fyne.TextWrapWord
-	v.listStatus.Wrapping = fyne.TextWrapWord
 	v.keyHint.Wrapping = fyne.TextWrapWord
 	kinds := make([]string, len(agent.ProviderKinds))
 	for i, k := range agent.ProviderKinds {
@@ -71,7 +70,7 @@ func newModelsView(app *App, core providersCore) *modelsView {
 			// One line each, so that every row has room for its check.
 			label.Truncation, state.Truncation = fyne.TextTruncateEllipsis, fyne.TextTruncateEllipsis
 			return container.NewBorder(nil, nil, nil,
-				container.NewHBox(widget.NewButton("Check", nil), widget.NewButton("Edit", nil), widget.NewButton("Remove…", nil)),
+				container.NewCenter(container.NewHBox(widget.NewButton("Check", nil), widget.NewButton("Edit", nil), widget.NewButton("Remove…", nil))),
 				container.NewVBox(label, state))
 		},
 		func(i widget.ListItemID, o fyne.CanvasObject) {
@@ -80,7 +79,7 @@ func newModelsView(app *App, core providersCore) *modelsView {
 			texts := row.Objects[0].(*fyne.Container).Objects
 			texts[0].(*widget.Label).SetText(providerLabel(p))
 			texts[1].(*widget.Label).SetText(v.checked[p.Name])
-			buttons := row.Objects[1].(*fyne.Container).Objects
+			buttons := row.Objects[1].(*fyne.Container).Objects[0].(*fyne.Container).Objects
 			buttons[0].(*widget.Button).OnTapped = func() { v.check(p.Name) }
 			buttons[1].(*widget.Button).OnTapped = func() { v.edit(p) }
 			buttons[2].(*widget.Button).OnTapped = func() { v.confirmRemove(p.Name) }
@@ -241,9 +240,9 @@ func (v *modelsView) check(name string) {
 			v.checked[name] = checkResult(len(names), err)
 			v.list.Refresh()
 			if err != nil { // in full, under the rows: a row has one line
-				v.listStatus.SetText("✖ Check of " + name + ": " + agent.UserMessage(err))
+				say(v.listStatus, "✖ Check of "+name+": "+agent.UserMessage(err))
 			} else if strings.HasPrefix(v.listStatus.Text, "✖ Check of "+name+":") {
-				v.listStatus.SetText("")
+				say(v.listStatus, "")
 			}
 		}
 	})
@@ -263,7 +262,7 @@ func (v *modelsView) confirmRemove(name string) {
 // remove removes a provider off fyne's goroutine; the core refuses while
 // agents use it, and says which.
 func (v *modelsView) remove(name string) {
-	v.listStatus.SetText("Removing " + name + "…")
+	say(v.listStatus, "Removing "+name+"…")
 	v.app.background(func(ctx context.Context) func() {
 		err := v.core.DeleteProvider(ctx, name)
 		var ps []agent.ProviderStatus
@@ -272,7 +271,7 @@ func (v *modelsView) remove(name string) {
 		}
 		return func() {
 			if err != nil {
-				v.listStatus.SetText("✖ Not removed: " + agent.UserMessage(err))
+				say(v.listStatus, "✖ Not removed: "+agent.UserMessage(err))
 				return
 			}
 			v.providers = ps
@@ -281,7 +280,7 @@ func (v *modelsView) remove(name string) {
 			if v.editing == name {
 				v.add()
 			}
-			v.listStatus.SetText("Removed " + name + ".")
+			say(v.listStatus, "Removed "+name+".")
 			if v.changed != nil {
 				v.changed()
 			}
@@ -295,7 +294,7 @@ func providerLabel(p agent.ProviderStatus) string {
 	if addr == "" {
 		addr = "default"
 		if p.Kind == agent.ProviderOllama {
-			addr = "default (the Ollama host setting)"
+			addr = "default (Ollama's address, in Settings → Advanced)"
 		}
 	}
 	key := "no key"
@@ -315,7 +314,7 @@ func addressPlaceholder(k agent.ProviderKind) string {
 	case agent.ProviderOpenAICompatible:
 		return "LM Studio http://127.0.0.1:1234/v1, llama.cpp http://127.0.0.1:8080/v1, vLLM http://127.0.0.1:8000/v1"
 	case agent.ProviderOllama:
-		return "default: the Ollama host setting, OLLAMA_HOST or http://127.0.0.1:11434"
+		return "default: Ollama's address in Settings → Advanced, OLLAMA_HOST or http://127.0.0.1:11434"
 	case agent.ProviderOpenAI:
 		return "default: https://api.openai.com/v1"
 	case agent.ProviderAnthropic:

@@ -29,7 +29,7 @@ func providerRow(v *modelsView, i int) (label, state *widget.Label, check, edit,
 	v.list.UpdateItem(i, o)
 	row := o.(*fyne.Container)
 	texts := row.Objects[0].(*fyne.Container).Objects
-	buttons := row.Objects[1].(*fyne.Container).Objects
+	buttons := row.Objects[1].(*fyne.Container).Objects[0].(*fyne.Container).Objects
 	return texts[0].(*widget.Label), texts[1].(*widget.Label),
 		buttons[0].(*widget.Button), buttons[1].(*widget.Button), buttons[2].(*widget.Button)
 }

@@ -159,7 +159,7 @@ type settingsView struct {
 func newSettingsView(app *App, core settingsCore) *settingsView {
 	v := &settingsView{app: app, core: core, newName: widget.NewEntry(), clientRows: container.NewVBox(),
 		entries: map[string]*widget.Entry{}, notes: map[string]*widget.Label{}, stored: map[string]string{}, savedHere: map[string]bool{},
-		servers: plainNote(""), ollama: plainNote(""), loginStatus: plainNote(""), tokenStatus: plainNote(""), advancedStatus: plainNote(""),
+		servers: plainNote(""), ollama: feedback(), loginStatus: feedback(), tokenStatus: feedback(), advancedStatus: feedback(),
 		launchesAtLogin: platform.LaunchesAtLogin, setLaunchAtLogin: platform.SetLaunchAtLogin}
 	v.login = widget.NewCheck("Start Deskhand when I log in", nil)
 	v.insecure = widget.NewCheck("Open local development: accept requests without a token (INSECURE)", func(bool) { v.checkField("server.addr") })
@@ -189,6 +189,20 @@ func newSettingsView(app *App, core settingsCore) *settingsView {
 	return v
 }
 
+// say puts text in a feedback line, which takes no room while empty.
+// feedback is an empty feedback line.
+func feedback() *widget.Label {
+	l := plainNote("")
+	l.Hide()
+	return l
+}
+
+func say(l *widget.Label, text string) {
+	l.SetText(text)
+	l.Hidden = text == ""
+	l.Refresh()
+}
+
 // settingsHeading is a section's title.
 func settingsHeading(text string) *widget.Label {
 	return widget.NewLabelWithStyle(text, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
@@ -197,7 +211,7 @@ func settingsHeading(text string) *widget.Label {
 func (v *settingsView) content() fyne.CanvasObject {
 	manage := widget.NewButton("Manage model servers…", v.showModels)
 	check := widget.NewButton("Check Ollama", v.checkOllama)
-	ollamaAt := ""
+	ollamaAt := "Is Ollama there, and which models does it have?"
 	if host, ok := v.app.opts.InEffect["ollama.host"]; ok {
 		ollamaAt = "Ollama's address in effect: " + host
 	}
@@ -224,8 +238,10 @@ func (v *settingsView) content() fyne.CanvasObject {
 func (v *settingsView) advancedContent() fyne.CanvasObject {
 	box := container.NewVBox(plainNote("The server reads these when Deskhand starts: a change applies at the next start. Data folder: " +
 		v.app.opts.DataDir + ". Endpoint: " + v.app.opts.ServerURL + "."))
+	// One form, so that the fields line up; each group under its title.
+	form := widget.NewForm()
 	for _, g := range advancedGroups {
-		form := widget.NewForm()
+		form.Append("", settingsHeading(g.title))
 		for _, s := range g.settings {
 			form.Append(s.label, container.NewVBox(v.entries[s.key], v.notes[s.key]))
 		}
@@ -235,9 +251,8 @@ func (v *settingsView) advancedContent() fyne.CanvasObject {
 		case "Tools":
 			form.Append("", container.NewVBox(v.session, v.notes["server.session_tools"]))
 		}
-		box.Add(settingsHeading(g.title))
-		box.Add(form)
 	}
+	box.Add(form)
 	save := widget.NewButton("Save advanced settings", v.save)
 	save.Importance = widget.HighImportance
 	box.Add(container.NewBorder(nil, nil, save, nil, v.advancedStatus))
@@ -284,8 +299,7 @@ func (v *settingsView) checkField(key string) {
 	} else {
 		label.Importance = widget.LowImportance
 	}
-	label.SetText(note)
-	label.Refresh()
+	say(label, note)
 }
 
 // settingKeys are every key Settings reads and saves.
@@ -321,7 +335,7 @@ func (v *settingsView) refresh() {
 			v.login.SetChecked(atLogin)
 			v.login.OnChanged = v.setLogin
 			if loginErr != nil {
-				v.loginStatus.SetText("✖ " + agent.UserMessage(loginErr))
+				say(v.loginStatus, "✖ "+agent.UserMessage(loginErr))
 			}
 			for key, val := range values {
 				v.stored[key] = val
@@ -335,7 +349,7 @@ func (v *settingsView) refresh() {
 				v.checkField(key)
 			}
 			if failed != nil {
-				v.advancedStatus.SetText("✖ Some settings could not be read: " + agent.UserMessage(failed))
+				say(v.advancedStatus, "✖ Some settings could not be read: "+agent.UserMessage(failed))
 			}
 		}
 	})
@@ -343,17 +357,17 @@ func (v *settingsView) refresh() {
 
 // setLogin makes Deskhand start at login or not, off fyne's goroutine.
 func (v *settingsView) setLogin(on bool) {
-	v.loginStatus.SetText("")
+	say(v.loginStatus, "")
 	v.app.background(func(context.Context) func() {
 		err := v.setLaunchAtLogin(on)
 		return func() {
 			switch {
 			case err != nil:
-				v.loginStatus.SetText("✖ " + agent.UserMessage(err))
+				say(v.loginStatus, "✖ "+agent.UserMessage(err))
 			case on:
-				v.loginStatus.SetText("Deskhand starts when you log in.")
+				say(v.loginStatus, "Deskhand starts when you log in.")
 			default:
-				v.loginStatus.SetText("Deskhand no longer starts when you log in.")
+				say(v.loginStatus, "Deskhand no longer starts when you log in.")
 			}
 		}
 	})
@@ -384,21 +398,21 @@ func (v *settingsView) refreshClients() {
 func (v *settingsView) create() {
 	name := strings.TrimSpace(v.newName.Text)
 	if name == "" {
-		v.tokenStatus.SetText("Type the client's name first, e.g. cursor.")
+		say(v.tokenStatus, "Type the client's name first, e.g. cursor.")
 		return
 	}
-	v.tokenStatus.SetText("Creating a token for " + name + "…")
+	say(v.tokenStatus, "Creating a token for "+name+"…")
 	v.app.background(func(ctx context.Context) func() {
 		_, token, err := v.core.CreateClient(ctx, name)
 		return func() {
 			if err != nil {
-				v.tokenStatus.SetText("✖ Not created: " + agent.UserMessage(err))
+				say(v.tokenStatus, "✖ Not created: "+agent.UserMessage(err))
 				return
 			}
 			if strings.TrimSpace(v.newName.Text) == name {
 				v.newName.SetText("")
 			}
-			v.tokenStatus.SetText("Created a token for " + name + ".")
+			say(v.tokenStatus, "Created a token for "+name+".")
 			v.refreshClients()
 			v.showToken(name, token)
 		}
@@ -442,15 +456,15 @@ func (v *settingsView) confirmRotate(name string) {
 
 // revoke shuts a client out, off fyne's goroutine.
 func (v *settingsView) revoke(name string) {
-	v.tokenStatus.SetText("Revoking the token of " + name + "…")
+	say(v.tokenStatus, "Revoking the token of "+name+"…")
 	v.app.background(func(ctx context.Context) func() {
 		err := v.core.RevokeClient(ctx, name)
 		return func() {
 			if err != nil {
-				v.tokenStatus.SetText("✖ Not revoked: " + agent.UserMessage(err))
+				say(v.tokenStatus, "✖ Not revoked: "+agent.UserMessage(err))
 				return
 			}
-			v.tokenStatus.SetText("Revoked the token of " + name + ": it no longer works.")
+			say(v.tokenStatus, "Revoked the token of "+name+": it no longer works.")
 			v.refreshClients()
 		}
 	})
@@ -459,16 +473,16 @@ func (v *settingsView) revoke(name string) {
 // rotate replaces a client's token, off fyne's goroutine: the old one
 // stops working at once and the new one is shown once.
 func (v *settingsView) rotate(name string) {
-	v.tokenStatus.SetText("Rotating the token of " + name + "…")
+	say(v.tokenStatus, "Rotating the token of "+name+"…")
 	v.app.background(func(ctx context.Context) func() {
 		_, token, err := v.core.RotateClient(ctx, name)
 		return func() {
 			if err != nil {
-				v.tokenStatus.SetText("✖ Not rotated: " + agent.UserMessage(err))
+				say(v.tokenStatus, "✖ Not rotated: "+agent.UserMessage(err))
 				return
 			}
 			v.refreshClients()
-			v.tokenStatus.SetText("Rotated the token of " + name + ": update the client with the new one.")
+			say(v.tokenStatus, "Rotated the token of "+name+": update the client with the new one.")
 			v.showToken(name, token)
 		}
 	})
@@ -480,18 +494,18 @@ func (v *settingsView) save() {
 		v.checkField(key)
 	}
 	if addrProblem(v.entries["server.addr"].Text, v.insecure.Checked) != "" || pageSizeProblem(v.entries["server.page_size"].Text) != "" {
-		v.advancedStatus.SetText("✖ Not saved: fix the field marked above.")
+		say(v.advancedStatus, "✖ Not saved: fix the field marked above.")
 		return
 	}
 	values := map[string]string{"server.insecure_no_auth": fmt.Sprint(v.insecure.Checked), "server.session_tools": fmt.Sprint(v.session.Checked)}
 	for key, e := range v.entries {
 		values[key] = strings.TrimSpace(e.Text)
 	}
-	v.advancedStatus.SetText("Saving…")
+	say(v.advancedStatus, "Saving…")
 	v.app.background(func(ctx context.Context) func() {
 		for key, value := range values {
 			if err := v.core.SetSetting(ctx, key, value); err != nil {
-				return func() { v.advancedStatus.SetText("✖ Not saved: " + agent.UserMessage(err)) }
+				return func() { say(v.advancedStatus, "✖ Not saved: "+agent.UserMessage(err)) }
 			}
 		}
 		return func() {
@@ -504,7 +518,7 @@ func (v *settingsView) save() {
 			for key := range v.notes {
 				v.checkField(key)
 			}
-			v.advancedStatus.SetText("Saved. Deskhand uses them from its next start: quit Deskhand and open it again.")
+			say(v.advancedStatus, "Saved. Deskhand uses them from its next start: quit Deskhand and open it again.")
 		}
 	})
 }
@@ -512,15 +526,15 @@ func (v *settingsView) save() {
 // checkOllama asks the provider "ollama" for its models, off fyne's
 // goroutine (Settings → Models checks every model server).
 func (v *settingsView) checkOllama() {
-	v.ollama.SetText("Asking Ollama…")
+	say(v.ollama, "Asking Ollama…")
 	v.app.background(func(ctx context.Context) func() {
 		names, err := v.core.InstalledModels(ctx)
 		return func() {
 			if err != nil {
-				v.ollama.SetText("✖ " + agent.UserMessage(err))
+				say(v.ollama, "✖ "+agent.UserMessage(err))
 				return
 			}
-			v.ollama.SetText("● " + modelsFound(len(names)))
+			say(v.ollama, "● "+modelsFound(len(names)))
 		}
 	})
 }
