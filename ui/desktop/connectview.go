@@ -314,14 +314,14 @@ func (v *connectView) confirmConnect(c ClientState, rotate bool) {
 		v.note(c.ID, "✖ "+err.Error(), true)
 		return
 	}
-	action := primaryAction(c)
-	what := "Deskhand will write this into " + c.File + ", with a new token in place of the one shown, and then check that it works:"
+	action, title := primaryAction(c), primaryAction(c)+" "+c.Name
+	what := "Deskhand will write this into " + c.File + ", with a token of its own in place of the one shown, and then check that it works:"
 	if rotate {
-		action = "Rotate token"
+		action, title = "Rotate token", "Rotate the token of "+c.Name
 		what = "Deskhand will issue " + c.Name + " a new token (the old one stops working at once) and write this into " + c.File + ":"
 	}
 	body := container.NewVBox(plainNote(what), monoText(preview))
-	d := dialog.NewCustomConfirm(action+" "+c.Name, action, "Cancel", body, func(ok bool) {
+	d := dialog.NewCustomConfirm(title, action, "Cancel", body, func(ok bool) {
 		if ok {
 			v.run(c, func(ctx context.Context, id string) (ClientState, error) { return v.conn.Connect(ctx, id, rotate) })
 		}
