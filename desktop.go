@@ -177,6 +177,14 @@ func (c connector) Preview(id string) (string, error) {
 	return c.m.Preview(cl)
 }
 
+func (c connector) LinkPreview(ctx context.Context, id string) (string, bool, error) {
+	cl, err := c.lookup(id)
+	if err != nil {
+		return "", false, err
+	}
+	return c.m.LinkPreview(ctx, cl)
+}
+
 func (c connector) Link(ctx context.Context, id string) (string, string, error) {
 	cl, err := c.lookup(id)
 	if err != nil {

@@ -315,6 +315,36 @@ func (m *Manager) Link(ctx context.Context, c Client) (link, config string, err 
 	return Deeplink(c, name, m.URL, token)
 }
 
+// LinkPreview is what Link would carry, built without minting anything:
+// the JSON with a placeholder where the token goes, and whether Link
+// would issue the client a new token (its entry does not work) rather
+// than reuse the one its file holds. Shown to the person before Link,
+// so that a cancelled link leaves no token behind.
+func (m *Manager) LinkPreview(ctx context.Context, c Client) (config string, newToken bool, err error) {
+	if c.ID != Cursor.ID && c.ID != VSCode.ID {
+		return "", false, fmt.Errorf("%s has no install link: use 'deskhand connect %s'", c.Name, c.ID)
+	}
+	unlock, err := lock(ctx, c, m.Env, false)
+	if err != nil {
+		return "", false, err
+	}
+	defer unlock()
+	r, err := m.Status(ctx, c)
+	if err != nil {
+		return "", false, err
+	}
+	placeholder := "<the token its file holds now>"
+	if r.Check.Health != Verified && r.Check.Health != NotRunning {
+		placeholder, newToken = "<a new token for "+m.TokenName(c)+">", true
+	}
+	name, err := checkName(m.Name)
+	if err != nil {
+		return "", false, err
+	}
+	_, config, err = Deeplink(c, name, m.URL, placeholder)
+	return config, newToken, err
+}
+
 // Deeplink builds client's install link for an HTTP entry.
 func Deeplink(c Client, name, endpoint, token string) (link, config string, err error) {
 	headers := map[string]string{"Authorization": "Bearer " + token}

@@ -2,12 +2,15 @@ package desktop
 
 import (
 	"context"
+	"image/color"
 	"net/url"
 	"strings"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 )
 
@@ -24,7 +27,12 @@ type Connector interface {
 	Disconnect(ctx context.Context, id string) (ClientState, error)
 	// Preview is the entry as Connect would write it, token left out.
 	Preview(id string) (string, error)
-	// Link is the client's install link and the JSON it carries.
+	// LinkPreview is the JSON the client's install link would carry, with
+	// a placeholder for the token, and whether Link would issue a new
+	// token; it mints nothing, so it is what the person agrees to.
+	LinkPreview(ctx context.Context, id string) (config string, newToken bool, err error)
+	// Link is the client's install link and the JSON it carries. It may
+	// issue the client a new token: called only once the person agreed.
 	Link(ctx context.Context, id string) (link, config string, err error)
 }
 
@@ -40,13 +48,89 @@ type ClientState struct {
 	HasLink   bool   // the client has an install link (Cursor, VS Code)
 }
 
-// clientActions decides which of a client's buttons apply.
-func clientActions(c ClientState) (connectLabel string, canConnect, canDisconnect, canRotate bool) {
-	connectLabel = "Connect"
-	if c.Connected && !c.Working {
-		connectLabel = "Repair"
+// clientChip is a client's state in a word, and its colour.
+func clientChip(c ClientState) (string, widget.Importance) {
+	switch {
+	case c.Working:
+		return "Connected", widget.SuccessImportance
+	case c.Connected:
+		return "Needs repair", widget.WarningImportance
+	case c.Installed:
+		return "Not connected", widget.MediumImportance
 	}
-	return connectLabel, c.Installed && !c.Working, c.Connected, c.Connected
+	return "Not installed", widget.LowImportance
+}
+
+// primaryAction is the one button a client's row offers: Connect, Repair,
+// or none (it works, or the client is not installed).
+func primaryAction(c ClientState) string {
+	switch {
+	case !c.Installed || c.Working:
+		return ""
+	case c.Connected:
+		return "Repair"
+	}
+	return "Connect"
+}
+
+// clientAction is one entry of a client's "⋯" menu.
+type clientAction int
+
+const (
+	copyEntry clientAction = iota
+	rotateToken
+	disconnectClient
+	openLink
+	showDetails
+)
+
+// clientMenu is what a client's "⋯" menu offers: copying the entry and
+// the details always; the token and the entry's removal once connected;
+// the install link only for an installed client that has one.
+func clientMenu(c ClientState) []clientAction {
+	actions := []clientAction{copyEntry}
+	if c.Connected {
+		actions = append(actions, rotateToken, disconnectClient)
+	}
+	if c.HasLink && c.Installed {
+		actions = append(actions, openLink)
+	}
+	return append(actions, showDetails)
+}
+
+func (a clientAction) label(c ClientState) string {
+	switch a {
+	case copyEntry:
+		return "Copy the entry…"
+	case rotateToken:
+		return "Rotate token…"
+	case disconnectClient:
+		return "Disconnect…"
+	case openLink:
+		return "Open in " + c.Name + "…"
+	}
+	return "Details…"
+}
+
+// copyNote says what a copied entry holds, and what to do with it.
+func copyNote(c ClientState, entry string) string {
+	if strings.Contains(entry, "<a new token") {
+		return "The entry is copied without a token: copying issues none. Paste it into " + c.Name +
+			"'s settings and put a token in place of <a new token…> (create one in Settings, under Client tokens). " +
+			"Or let Deskhand do it all: Connect writes the entry with a token of its own and checks it."
+	}
+	return "This entry starts Deskhand, which reads " + c.Name + "'s token from the system keychain: " +
+		"Connect puts a token there and writes the entry."
+}
+
+// linkNote says what opening a client's install link hands over.
+func linkNote(c ClientState, newToken bool) string {
+	token := "the token " + c.Name + "'s settings hold now"
+	if newToken {
+		token = "a new token, issued when you press Open"
+	}
+	return "The link carries " + token + ", and the system hands it to " + c.Name + " on a command line. " +
+		"Connect writes the file instead and keeps the token off every command line."
 }
 
 // maskToken hides bearer tokens in text shown on screen.
@@ -70,45 +154,54 @@ func maskToken(s string) string {
 	}
 }
 
-// connectView is the Connect tab: each client, its state and its buttons.
+// rowNote is the last thing said about a client, in its row.
+type rowNote struct {
+	text   string
+	failed bool
+}
+
+// connectView is the Connect tab: one compact row per client, with its
+// state, one primary action and the rest in a "⋯" menu.
 type connectView struct {
 	app     *App
 	conn    Connector
 	clients []ClientState
+	notes   map[string]rowNote // by client ID, until the next check
 	rows    *fyne.Container
 	status  *widget.Label
 	busy    bool
 }
 
 func newConnectView(app *App, conn Connector) *connectView {
-	v := &connectView{app: app, conn: conn, rows: container.NewVBox(), status: widget.NewLabel("")}
-	v.status.Wrapping = fyne.TextWrapWord
+	v := &connectView{app: app, conn: conn, rows: container.NewVBox(), status: feedback(), notes: map[string]rowNote{}}
 	return v
 }
 
 func (v *connectView) content() fyne.CanvasObject {
-	intro := widget.NewLabel("Write Deskhand into your AI clients' settings, each with a token of its own, then check it with a real MCP handshake.")
+	intro := widget.NewLabel("Connect writes Deskhand into an AI client's settings, with a token of its own, and checks that the client can use your agents.")
 	intro.Wrapping = fyne.TextWrapWord
 	refresh := widget.NewButton("Check again", v.refresh)
-	return container.NewBorder(container.NewBorder(nil, nil, nil, refresh, intro), v.status, nil, nil, container.NewVScroll(v.rows))
+	return container.NewBorder(container.NewVBox(container.NewBorder(nil, nil, nil, refresh, intro), v.status), nil, nil, nil,
+		container.NewVScroll(v.rows))
 }
 
 // refresh reads every client back and verifies it, off fyne's goroutine.
 func (v *connectView) refresh() {
 	if v.conn == nil {
-		v.status.SetText("Connecting clients is not available in this build.")
+		say(v.status, "Connecting clients is not available in this build.")
 		return
 	}
 	if v.busy {
 		return
 	}
 	v.busy = true
-	v.status.SetText("Checking each client…")
+	say(v.status, "Checking each client…")
 	v.app.background(func(ctx context.Context) func() {
 		states := v.conn.Clients(ctx)
 		return func() {
 			v.busy = false
-			v.status.SetText("")
+			say(v.status, "")
+			clear(v.notes)
 			v.show(states)
 		}
 	})
@@ -124,68 +217,175 @@ func (v *connectView) show(states []ClientState) {
 	v.rows.Refresh()
 }
 
-func (v *connectView) row(c ClientState) fyne.CanvasObject {
-	label, canConnect, canDisconnect, canRotate := clientActions(c)
-	connect := widget.NewButton(label, func() { v.confirmConnect(c, false) })
-	disconnect := widget.NewButton("Disconnect", func() { v.run(c, "Disconnecting", v.conn.Disconnect) })
-	rotate := widget.NewButton("Rotate token", func() { v.confirmConnect(c, true) })
-	enable(connect, canConnect)
-	enable(disconnect, canDisconnect)
-	enable(rotate, canRotate)
-	buttons := container.NewHBox(connect, disconnect, rotate)
-	if c.HasLink {
-		buttons.Add(widget.NewButton("Open in "+c.Name, func() { v.confirmLink(c) }))
-	}
-	title := widget.NewLabelWithStyle(c.Name+" — "+c.Status, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	// Every row has the same lines, so each client's buttons stay put.
-	file := widget.NewLabel(c.File)
-	file.Truncation = fyne.TextTruncateEllipsis
-	detail := widget.NewLabel(c.Detail)
-	detail.Wrapping = fyne.TextWrapWord
-	return container.NewVBox(title, file, detail, buttons, widget.NewSeparator())
+// atLeastWide keeps o at least w wide, so that the rows' columns line up.
+func atLeastWide(w float32, o fyne.CanvasObject) fyne.CanvasObject {
+	r := canvas.NewRectangle(color.Transparent)
+	r.SetMinSize(fyne.NewSize(w, 0))
+	return container.NewStack(r, o)
 }
 
-func enable(b *widget.Button, on bool) {
-	if on {
-		b.Enable()
-	} else {
-		b.Disable()
+// row is one line: name, state chip, the latest word about it, the
+// primary action and the "⋯" menu.
+func (v *connectView) row(c ClientState) fyne.CanvasObject {
+	name := widget.NewLabelWithStyle(c.Name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	word, importance := clientChip(c)
+	chip := widget.NewLabelWithStyle(word, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	chip.Importance = importance
+	said := widget.NewLabel(c.Status)
+	if strings.EqualFold(c.Status, word) {
+		said.SetText("") // the chip says it
 	}
+	said.Importance = widget.LowImportance
+	if n, ok := v.notes[c.ID]; ok {
+		said.SetText(n.text)
+		if n.failed {
+			said.Importance = widget.DangerImportance
+		}
+	}
+	said.Truncation = fyne.TextTruncateEllipsis // in full under Details
+	actions := container.NewHBox()
+	if label := primaryAction(c); label != "" {
+		primary := widget.NewButton(label, func() { v.confirmConnect(c, false) })
+		primary.Importance = widget.HighImportance
+		actions.Add(primary)
+	}
+	var more *widget.Button
+	more = widget.NewButtonWithIcon("", theme.MoreHorizontalIcon(), func() {
+		widget.ShowPopUpMenuAtRelativePosition(v.menu(c), v.app.win.Canvas(), fyne.NewPos(0, more.Size().Height), more)
+	})
+	actions.Add(more)
+	return container.NewBorder(nil, nil, container.NewHBox(atLeastWide(150, name), atLeastWide(120, chip)), actions, said)
+}
+
+// menu is a client's "⋯" menu.
+func (v *connectView) menu(c ClientState) *fyne.Menu {
+	var items []*fyne.MenuItem
+	for _, a := range clientMenu(c) {
+		items = append(items, fyne.NewMenuItem(a.label(c), func() { v.do(c, a) }))
+	}
+	return fyne.NewMenu(c.Name, items...)
+}
+
+func (v *connectView) do(c ClientState, a clientAction) {
+	switch a {
+	case copyEntry:
+		v.confirmCopy(c)
+	case rotateToken:
+		v.confirmConnect(c, true)
+	case disconnectClient:
+		v.confirmDisconnect(c)
+	case openLink:
+		v.confirmLink(c)
+	case showDetails:
+		v.details(c)
+	}
+}
+
+// note says something about a client in its row; on fyne's goroutine.
+func (v *connectView) note(id, text string, failed bool) {
+	v.notes[id] = rowNote{text, failed}
+	for i, c := range v.clients {
+		if c.ID == id {
+			v.rows.Objects[i] = v.row(c)
+		}
+	}
+	v.rows.Refresh()
+}
+
+// monoText is text shown as it is written into a file.
+func monoText(text string) *widget.Label {
+	l := widget.NewLabel(text)
+	l.TextStyle.Monospace = true
+	l.Wrapping = fyne.TextWrapBreak
+	return l
+}
+
+func plainNote(text string) *widget.Label {
+	l := widget.NewLabel(text)
+	l.Wrapping = fyne.TextWrapWord
+	return l
 }
 
 // confirmConnect shows the exact entry before anything is written, as
-// the MCP security guidance asks.
+// the MCP security guidance asks; the button names what happens.
 func (v *connectView) confirmConnect(c ClientState, rotate bool) {
 	preview, err := v.conn.Preview(c.ID)
 	if err != nil {
-		v.status.SetText(err.Error())
+		v.note(c.ID, "✖ "+err.Error(), true)
 		return
 	}
-	text := widget.NewLabel(preview)
-	text.TextStyle.Monospace = true
-	what := "Deskhand will write this into " + c.File + ":"
+	action, title := primaryAction(c), primaryAction(c)+" "+c.Name
+	what := "Deskhand will write this into " + c.File + ", with a token of its own in place of the one shown, and then check that it works:"
 	if rotate {
+		action, title = "Rotate token", "Rotate the token of "+c.Name
 		what = "Deskhand will issue " + c.Name + " a new token (the old one stops working at once) and write this into " + c.File + ":"
 	}
-	body := container.NewVBox(widget.NewLabel(what), text)
-	dialog.ShowCustomConfirm("Connect "+c.Name, "Write it", "Cancel", body, func(ok bool) {
+	body := container.NewVBox(plainNote(what), monoText(preview))
+	d := dialog.NewCustomConfirm(title, action, "Cancel", body, func(ok bool) {
 		if ok {
-			v.run(c, "Connecting", func(ctx context.Context, id string) (ClientState, error) { return v.conn.Connect(ctx, id, rotate) })
+			v.run(c, func(ctx context.Context, id string) (ClientState, error) { return v.conn.Connect(ctx, id, rotate) })
+		}
+	}, v.app.win)
+	d.Resize(fyne.NewSize(560, 320))
+	d.Show()
+}
+
+// confirmDisconnect asks before removing the entry and its token.
+func (v *connectView) confirmDisconnect(c ClientState) {
+	body := plainNote("Deskhand will remove its entry from " + c.File + " and revoke " + c.Name + "'s token: " + c.Name + " can no longer use your agents until you connect it again.")
+	dialog.ShowCustomConfirm("Disconnect "+c.Name, "Disconnect", "Cancel", body, func(ok bool) {
+		if ok {
+			v.run(c, v.conn.Disconnect)
 		}
 	}, v.app.win)
 }
 
-// run does one client operation off fyne's goroutine and shows the result.
-func (v *connectView) run(c ClientState, doing string, op func(context.Context, string) (ClientState, error)) {
-	v.status.SetText(doing + " " + c.Name + "…")
+// confirmCopy shows the entry and copies it, without a token: a token on
+// the clipboard is readable by every program, and minting one for a
+// client Deskhand cannot check would leave a token nobody uses.
+func (v *connectView) confirmCopy(c ClientState) {
+	entry, err := v.conn.Preview(c.ID)
+	if err != nil {
+		v.note(c.ID, "✖ "+err.Error(), true)
+		return
+	}
+	body := container.NewVBox(monoText(entry), plainNote(copyNote(c, entry)))
+	d := dialog.NewCustomConfirm("Copy the entry for "+c.Name, "Copy", "Cancel", body, func(ok bool) {
+		if ok {
+			v.app.fy.Clipboard().SetContent(entry)
+			v.note(c.ID, "Copied the entry, without a token.", false)
+		}
+	}, v.app.win)
+	d.Resize(fyne.NewSize(560, 320))
+	d.Show()
+}
+
+// details shows what the row leaves out: the file and the whole state.
+func (v *connectView) details(c ClientState) {
+	lines := []string{"Settings file: " + c.File, "State: " + c.Status}
+	if c.Detail != "" {
+		lines = append(lines, c.Detail)
+	}
+	if n, ok := v.notes[c.ID]; ok && n.text != c.Status {
+		lines = append(lines, "Last: "+n.text)
+	}
+	d := dialog.NewCustom(c.Name, "Close", plainNote(strings.Join(lines, "\n")), v.app.win)
+	d.Resize(fyne.NewSize(520, 240))
+	d.Show()
+}
+
+// run does one client operation off fyne's goroutine and says the result
+// in the client's row.
+func (v *connectView) run(c ClientState, op func(context.Context, string) (ClientState, error)) {
+	v.note(c.ID, "Working…", false)
 	v.app.background(func(ctx context.Context) func() {
 		st, err := op(ctx, c.ID)
 		return func() {
 			if err != nil {
-				v.status.SetText(c.Name + ": " + err.Error())
+				v.note(c.ID, "✖ "+err.Error(), true)
 				return
 			}
-			v.status.SetText(c.Name + ": " + st.Status + ". " + st.Detail)
+			v.notes[st.ID] = rowNote{text: strings.TrimSuffix(st.Status+". "+st.Detail, " ")}
 			v.replace(st)
 		}
 	})
@@ -202,36 +402,48 @@ func (v *connectView) replace(st ClientState) {
 	v.rows.Refresh()
 }
 
-// confirmLink shows what the install link carries and says what opening
-// it exposes before handing it to the OS.
+// confirmLink shows what the install link will carry, built without
+// minting a token, and says what opening it exposes; the token is issued
+// (when one is needed) only once the person presses Open.
 func (v *connectView) confirmLink(c ClientState) {
 	v.app.background(func(ctx context.Context) func() {
-		link, config, err := v.conn.Link(ctx, c.ID)
+		config, newToken, err := v.conn.LinkPreview(ctx, c.ID)
 		return func() {
 			if err != nil {
-				v.status.SetText(c.Name + ": " + err.Error())
+				v.note(c.ID, "✖ "+err.Error(), true)
 				return
 			}
-			u, err := url.Parse(link)
-			if err != nil {
-				v.status.SetText(c.Name + ": " + err.Error())
-				return
-			}
-			text := widget.NewLabel(maskToken(config))
-			text.TextStyle.Monospace = true
-			text.Wrapping = fyne.TextWrapBreak
-			note := widget.NewLabel("The link holds this client's token, and the system hands it to " + c.Name + " on a command line. Connect writes the file instead and keeps the token off every command line.")
-			note.Wrapping = fyne.TextWrapWord
-			body := container.NewVBox(widget.NewLabel(c.Name+" will ask you to add this server:"), text, note)
+			body := container.NewVBox(plainNote(c.Name+" will ask you to add this server:"), monoText(maskToken(config)), plainNote(linkNote(c, newToken)))
 			d := dialog.NewCustomConfirm("Open in "+c.Name, "Open", "Cancel", body, func(ok bool) {
 				if ok {
-					if err := v.app.fy.OpenURL(u); err != nil {
-						v.status.SetText(c.Name + ": cannot open the link: " + err.Error())
-					}
+					v.openLink(c)
 				}
 			}, v.app.win)
 			d.Resize(fyne.NewSize(560, 320))
 			d.Show()
+		}
+	})
+}
+
+// openLink gets the link (minting a token when the entry needs one) off
+// fyne's goroutine and hands it to the system.
+func (v *connectView) openLink(c ClientState) {
+	v.note(c.ID, "Opening "+c.Name+"…", false)
+	v.app.background(func(ctx context.Context) func() {
+		link, _, err := v.conn.Link(ctx, c.ID)
+		return func() {
+			var u *url.URL
+			if err == nil {
+				u, err = url.Parse(link)
+			}
+			if err == nil {
+				err = v.app.fy.OpenURL(u)
+			}
+			if err != nil {
+				v.note(c.ID, "✖ cannot open the link: "+err.Error(), true)
+				return
+			}
+			v.note(c.ID, "Opened the link: "+c.Name+" asks you to add the server.", false)
 		}
 	})
 }

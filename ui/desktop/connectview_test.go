@@ -55,30 +55,63 @@ func (f *fakeConnector) Disconnect(_ context.Context, id string) (ClientState, e
 }
 
 func (f *fakeConnector) Preview(id string) (string, error) {
-	return `{"mcpServers": {"deskhand": {"url": "http://127.0.0.1:7345/mcp"}}}`, nil
+	return `{"mcpServers": {"deskhand": {"url": "http://127.0.0.1:7345/mcp", "headers": {"Authorization": "Bearer <a new token for ` + id + `>"}}}}`, nil
 }
 
+func (f *fakeConnector) LinkPreview(_ context.Context, id string) (string, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, "preview link "+id)
+	return `{"url":"http://127.0.0.1:7345/mcp","headers":{"Authorization":"Bearer <a new token for ` + id + `>"}}`, true, nil
+}
+
+// Link mints: the test fails if it is called before the person agrees.
 func (f *fakeConnector) Link(_ context.Context, id string) (string, string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, "link "+id)
 	return "cursor://anysphere.cursor-deeplink/mcp/install?name=deskhand&config=e30%3D",
 		`{"url":"http://127.0.0.1:7345/mcp","headers":{"Authorization":"Bearer dh_SECRET-token_1"}}`, nil
 }
 
-func TestClientActions(t *testing.T) {
+func (f *fakeConnector) called() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
+}
+
+func TestClientRowLogic(t *testing.T) {
+	notInstalled := ClientState{Name: "Codex"}
+	installed := ClientState{Name: "Cursor", Installed: true, HasLink: true}
+	broken := ClientState{Name: "Cursor", Installed: true, Connected: true, HasLink: true}
+	working := ClientState{Name: "Codex", Installed: true, Connected: true, Working: true}
 	tests := []struct {
-		state                            ClientState
-		label                            string
-		connect, disconnect, rotateToken bool
+		state   ClientState
+		chip    string
+		primary string
+		menu    []string
 	}{
-		{ClientState{}, "Connect", false, false, false},
-		{ClientState{Installed: true}, "Connect", true, false, false},
-		{ClientState{Installed: true, Connected: true}, "Repair", true, true, true},
-		{ClientState{Installed: true, Connected: true, Working: true}, "Connect", false, true, true},
+		{notInstalled, "Not installed", "", []string{"Copy the entry…", "Details…"}},
+		{ClientState{Name: "VS Code", HasLink: true}, "Not installed", "", []string{"Copy the entry…", "Details…"}},
+		{installed, "Not connected", "Connect", []string{"Copy the entry…", "Open in Cursor…", "Details…"}},
+		{broken, "Needs repair", "Repair", []string{"Copy the entry…", "Rotate token…", "Disconnect…", "Open in Cursor…", "Details…"}},
+		{working, "Connected", "", []string{"Copy the entry…", "Rotate token…", "Disconnect…", "Details…"}},
 	}
 	for _, tc := range tests {
-		label, c, d, r := clientActions(tc.state)
-		if label != tc.label || c != tc.connect || d != tc.disconnect || r != tc.rotateToken {
-			t.Errorf("clientActions(%+v) = %q %v %v %v", tc.state, label, c, d, r)
+		chip, _ := clientChip(tc.state)
+		var menu []string
+		for _, a := range clientMenu(tc.state) {
+			menu = append(menu, a.label(tc.state))
 		}
+		if chip != tc.chip || primaryAction(tc.state) != tc.primary || !cmp.Equal(menu, tc.menu) {
+			t.Errorf("%+v: chip %q, primary %q, menu %q", tc.state, chip, primaryAction(tc.state), menu)
+		}
+	}
+	if _, imp := clientChip(working); imp != widget.SuccessImportance {
+		t.Error("a working client's chip is not green")
+	}
+	if _, imp := clientChip(broken); imp != widget.WarningImportance {
+		t.Error("a broken client's chip does not warn")
 	}
 }
 
@@ -141,10 +174,22 @@ func walk(t *testing.T, o fyne.CanvasObject, visit func(fyne.CanvasObject) bool)
 	}
 }
 
+// menuItem is the entry of a client's "⋯" menu with that label.
+func menuItem(t *testing.T, v *connectView, row int, label string) *fyne.MenuItem {
+	t.Helper()
+	for _, it := range v.menu(v.clients[row]).Items {
+		if it.Label == label {
+			return it
+		}
+	}
+	t.Fatalf("no %q in %s's menu", label, v.clients[row].Name)
+	return nil
+}
+
 func TestConnectTab(t *testing.T) {
 	conn := &fakeConnector{states: map[string]ClientState{
 		"cursor": {ID: "cursor", Name: "Cursor", File: "/home/u/.cursor/mcp.json", Installed: true, Status: "not connected", HasLink: true},
-		"codex":  {ID: "codex", Name: "Codex", Status: "not installed"},
+		"codex":  {ID: "codex", Name: "Codex", File: "/home/u/.codex/config.toml", Status: "not installed"},
 	}}
 	a, ui := withTestUI(t, New(test.NewTempApp(t), newFakeCore(fakeCore{}), Options{Connector: conn}))
 	drain := ui.settle
@@ -155,63 +200,114 @@ func TestConnectTab(t *testing.T) {
 	if len(v.rows.Objects) != 2 {
 		t.Fatalf("%d rows", len(v.rows.Objects))
 	}
-	cursor, codex := buttons(t, v.rows.Objects[0]), buttons(t, v.rows.Objects[1])
-	if codex["Connect"].Disabled() == false || cursor["Connect"].Disabled() || !cursor["Disconnect"].Disabled() {
-		t.Error("buttons do not follow the clients' states")
+	// Compact: ten clients fit in 600 px.
+	for i, r := range v.rows.Objects {
+		if h := r.MinSize().Height; h > 48 {
+			t.Errorf("row %d is %.0f px high", i, h)
+		}
 	}
-	if codex["Open in Codex"] != nil || cursor["Open in Cursor"] == nil {
-		t.Error("install links offered where there are none, or missing")
+	cursor, codex := buttons(t, v.rows.Objects[0]), buttons(t, v.rows.Objects[1])
+	if codex["Connect"] != nil || cursor["Connect"] == nil || cursor["Disconnect"] != nil {
+		t.Error("primary actions do not follow the clients' states")
+	}
+	if !strings.Contains(texts(t, v.rows.Objects[0]), "Not connected") || !strings.Contains(texts(t, v.rows.Objects[1]), "Not installed") {
+		t.Errorf("chips: %q, %q", texts(t, v.rows.Objects[0]), texts(t, v.rows.Objects[1]))
+	}
+	if strings.Contains(texts(t, v.rows.Objects[0]), "/home/u/.cursor/mcp.json") {
+		t.Error("the file shows in the row, not on demand")
 	}
 
 	// Connect shows the exact entry first, and writes only once confirmed.
 	test.Tap(cursor["Connect"])
 	top := a.win.Canvas().Overlays().Top()
-	if top == nil || !strings.Contains(texts(t, top), `"deskhand": {"url": "http://127.0.0.1:7345/mcp"}`) || !strings.Contains(texts(t, top), "/home/u/.cursor/mcp.json") {
+	if top == nil || !strings.Contains(texts(t, top), `"deskhand": {"url": "http://127.0.0.1:7345/mcp"`) || !strings.Contains(texts(t, top), "/home/u/.cursor/mcp.json") {
 		t.Fatalf("no preview before writing: %v", top)
 	}
-	if len(conn.calls) != 0 {
+	if len(conn.called()) != 0 {
 		t.Fatal("wrote before the person confirmed")
 	}
-	test.Tap(buttons(t, top)["Write it"])
+	test.Tap(buttons(t, top)["Connect"])
 	drain()
-	if !strings.Contains(v.status.Text, "verified") || !strings.Contains(texts(t, v.rows.Objects[0]), "written, verified") {
-		t.Errorf("after connect: status %q, row %q", v.status.Text, texts(t, v.rows.Objects[0]))
+	if row := texts(t, v.rows.Objects[0]); !strings.Contains(row, "written, verified") || !strings.Contains(row, "Connected") {
+		t.Errorf("after connect: row %q", row)
+	}
+	if buttons(t, v.rows.Objects[0])["Connect"] != nil {
+		t.Error("a working client still offers Connect")
 	}
 
 	// Rotate asks too, and says the old token stops working.
-	test.Tap(buttons(t, v.rows.Objects[0])["Rotate token"])
+	menuItem(t, v, 0, "Rotate token…").Action()
 	top = a.win.Canvas().Overlays().Top()
 	if !strings.Contains(texts(t, top), "new token") {
 		t.Errorf("rotate dialog: %q", texts(t, top))
 	}
-	test.Tap(buttons(t, top)["Write it"])
+	test.Tap(buttons(t, top)["Rotate token"])
 	drain()
 
-	// The install link is shown with its token hidden.
-	test.Tap(buttons(t, v.rows.Objects[0])["Open in Cursor"])
+	// The install link is shown without minting; cancelled, nothing is
+	// minted at all.
+	menuItem(t, v, 0, "Open in Cursor…").Action()
 	drain()
 	top = a.win.Canvas().Overlays().Top()
-	if shown := texts(t, top); strings.Contains(shown, "SECRET") || !strings.Contains(shown, "Bearer dh_…") || !strings.Contains(shown, "command line") {
+	if shown := texts(t, top); !strings.Contains(shown, "<a new token for cursor>") || !strings.Contains(shown, "command line") {
 		t.Errorf("link dialog shows %q", shown)
 	}
 	test.Tap(buttons(t, top)["Cancel"])
-
-	test.Tap(buttons(t, v.rows.Objects[0])["Disconnect"])
 	drain()
-	if want := []string{"connect cursor", "rotate cursor", "disconnect cursor"}; !cmp.Equal(conn.calls, want) {
-		t.Errorf("calls = %v, want %v", conn.calls, want)
+	if want := []string{"connect cursor", "rotate cursor", "preview link cursor"}; !cmp.Equal(conn.called(), want) {
+		t.Errorf("after a cancelled link: calls = %v, want %v", conn.called(), want)
+	}
+	menuItem(t, v, 0, "Open in Cursor…").Action()
+	drain()
+	test.Tap(buttons(t, a.win.Canvas().Overlays().Top())["Open"])
+	drain()
+	if calls := conn.called(); calls[len(calls)-1] != "link cursor" || !strings.Contains(texts(t, v.rows.Objects[0]), "Opened the link") {
+		t.Errorf("after Open: calls %v, row %q", calls, texts(t, v.rows.Objects[0]))
+	}
+
+	// Disconnect asks, naming the action.
+	menuItem(t, v, 0, "Disconnect…").Action()
+	top = a.win.Canvas().Overlays().Top()
+	if !strings.Contains(texts(t, top), "revoke") {
+		t.Errorf("disconnect dialog: %q", texts(t, top))
+	}
+	test.Tap(buttons(t, top)["Disconnect"])
+	drain()
+	if calls := conn.called(); calls[len(calls)-1] != "disconnect cursor" {
+		t.Errorf("calls = %v", calls)
 	}
 	if !strings.Contains(texts(t, v.rows.Objects[0]), "not connected") {
 		t.Errorf("row after disconnect: %q", texts(t, v.rows.Objects[0]))
 	}
 
-	// A failure is said, and the row stays as it was.
+	// Any client's entry can be copied, without a token and without
+	// minting one.
+	before := len(conn.called())
+	menuItem(t, v, 1, "Copy the entry…").Action()
+	top = a.win.Canvas().Overlays().Top()
+	if !strings.Contains(texts(t, top), "without a token") {
+		t.Errorf("copy dialog: %q", texts(t, top))
+	}
+	test.Tap(buttons(t, top)["Copy"])
+	if got := a.fy.Clipboard().Content(); !strings.Contains(got, "<a new token for codex>") || len(conn.called()) != before {
+		t.Errorf("copied %q; calls %v", got, conn.called())
+	}
+
+	// Details show the file on demand.
+	menuItem(t, v, 1, "Details…").Action()
+	if !strings.Contains(texts(t, a.win.Canvas().Overlays().Top()), "/home/u/.codex/config.toml") {
+		t.Error("details do not name the file")
+	}
+
+	// A failure is said in the row, and the row stays as it was.
+	conn.mu.Lock()
 	conn.fail = errors.New("/home/u/.cursor/mcp.json is not valid JSON, left untouched")
+	conn.mu.Unlock()
 	test.Tap(buttons(t, v.rows.Objects[0])["Connect"])
-	test.Tap(buttons(t, a.win.Canvas().Overlays().Top())["Write it"])
+	test.Tap(buttons(t, a.win.Canvas().Overlays().Top())["Connect"])
 	drain()
-	if !strings.Contains(v.status.Text, "not valid JSON") {
-		t.Errorf("failure not shown: %q", v.status.Text)
+	if row := texts(t, v.rows.Objects[0]); !strings.Contains(row, "not valid JSON") || !strings.Contains(row, "Not connected") {
+		t.Errorf("failure not shown in the row: %q", row)
 	}
 }
 

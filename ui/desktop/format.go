@@ -58,15 +58,16 @@ func capabilityWord(c agent.Capability) string {
 	return string(c)
 }
 
-// modelsFound reports a refresh of the model list.
+// modelsFound says what Ollama answered to a check; it speaks of
+// getting a model only when none is installed.
 func modelsFound(n int) string {
 	switch n {
 	case 0:
-		return "Ollama has no model installed: pull one, e.g. 'ollama pull llama3.2'."
+		return "Ollama answers, but has no model installed: get one with 'ollama pull qwen3', or with Pull in the agent editor."
 	case 1:
-		return "1 installed model."
+		return "Ollama answers: 1 model installed."
 	}
-	return fmt.Sprintf("%d installed models.", n)
+	return fmt.Sprintf("Ollama answers: %d models installed.", n)
 }
 
 // pauseLabel is the tray's pause switch.

@@ -39,7 +39,8 @@ type modelsView struct {
 	name, address   *widget.Entry
 	key             *widget.Entry // a password entry
 	kind            *widget.Select
-	keyHint, status *widget.Label
+	keyHint, status *widget.Label // status: the form's feedback, under Save
+	listStatus      *widget.Label // the rows' feedback (Check, Remove), under the list
 	save, removeKey *widget.Button
 	formTitle       *widget.Label
 	// changed, when set, runs after a provider is saved or removed (the
@@ -50,7 +51,7 @@ type modelsView struct {
 func newModelsView(app *App, core providersCore) *modelsView {
 	v := &modelsView{app: app, core: core, checked: map[string]string{},
 		name: widget.NewEntry(), address: widget.NewEntry(), key: widget.NewPasswordEntry(),
-		keyHint: widget.NewLabel(""), status: widget.NewLabel(""), formTitle: widget.NewLabel("")}
+		keyHint: widget.NewLabel(""), status: widget.NewLabel(""), formTitle: widget.NewLabel(""), listStatus: feedback()}
 	v.status.Wrapping = fyne.TextWrapWord
 	v.keyHint.Wrapping = fyne.TextWrapWord
 	kinds := make([]string, len(agent.ProviderKinds))
@@ -59,7 +60,8 @@ func newModelsView(app *App, core providersCore) *modelsView {
 	}
 	v.kind = widget.NewSelect(kinds, func(k string) { v.address.SetPlaceHolder(addressPlaceholder(agent.ProviderKind(k))) })
 	v.name.SetPlaceHolder("a name, e.g. lmstudio")
-	v.save = widget.NewButton("Save provider", v.saveForm)
+	v.save = widget.NewButton("Save", v.saveForm)
+	v.save.Importance = widget.HighImportance
 	v.removeKey = widget.NewButton("Remove key…", v.confirmRemoveKey)
 	v.list = widget.NewList(
 		func() int { return len(v.providers) },
@@ -68,7 +70,7 @@ func newModelsView(app *App, core providersCore) *modelsView {
 			// One line each, so that every row has room for its check.
 			label.Truncation, state.Truncation = fyne.TextTruncateEllipsis, fyne.TextTruncateEllipsis
 			return container.NewBorder(nil, nil, nil,
-				container.NewHBox(widget.NewButton("Check", nil), widget.NewButton("Edit", nil), widget.NewButton("Remove…", nil)),
+				container.NewCenter(container.NewHBox(widget.NewButton("Check", nil), widget.NewButton("Edit", nil), widget.NewButton("Remove…", nil))),
 				container.NewVBox(label, state))
 		},
 		func(i widget.ListItemID, o fyne.CanvasObject) {
@@ -77,7 +79,7 @@ func newModelsView(app *App, core providersCore) *modelsView {
 			texts := row.Objects[0].(*fyne.Container).Objects
 			texts[0].(*widget.Label).SetText(providerLabel(p))
 			texts[1].(*widget.Label).SetText(v.checked[p.Name])
-			buttons := row.Objects[1].(*fyne.Container).Objects
+			buttons := row.Objects[1].(*fyne.Container).Objects[0].(*fyne.Container).Objects
 			buttons[0].(*widget.Button).OnTapped = func() { v.check(p.Name) }
 			buttons[1].(*widget.Button).OnTapped = func() { v.edit(p) }
 			buttons[2].(*widget.Button).OnTapped = func() { v.confirmRemove(p.Name) }
@@ -87,17 +89,17 @@ func newModelsView(app *App, core providersCore) *modelsView {
 }
 
 func (v *modelsView) content() fyne.CanvasObject {
-	add := widget.NewButton("Add provider", v.add)
-	top := container.NewBorder(
-		widget.NewLabel("Providers: the model servers agents run on. Check asks a server for its models now."),
-		add, nil, nil, v.list)
+	add := widget.NewButton("Add a model server", v.add)
+	intro := widget.NewLabel("Model servers: where your agents' models run (in the agent editor, each is a provider). Check asks a server which models it has. Changes apply at once.")
+	intro.Wrapping = fyne.TextWrapWord
+	top := container.NewBorder(intro, container.NewBorder(nil, nil, nil, add, v.listStatus), nil, nil, v.list)
 	form := widget.NewForm(
 		widget.NewFormItem("Name", v.name),
 		widget.NewFormItem("Kind", v.kind),
 		widget.NewFormItem("Address", v.address),
 		widget.NewFormItem("API key", container.NewVBox(container.NewBorder(nil, nil, nil, v.removeKey, v.key), v.keyHint)),
 	)
-	bottom := container.NewVBox(v.formTitle, form, v.save, v.status)
+	bottom := container.NewVBox(v.formTitle, form, container.NewBorder(nil, nil, v.save, nil, v.status))
 	split := container.NewVSplit(top, container.NewVScroll(bottom))
 	split.Offset = 0.5
 	return split
@@ -110,15 +112,23 @@ func (v *modelsView) refresh() {
 		ps := v.core.Providers()
 		return func() {
 			v.providers = ps
-			v.list.Refresh()
+			v.shown()
 		}
 	})
+}
+
+// shown draws the providers just read, here and in Settings' summary.
+func (v *modelsView) shown() {
+	v.list.Refresh()
+	if v.app.settings != nil {
+		v.app.settings.showProviders(v.providers)
+	}
 }
 
 // add empties the form for a new provider.
 func (v *modelsView) add() {
 	v.editing = ""
-	v.formTitle.SetText("Add a provider")
+	v.formTitle.SetText("Add a model server")
 	v.name.SetText("")
 	v.name.Enable()
 	v.kind.SetSelected(string(agent.ProviderOpenAICompatible))
@@ -134,7 +144,7 @@ func (v *modelsView) add() {
 // starts empty (empty keeps the key).
 func (v *modelsView) edit(p agent.ProviderStatus) {
 	v.editing = p.Name
-	v.formTitle.SetText("Edit the provider " + p.Name)
+	v.formTitle.SetText("Edit the model server " + p.Name)
 	v.name.SetText(p.Name)
 	v.name.Disable()
 	v.kind.SetSelected(string(p.Kind))
@@ -170,8 +180,8 @@ func (v *modelsView) saveForm() {
 // the form.
 func (v *modelsView) confirmRemoveKey() {
 	name := v.editing
-	dialog.ShowConfirm("Remove the key of "+name+"?",
-		"Remove the API key of "+name+" from the system keychain? Its server may then refuse the agents that run on it.",
+	dialog.ShowCustomConfirm("Remove the key of "+name+"?", "Remove key", "Cancel",
+		plainNote("Deskhand removes the API key of "+name+" from the system keychain. Its server may then refuse the agents that run on it."),
 		func(ok bool) {
 			if ok {
 				v.removeKeyOf(name)
@@ -183,7 +193,7 @@ func (v *modelsView) confirmRemoveKey() {
 func (v *modelsView) removeKeyOf(name string) {
 	i := slices.IndexFunc(v.providers, func(p agent.ProviderStatus) bool { return p.Name == name })
 	if i < 0 {
-		v.status.SetText("No provider named " + name + ".")
+		v.status.SetText("No model server named " + name + ".")
 		return
 	}
 	v.saveProvider(v.providers[i].Provider, agent.KeyChange{Set: true}, "Removed the key of "+name+".")
@@ -201,12 +211,12 @@ func (v *modelsView) saveProvider(p agent.Provider, key agent.KeyChange, done st
 		return func() {
 			v.save.Enable()
 			if err != nil {
-				v.status.SetText("Not saved: " + agent.UserMessage(err))
+				v.status.SetText("✖ Not saved: " + agent.UserMessage(err))
 				return
 			}
 			v.providers = ps
 			delete(v.checked, saved.Name) // a new address or key: check again
-			v.list.Refresh()
+			v.shown()
 			if i := slices.IndexFunc(ps, func(s agent.ProviderStatus) bool { return s.Name == saved.Name }); i >= 0 {
 				v.edit(ps[i]) // empties the key field
 			} else {
@@ -229,8 +239,10 @@ func (v *modelsView) check(name string) {
 		return func() {
 			v.checked[name] = checkResult(len(names), err)
 			v.list.Refresh()
-			if err != nil { // in full: the row has one line
-				v.status.SetText("Check of " + name + ": " + agent.UserMessage(err))
+			if err != nil { // in full, under the rows: a row has one line
+				say(v.listStatus, "✖ Check of "+name+": "+agent.UserMessage(err))
+			} else if strings.HasPrefix(v.listStatus.Text, "✖ Check of "+name+":") {
+				say(v.listStatus, "")
 			}
 		}
 	})
@@ -238,8 +250,8 @@ func (v *modelsView) check(name string) {
 
 // confirmRemove asks before removing a provider.
 func (v *modelsView) confirmRemove(name string) {
-	dialog.ShowConfirm("Remove "+name+"?",
-		"Remove the provider "+name+" and its API key? Agents that run on it must move to another provider first.",
+	dialog.ShowCustomConfirm("Remove "+name+"?", "Remove model server", "Cancel",
+		plainNote("Deskhand forgets the model server "+name+" and its API key. Agents that run on it must move to another one first."),
 		func(ok bool) {
 			if ok {
 				v.remove(name)
@@ -250,7 +262,7 @@ func (v *modelsView) confirmRemove(name string) {
 // remove removes a provider off fyne's goroutine; the core refuses while
 // agents use it, and says which.
 func (v *modelsView) remove(name string) {
-	v.status.SetText("Removing " + name + "…")
+	say(v.listStatus, "Removing "+name+"…")
 	v.app.background(func(ctx context.Context) func() {
 		err := v.core.DeleteProvider(ctx, name)
 		var ps []agent.ProviderStatus
@@ -259,16 +271,16 @@ func (v *modelsView) remove(name string) {
 		}
 		return func() {
 			if err != nil {
-				v.status.SetText("Not removed: " + agent.UserMessage(err))
+				say(v.listStatus, "✖ Not removed: "+agent.UserMessage(err))
 				return
 			}
 			v.providers = ps
 			delete(v.checked, name)
-			v.list.Refresh()
+			v.shown()
 			if v.editing == name {
 				v.add()
 			}
-			v.status.SetText("Removed " + name + ".")
+			say(v.listStatus, "Removed "+name+".")
 			if v.changed != nil {
 				v.changed()
 			}
@@ -282,7 +294,7 @@ func providerLabel(p agent.ProviderStatus) string {
 	if addr == "" {
 		addr = "default"
 		if p.Kind == agent.ProviderOllama {
-			addr = "default (the Ollama host setting)"
+			addr = "default (Ollama's address, in Settings → Advanced)"
 		}
 	}
 	key := "no key"
@@ -302,7 +314,7 @@ func addressPlaceholder(k agent.ProviderKind) string {
 	case agent.ProviderOpenAICompatible:
 		return "LM Studio http://127.0.0.1:1234/v1, llama.cpp http://127.0.0.1:8080/v1, vLLM http://127.0.0.1:8000/v1"
 	case agent.ProviderOllama:
-		return "default: the Ollama host setting, OLLAMA_HOST or http://127.0.0.1:11434"
+		return "default: Ollama's address in Settings → Advanced, OLLAMA_HOST or http://127.0.0.1:11434"
 	case agent.ProviderOpenAI:
 		return "default: https://api.openai.com/v1"
 	case agent.ProviderAnthropic:
@@ -316,6 +328,8 @@ func checkResult(models int, err error) string {
 	switch {
 	case err != nil:
 		return "✖ " + agent.UserMessage(err)
+	case models == 0:
+		return "● answers, but lists no model"
 	case models == 1:
 		return "● answers: 1 model"
 	}

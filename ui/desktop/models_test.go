@@ -29,7 +29,7 @@ func providerRow(v *modelsView, i int) (label, state *widget.Label, check, edit,
 	v.list.UpdateItem(i, o)
 	row := o.(*fyne.Container)
 	texts := row.Objects[0].(*fyne.Container).Objects
-	buttons := row.Objects[1].(*fyne.Container).Objects
+	buttons := row.Objects[1].(*fyne.Container).Objects[0].(*fyne.Container).Objects
 	return texts[0].(*widget.Label), texts[1].(*widget.Label),
 		buttons[0].(*widget.Button), buttons[1].(*widget.Button), buttons[2].(*widget.Button)
 }
@@ -67,8 +67,8 @@ func TestModelsListsAndChecksProviders(t *testing.T) {
 	if _, state, _, _, _ = providerRow(v, 0); state.Text != "✖ cannot connect to provider lmstudio: connection refused" {
 		t.Errorf("a failed check: %q", state.Text)
 	}
-	if v.status.Text != "Check of lmstudio: cannot connect to provider lmstudio: connection refused" {
-		t.Errorf("the failed check in full: %q", v.status.Text)
+	if v.listStatus.Text != "✖ Check of lmstudio: cannot connect to provider lmstudio: connection refused" {
+		t.Errorf("the failed check in full, under the rows: %q", v.listStatus.Text)
 	}
 }
 
@@ -148,15 +148,15 @@ func TestModelsRemoveShowsTheRefusal(t *testing.T) {
 	ui.settle()
 	v.remove("ollama")
 	ui.settle()
-	if !strings.Contains(v.status.Text, "Not removed: provider ollama is used by assistant, scribe") || v.list.Length() != 2 {
-		t.Errorf("refusal: status %q, listed %d", v.status.Text, v.list.Length())
+	if !strings.Contains(v.listStatus.Text, "Not removed: provider ollama is used by assistant, scribe") || v.list.Length() != 2 {
+		t.Errorf("refusal: status %q, listed %d", v.listStatus.Text, v.list.Length())
 	}
 	_, _, _, edit, _ := providerRow(v, 0)
 	test.Tap(edit)
 	v.remove("lmstudio")
 	ui.settle()
-	if !cmp.Equal(core.deleted, []string{"lmstudio"}) || v.list.Length() != 1 || v.status.Text != "Removed lmstudio." || v.editing != "" {
-		t.Errorf("removed %v, listed %d, status %q, editing %q", core.deleted, v.list.Length(), v.status.Text, v.editing)
+	if !cmp.Equal(core.deleted, []string{"lmstudio"}) || v.list.Length() != 1 || v.listStatus.Text != "Removed lmstudio." || v.editing != "" {
+		t.Errorf("removed %v, listed %d, status %q, editing %q", core.deleted, v.list.Length(), v.listStatus.Text, v.editing)
 	}
 }
 
@@ -168,6 +168,7 @@ func TestCheckResult(t *testing.T) {
 	}{
 		{12, nil, "● answers: 12 models"},
 		{1, nil, "● answers: 1 model"},
+		{0, nil, "● answers, but lists no model"},
 		{0, agent.Userf(nil, "no key"), "✖ no key"},
 	} {
 		if got := checkResult(c.n, c.err); got != c.want {

@@ -188,8 +188,8 @@ func TestProvidersWithTheRealCore(t *testing.T) {
 	}
 	m.remove("lmstudio")
 	ui.settle()
-	if !strings.Contains(m.status.Text, "used by local") {
-		t.Errorf("removing a provider in use: %q", m.status.Text)
+	if !strings.Contains(m.listStatus.Text, "used by local") {
+		t.Errorf("removing a provider in use: %q", m.listStatus.Text)
 	}
 }
 

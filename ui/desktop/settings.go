@@ -16,18 +16,100 @@ import (
 	"github.com/deskhand/deskhand/ui/desktop/platform"
 )
 
-// Settings keys the desktop edits; the server reads them at start.
-var metadataSettings = []struct{ key, label string }{
-	{"server.addr", "Address (HOST:PORT; a non-loopback one requires tokens)"},
-	{"ollama.host", "Ollama host, for the provider \"ollama\" (empty: OLLAMA_HOST or :11434)"},
-	{"server.name", "Server name"},
-	{"server.title", "Title"},
-	{"server.description", "Description"},
-	{"server.instructions", "Instructions for clients"},
-	{"server.website", "Website"},
-	{"server.allowed_hosts", "Allowed hosts (besides loopback; *.example.com for subdomains)"},
-	{"server.allowed_origins", "Allowed origins (e.g. https://app.example.com)"},
-	{"server.page_size", "Tools per tools/list page (empty: 1000)"},
+// advancedSetting is a field under Settings → Advanced. The server reads
+// all of them when it starts (main.go, serve.go), so each applies at the
+// next start.
+type advancedSetting struct {
+	key, label, placeholder string
+	multiline               bool
+}
+
+// advancedGroups are the Advanced settings, in the order shown.
+var advancedGroups = []struct {
+	title    string
+	settings []advancedSetting
+}{
+	{"Where Deskhand serves", []advancedSetting{
+		{"server.addr", "Address", "empty: " + defaultInEffect["server.addr"] + " (HOST:PORT)", false},
+	}},
+	{"Ollama", []advancedSetting{
+		{"ollama.host", "Ollama's address", "empty: OLLAMA_HOST, or " + defaultInEffect["ollama.host"], false},
+	}},
+	{"Who may call", []advancedSetting{
+		{"server.allowed_hosts", "Allowed hosts", "besides this computer; *.example.com for subdomains", false},
+		{"server.allowed_origins", "Allowed origins", "e.g. https://app.example.com", false},
+	}},
+	{"Tools", []advancedSetting{
+		{"server.page_size", "Tools per page", "empty: 1000", false},
+	}},
+	{"What clients are told about this server", []advancedSetting{
+		{"server.name", "Name", "empty: deskhand", false},
+		{"server.title", "Title", "empty: Deskhand", false},
+		{"server.description", "Description", "", true},
+		{"server.instructions", "Instructions", "", true},
+		{"server.website", "Website", "", false},
+	}},
+}
+
+// defaultInEffect is what the server uses for a setting nobody set (as
+// main.go's defaults), so that a default in effect is not taken for an
+// override.
+var defaultInEffect = map[string]string{
+	"server.addr":             "127.0.0.1:7345",
+	"ollama.host":             "http://127.0.0.1:11434",
+	"server.insecure_no_auth": "false",
+}
+
+// effectNote says which value of a setting this run uses when it is not
+// the stored one: set by a flag or the environment, or saved since the
+// start (changedHere). "" when they agree or nothing is known.
+func effectNote(key, stored, now string, known, changedHere bool) string {
+	if !known {
+		return ""
+	}
+	shown := now
+	if key == "server.insecure_no_auth" {
+		stored = fmt.Sprint(stored == "true")
+		shown = map[string]string{"true": "on", "false": "off"}[now]
+	}
+	if stored == now || stored == "" && now == defaultInEffect[key] {
+		return ""
+	}
+	if changedHere {
+		return "In effect now: " + shown + " (what you saved applies from the next start)."
+	}
+	return "In effect now: " + shown + " (set by a flag or the environment)."
+}
+
+// fieldNote is the line under an Advanced field: what is wrong with it,
+// else the value in effect and when a change applies.
+func fieldNote(problem, effect string) (note string, wrong bool) {
+	if problem != "" {
+		return problem, true
+	}
+	return strings.TrimSpace(effect + " Applies at the next start."), false
+}
+
+// pageSizeProblem checks the tools-per-page setting: "" when fine.
+func pageSizeProblem(text string) string {
+	if n := strings.TrimSpace(text); n != "" {
+		if size, err := strconv.Atoi(n); err != nil || size < 1 {
+			return "Tools per page must be a whole number above 0 (or empty for 1000)."
+		}
+	}
+	return ""
+}
+
+// modelServersSummary is the model servers in a sentence, for Settings.
+func modelServersSummary(ps []agent.ProviderStatus) string {
+	if len(ps) == 0 {
+		return "No model server yet: add one (Ollama, LM Studio, an OpenAI-compatible server, OpenAI or Anthropic) so that your agents have a model to run on."
+	}
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = p.Name
+	}
+	return countOf(len(ps), "model server") + ": " + strings.Join(names, ", ") + ". Your agents run on their models; changes there apply at once."
 }
 
 // settingsCore is what the Settings tab needs of the core: the clients
@@ -42,20 +124,32 @@ type settingsCore interface {
 	InstalledModels(ctx context.Context) ([]string, error)
 }
 
-// settingsView holds the clients and their tokens, and the server's
-// settings.
+// settingsView is Settings → General: everyday settings first (model
+// servers, start at login, client tokens), then Advanced, collapsed.
+// Each section says what happened next to its own controls.
 type settingsView struct {
-	app      *App
-	core     settingsCore
-	clients  []agent.Client
-	list     *widget.List
-	newName  *widget.Entry
-	entries  map[string]*widget.Entry
-	insecure *widget.Check
-	session  *widget.Check
-	login    *widget.Check
-	ollama   *widget.Label
-	status   *widget.Label
+	app  *App
+	core settingsCore
+
+	servers *widget.Label // the model servers in a sentence
+	ollama  *widget.Label // the last Check Ollama
+
+	login       *widget.Check
+	loginStatus *widget.Label
+
+	clients     []agent.Client
+	newName     *widget.Entry
+	clientRows  *fyne.Container
+	tokenStatus *widget.Label
+
+	advanced       *widget.Accordion
+	entries        map[string]*widget.Entry
+	notes          map[string]*widget.Label // under each Advanced field, by key
+	insecure       *widget.Check
+	session        *widget.Check
+	advancedStatus *widget.Label
+	stored         map[string]string // the Advanced values as last read or saved
+	savedHere      map[string]bool   // keys saved since this run started
 	// The OS's login item behind the login box (ui/desktop/platform's;
 	// tests put fakes here, so that they leave the real one alone).
 	launchesAtLogin  func() (bool, error)
@@ -63,68 +157,167 @@ type settingsView struct {
 }
 
 func newSettingsView(app *App, core settingsCore) *settingsView {
-	v := &settingsView{app: app, core: core, newName: widget.NewEntry(), entries: make(map[string]*widget.Entry), status: widget.NewLabel(""),
-		ollama: widget.NewLabel(""), launchesAtLogin: platform.LaunchesAtLogin, setLaunchAtLogin: platform.SetLaunchAtLogin}
-	v.insecure = widget.NewCheck("Open local development: accept requests without a token (INSECURE)", nil)
-	v.session = widget.NewCheck("Let each client list and read its own conversations (read-only tools)", nil)
+	v := &settingsView{app: app, core: core, newName: widget.NewEntry(), clientRows: container.NewVBox(),
+		entries: map[string]*widget.Entry{}, notes: map[string]*widget.Label{}, stored: map[string]string{}, savedHere: map[string]bool{},
+		servers: plainNote(""), ollama: feedback(), loginStatus: feedback(), tokenStatus: feedback(), advancedStatus: feedback(),
+		launchesAtLogin: platform.LaunchesAtLogin, setLaunchAtLogin: platform.SetLaunchAtLogin}
 	v.login = widget.NewCheck("Start Deskhand when I log in", nil)
-	v.status.Wrapping = fyne.TextWrapWord
-	v.newName.SetPlaceHolder("client name, e.g. cursor")
-	v.list = widget.NewList(
-		func() int { return len(v.clients) },
-		func() fyne.CanvasObject {
-			return container.NewBorder(nil, nil, nil, container.NewHBox(widget.NewButton("Rotate", nil), widget.NewButton("Revoke", nil)), widget.NewLabel("client"))
-		},
-		func(i widget.ListItemID, o fyne.CanvasObject) {
-			row := o.(*fyne.Container)
-			c := v.clients[i]
-			row.Objects[0].(*widget.Label).SetText(clientLabel(c, time.Now()))
-			buttons := row.Objects[1].(*fyne.Container).Objects
-			buttons[0].(*widget.Button).OnTapped = func() { v.rotate(c.Name) }
-			buttons[1].(*widget.Button).OnTapped = func() { v.revoke(c.Name) }
-		})
-	for _, s := range metadataSettings {
-		e := widget.NewEntry()
-		if s.key == "server.instructions" || s.key == "server.description" {
-			e = widget.NewMultiLineEntry()
-			e.SetMinRowsVisible(2)
+	v.insecure = widget.NewCheck("Open local development: accept requests without a token (INSECURE)", func(bool) { v.checkField("server.addr") })
+	v.session = widget.NewCheck("Let each client list and read its own conversations (read-only tools)", nil)
+	v.newName.SetPlaceHolder("the client's name, e.g. cursor")
+	v.newName.OnSubmitted = func(string) { v.create() }
+	for _, g := range advancedGroups {
+		for _, s := range g.settings {
+			e := widget.NewEntry()
+			if s.multiline {
+				e = widget.NewMultiLineEntry()
+				e.SetMinRowsVisible(2)
+				e.Wrapping = fyne.TextWrapWord
+			}
+			e.SetPlaceHolder(s.placeholder)
+			key := s.key
+			e.OnChanged = func(string) { v.checkField(key) }
+			v.entries[key] = e
+			v.notes[key] = plainNote("")
 		}
-		v.entries[s.key] = e
+	}
+	v.notes["server.insecure_no_auth"] = plainNote("")
+	v.notes["server.session_tools"] = plainNote("")
+	for key := range v.notes {
+		v.checkField(key)
 	}
 	return v
 }
 
+// say puts text in a feedback line, which takes no room while empty.
+// feedback is an empty feedback line.
+func feedback() *widget.Label {
+	l := plainNote("")
+	l.Hide()
+	return l
+}
+
+func say(l *widget.Label, text string) {
+	l.SetText(text)
+	l.Hidden = text == ""
+	l.Refresh()
+}
+
+// settingsHeading is a section's title.
+func settingsHeading(text string) *widget.Label {
+	return widget.NewLabelWithStyle(text, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+}
+
 func (v *settingsView) content() fyne.CanvasObject {
-	create := widget.NewButton("Create token", v.create)
-	clients := container.NewBorder(
-		container.NewVBox(widget.NewLabel("Clients: each has its own token; revoking one shuts it out at once."),
-			container.NewBorder(nil, nil, nil, create, v.newName)),
-		nil, nil, nil, v.list)
-	form := widget.NewForm()
-	for _, s := range metadataSettings {
-		form.Append(s.label, v.entries[s.key])
-	}
-	form.Append("", v.insecure)
-	form.Append("", v.session)
-	save := widget.NewButton("Save settings", v.save)
+	manage := widget.NewButton("Manage model servers…", v.showModels)
 	check := widget.NewButton("Check Ollama", v.checkOllama)
-	where := widget.NewLabel("Data folder: " + v.app.opts.DataDir + "\nEndpoint: " + v.app.opts.ServerURL)
-	where.Wrapping = fyne.TextWrapWord
-	server := container.NewVBox(widget.NewLabel("Server (applies at the next start)"), form, save, v.status,
-		widget.NewSeparator(), container.NewBorder(nil, nil, nil, check, v.ollama), v.login, where)
-	split := container.NewVSplit(clients, container.NewVScroll(server))
-	split.Offset = 0.4
-	return split
+	ollamaAt := "Is Ollama there, and which models does it have?"
+	if host, ok := v.app.opts.InEffect["ollama.host"]; ok {
+		ollamaAt = "Ollama's address in effect: " + host
+	}
+	servers := container.NewVBox(settingsHeading("Model servers"),
+		container.NewBorder(nil, nil, nil, manage, v.servers),
+		container.NewBorder(nil, nil, nil, check, plainNote(ollamaAt)), v.ollama)
+
+	login := container.NewVBox(settingsHeading("Start at login"), v.login,
+		plainNote("Deskhand starts in the tray when you log in to this computer. Applies at once."), v.loginStatus)
+
+	create := widget.NewButton("Create token", v.create)
+	tokens := container.NewVBox(settingsHeading("Client tokens"),
+		plainNote("Each client that calls Deskhand sends a token of its own (Connect makes them for the clients it knows). "+
+			"Creating, rotating or revoking a token applies at once."),
+		container.NewBorder(nil, nil, nil, create, v.newName), v.tokenStatus, v.clientRows)
+
+	v.advanced = widget.NewAccordion(widget.NewAccordionItem("Advanced", v.advancedContent()))
+	return container.NewVScroll(container.NewVBox(servers, widget.NewSeparator(), login, widget.NewSeparator(), tokens,
+		widget.NewSeparator(), v.advanced))
+}
+
+// advancedContent is what Advanced holds: the server's settings, which
+// apply at its next start, and where its data is.
+func (v *settingsView) advancedContent() fyne.CanvasObject {
+	box := container.NewVBox(plainNote("The server reads these when Deskhand starts: a change applies at the next start. Data folder: " +
+		v.app.opts.DataDir + ". Endpoint: " + v.app.opts.ServerURL + "."))
+	// One form, so that the fields line up; each group under its title.
+	form := widget.NewForm()
+	for _, g := range advancedGroups {
+		form.Append("", settingsHeading(g.title))
+		for _, s := range g.settings {
+			form.Append(s.label, container.NewVBox(v.entries[s.key], v.notes[s.key]))
+		}
+		switch g.title {
+		case "Where Deskhand serves":
+			form.Append("", container.NewVBox(v.insecure, v.notes["server.insecure_no_auth"]))
+		case "Tools":
+			form.Append("", container.NewVBox(v.session, v.notes["server.session_tools"]))
+		}
+	}
+	box.Add(form)
+	save := widget.NewButton("Save advanced settings", v.save)
+	save.Importance = widget.HighImportance
+	box.Add(container.NewBorder(nil, nil, save, nil, v.advancedStatus))
+	return box
+}
+
+// showModels opens Settings → Models.
+func (v *settingsView) showModels() {
+	if v.app.tabs == nil {
+		return
+	}
+	v.app.tabs.SelectIndex(tabSettings)
+	if inner, ok := v.app.tabs.Items[tabSettings].Content.(*container.AppTabs); ok {
+		inner.SelectIndex(1) // Models
+	}
+}
+
+// showProviders puts the model servers in the summary (Settings → Models
+// tells, each time it reads them).
+func (v *settingsView) showProviders(ps []agent.ProviderStatus) {
+	v.servers.SetText(modelServersSummary(ps))
+}
+
+// checkField updates the line under one Advanced field.
+func (v *settingsView) checkField(key string) {
+	label := v.notes[key]
+	if label == nil {
+		return
+	}
+	var problem string
+	switch key {
+	case "server.addr":
+		if v.insecure != nil {
+			problem = addrProblem(v.entries[key].Text, v.insecure.Checked)
+		}
+	case "server.page_size":
+		problem = pageSizeProblem(v.entries[key].Text)
+	}
+	now, known := v.app.opts.InEffect[key]
+	note, wrong := fieldNote(problem, effectNote(key, v.stored[key], now, known, v.savedHere[key]))
+	if wrong {
+		label.Importance = widget.DangerImportance
+		note = "✖ " + note
+	} else {
+		label.Importance = widget.LowImportance
+	}
+	say(label, note)
+}
+
+// settingKeys are every key Settings reads and saves.
+func settingKeys() []string {
+	keys := []string{"server.insecure_no_auth", "server.session_tools"}
+	for _, g := range advancedGroups {
+		for _, s := range g.settings {
+			keys = append(keys, s.key)
+		}
+	}
+	return keys
 }
 
 // refresh re-reads the clients and, off fyne's goroutine, the saved
 // settings and whether Deskhand starts at login.
 func (v *settingsView) refresh() {
 	v.refreshClients()
-	keys := []string{"server.insecure_no_auth", "server.session_tools"}
-	for _, s := range metadataSettings {
-		keys = append(keys, s.key)
-	}
+	keys := settingKeys()
 	v.app.background(func(ctx context.Context) func() {
 		values := make(map[string]string)
 		var failed error
@@ -136,23 +329,27 @@ func (v *settingsView) refresh() {
 			}
 			values[key] = val
 		}
-		atLogin, err := v.launchesAtLogin()
-		if err != nil && failed == nil {
-			failed = err
-		}
+		atLogin, loginErr := v.launchesAtLogin()
 		return func() {
-			v.insecure.SetChecked(values["server.insecure_no_auth"] == "true")
-			v.session.SetChecked(values["server.session_tools"] == "true")
 			v.login.OnChanged = nil // showing the state is no change
 			v.login.SetChecked(atLogin)
 			v.login.OnChanged = v.setLogin
-			for _, s := range metadataSettings {
-				if val, ok := values[s.key]; ok {
-					v.entries[s.key].SetText(val)
+			if loginErr != nil {
+				say(v.loginStatus, "✖ "+agent.UserMessage(loginErr))
+			}
+			for key, val := range values {
+				v.stored[key] = val
+				if e, ok := v.entries[key]; ok {
+					e.SetText(val)
 				}
 			}
+			v.insecure.SetChecked(values["server.insecure_no_auth"] == "true")
+			v.session.SetChecked(values["server.session_tools"] == "true")
+			for key := range v.notes {
+				v.checkField(key)
+			}
 			if failed != nil {
-				v.status.SetText(agent.UserMessage(failed))
+				say(v.advancedStatus, "✖ Some settings could not be read: "+agent.UserMessage(failed))
 			}
 		}
 	})
@@ -160,12 +357,19 @@ func (v *settingsView) refresh() {
 
 // setLogin makes Deskhand start at login or not, off fyne's goroutine.
 func (v *settingsView) setLogin(on bool) {
+	say(v.loginStatus, "")
 	v.app.background(func(context.Context) func() {
 		err := v.setLaunchAtLogin(on)
-		if err == nil {
-			return nil
+		return func() {
+			switch {
+			case err != nil:
+				say(v.loginStatus, "✖ "+agent.UserMessage(err))
+			case on:
+				say(v.loginStatus, "Deskhand starts when you log in.")
+			default:
+				say(v.loginStatus, "Deskhand no longer starts when you log in.")
+			}
 		}
-		return func() { v.status.SetText(agent.UserMessage(err)) }
 	})
 }
 
@@ -173,24 +377,42 @@ func (v *settingsView) setLogin(on bool) {
 // edits.
 func (v *settingsView) refreshClients() {
 	v.clients = v.core.Clients()
-	v.list.Refresh()
+	v.clientRows.RemoveAll()
+	now := time.Now()
+	for _, c := range v.clients {
+		label := widget.NewLabel(clientLabel(c, now))
+		label.Truncation = fyne.TextTruncateEllipsis
+		rotate := widget.NewButton("Rotate…", func() { v.confirmRotate(c.Name) })
+		revoke := widget.NewButton("Revoke…", func() { v.confirmRevoke(c.Name) })
+		v.clientRows.Add(container.NewBorder(nil, nil, nil, container.NewHBox(rotate, revoke), label))
+	}
+	if len(v.clients) == 0 {
+		none := widget.NewLabel("No client token yet.")
+		none.Importance = widget.LowImportance
+		v.clientRows.Add(none)
+	}
+	v.clientRows.Refresh()
 }
 
 // create makes a client token, off fyne's goroutine, and shows it once.
 func (v *settingsView) create() {
-	name := v.newName.Text
-	v.status.SetText("Creating a token for " + name + "…")
+	name := strings.TrimSpace(v.newName.Text)
+	if name == "" {
+		say(v.tokenStatus, "Type the client's name first, e.g. cursor.")
+		return
+	}
+	say(v.tokenStatus, "Creating a token for "+name+"…")
 	v.app.background(func(ctx context.Context) func() {
 		_, token, err := v.core.CreateClient(ctx, name)
 		return func() {
 			if err != nil {
-				v.status.SetText(agent.UserMessage(err))
+				say(v.tokenStatus, "✖ Not created: "+agent.UserMessage(err))
 				return
 			}
-			if v.newName.Text == name {
+			if strings.TrimSpace(v.newName.Text) == name {
 				v.newName.SetText("")
 			}
-			v.status.SetText("")
+			say(v.tokenStatus, "Created a token for "+name+".")
 			v.refreshClients()
 			v.showToken(name, token)
 		}
@@ -205,21 +427,44 @@ func (v *settingsView) showToken(name, token string) {
 	body := container.NewVBox(
 		widget.NewLabel("The token of "+name+". It is shown only now; Deskhand keeps only its hash."),
 		container.NewBorder(nil, nil, nil, copyButton, shown),
-		widget.NewLabel("Send it as 'Authorization: Bearer <token>' to "+v.app.opts.ServerURL),
+		widget.NewLabel("The client sends it as 'Authorization: Bearer <token>' to "+v.app.opts.ServerURL),
 	)
-	dialog.ShowCustom("New client token", "Done", body, v.app.win)
+	dialog.ShowCustom("New token for "+name, "Done", body, v.app.win)
+}
+
+// confirmRevoke asks before shutting a client out.
+func (v *settingsView) confirmRevoke(name string) {
+	dialog.ShowCustomConfirm("Revoke the token of "+name+"?", "Revoke token", "Cancel",
+		plainNote(name+" can no longer call your agents, from now on, until it gets a new token."),
+		func(ok bool) {
+			if ok {
+				v.revoke(name)
+			}
+		}, v.app.win)
+}
+
+// confirmRotate asks before replacing a client's token.
+func (v *settingsView) confirmRotate(name string) {
+	dialog.ShowCustomConfirm("Rotate the token of "+name+"?", "Rotate token", "Cancel",
+		plainNote("Deskhand makes "+name+" a new token and shows it once; the old one stops working at once, so update "+name+" with the new one."),
+		func(ok bool) {
+			if ok {
+				v.rotate(name)
+			}
+		}, v.app.win)
 }
 
 // revoke shuts a client out, off fyne's goroutine.
 func (v *settingsView) revoke(name string) {
+	say(v.tokenStatus, "Revoking the token of "+name+"…")
 	v.app.background(func(ctx context.Context) func() {
 		err := v.core.RevokeClient(ctx, name)
 		return func() {
 			if err != nil {
-				v.status.SetText(agent.UserMessage(err))
+				say(v.tokenStatus, "✖ Not revoked: "+agent.UserMessage(err))
 				return
 			}
-			v.status.SetText("Revoked " + name + ".")
+			say(v.tokenStatus, "Revoked the token of "+name+": it no longer works.")
 			v.refreshClients()
 		}
 	})
@@ -228,58 +473,68 @@ func (v *settingsView) revoke(name string) {
 // rotate replaces a client's token, off fyne's goroutine: the old one
 // stops working at once and the new one is shown once.
 func (v *settingsView) rotate(name string) {
+	say(v.tokenStatus, "Rotating the token of "+name+"…")
 	v.app.background(func(ctx context.Context) func() {
 		_, token, err := v.core.RotateClient(ctx, name)
 		return func() {
 			if err != nil {
-				v.status.SetText(agent.UserMessage(err))
+				say(v.tokenStatus, "✖ Not rotated: "+agent.UserMessage(err))
 				return
 			}
 			v.refreshClients()
-			v.status.SetText("Rotated the token of " + name + ": update the client with the new one.")
+			say(v.tokenStatus, "Rotated the token of "+name+": update the client with the new one.")
 			v.showToken(name, token)
 		}
 	})
 }
 
+// save stores the Advanced settings, once they are valid.
 func (v *settingsView) save() {
-	if p := addrProblem(v.entries["server.addr"].Text, v.insecure.Checked); p != "" {
-		v.status.SetText(p)
+	for _, key := range []string{"server.addr", "server.page_size"} {
+		v.checkField(key)
+	}
+	if addrProblem(v.entries["server.addr"].Text, v.insecure.Checked) != "" || pageSizeProblem(v.entries["server.page_size"].Text) != "" {
+		say(v.advancedStatus, "✖ Not saved: fix the field marked above.")
 		return
 	}
-	if n := strings.TrimSpace(v.entries["server.page_size"].Text); n != "" {
-		if size, err := strconv.Atoi(n); err != nil || size < 1 {
-			v.status.SetText("Tools per page must be a whole number above 0 (or empty for 1000).")
-			return
-		}
-	}
 	values := map[string]string{"server.insecure_no_auth": fmt.Sprint(v.insecure.Checked), "server.session_tools": fmt.Sprint(v.session.Checked)}
-	for _, s := range metadataSettings {
-		values[s.key] = strings.TrimSpace(v.entries[s.key].Text)
+	for key, e := range v.entries {
+		values[key] = strings.TrimSpace(e.Text)
 	}
-	v.status.SetText("Saving…")
+	say(v.advancedStatus, "Saving…")
 	v.app.background(func(ctx context.Context) func() {
 		for key, value := range values {
 			if err := v.core.SetSetting(ctx, key, value); err != nil {
-				return func() { v.status.SetText("Not saved: " + agent.UserMessage(err)) }
+				return func() { say(v.advancedStatus, "✖ Not saved: "+agent.UserMessage(err)) }
 			}
 		}
-		return func() { v.status.SetText("Saved. The server uses these settings from its next start.") }
+		return func() {
+			for key, value := range values {
+				if v.stored[key] != value {
+					v.savedHere[key] = true
+				}
+				v.stored[key] = value
+			}
+			for key := range v.notes {
+				v.checkField(key)
+			}
+			say(v.advancedStatus, "Saved. Deskhand uses them from its next start: quit Deskhand and open it again.")
+		}
 	})
 }
 
 // checkOllama asks the provider "ollama" for its models, off fyne's
-// goroutine (Settings → Models checks every provider).
+// goroutine (Settings → Models checks every model server).
 func (v *settingsView) checkOllama() {
-	v.ollama.SetText("Asking Ollama…")
+	say(v.ollama, "Asking Ollama…")
 	v.app.background(func(ctx context.Context) func() {
 		names, err := v.core.InstalledModels(ctx)
 		return func() {
 			if err != nil {
-				v.ollama.SetText("✖ " + agent.UserMessage(err))
+				say(v.ollama, "✖ "+agent.UserMessage(err))
 				return
 			}
-			v.ollama.SetText("● Ollama (the provider \"ollama\") answers: " + modelsFound(len(names)))
+			say(v.ollama, "● "+modelsFound(len(names)))
 		}
 	})
 }

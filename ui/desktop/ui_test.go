@@ -194,8 +194,8 @@ func TestFormatting(t *testing.T) {
 		{pendingLabel(0), "No questions waiting"},
 		{pendingLabel(1), "1 question waiting…"},
 		{pendingLabel(3), "3 questions waiting…"},
-		{modelsFound(0), "Ollama has no model installed: pull one, e.g. 'ollama pull llama3.2'."},
-		{modelsFound(2), "2 installed models."},
+		{modelsFound(0), "Ollama answers, but has no model installed: get one with 'ollama pull qwen3', or with Pull in the agent editor."},
+		{modelsFound(2), "Ollama answers: 2 models installed."},
 		{pauseLabel(false), "Pause serving"},
 		{pauseLabel(true), "Resume serving"},
 		{questionTitle(agent.Question{Kind: agent.KindApproval, Agent: "s", Tool: "write_file"}), "s asks to run write_file"},
@@ -295,19 +295,19 @@ func TestSettingsTokensAndServer(t *testing.T) {
 	}
 	test.Tap(widget.NewButton("", v.create)) // an empty name is refused, and said so
 	ui.settle()
-	if !strings.Contains(v.status.Text, "not valid") {
-		t.Errorf("status = %q", v.status.Text)
+	if !strings.Contains(v.tokenStatus.Text, "Type the client's name") {
+		t.Errorf("status = %q", v.tokenStatus.Text)
 	}
 	test.Type(v.newName, "cursor")
-	v.create()
+	v.newName.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn}) // Enter creates the token
 	ui.settle()
-	if len(v.clients) != 1 || v.clients[0].Name != "cursor" || v.newName.Text != "" {
-		t.Fatalf("clients = %+v", v.clients)
+	if len(v.clients) != 1 || v.clients[0].Name != "cursor" || v.newName.Text != "" || !strings.Contains(v.tokenStatus.Text, "Created") {
+		t.Fatalf("clients = %+v, status %q", v.clients, v.tokenStatus.Text)
 	}
 	v.rotate("cursor")
 	ui.settle()
-	if !cmp.Equal(core.rotated, []string{"cursor"}) || len(core.revoked) != 0 || !strings.Contains(v.status.Text, "Rotated") {
-		t.Errorf("rotate: rotated %v, revoked %v, status %q", core.rotated, core.revoked, v.status.Text)
+	if !cmp.Equal(core.rotated, []string{"cursor"}) || len(core.revoked) != 0 || !strings.Contains(v.tokenStatus.Text, "Rotated") {
+		t.Errorf("rotate: rotated %v, revoked %v, status %q", core.rotated, core.revoked, v.tokenStatus.Text)
 	}
 	v.revoke("cursor")
 	ui.settle()
@@ -319,22 +319,28 @@ func TestSettingsTokensAndServer(t *testing.T) {
 	v.insecure.SetChecked(true)
 	v.save()
 	ui.settle()
-	if !strings.Contains(v.status.Text, "requires tokens") || core.settings["server.addr"] != "" {
-		t.Errorf("a non-loopback address without tokens was saved: %q %v", v.status.Text, core.settings)
+	if !strings.Contains(v.notes["server.addr"].Text, "requires tokens") || !strings.Contains(v.advancedStatus.Text, "Not saved") || core.settings["server.addr"] != "" {
+		t.Errorf("a non-loopback address without tokens was saved: %q, %q, %v", v.notes["server.addr"].Text, v.advancedStatus.Text, core.settings)
 	}
 	v.insecure.SetChecked(false)
+	if strings.Contains(v.notes["server.addr"].Text, "requires tokens") {
+		t.Errorf("the address's note stayed once fixed: %q", v.notes["server.addr"].Text)
+	}
 	v.save()
 	ui.settle()
 	if core.settings["server.allowed_hosts"] != "*.dev.example" || core.settings["server.title"] != "My agents" ||
 		core.settings["server.addr"] != "0.0.0.0:7345" || core.settings["server.insecure_no_auth"] != "false" {
 		t.Errorf("settings = %v", core.settings)
 	}
+	if !strings.Contains(v.advancedStatus.Text, "next start") {
+		t.Errorf("saved: %q", v.advancedStatus.Text)
+	}
 	v.checkOllama()
 	if v.ollama.Text != "Asking Ollama…" {
 		t.Errorf("while asking: %q", v.ollama.Text)
 	}
 	ui.settle()
-	if !strings.Contains(v.ollama.Text, "2 installed models") {
+	if !strings.Contains(v.ollama.Text, "2 models installed") {
 		t.Errorf("Ollama status = %q", v.ollama.Text)
 	}
 	if got := clientLabel(agent.Client{Name: "c", CreatedAt: time.Date(2026, 1, 2, 0, 0, 0, 0, time.Local)}, time.Now()); got != "c · created Jan 2 2026 · never used" {
@@ -430,14 +436,14 @@ func TestLaunchAtLogin(t *testing.T) {
 	login.fail = agent.Userf(nil, "cannot write the autostart entry")
 	test.Tap(v.login)
 	ui.settle()
-	if !strings.Contains(v.status.Text, "cannot write the autostart entry") {
-		t.Errorf("a failure is not shown: %q", v.status.Text)
+	if !strings.Contains(v.loginStatus.Text, "cannot write the autostart entry") {
+		t.Errorf("a failure is not shown next to the box: %q", v.loginStatus.Text)
 	}
-	v.status.SetText("")
+	v.loginStatus.SetText("")
 	v.refresh()
 	ui.settle()
-	if !strings.Contains(v.status.Text, "cannot write the autostart entry") {
-		t.Errorf("a failure to read is not shown: %q", v.status.Text)
+	if !strings.Contains(v.loginStatus.Text, "cannot write the autostart entry") {
+		t.Errorf("a failure to read is not shown next to the box: %q", v.loginStatus.Text)
 	}
 }
 
