@@ -1,0 +1,154 @@
+package desktop
+
+import (
+	"image/color"
+	"math"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+)
+
+// editorKeys handles the editor's shortcuts (Ctrl+S, Ctrl+N); true when
+// it did.
+type editorKeys func(fyne.Shortcut) bool
+
+// editorEntry is an entry of the agent editor. A focused entry gets every
+// shortcut typed in the window, and fyne's Entry drops those it does not
+// know: this one hands Ctrl+S and Ctrl+N to the editor first.
+type editorEntry struct {
+	widget.Entry
+	keys editorKeys
+	// minRows: a multi-line entry grows with its text from this many rows,
+	// so that it never needs to scroll inside the form (see wheelPass).
+	minRows, rowsShown int
+}
+
+func newEditorEntry(keys editorKeys) *editorEntry {
+	e := &editorEntry{keys: keys}
+	e.ExtendBaseWidget(e)
+	e.Wrapping = fyne.TextWrap(fyne.TextTruncateClip)
+	return e
+}
+
+func newEditorMultiLine(keys editorKeys, minRows int) *editorEntry {
+	e := &editorEntry{keys: keys, minRows: minRows}
+	e.ExtendBaseWidget(e)
+	e.MultiLine, e.Wrapping = true, fyne.TextWrapWord
+	e.SetMinRowsVisible(minRows)
+	return e
+}
+
+// TypedShortcut gives the editor its shortcuts, the entry the others.
+func (e *editorEntry) TypedShortcut(s fyne.Shortcut) {
+	if e.keys != nil && e.keys(s) {
+		return
+	}
+	e.Entry.TypedShortcut(s)
+}
+
+// Resize re-counts the rows the text needs at the new width.
+func (e *editorEntry) Resize(size fyne.Size) {
+	e.Entry.Resize(size)
+	e.grow()
+}
+
+// grow shows all of a multi-line entry's text, up to maxGrowRows rows.
+func (e *editorEntry) grow() {
+	if !e.MultiLine || e.minRows == 0 {
+		return
+	}
+	inner := e.Size().Width - 2*theme.InnerPadding()
+	measure := func(s string) float32 {
+		return fyne.MeasureText(s, theme.TextSize(), e.TextStyle).Width
+	}
+	rows := min(max(textRows(e.Text, inner, measure), e.minRows), maxGrowRows)
+	if rows != e.rowsShown {
+		e.rowsShown = rows
+		e.SetMinRowsVisible(rows)
+	}
+}
+
+// maxGrowRows bounds how tall an entry grows; beyond, it scrolls inside
+// as it must (the cursor keys still reach all of the text).
+const maxGrowRows = 40
+
+// textRows estimates how many rows a text takes once wrapped at width (0:
+// not laid out yet, one row a line).
+func textRows(text string, width float32, measure func(string) float32) int {
+	rows := 0
+	for _, line := range strings.Split(text, "\n") {
+		n := 1
+		if width > 0 {
+			n = max(1, int(math.Ceil(float64(measure(line)/width))))
+		}
+		rows += n
+	}
+	return rows
+}
+
+// editorSelectEntry is the model picker: a SelectEntry that also hands
+// Ctrl+S and Ctrl+N to the editor.
+type editorSelectEntry struct {
+	widget.SelectEntry
+	keys editorKeys
+}
+
+func newEditorSelectEntry(keys editorKeys) *editorSelectEntry {
+	e := &editorSelectEntry{keys: keys}
+	e.ExtendBaseWidget(e)
+	e.Wrapping = fyne.TextWrap(fyne.TextTruncateClip)
+	return e
+}
+
+// TypedShortcut gives the editor its shortcuts, the entry the others.
+func (e *editorSelectEntry) TypedShortcut(s fyne.Shortcut) {
+	if e.keys != nil && e.keys(s) {
+		return
+	}
+	e.SelectEntry.TypedShortcut(s)
+}
+
+// isShortcut says whether s is the key with the platform's shortcut
+// modifier (Ctrl, or Cmd on macOS).
+func isShortcut(s fyne.Shortcut, key fyne.KeyName) bool {
+	c, ok := s.(*desktop.CustomShortcut)
+	return ok && c.KeyName == key && c.Modifier == fyne.KeyModifierShortcutDefault
+}
+
+// wheelPass lies over an entry and hands the mouse wheel to the form's
+// scroll. Every fyne Entry that wraps or scrolls holds a scroll of its
+// own, which takes the wheel over it even when it has nothing to scroll,
+// so the form would stop under the pointer; the wheel goes to the
+// deepest scrollable object under it, and this one is drawn last. It
+// takes no tap, hover or drag: those reach the entry.
+type wheelPass struct {
+	widget.BaseWidget
+	to fyne.Scrollable
+}
+
+func newWheelPass(to fyne.Scrollable) *wheelPass {
+	w := &wheelPass{to: to}
+	w.ExtendBaseWidget(w)
+	return w
+}
+
+// Scrolled scrolls the form.
+func (w *wheelPass) Scrolled(ev *fyne.ScrollEvent) {
+	if w.to != nil {
+		w.to.Scrolled(ev)
+	}
+}
+
+func (w *wheelPass) CreateRenderer() fyne.WidgetRenderer {
+	return widget.NewSimpleRenderer(canvas.NewRectangle(color.Transparent))
+}
+
+// underWheel puts a wheelPass to the scroll over an entry.
+func underWheel(entry fyne.CanvasObject, to fyne.Scrollable) fyne.CanvasObject {
+	return container.NewStack(entry, newWheelPass(to))
+}
