@@ -62,12 +62,14 @@ type agentsView struct {
 	// asking: servers are asked for models only from the first refresh
 	// (or Refresh) on, never while the window is being built.
 	asking                                    bool
-	modelHint, capabilities, clientNote       *widget.Label
-	noModel                                   *widget.Label // the warning of an agent on a provider without a model
+	clientNote                                *widget.Label
+	modelHint, capabilities                   *note
+	noModel                                   *note // the warning of an agent on a provider without a model
 	conversations, enabled                    *widget.Check
 	clientMayApprove                          *widget.Check
-	schemaHint, slugHint, status, whoAsked    *widget.Label
-	foldersHint, hostsHint                    *widget.Label
+	whoAsked                                  *widget.Label
+	schemaHint, slugHint, status              *note
+	foldersHint, hostsHint                    *note
 	save, remove, newAgentButton              *widget.Button
 	root, editor, empty                       fyne.CanvasObject
 	emptyText                                 *widget.Label
@@ -139,15 +141,13 @@ func newAgentsView(app *App, core agentsCore) *agentsView {
 		v.describeModel()
 		v.changed()
 	}
-	v.modelHint, v.capabilities, v.clientNote = wrapped(""), wrapped(""), wrapped(clientModelNote)
-	v.noModel = wrapped("")
-	v.noModel.Importance = widget.WarningImportance
+	v.modelHint, v.capabilities, v.clientNote = newNote(widget.MediumImportance), newNote(widget.MediumImportance), wrapped(clientModelNote)
+	v.noModel = newNote(widget.WarningImportance)
 	v.clientNote.Hide()
 	v.runsOn = widget.NewRadioGroup([]string{runsOnProvider, runsOnClient}, func(choice string) {
-		if choice == runsOnClient {
-			v.clientNote.Show()
-		} else {
-			v.clientNote.Hide()
+		if (choice == runsOnClient) != v.clientNote.Visible() {
+			v.clientNote.Hidden = choice != runsOnClient
+			v.relayout()
 		}
 		v.changed()
 	})
@@ -168,8 +168,11 @@ func newAgentsView(app *App, core agentsCore) *agentsView {
 	v.prompt, v.schema = newEditorMultiLine(keys, 5), newEditorMultiLine(keys, 3)
 	v.prompt.SetPlaceHolder("what the agent is for and how it should work")
 	v.schema.SetPlaceHolder(`optional, such as {"type":"object","properties":{…}}`)
-	v.schemaHint, v.slugHint, v.foldersHint, v.hostsHint = problem(), problem(), problem(), problem()
-	v.status = wrapped("")
+	v.schemaHint, v.slugHint, v.foldersHint, v.hostsHint = newNote(widget.DangerImportance), newNote(widget.DangerImportance), newNote(widget.DangerImportance), newNote(widget.DangerImportance)
+	v.status = newNote(widget.MediumImportance)
+	for _, n := range []*note{v.modelHint, v.capabilities, v.noModel, v.schemaHint, v.slugHint, v.foldersHint, v.hostsHint, v.status} {
+		n.toggled = v.relayout
+	}
 	v.schema.OnChanged = func(s string) {
 		v.schemaHint.SetText(schemaProblem(s))
 		v.changed()
@@ -232,11 +235,36 @@ func wrapped(text string) *widget.Label {
 	return l
 }
 
-// problem is a validation message, shown next to its field.
-func problem() *widget.Label {
-	l := wrapped("")
-	l.Importance = widget.DangerImportance
-	return l
+// note is a label in the editor's column that takes no room while it
+// has nothing to say: a validation message next to its field, a hint,
+// the status.
+type note struct {
+	widget.Label
+	toggled func() // it showed or hid: the form lays out again
+}
+
+func newNote(importance widget.Importance) *note {
+	n := &note{}
+	n.ExtendBaseWidget(n)
+	n.Wrapping, n.Importance = fyne.TextWrapWord, importance
+	n.Hide()
+	return n
+}
+
+// SetText shows the text, or hides the note when it is "".
+func (n *note) SetText(text string) {
+	n.Label.SetText(text)
+	if (text == "") == n.Hidden {
+		return
+	}
+	if text == "" {
+		n.Hide()
+	} else {
+		n.Show()
+	}
+	if n.toggled != nil {
+		n.toggled()
+	}
 }
 
 // newAgentDefaults is what the editor shows for a new agent.
@@ -261,7 +289,8 @@ func (v *agentsView) refresh() {
 			v.showEditor() // the person is at work on one already
 		}
 	case v.editing.ID != "" && !v.hasChanges():
-		if i := v.indexOf(v.editing.ID); i >= 0 {
+		// Changed elsewhere (the kill switch, the tray): show it as stored.
+		if i := v.indexOf(v.editing.ID); i >= 0 && fieldsChanged(fieldsOf(v.editing), fieldsOf(v.agents[i])) {
 			v.show(v.agents[i])
 		}
 	}
@@ -473,8 +502,6 @@ func (v *agentsView) changed() {
 		v.remove.Enable()
 	}
 	v.noModel.SetText(noModelWarning(v.fields()))
-	v.noModel.Hidden = v.noModel.Text == ""
-	v.noModel.Refresh()
 }
 
 // setSlug writes the slug derived from the name; it keeps following.
@@ -514,6 +541,7 @@ func (v *agentsView) pick(a agent.Agent) {
 		v.edit(a)
 		v.showEditor()
 		v.selectShown()
+		v.toTop()
 	})
 }
 
@@ -525,8 +553,23 @@ func (v *agentsView) newAgent() {
 		v.edit(newAgentDefaults())
 		v.list.UnselectAll()
 		v.showEditor()
+		v.toTop()
 		v.app.win.Canvas().Focus(v.name)
 	})
+}
+
+// relayout lays the editor out again after a line of it showed or hid.
+func (v *agentsView) relayout() {
+	if v.editor != nil {
+		v.editor.Refresh()
+	}
+}
+
+// toTop scrolls the form back to its first field.
+func (v *agentsView) toTop() {
+	if v.form != nil {
+		v.form.ScrollToTop()
+	}
 }
 
 // showFirst shows the first agent, or that there is none yet.
