@@ -404,10 +404,13 @@ func (v *agentsView) describeModel() {
 	})
 }
 
-// edit shows an agent in the editor.
+// edit shows an agent in the editor, selected in the list (none for a
+// new one). It does not ask about unsaved changes: pick and newAgent do.
 func (v *agentsView) edit(a agent.Agent) {
 	v.show(a)
 	v.status.SetText("")
+	v.showEditor()
+	v.selectShown()
 }
 
 // show fills the editor with an agent: its fields, its "Try it"

@@ -84,16 +84,11 @@ func TestEditorNewAgentDerivesTheSlug(t *testing.T) {
 		t.Errorf("a typed slug changed with the name: %q", v.slug.Text)
 	}
 	// A saved agent's slug stays: clients know its tool by it.
-	v.discardAndEdit(v.agents[0])
+	v.edit(v.agents[0])
 	test.Type(v.name, " Two")
 	if v.slug.Text != "assistant" {
 		t.Errorf("renaming a saved agent changed its slug: %q", v.slug.Text)
 	}
-}
-
-// discardAndEdit shows a, discarding what the editor holds.
-func (v *agentsView) discardAndEdit(a agent.Agent) {
-	v.edit(a)
 }
 
 // TestEditorAsksBeforeLosingChanges: clicking another agent with unsaved
