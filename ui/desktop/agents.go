@@ -129,6 +129,7 @@ func newAgentsView(app *App, core agentsCore) *agentsView {
 	v.name, v.slug, v.description = newEditorEntry(keys), newEditorEntry(keys), newEditorMultiLine(keys, 1)
 	v.name.SetPlaceHolder("such as Researcher")
 	v.description.SetPlaceHolder("what it does, for the clients that call it")
+	v.slug.SetPlaceHolder("lower case, such as researcher")
 	v.name.OnChanged = func(name string) {
 		if v.slugAuto && !v.loading {
 			v.setSlug(slugFromName(name))
@@ -207,7 +208,12 @@ func newAgentsView(app *App, core agentsCore) *agentsView {
 		v.showWhoIsAsked()
 		v.changed()
 	})
-	v.routing = widget.NewRadioGroup(routingChoices(), func(string) {
+	v.routing = widget.NewRadioGroup(routingChoices(), func(words string) {
+		if routingOf(words) == agent.RouteClient { // only a client asked can approve
+			v.clientMayApprove.Enable()
+		} else {
+			v.clientMayApprove.Disable()
+		}
 		v.showWhoIsAsked()
 		v.changed()
 	})

@@ -26,6 +26,17 @@ type editorEntry struct {
 	// minRows: a multi-line entry grows with its text from this many rows,
 	// so that it never needs to scroll inside the form (see wheelPass).
 	minRows, rowsShown int
+	// focused, when set, is told the entry got the focus (the form then
+	// scrolls it into view: Tab may land below the fold).
+	focused func()
+}
+
+// FocusGained tells the editor, which brings the entry into view.
+func (e *editorEntry) FocusGained() {
+	e.Entry.FocusGained()
+	if e.focused != nil {
+		e.focused()
+	}
 }
 
 func newEditorEntry(keys editorKeys) *editorEntry {
@@ -95,7 +106,16 @@ func textRows(text string, width float32, measure func(string) float32) int {
 // Ctrl+S and Ctrl+N to the editor.
 type editorSelectEntry struct {
 	widget.SelectEntry
-	keys editorKeys
+	keys    editorKeys
+	focused func()
+}
+
+// FocusGained tells the editor, which brings the entry into view.
+func (e *editorSelectEntry) FocusGained() {
+	e.SelectEntry.FocusGained()
+	if e.focused != nil {
+		e.focused()
+	}
 }
 
 func newEditorSelectEntry(keys editorKeys) *editorSelectEntry {

@@ -334,3 +334,25 @@ func findButton(t *testing.T, o fyne.CanvasObject, text string) *widget.Button {
 	}
 	return found
 }
+
+// TestTabBringsAFieldIntoView: a field that gets the focus below the fold
+// scrolls into view.
+func TestTabBringsAFieldIntoView(t *testing.T) {
+	v, ui := agentsScreen(t, twoAgents())
+	v.refresh()
+	ui.settle()
+	v.app.win.Resize(fyne.NewSize(640, 480))
+	v.app.win.Canvas().Focus(v.schema)
+	if v.form.Offset.Y <= 0 {
+		t.Fatalf("the form stayed at %v with the answer format focused", v.form.Offset)
+	}
+	d := fyne.CurrentApp().Driver()
+	top := d.AbsolutePositionForObject(v.schema).Y - d.AbsolutePositionForObject(v.form).Y
+	if top < 0 || top+v.schema.Size().Height > v.form.Size().Height {
+		t.Errorf("the answer format is at %v in a form %v high", top, v.form.Size().Height)
+	}
+	v.app.win.Canvas().Focus(v.name)
+	if top := d.AbsolutePositionForObject(v.name).Y - d.AbsolutePositionForObject(v.form).Y; top < labelRoom/2 || top > v.form.Size().Height/2 {
+		t.Errorf("back to the name: it is at %v, the form at %v", top, v.form.Offset)
+	}
+}

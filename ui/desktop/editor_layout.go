@@ -29,6 +29,10 @@ func (v *agentsView) content() fyne.CanvasObject {
 	v.showPull()
 
 	v.form = container.NewVScroll(nil)
+	for _, e := range []*editorEntry{v.name, v.description, v.prompt, v.starters, v.folders, v.reachable, v.slug, v.schema} {
+		e.focused = func() { v.reveal(e) }
+	}
+	v.model.focused = func() { v.reveal(v.model) }
 	in := func(e fyne.CanvasObject) fyne.CanvasObject { return underWheel(e, v.form) }
 	toolRows := container.NewVBox()
 	for _, ts := range v.tools {
@@ -94,6 +98,30 @@ func (v *agentsView) content() fyne.CanvasObject {
 	}
 	return v.root
 }
+
+// reveal scrolls the form so that a field of it shows whole (or its top,
+// when it is taller than the form).
+func (v *agentsView) reveal(o fyne.CanvasObject) {
+	if v.form == nil || v.form.Content == nil || !v.form.Visible() {
+		return
+	}
+	d := fyne.CurrentApp().Driver()
+	top := d.AbsolutePositionForObject(o).Y - d.AbsolutePositionForObject(v.form.Content).Y
+	view := v.form.Size().Height
+	bottom := top + o.Size().Height
+	switch {
+	case view <= 0:
+	case top < v.form.Offset.Y:
+		// with the label above the field in view too
+		v.form.ScrollToOffset(fyne.NewPos(0, max(0, top-labelRoom)))
+	case bottom > v.form.Offset.Y+view:
+		v.form.ScrollToOffset(fyne.NewPos(0, min(top, bottom-view)))
+	}
+}
+
+// labelRoom is about the height of a field's label, kept in view above
+// a field scrolled to.
+const labelRoom = 40
 
 // section is a group of the form under a bold heading.
 func section(title string, objects ...fyne.CanvasObject) fyne.CanvasObject {

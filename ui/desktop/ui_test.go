@@ -23,6 +23,7 @@ func TestEditorSavesAnAgent(t *testing.T) {
 	test.Type(v.name, "Researcher") // the slug follows
 	test.Type(v.prompt, "Find sources.")
 	test.Type(v.model, "qwen3:8b")
+	test.Tap(v.clientMayApprove) // kept, though only a client asked may approve
 	v.routing.SetSelected(routingWord(agent.RouteDesktop))
 	test.Type(v.schema, `{"type":"object"}`)
 	test.Tap(v.tools[1].use) // write_file: asks first by default
@@ -33,7 +34,9 @@ func TestEditorSavesAnAgent(t *testing.T) {
 	if !strings.Contains(v.whoAsked.Text, "come to you here, on this computer") {
 		t.Errorf("who is asked, routed to the desktop: %q", v.whoAsked.Text)
 	}
-	test.Tap(v.clientMayApprove)
+	if !v.clientMayApprove.Disabled() {
+		t.Error("the client may approve, though it is not asked")
+	}
 	test.Tap(v.save)
 	ui.settle()
 	if len(core.saved) != 1 {
