@@ -219,6 +219,52 @@ func TestWheelScrollsTheFormOverAField(t *testing.T) {
 	}
 }
 
+// TestWheelPassLetsClicksThrough: the wheel pass over a field takes the
+// wheel only: clicks, hovering, dragging and focus find the field.
+func TestWheelPassLetsClicksThrough(t *testing.T) {
+	var o any = newWheelPass(nil)
+	for name, takes := range map[string]bool{
+		"taps":        is[fyne.Tappable](o),
+		"right taps":  is[fyne.SecondaryTappable](o),
+		"double taps": is[fyne.DoubleTappable](o),
+		"the mouse":   is[desktop.Mouseable](o),
+		"hovering":    is[desktop.Hoverable](o),
+		"the cursor":  is[desktop.Cursorable](o),
+		"drags":       is[fyne.Draggable](o),
+		"the focus":   is[fyne.Focusable](o),
+	} {
+		if takes {
+			t.Errorf("the wheel pass takes %s from the field under it", name)
+		}
+	}
+	if !is[fyne.Scrollable](o) {
+		t.Error("the wheel pass does not take the wheel")
+	}
+}
+
+func is[T any](o any) bool {
+	_, ok := o.(T)
+	return ok
+}
+
+// TestEntriesGrowWithTheirText: a long prompt makes its field taller, so
+// that the form's scroll shows it all.
+func TestEntriesGrowWithTheirText(t *testing.T) {
+	v, ui := agentsScreen(t, twoAgents())
+	v.refresh()
+	ui.settle()
+	v.app.win.Resize(fyne.NewSize(640, 480))
+	before := v.prompt.MinSize().Height
+	v.prompt.SetText(strings.Repeat("A line of the prompt.\n", 12))
+	if after := v.prompt.MinSize().Height; after <= before*2 {
+		t.Errorf("12 lines: the prompt is %v high, %v empty", after, before)
+	}
+	v.prompt.SetText("")
+	if h := v.prompt.MinSize().Height; h != before {
+		t.Errorf("emptied, the prompt stays %v high, not %v", h, before)
+	}
+}
+
 // TestEditorMissingModel: an agent on a provider with no model is warned
 // of next to its model, and saving it says so (it still saves).
 func TestEditorMissingModel(t *testing.T) {
