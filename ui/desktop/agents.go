@@ -246,7 +246,7 @@ func wrapped(text string) *widget.Label {
 // the status.
 type note struct {
 	widget.Label
-	toggled func() // it showed or hid: the form lays out again
+	toggled func() // it showed, hid or took another number of lines: the editor lays out again
 }
 
 func newNote(importance widget.Importance) *note {
@@ -259,16 +259,18 @@ func newNote(importance widget.Importance) *note {
 
 // SetText shows the text, or hides the note when it is "".
 func (n *note) SetText(text string) {
-	n.Label.SetText(text)
-	if (text == "") == n.Hidden {
+	if text == n.Text && (text == "") == n.Hidden {
 		return
 	}
+	before := n.MinSize().Height
+	n.Label.SetText(text)
+	toggled := (text == "") != n.Hidden
 	if text == "" {
 		n.Hide()
 	} else {
 		n.Show()
 	}
-	if n.toggled != nil {
+	if (toggled || n.MinSize().Height != before) && n.toggled != nil {
 		n.toggled()
 	}
 }
