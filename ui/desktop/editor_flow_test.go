@@ -402,3 +402,21 @@ func TestTabBringsAFieldIntoView(t *testing.T) {
 		t.Errorf("back to the name: it is at %v, the form at %v", top, v.form.Offset)
 	}
 }
+
+// TestModelPickerDropsDown: the model picker (a SelectEntry of the
+// editor's own, for its shortcuts) still drops its list down.
+func TestModelPickerDropsDown(t *testing.T) {
+	v, ui := agentsScreen(t, &fakeAgents{fakeProviders: editorProviders()})
+	v.refresh()
+	ui.settle()
+	v.app.win.Resize(fyne.NewSize(800, 600))
+	v.newAgent()
+	ui.settle()
+	if v.app.win.Canvas().Overlays().Top() != nil {
+		t.Fatal("an overlay before the tap")
+	}
+	test.Tap(v.model.ActionItem.(*widget.Button))
+	if v.app.win.Canvas().Overlays().Top() == nil {
+		t.Error("no list of models drops down")
+	}
+}
