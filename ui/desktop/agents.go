@@ -647,6 +647,7 @@ func (v *agentsView) leave(next func()) {
 	d.SetOnClosed(func() { v.leaving = nil }) // Escape keeps editing
 	v.leaving = d
 	d.Show()
+	v.app.win.Canvas().Focus(v.keepEditing) // the safe choice; Tab moves on, Space presses
 }
 
 // keys are the editor's shortcuts, while the Agents tab shows: Ctrl+S

@@ -104,6 +104,9 @@ func TestEditorAsksBeforeLosingChanges(t *testing.T) {
 	if v.leaving == nil || v.editing.ID != "1" {
 		t.Fatalf("switching with unsaved changes did not ask: editing %q", v.editing.ID)
 	}
+	if v.app.win.Canvas().Focused() != v.keepEditing {
+		t.Errorf("the dialog's focus is on %T, not Keep editing", v.app.win.Canvas().Focused())
+	}
 	if v.keepEditing.Text != "Keep editing" || v.discardChanges.Text != "Discard changes" || v.saveAndLeave.Text != "Save" {
 		t.Errorf("the buttons say %q, %q, %q", v.keepEditing.Text, v.discardChanges.Text, v.saveAndLeave.Text)
 	}
