@@ -123,10 +123,9 @@ func newAgentsView(app *App, core agentsCore) *agentsView {
 		}
 	}
 
-	keys := v.keys
 	v.heading = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	v.heading.Truncation = fyne.TextTruncateEllipsis
-	v.name, v.slug, v.description = newEditorEntry(keys), newEditorEntry(keys), newEditorMultiLine(keys, 1)
+	v.name, v.slug, v.description = newEditorEntry(), newEditorEntry(), newEditorMultiLine(1)
 	v.name.SetPlaceHolder("such as Researcher")
 	v.description.SetPlaceHolder("what it does, for the clients that call it")
 	v.slug.SetPlaceHolder("lower case, such as researcher")
@@ -136,7 +135,7 @@ func newAgentsView(app *App, core agentsCore) *agentsView {
 		}
 		v.changed()
 	}
-	v.model = newEditorSelectEntry(keys)
+	v.model = newEditorSelectEntry()
 	v.model.SetPlaceHolder("pick a model or type its name")
 	v.model.OnChanged = func(string) {
 		v.describeModel()
@@ -157,16 +156,16 @@ func newAgentsView(app *App, core agentsCore) *agentsView {
 		v.loadModels(name)
 		v.changed()
 	})
-	v.folders = newEditorMultiLine(keys, 2)
+	v.folders = newEditorMultiLine(2)
 	v.folders.SetPlaceHolder("one per line, such as /home/ada/notes")
-	v.reachable = newEditorMultiLine(keys, 2)
+	v.reachable = newEditorMultiLine(2)
 	v.reachable.SetPlaceHolder("host:port, one per line, such as nas.local:8080")
-	v.starters = newEditorMultiLine(keys, 2)
+	v.starters = newEditorMultiLine(2)
 	v.starters.SetPlaceHolder("one per line: clients offer them as prompts")
 	for _, info := range core.AvailableTools() {
 		v.tools = append(v.tools, newToolSwitch(info, v.changed))
 	}
-	v.prompt, v.schema = newEditorMultiLine(keys, 5), newEditorMultiLine(keys, 3)
+	v.prompt, v.schema = newEditorMultiLine(5), newEditorMultiLine(3)
 	v.prompt.SetPlaceHolder("what the agent is for and how it should work")
 	v.schema.SetPlaceHolder(`optional, such as {"type":"object","properties":{…}}`)
 	v.schemaHint, v.slugHint, v.foldersHint, v.hostsHint = newNote(widget.DangerImportance), newNote(widget.DangerImportance), newNote(widget.DangerImportance), newNote(widget.DangerImportance)
@@ -226,7 +225,7 @@ func newAgentsView(app *App, core agentsCore) *agentsView {
 	v.remove = widget.NewButton("Delete…", v.confirmDelete)
 	v.newAgentButton = widget.NewButton("New agent", v.newAgent)
 	v.try, v.tryOutput = widget.NewEntry(), wrapped("")
-	v.try.SetPlaceHolder("a message to this agent; Enter sends")
+	v.try.SetPlaceHolder("a message to the agent as saved; Enter sends")
 	v.tryButton = widget.NewButton("Send", v.tryIt)
 	v.try.OnSubmitted = func(string) { v.tryIt() }
 	v.emptyText = wrapped("An agent is a helper with its own instructions, model and tools; your AI clients call it as a tool.")
@@ -650,23 +649,20 @@ func (v *agentsView) leave(next func()) {
 	v.app.win.Canvas().Focus(v.keepEditing) // the safe choice; Tab moves on, Space presses
 }
 
-// keys are the editor's shortcuts, while the Agents tab shows: Ctrl+S
-// saves, Ctrl+N starts a new agent (Cmd on macOS).
-func (v *agentsView) keys(s fyne.Shortcut) bool {
+// keys are the editor's shortcuts, the window's while the Agents tab
+// shows: Ctrl+S saves, Ctrl+N starts a new agent (Cmd on macOS).
+func (v *agentsView) keys(s fyne.Shortcut) {
 	if !v.onScreen() {
-		return false
+		return
 	}
 	switch {
 	case isShortcut(s, fyne.KeyS):
 		if v.editor == nil || v.editor.Visible() {
 			v.saveEditor()
 		}
-		return true
 	case isShortcut(s, fyne.KeyN):
 		v.newAgent()
-		return true
 	}
-	return false
 }
 
 // onScreen says whether the Agents tab is the one showing.

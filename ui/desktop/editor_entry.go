@@ -13,16 +13,12 @@ import (
 	"fyne.io/fyne/v2/widget"
 )
 
-// editorKeys handles the editor's shortcuts (Ctrl+S, Ctrl+N); true when
-// it did.
-type editorKeys func(fyne.Shortcut) bool
-
 // editorEntry is an entry of the agent editor. A focused entry gets every
 // shortcut typed in the window, and fyne's Entry drops those it does not
-// know: this one hands Ctrl+S and Ctrl+N to the editor first.
+// know: this one hands them to the window (Ctrl+S, Ctrl+N, and those of
+// the window around the tabs).
 type editorEntry struct {
 	widget.Entry
-	keys editorKeys
 	// minRows: a multi-line entry grows with its text from this many rows,
 	// so that it never needs to scroll inside the form (see wheelPass).
 	minRows, rowsShown int
@@ -39,27 +35,26 @@ func (e *editorEntry) FocusGained() {
 	}
 }
 
-func newEditorEntry(keys editorKeys) *editorEntry {
-	e := &editorEntry{keys: keys}
+func newEditorEntry() *editorEntry {
+	e := &editorEntry{}
 	e.ExtendBaseWidget(e)
 	e.Wrapping = fyne.TextWrap(fyne.TextTruncateClip)
 	return e
 }
 
-func newEditorMultiLine(keys editorKeys, minRows int) *editorEntry {
-	e := &editorEntry{keys: keys, minRows: minRows}
+func newEditorMultiLine(minRows int) *editorEntry {
+	e := &editorEntry{minRows: minRows}
 	e.ExtendBaseWidget(e)
 	e.MultiLine, e.Wrapping = true, fyne.TextWrapWord
 	e.SetMinRowsVisible(minRows)
 	return e
 }
 
-// TypedShortcut gives the editor its shortcuts, the entry the others.
+// TypedShortcut gives the window its shortcuts, the entry its own.
 func (e *editorEntry) TypedShortcut(s fyne.Shortcut) {
-	if e.keys != nil && e.keys(s) {
-		return
+	if !toWindow(e, s) {
+		e.Entry.TypedShortcut(s)
 	}
-	e.Entry.TypedShortcut(s)
 }
 
 // Resize re-counts the rows the text needs at the new width.
@@ -103,10 +98,9 @@ func textRows(text string, width float32, measure func(string) float32) int {
 }
 
 // editorSelectEntry is the model picker: a SelectEntry that also hands
-// Ctrl+S and Ctrl+N to the editor.
+// the window its shortcuts.
 type editorSelectEntry struct {
 	widget.SelectEntry
-	keys    editorKeys
 	focused func()
 }
 
@@ -118,19 +112,39 @@ func (e *editorSelectEntry) FocusGained() {
 	}
 }
 
-func newEditorSelectEntry(keys editorKeys) *editorSelectEntry {
-	e := &editorSelectEntry{keys: keys}
+func newEditorSelectEntry() *editorSelectEntry {
+	e := &editorSelectEntry{}
 	e.ExtendBaseWidget(e)
 	e.Wrapping = fyne.TextWrap(fyne.TextTruncateClip)
 	return e
 }
 
-// TypedShortcut gives the editor its shortcuts, the entry the others.
+// TypedShortcut gives the window its shortcuts, the entry its own.
 func (e *editorSelectEntry) TypedShortcut(s fyne.Shortcut) {
-	if e.keys != nil && e.keys(s) {
-		return
+	if !toWindow(e, s) {
+		e.SelectEntry.TypedShortcut(s)
 	}
-	e.SelectEntry.TypedShortcut(s)
+}
+
+// entryKeys are the keys of the shortcuts fyne's Entry handles itself
+// (moving and deleting by word, Home and End on macOS); its others are
+// typed ones (copy, paste…), not desktop.CustomShortcut.
+var entryKeys = map[fyne.KeyName]bool{fyne.KeyLeft: true, fyne.KeyRight: true, fyne.KeyUp: true, fyne.KeyDown: true,
+	fyne.KeyBackspace: true, fyne.KeyDelete: true, fyne.KeyHome: true, fyne.KeyEnd: true}
+
+// toWindow hands a shortcut an entry does not handle to its window's
+// canvas, which runs the window's shortcuts; false when it is the entry's.
+func toWindow(o fyne.CanvasObject, s fyne.Shortcut) bool {
+	c, ok := s.(*desktop.CustomShortcut)
+	if !ok || entryKeys[c.KeyName] {
+		return false
+	}
+	window, ok := fyne.CurrentApp().Driver().CanvasForObject(o).(fyne.Shortcutable)
+	if !ok {
+		return false
+	}
+	window.TypedShortcut(s)
+	return true
 }
 
 // isShortcut says whether s is the key with the platform's shortcut

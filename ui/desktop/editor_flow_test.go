@@ -195,6 +195,13 @@ func TestEditorShortcuts(t *testing.T) {
 	if v.heading.Text != "New agent" || canvas.Focused() != v.name {
 		t.Errorf("Ctrl+N: heading %q", v.heading.Text)
 	}
+	// The window's other shortcuts reach it from a field too.
+	other := false
+	canvas.AddShortcut(ctrl(fyne.Key1), func(fyne.Shortcut) { other = true })
+	v.description.TypedShortcut(ctrl(fyne.Key1))
+	if !other {
+		t.Error("a window shortcut typed in a field did not reach the window")
+	}
 	test.Type(v.name, "Other")
 	a.tabs.SelectIndex(tabSettings)
 	v.name.TypedShortcut(ctrl(fyne.KeyS))

@@ -94,7 +94,7 @@ func (v *agentsView) content() fyne.CanvasObject {
 
 	canvas := v.app.win.Canvas()
 	for _, key := range []fyne.KeyName{fyne.KeyS, fyne.KeyN} {
-		canvas.AddShortcut(&desktop.CustomShortcut{KeyName: key, Modifier: fyne.KeyModifierShortcutDefault}, func(s fyne.Shortcut) { v.keys(s) })
+		canvas.AddShortcut(&desktop.CustomShortcut{KeyName: key, Modifier: fyne.KeyModifierShortcutDefault}, v.keys)
 	}
 	return v.root
 }
