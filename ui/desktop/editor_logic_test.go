@@ -80,6 +80,7 @@ func TestRoutingWords(t *testing.T) {
 func TestEditorTexts(t *testing.T) {
 	for i, c := range []struct{ got, want string }{
 		{providerModelsFound("ollama", true, 0), "ollama has no model installed: type a name, such as llama3.2, and press Pull (or run: ollama pull llama3.2)."},
+		{providerModelsFound("nas", true, 0), "nas has no model installed: on that computer, run: ollama pull llama3.2; then press Refresh."},
 		{providerModelsFound("lmstudio", false, 0), "lmstudio lists no model: load one in lmstudio, then press Refresh, or type a model's name."},
 		{providerModelsFound("ollama", true, 1), "ollama lists 1 model: pick it above."},
 		{providerModelsFound("ollama", true, 3), "ollama lists 3 models: pick one above."},

@@ -31,12 +31,14 @@ func pendingLabel(n int) string {
 }
 
 // providerModelsFound says what a provider listed for the model picker,
-// and what to do next: pick one, or get one (ollama pulls; other servers
-// load their own).
+// and what to do next: pick one, or get one (Ollama pulls, Deskhand for
+// the provider "ollama"; other servers load their own).
 func providerModelsFound(provider string, ollama bool, n int) string {
 	switch {
-	case n == 0 && ollama:
+	case n == 0 && ollama && provider == agent.OllamaProvider: // the one Deskhand pulls to
 		return provider + " has no model installed: type a name, such as llama3.2, and press Pull (or run: ollama pull llama3.2)."
+	case n == 0 && ollama:
+		return provider + " has no model installed: on that computer, run: ollama pull llama3.2; then press Refresh."
 	case n == 0:
 		return provider + " lists no model: load one in " + provider + ", then press Refresh, or type a model's name."
 	case n == 1:
