@@ -35,7 +35,7 @@ func TestEditorPicksAProviderAndItsModel(t *testing.T) {
 	if !cmp.Equal(v.provider.Options, []string{"lmstudio", "ollama"}) || v.provider.Selected != "ollama" || v.runsOn.Selected != runsOnProvider {
 		t.Fatalf("providers %v, selected %q, runs on %q", v.provider.Options, v.provider.Selected, v.runsOn.Selected)
 	}
-	if !cmp.Equal(v.modelNames, []string{"llama3.2", "qwen3:8b"}) || v.modelHint.Text != "ollama lists 2 models." || v.pullButton.Hidden {
+	if !cmp.Equal(v.modelNames, []string{"llama3.2", "qwen3:8b"}) || v.modelHint.Text != "ollama lists 2 models: pick one above." || v.pullButton.Hidden {
 		t.Errorf("ollama's models: %v, hint %q, pull hidden %v", v.modelNames, v.modelHint.Text, v.pullButton.Hidden)
 	}
 	v.provider.SetSelected("lmstudio")
@@ -43,7 +43,7 @@ func TestEditorPicksAProviderAndItsModel(t *testing.T) {
 		t.Errorf("while asking: %q", v.modelHint.Text)
 	}
 	ui.settle()
-	if !cmp.Equal(v.modelNames, []string{"qwen3-coder"}) || v.modelHint.Text != "lmstudio lists 1 model." || !v.pullButton.Hidden {
+	if !cmp.Equal(v.modelNames, []string{"qwen3-coder"}) || v.modelHint.Text != "lmstudio lists 1 model: pick it above." || !v.pullButton.Hidden {
 		t.Errorf("lmstudio's models: %v, hint %q, pull hidden %v", v.modelNames, v.modelHint.Text, v.pullButton.Hidden)
 	}
 	v.model.SetText("qwen3-coder")
@@ -90,6 +90,10 @@ func TestEditorClientModel(t *testing.T) {
 	if v.provider.Selected != "lmstudio" || v.model.Text != "qwen3-coder" || !strings.HasPrefix(v.capabilities.Text, "calls tools: yes") {
 		t.Errorf("fallback: provider %q, model %q, capabilities %q", v.provider.Selected, v.model.Text, v.capabilities.Text)
 	}
+	if !v.save.Disabled() {
+		t.Error("Save is offered with nothing changed")
+	}
+	test.Type(v.description, "Helps.")
 	test.Tap(v.save)
 	ui.settle()
 	if len(core.saved) != 1 || core.saved[0].Backend != agent.BackendClient || core.saved[0].Provider != "lmstudio" || core.saved[0].Model != "qwen3-coder" {
@@ -102,7 +106,7 @@ func TestEditorClientModel(t *testing.T) {
 	// An agent saved before providers runs on the provider "ollama".
 	v.edit(agent.Agent{ID: "a2", Slug: "old", Backend: agent.BackendOllama, Model: "llama3.2"})
 	ui.settle()
-	if v.runsOn.Selected != runsOnProvider || v.provider.Selected != "ollama" || v.modelHint.Text != "ollama lists 2 models." {
+	if v.runsOn.Selected != runsOnProvider || v.provider.Selected != "ollama" || v.modelHint.Text != "ollama lists 2 models: pick one above." {
 		t.Errorf("an old agent: runs on %q, provider %q, hint %q", v.runsOn.Selected, v.provider.Selected, v.modelHint.Text)
 	}
 }

@@ -162,7 +162,10 @@ func (f *fakeAgents) Agents() []agent.Agent {
 }
 
 func (f *fakeAgents) AvailableTools() []agent.ToolInfo {
-	return []agent.ToolInfo{{Name: "read_file"}, {Name: "write_file", NeedsApproval: true}}
+	return []agent.ToolInfo{
+		{Name: "read_file", Description: "Read a text file in the agent's folders."},
+		{Name: "write_file", Description: "Write a text file in the agent's folders.", NeedsApproval: true},
+	}
 }
 
 func (f *fakeAgents) SaveAgent(ctx context.Context, a agent.Agent) (agent.Agent, error) {

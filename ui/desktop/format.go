@@ -30,15 +30,21 @@ func pendingLabel(n int) string {
 	return fmt.Sprintf("%d questions waiting…", n)
 }
 
-// providerModelsFound says what a provider listed for the model picker.
-func providerModelsFound(provider string, n int) string {
-	switch n {
-	case 0:
-		return provider + " lists no model: type a model's name (for Ollama, pull one)."
-	case 1:
-		return provider + " lists 1 model."
+// providerModelsFound says what a provider listed for the model picker,
+// and what to do next: pick one, or get one (Ollama pulls, Deskhand for
+// the provider "ollama"; other servers load their own).
+func providerModelsFound(provider string, ollama bool, n int) string {
+	switch {
+	case n == 0 && ollama && provider == agent.OllamaProvider: // the one Deskhand pulls to
+		return provider + " has no model installed: type a name, such as llama3.2, and press Pull (or run: ollama pull llama3.2)."
+	case n == 0 && ollama:
+		return provider + " has no model installed: on that computer, run: ollama pull llama3.2; then press Refresh."
+	case n == 0:
+		return provider + " lists no model: load one in " + provider + ", then press Refresh, or type a model's name."
+	case n == 1:
+		return provider + " lists 1 model: pick it above."
 	}
-	return fmt.Sprintf("%s lists %d models.", provider, n)
+	return fmt.Sprintf("%s lists %d models: pick one above.", provider, n)
 }
 
 // capabilitiesText says what a model can do, as its server tells.
@@ -153,14 +159,15 @@ type editorFields struct {
 }
 
 // fieldsOf is what the editor shows of an agent: one saved before
-// providers ("ollama" backend, no provider) runs on the provider "ollama".
+// providers ("ollama" backend, no provider) runs on the provider "ollama";
+// no routing is the core's default, agent.RouteClient.
 func fieldsOf(a agent.Agent) editorFields {
 	backend := agent.BackendProvider
 	if a.Backend == agent.BackendClient {
 		backend = agent.BackendClient
 	}
 	return editorFields{Name: a.Name, Slug: a.Slug, Description: a.Description, Prompt: a.Prompt, Model: a.Model,
-		Schema: string(a.ResponseSchema), Backend: backend, Provider: cmp.Or(a.Provider, agent.OllamaProvider), Routing: a.Routing, Conversations: a.Conversations, Enabled: a.Enabled,
+		Schema: string(a.ResponseSchema), Backend: backend, Provider: cmp.Or(a.Provider, agent.OllamaProvider), Routing: cmp.Or(a.Routing, agent.RouteClient), Conversations: a.Conversations, Enabled: a.Enabled,
 		Tools: a.Tools, Folders: strings.Join(a.Folders, "\n"), Starters: strings.Join(a.StarterPrompts, "\n"),
 		ReachableHosts: strings.Join(a.ReachableHosts, "\n"), ClientMayApprove: a.ClientMayApprove}
 }

@@ -19,11 +19,12 @@ import (
 func TestEditorSavesAnAgent(t *testing.T) {
 	core := &fakeAgents{}
 	v, ui := agentsScreen(t, core)
-	test.Type(v.name, "Researcher")
-	test.Type(v.slug, "researcher")
+	v.newAgent()
+	test.Type(v.name, "Researcher") // the slug follows
 	test.Type(v.prompt, "Find sources.")
 	test.Type(v.model, "qwen3:8b")
-	v.routing.SetSelected(string(agent.RouteDesktop))
+	test.Tap(v.clientMayApprove) // kept, though only a client asked may approve
+	v.routing.SetSelected(routingWord(agent.RouteDesktop))
 	test.Type(v.schema, `{"type":"object"}`)
 	test.Tap(v.tools[1].use) // write_file: asks first by default
 	test.Tap(v.tools[0].use)
@@ -33,7 +34,9 @@ func TestEditorSavesAnAgent(t *testing.T) {
 	if !strings.Contains(v.whoAsked.Text, "come to you here, on this computer") {
 		t.Errorf("who is asked, routed to the desktop: %q", v.whoAsked.Text)
 	}
-	test.Tap(v.clientMayApprove)
+	if !v.clientMayApprove.Disabled() {
+		t.Error("the client may approve, though it is not asked")
+	}
 	test.Tap(v.save)
 	ui.settle()
 	if len(core.saved) != 1 {
@@ -364,17 +367,33 @@ func TestTryIt(t *testing.T) {
 	test.Tap(v.tryButton)
 	a.handle(agent.Event{Kind: agent.EventDelta, Turn: v.tryTurn, Text: "ech"})
 	a.handle(agent.Event{Kind: agent.EventDelta, Turn: "another turn", Text: "!!"})
-	if v.tryOutput.Text != "ech" {
-		t.Errorf("streamed = %q", v.tryOutput.Text)
+	if v.tryOutput.Text != "You: hello\nhelper: ech" || v.try.Text != "" {
+		t.Errorf("streamed = %q, input left %q", v.tryOutput.Text, v.try.Text)
 	}
 	close(core.runGate)
 	ui.settle()
-	if v.tryOutput.Text != "echo: hello" {
+	if v.tryOutput.Text != "You: hello\nhelper: echo: hello" {
 		t.Errorf("try output = %q", v.tryOutput.Text)
+	}
+	// The transcript is the agent's: another has its own, and coming back
+	// shows it again.
+	v.edit(agent.Agent{ID: "a2", Slug: "other"})
+	if v.tryOutput.Text != "" {
+		t.Errorf("another agent shows %q", v.tryOutput.Text)
+	}
+	v.edit(agent.Agent{ID: "a1", Slug: "helper"})
+	if v.tryOutput.Text != "You: hello\nhelper: echo: hello" {
+		t.Errorf("back to helper: %q", v.tryOutput.Text)
+	}
+	test.Type(v.try, "again")
+	v.try.OnSubmitted(v.try.Text) // Enter sends
+	ui.settle()
+	if !strings.HasSuffix(v.tryOutput.Text, "\n\nYou: again\nhelper: echo: again") {
+		t.Errorf("after Enter: %q", v.tryOutput.Text)
 	}
 	core.mu.Lock()
 	defer core.mu.Unlock()
-	if len(core.runs) != 1 || core.runs[0].Agent != "helper" || core.runs[0].Principal != agent.LocalPrincipal || core.runs[0].TurnID == "" {
+	if len(core.runs) != 2 || core.runs[0].Agent != "helper" || core.runs[0].Principal != agent.LocalPrincipal || core.runs[0].TurnID == "" {
 		t.Errorf("runs = %+v", core.runs)
 	}
 }
@@ -392,7 +411,7 @@ func TestPullModel(t *testing.T) {
 	providers.models["ollama"] = []string{"llama3.2", "qwen3:8b"}
 	providers.mu.Unlock()
 	ui.settle()
-	if v.status.Text != "Pulled qwen3:8b." || v.modelHint.Text != "ollama lists 2 models." {
+	if v.status.Text != "Pulled qwen3:8b." || v.modelHint.Text != "ollama lists 2 models: pick one above." {
 		t.Errorf("after the pull: status %q, models %q", v.status.Text, v.modelHint.Text)
 	}
 	if !v.pullBar.Hidden || v.pullButton.Hidden {
@@ -512,8 +531,7 @@ func TestWhoIsAsked(t *testing.T) {
 func TestSavingLeavesTheUIFree(t *testing.T) {
 	core := &fakeAgents{saveGate: make(chan struct{}), saving: make(chan context.Context, 1)}
 	v, ui := agentsScreen(t, core)
-	test.Type(v.name, "Researcher")
-	test.Type(v.slug, "researcher")
+	test.Type(v.name, "Researcher") // the slug follows
 	tapped := make(chan struct{})
 	go func() { // this goroutine is fyne's until the tap returns
 		defer close(tapped)
@@ -539,8 +557,11 @@ func TestSavingLeavesTheUIFree(t *testing.T) {
 	}
 	close(core.saveGate)
 	ui.settle()
-	if v.status.Text != "Saved Researcher (researcher)." || v.save.Disabled() || v.editing.ID != "new-id" || len(v.agents) != 1 {
-		t.Errorf("after saving: status %q, Save disabled %v, editing %+v, listed %d", v.status.Text, v.save.Disabled(), v.editing, len(v.agents))
+	// Saved, with no model: it says so. The description typed meanwhile
+	// is still to save.
+	if v.status.Text != "Saved Researcher (researcher). "+noModelWarning(editorFields{Backend: agent.BackendProvider}) ||
+		v.save.Disabled() || v.editing.ID != "new-id" || len(v.agents) != 1 || v.heading.Text != "Researcher (researcher) — unsaved changes" {
+		t.Errorf("after saving: status %q, Save disabled %v, editing %+v, listed %d, heading %q", v.status.Text, v.save.Disabled(), v.editing, len(v.agents), v.heading.Text)
 	}
 }
 
