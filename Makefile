@@ -9,15 +9,15 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
 # Debian/Ubuntu packages: cgo (SQLite), the GL/X11 headers the desktop app
-# builds against, Xvfb, ImageMagick and xdotool for the headed GUI check, a
-# real Secret Service (gnome-keyring on a D-Bus session) for the keychain
-# tests, and npm for the interop tests (it installs the Node.js 22 they need:
+# builds against, Xvfb, a window manager (openbox), ImageMagick and xdotool
+# for the headed GUI check, a real Secret Service (gnome-keyring on a D-Bus
+# session) for the keychain tests, and npm for the interop tests (it installs the Node.js 22 they need:
 # see node22), and mingw-w64 to cross-build the Windows program (see cross).
 # dbus-x11 is deliberately absent: it makes D-Bus auto-launch daemons that
 # outlive the tests.
 APT_PACKAGES := gcc libc6-dev pkg-config git ca-certificates \
 	libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev \
-	xvfb xauth dbus gnome-keyring libsecret-tools nodejs npm curl imagemagick xdotool \
+	xvfb xauth openbox dbus gnome-keyring libsecret-tools nodejs npm curl imagemagick xdotool \
 	gcc-mingw-w64-x86-64
 
 help: ## list the targets
