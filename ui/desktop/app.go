@@ -70,6 +70,7 @@ type App struct {
 	// the dialogs Escape closes.
 	status     *statusBar
 	onboarding *onboardingPanel
+	frame      *fyne.Container // the tabs with the bars around them
 	mainMenu   *fyne.MainMenu
 	pauseItem  *fyne.MenuItem
 	dialogs    []dialog.Dialog
@@ -127,13 +128,26 @@ func New(fy fyne.App, core Core, opts Options) *App {
 	a.onboarding = newOnboardingPanel(a)
 	a.status = newStatusBar(a, core)
 	a.setKeys()
-	a.win.SetContent(container.NewBorder(container.NewVBox(a.status.banner, a.onboarding.box), a.status.bar, nil, nil, a.tabs))
+	a.frame = container.NewBorder(container.NewVBox(a.status.banner, a.onboarding.box), a.status.bar, nil, nil, a.tabs)
+	a.win.SetContent(a.frame)
 	a.win.Resize(fyne.NewSize(900, 600))
 	if opts.Tray {
 		a.win.SetCloseIntercept(a.closeToTray) // closing the window keeps the app in the tray
 		a.setTray()
 	}
 	return a
+}
+
+// relayout lays the bars around the tabs out again after their texts
+// changed: a text that wraps onto another line needs more height.
+func (a *App) relayout() {
+	if a.frame == nil {
+		return // being built
+	}
+	a.frame.Layout.Layout(a.frame.Objects, a.frame.Size())
+	for _, bar := range []*fyne.Container{a.status.bar, a.onboarding.box} {
+		bar.Layout.Layout(bar.Objects, bar.Size())
+	}
 }
 
 // showModelsSettings opens Settings → Models, where providers are added.

@@ -6,6 +6,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/deskhand/deskhand/server/agent"
@@ -38,7 +39,7 @@ func onboardingOf(s status) onboardingSteps {
 		name := answeredEmpty(s)
 		o.Server = name + " answered but has no model yet: download one (Ollama: type a name such as qwen3 in the agent's model and press Pull; LM Studio: load one in the app)."
 	default:
-		o.Server = "No model server answered on this computer. Get Ollama (free, runs models here), start LM Studio's server, or add a provider you have (OpenAI, Anthropic…)."
+		o.Server = "No model server answered. Get Ollama (free, runs models here), start LM Studio's server, or add a provider."
 	}
 	o.Agent, o.HasAgent = agentToSetUp(s)
 	switch {
@@ -148,7 +149,7 @@ func newOnboardingPanel(app *App) *onboardingPanel {
 	})
 	p.getOllama.Importance = widget.HighImportance
 	p.providers = widget.NewButton("Add a provider…", app.showModelsSettings)
-	p.recheck = widget.NewButton("Check again", func() { app.status.askServers() })
+	p.recheck = widget.NewButtonWithIcon("", theme.ViewRefreshIcon(), func() { app.status.askServers() })
 	p.pick = widget.NewButton("Pick a model…", p.pickModel)
 	p.pick.Importance = widget.HighImportance
 	p.tryIt = widget.NewButton("Try it", p.tryAgent)
@@ -158,7 +159,7 @@ func newOnboardingPanel(app *App) *onboardingPanel {
 		p.box.Hide()
 	})
 	p.hide.Importance = widget.LowImportance
-	p.serverButtons = container.NewHBox(p.recheck, p.providers, p.getOllama)
+	p.serverButtons = container.NewHBox(p.recheck, p.providers, p.getOllama) // ↻ asks the servers again
 	p.modelButtons = container.NewHBox(p.pick)
 	p.tryButtons = container.NewHBox(p.tryIt)
 	p.box = container.NewVBox(

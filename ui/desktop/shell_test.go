@@ -8,7 +8,6 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/test"
-	"fyne.io/fyne/v2/widget"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/deskhand/deskhand/server/agent"
@@ -20,6 +19,7 @@ func TestStatusTexts(t *testing.T) {
 	ready := agent.Agent{ID: "2", Slug: "writer", Enabled: true, Provider: "ollama", Model: "qwen3"}
 	off := agent.Agent{ID: "3", Slug: "off", Provider: "ollama"}
 	sampled := agent.Agent{ID: "4", Slug: "borrower", Enabled: true, Backend: agent.BackendClient}
+	other := agent.Agent{ID: "5", Slug: "other", Enabled: true}
 	clients := []agent.Client{
 		{Name: "today", LastUsedAt: now.Add(-time.Hour)},
 		{Name: "yesterday", LastUsedAt: now.Add(-20 * time.Hour)},
@@ -30,26 +30,30 @@ func TestStatusTexts(t *testing.T) {
 	lmEmpty := serverState{Name: "lmstudio", Kind: agent.ProviderOpenAICompatible, Answered: true}
 	silent := serverState{Name: "work", Kind: agent.ProviderOpenAI}
 	for _, c := range []struct {
-		name                  string
-		s                     status
-		state, servers, usage string
-		canRun                bool
+		name           string
+		s              status
+		state, agents  string
+		servers, usage string
+		canRun         bool
 	}{
 		{"first run, not asked yet", statusOf([]agent.Agent{assistant}, nil, false, nil, now),
-			"Serving 1 agent (1 without a model)", "Asking the model servers…", "No client connected today", false},
+			"Serving", "1 agent served · assistant has no model", "Asking the model servers…", "No client today", false},
 		{"paused", statusOf([]agent.Agent{ready, off, sampled}, nil, true, clients, now),
-			"Paused", "Asking the model servers…", "1 client connected today", false},
-		{"serving", withServers(statusOf([]agent.Agent{assistant, ready, off, sampled}, nil, false, clients[:1], now), ollama3, silent),
-			"Serving 3 agents (1 without a model)", "Ollama: 3 models · work did not answer", "1 client connected today", true},
+			"Paused", "no agent served", "Asking the model servers…", "1 client today", false},
+		{"serving", withServers(statusOf([]agent.Agent{assistant, ready, off, sampled, other}, nil, false, clients[:1], now), ollama3, silent),
+			"Serving", "4 agents served · 2 agents have no model", "Ollama: 3 models · work did not answer", "1 client today", true},
 		{"nobody answered", withServers(statusOf([]agent.Agent{ready}, nil, false, nil, now), silent),
-			"Serving 1 agent", "No model server answered", "No client connected today", false},
+			"Serving", "1 agent served", "No model server answered", "No client today", false},
 		{"no provider", withServers(statusOf(nil, nil, false, nil, now)),
-			"Serving 0 agents", "No model server set up", "No client connected today", false},
+			"Serving", "0 agents served", "No model server set up", "No client today", false},
 		{"a server without models", withServers(statusOf([]agent.Agent{ready}, nil, false, nil, now), lmEmpty),
-			"Serving 1 agent", "LM Studio: 0 models", "No client connected today", false},
+			"Serving", "1 agent served", "LM Studio: 0 models", "No client today", false},
 	} {
 		if got := c.s.stateText(); got != c.state {
 			t.Errorf("%s: state %q, want %q", c.name, got, c.state)
+		}
+		if got := c.s.agentsText(); got != c.agents {
+			t.Errorf("%s: agents %q, want %q", c.name, got, c.agents)
 		}
 		if got := c.s.serversText(); got != c.servers {
 			t.Errorf("%s: servers %q, want %q", c.name, got, c.servers)
@@ -62,7 +66,7 @@ func TestStatusTexts(t *testing.T) {
 		}
 	}
 	s := statusOf(nil, []agent.Question{question("a"), question("b")}, false, []agent.Client{{LastUsedAt: now}, {LastUsedAt: now}}, now)
-	if s.Waiting != 2 || s.clientsText() != "2 clients connected today" {
+	if s.Waiting != 2 || s.clientsText() != "2 clients today" {
 		t.Errorf("waiting %d, clients %q", s.Waiting, s.clientsText())
 	}
 	for _, c := range []struct{ got, want string }{
@@ -99,7 +103,7 @@ func TestOnboardingSteps(t *testing.T) {
 		{"not asked", statusOf([]agent.Agent{other, assistant}, nil, false, nil, now),
 			"Looking for a model server", "Pick a model for Assistant (assistant)", false, false, "assistant"},
 		{"nothing answered", withServers(statusOf([]agent.Agent{assistant}, nil, false, nil, now), serverState{Name: "ollama"}),
-			"No model server answered on this computer. Get Ollama", "Pick a model for Assistant (assistant)", false, false, "assistant"},
+			"No model server answered. Get Ollama", "Pick a model for Assistant (assistant)", false, false, "assistant"},
 		{"Ollama without models", withServers(statusOf([]agent.Agent{assistant}, nil, false, nil, now), serverState{Name: "ollama", Answered: true}),
 			"Ollama answered but has no model yet", "Pick a model", false, false, "assistant"},
 		{"Ollama with models", withServers(statusOf([]agent.Agent{other}, nil, false, nil, now), serverState{Name: "ollama", Answered: true, Models: 2}),
@@ -143,16 +147,9 @@ func TestStatusBarAndPause(t *testing.T) {
 	a.refresh()
 	ui.settle()
 	b := a.status
-	for _, c := range []struct {
-		label *widget.Label
-		want  string
-	}{
-		{b.state, "Serving 1 agent"}, {b.address, "http://127.0.0.1:7345/mcp"},
-		{b.servers, "Ollama: 2 models"}, {b.clients, "1 client connected today"},
-	} {
-		if c.label.Text != c.want {
-			t.Errorf("status bar shows %q, want %q", c.label.Text, c.want)
-		}
+	shown := []string{b.state.Text, b.address.Text, b.servers.Text, b.agents.Text, b.clients.Text}
+	if want := []string{"Serving", "127.0.0.1:7345", "Ollama: 2 models", "1 agent served", "1 client today"}; !cmp.Equal(shown, want) {
+		t.Errorf("status bar shows %q, want %q", shown, want)
 	}
 	if a.status.banner.Visible() || a.onboarding.box.Visible() {
 		t.Errorf("serving with a model: banner shown %v, onboarding shown %v", a.status.banner.Visible(), a.onboarding.box.Visible())
@@ -173,7 +170,7 @@ func TestStatusBarAndPause(t *testing.T) {
 		t.Errorf("menu says %q while paused", a.pauseItem.Label)
 	}
 	test.Tap(a.status.resume) // the banner's Resume
-	if core.Paused() || a.status.banner.Visible() || b.state.Text != "Serving 1 agent" {
+	if core.Paused() || a.status.banner.Visible() || b.state.Text != "Serving" {
 		t.Errorf("after Resume: core paused %v, banner %v, state %q", core.Paused(), a.status.banner.Visible(), b.state.Text)
 	}
 
@@ -202,7 +199,7 @@ func TestStatusBarAsksTheServersAgain(t *testing.T) {
 	core.fakeProviders.mu.Lock()
 	core.fakeProviders.models["ollama"] = []string{"qwen3"}
 	core.fakeProviders.mu.Unlock()
-	test.Tap(a.status.recheck)
+	test.Tap(a.status.servers)
 	ui.settle()
 	if a.status.servers.Text != "Ollama: 1 model" {
 		t.Errorf("after asking again: %q", a.status.servers.Text)

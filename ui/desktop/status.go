@@ -71,14 +71,25 @@ func statusOf(agents []agent.Agent, pending []agent.Question, paused bool, clien
 	return s
 }
 
-// stateText is the status bar's first word, with what is served.
+// stateText is the status bar's first word.
 func (s status) stateText() string {
 	if s.Paused {
 		return "Paused"
 	}
-	text := "Serving " + countOf(s.Served, "agent")
-	if n := len(s.NoModel); n > 0 {
-		text += fmt.Sprintf(" (%d without a model)", n)
+	return "Serving"
+}
+
+// agentsText says how many agents are served, and which have no model.
+func (s status) agentsText() string {
+	text := countOf(s.Served, "agent") + " served"
+	if s.Paused {
+		text = "no agent served"
+	}
+	switch n := len(s.NoModel); {
+	case n == 1:
+		text += " · " + s.NoModel[0].Slug + " has no model"
+	case n > 1:
+		text += fmt.Sprintf(" · %d agents have no model", n)
 	}
 	return text
 }
@@ -109,15 +120,12 @@ func (s status) serversText() string {
 	return text
 }
 
-// clientsText says how many clients used Deskhand today.
+// clientsText says how many clients connected today.
 func (s status) clientsText() string {
-	switch s.ClientsToday {
-	case 0:
-		return "No client connected today"
-	case 1:
-		return "1 client connected today"
+	if s.ClientsToday == 0 {
+		return "No client today"
 	}
-	return fmt.Sprintf("%d clients connected today", s.ClientsToday)
+	return countOf(s.ClientsToday, "client") + " today"
 }
 
 // serverWithModels is the first model server that answered with at least
@@ -241,9 +249,11 @@ type statusBar struct {
 	// not overwrite a newer one.
 	asked int
 
-	state, address, servers, clients *widget.Label
-	copyAddr, recheck, pause         *widget.Button
-	bar                              fyne.CanvasObject
+	state, address, agents, clients *widget.Label
+	// servers says what the model servers answered; a click asks again.
+	servers         *widget.Button
+	copyAddr, pause *widget.Button
+	bar             *fyne.Container
 
 	banner *fyne.Container
 	resume *widget.Button
@@ -252,22 +262,17 @@ type statusBar struct {
 func newStatusBar(app *App, core statusCore) *statusBar {
 	b := &statusBar{app: app, core: core, now: time.Now}
 	b.state = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	b.address = widget.NewLabel(cmp.Or(app.opts.ServerURL, "(not serving)"))
-	b.servers, b.clients = widget.NewLabel(""), widget.NewLabel("")
-	for _, l := range []*widget.Label{b.address, b.servers, b.clients} {
-		l.Truncation = fyne.TextTruncateEllipsis
-	}
+	b.address = widget.NewLabel(cmp.Or(hostOf(app.opts.ServerURL), "(not serving)"))
+	b.agents, b.clients = widget.NewLabel(""), widget.NewLabel("")
+	b.agents.Truncation = fyne.TextTruncateEllipsis // what gives way in a narrow window
 	b.copyAddr = widget.NewButtonWithIcon("", theme.ContentCopyIcon(), b.copyAddress)
-	b.recheck = widget.NewButtonWithIcon("", theme.ViewRefreshIcon(), b.askServers)
-	b.recheck.Importance = widget.LowImportance
+	b.servers = widget.NewButton("", b.askServers)
+	b.servers.Importance = widget.LowImportance
 	b.pause = widget.NewButton("Pause", app.togglePause)
 	b.bar = container.NewBorder(widget.NewSeparator(), nil,
-		container.NewHBox(b.state, widget.NewLabel("at")),
-		container.NewHBox(b.pause),
-		container.NewGridWithColumns(3,
-			container.NewBorder(nil, nil, nil, b.copyAddr, b.address),
-			container.NewBorder(nil, nil, nil, b.recheck, b.servers),
-			b.clients))
+		container.NewHBox(b.state, b.address, b.copyAddr),
+		container.NewHBox(b.clients, b.pause),
+		container.NewBorder(nil, nil, b.servers, nil, b.agents))
 
 	text := widget.NewLabelWithStyle(pausedBanner, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	text.Importance = widget.WarningImportance
@@ -302,6 +307,7 @@ func (b *statusBar) askServers() {
 	n := b.asked
 	if !b.shown.Asked {
 		b.servers.SetText("Asking the model servers…")
+		b.app.relayout()
 	}
 	b.app.background(func(ctx context.Context) func() {
 		servers := askServers(ctx, b.core)
@@ -331,6 +337,7 @@ func (b *statusBar) show() {
 	}
 	b.state.Refresh()
 	b.servers.SetText(s.serversText())
+	b.agents.SetText(s.agentsText())
 	b.clients.SetText(s.clientsText())
 	if b.app.onboarding != nil {
 		b.app.onboarding.show(s)
@@ -341,4 +348,5 @@ func (b *statusBar) show() {
 			b.app.tabs.Refresh()
 		}
 	}
+	b.app.relayout()
 }

@@ -617,6 +617,7 @@ func TestWindowFitsASmallScreen(t *testing.T) {
 	// Laid out at that width (their text wraps), the bars leave the tabs
 	// at least 280 pixels of height.
 	a.win.Resize(fyne.NewSize(maxW, maxH))
+	a.relayout() // with the wrapped text's height
 	var barsHeight float32
 	for _, bar := range bars {
 		barsHeight += bar.Size().Height
@@ -624,6 +625,7 @@ func TestWindowFitsASmallScreen(t *testing.T) {
 	if barsHeight > maxH-280 {
 		t.Errorf("the bars around the tabs take %.0f pixels of height", barsHeight)
 	}
+	t.Logf("the bars take %.0f pixels of height; the status bar needs %.0f of width", barsHeight, a.status.bar.MinSize().Width)
 }
 
 // TestFirstRunNotice: when first start found no model, the first-run
