@@ -171,8 +171,17 @@ func (a *App) closeToTray() {
 		return
 	}
 	prefs.SetBool(closedToTrayKey, true)
-	a.fy.SendNotification(fyne.NewNotification("Deskhand is still running",
-		"Your agents are still served. Open the window again or quit from Deskhand's icon in the tray."))
+	a.fy.SendNotification(fyne.NewNotification("Deskhand is still running", closedToTrayNote(a.tray.Paused())))
+}
+
+// closedToTrayNote tells, once, that closing the window left Deskhand
+// running.
+func closedToTrayNote(paused bool) string {
+	state := "Your agents are still served."
+	if paused {
+		state = "Serving stays paused."
+	}
+	return state + " Open the window again, or quit, from Deskhand's icon in the tray."
 }
 
 // togglePause pauses serving, or resumes it (the window's button, Ctrl+P).

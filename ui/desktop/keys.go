@@ -46,7 +46,7 @@ func (a *App) setKeys() {
 	}
 	a.mainMenu = fyne.NewMainMenu(
 		fyne.NewMenu("Deskhand", a.pauseItem, fyne.NewMenuItemSeparator(), quit),
-		fyne.NewMenu("Go", goTo...),
+		fyne.NewMenu("View", goTo...),
 	)
 	a.win.SetMainMenu(a.mainMenu)
 	a.win.Canvas().SetOnTypedKey(func(e *fyne.KeyEvent) {

@@ -321,7 +321,7 @@ func TestCloseToTrayTellsOnce(t *testing.T) {
 	a, _ := newTestApp(t, servingCore())
 	a.win.Show()
 	test.AssertNotificationSent(t, fyne.NewNotification("Deskhand is still running",
-		"Your agents are still served. Open the window again or quit from Deskhand's icon in the tray."), a.closeToTray)
+		"Your agents are still served. Open the window again, or quit, from Deskhand's icon in the tray."), a.closeToTray)
 	a.win.Show()
 	test.AssertNotificationSent(t, nil, a.closeToTray)
 	if !a.fy.Preferences().Bool(closedToTrayKey) {

@@ -266,6 +266,9 @@ func newStatusBar(app *App, core statusCore) *statusBar {
 	b.agents, b.clients = widget.NewLabel(""), widget.NewLabel("")
 	b.agents.Truncation = fyne.TextTruncateEllipsis // what gives way in a narrow window
 	b.copyAddr = widget.NewButtonWithIcon("", theme.ContentCopyIcon(), b.copyAddress)
+	if app.opts.ServerURL == "" {
+		b.copyAddr.Hide()
+	}
 	b.servers = widget.NewButton("", b.askServers)
 	b.servers.Importance = widget.LowImportance
 	b.pause = widget.NewButton("Pause", app.togglePause)
