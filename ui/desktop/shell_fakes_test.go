@@ -1,6 +1,7 @@
 package desktop
 
 import (
+	"context"
 	"net/url"
 	"sync"
 	"testing"
@@ -57,4 +58,23 @@ func recordURLs(a *App) *[]string {
 		return nil
 	}
 	return &opened
+}
+
+// holdFirstAsk holds the first ProviderModels call until gate closes,
+// telling entered when it starts; the later ones go through.
+type holdFirstAsk struct {
+	statusCore
+	entered chan struct{}
+	gate    chan struct{}
+	once    sync.Once
+}
+
+func (h *holdFirstAsk) ProviderModels(ctx context.Context, name string) ([]string, error) {
+	first := false
+	h.once.Do(func() { first = true })
+	if first {
+		close(h.entered)
+		<-h.gate
+	}
+	return h.statusCore.ProviderModels(ctx, name)
 }

@@ -205,21 +205,22 @@ func TestStatusBarAsksTheServersAgain(t *testing.T) {
 		t.Errorf("after asking again: %q", a.status.servers.Text)
 	}
 	// A late answer does not overwrite a newer one.
-	gate := make(chan struct{})
+	held := &holdFirstAsk{statusCore: core, entered: make(chan struct{}), gate: make(chan struct{})}
+	a.status.core = held
+	a.status.askServers()
+	<-held.entered // the first ask waits in ProviderModels
 	core.fakeProviders.mu.Lock()
-	core.fakeProviders.hold, core.fakeProviders.gate = "ollama", gate
-	core.fakeProviders.mu.Unlock()
-	a.status.askServers() // held
-	core.fakeProviders.mu.Lock()
-	core.fakeProviders.hold = ""
 	core.fakeProviders.models["ollama"] = []string{"qwen3", "llama3.2", "phi4"}
 	core.fakeProviders.mu.Unlock()
-	a.handle(agent.Event{Kind: agent.EventProvidersChanged}) // asks again, answered at once
-	ui.waitQueued(1)
-	close(gate)
+	a.status.askServers() // answered at once
+	ui.waitQueued(1)      // its answer waits for fyne's goroutine
+	core.fakeProviders.mu.Lock()
+	core.fakeProviders.models["ollama"] = []string{"stale"} // what the held ask will read
+	core.fakeProviders.mu.Unlock()
+	close(held.gate)
 	ui.settle()
 	if a.status.servers.Text != "Ollama: 3 models" {
-		t.Errorf("after two asks: %q", a.status.servers.Text)
+		t.Errorf("after two asks: %q (the older answer won)", a.status.servers.Text)
 	}
 }
 
