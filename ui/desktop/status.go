@@ -139,12 +139,15 @@ func (s status) serverWithModels() (serverState, bool) {
 	return serverState{}, false
 }
 
-// canRun reports whether some enabled agent has a model on a server that
-// answered with models: until then onboarding shows. Unknown (false)
-// before the servers were asked.
+// canRun reports whether some enabled agent can run: on a model of a
+// server that answered with models, or on the calling client's model.
+// Until one can, onboarding shows.
 func (s status) canRun() bool {
 	for _, a := range s.Agents {
-		if !a.Enabled || a.Model == "" || a.Backend == agent.BackendClient {
+		if a.Enabled && a.Backend == agent.BackendClient {
+			return true
+		}
+		if !a.Enabled || a.Model == "" {
 			continue
 		}
 		provider := cmp.Or(a.Provider, agent.OllamaProvider)
