@@ -193,7 +193,7 @@ func (c connector) Link(ctx context.Context, id string) (string, string, error) 
 	return c.m.Link(ctx, cl)
 }
 
-// noModelNotice is what the window says when first start found no model
-// server on this computer.
-const noModelNotice = "No model server answered on this computer (Ollama on port 11434, LM Studio 1234, llama.cpp 8080, vLLM 8000), so the agent 'assistant' has no model yet. " +
-	"Install Ollama (https://ollama.com) and run 'ollama pull qwen3', or start LM Studio's server with a model loaded, or add a provider you have (an OpenAI-compatible server, OpenAI, Anthropic) in Settings → Models; then pick a model for the assistant in its editor."
+// noModelNotice is what the window's first-run panel says when first
+// start found no model server on this computer, until the servers are
+// asked again; the panel then says what to do, step by step.
+const noModelNotice = "When Deskhand started, no model server answered on this computer (Ollama, LM Studio, llama.cpp, vLLM), so the agent 'assistant' has no model yet. Looking again…"

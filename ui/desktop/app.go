@@ -9,8 +9,8 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/driver/desktop"
-	"fyne.io/fyne/v2/widget"
 
 	"github.com/deskhand/deskhand/server/agent"
 )
@@ -30,8 +30,9 @@ type Options struct {
 	// Icons of the app and the tray: serving, paused, question waiting.
 	Icon, PausedIcon, QuestionIcon fyne.Resource
 	Logger                         *slog.Logger
-	// Notice, when set, is shown above the tabs until the person closes
-	// it: what to do when first start found no model to run on.
+	// Notice, when set, says why first start found no model to run on:
+	// the first-run panel above the tabs then shows at once, saying it
+	// until the model servers answer (then it says what to do itself).
 	Notice string
 	// InEffect holds the values this run uses for settings that flags and
 	// the environment can override (keys as in Settings: "server.addr",
@@ -40,9 +41,10 @@ type Options struct {
 	InEffect map[string]string
 }
 
-// trayCore is what the tray and the window around the tabs need of the
-// core: the agents (each a kill switch in the tray), how many questions
-// wait, and the pause switch. All of it is in memory.
+// trayCore is what the tray needs of the core: the agents (each a kill
+// switch in the tray), how many questions wait, and the pause switch. All
+// of it is in memory. The window around the tabs needs a little more
+// (statusCore).
 type trayCore interface {
 	Agents() []agent.Agent
 	Pending() []agent.Question
@@ -62,8 +64,16 @@ type App struct {
 	events eventSource
 	opts   Options
 	log    *slog.Logger
-	// notice shows Options.Notice, when there is one.
-	notice *widget.Label
+
+	// The window around the tabs: the status bar with the paused banner,
+	// the first-run panel, the main menu (the keyboard's shortcuts) and
+	// the dialogs Escape closes.
+	status     *statusBar
+	onboarding *onboardingPanel
+	frame      *fyne.Container // the tabs with the bars around them
+	mainMenu   *fyne.MainMenu
+	pauseItem  *fyne.MenuItem
+	dialogs    []dialog.Dialog
 
 	// do runs a function on fyne's goroutine (fyne.Do; tests queue it).
 	do func(func())
@@ -100,7 +110,6 @@ func New(fy fyne.App, core Core, opts Options) *App {
 	a.settings = newSettingsView(a, core)
 	a.models = newModelsView(a, core)
 	a.models.changed = a.agents.providersChanged // at once; the core's event follows
-	status := widget.NewLabel("Serving your agents at " + cmp.Or(opts.ServerURL, "(not serving)"))
 	a.tabs = container.NewAppTabs(
 		container.NewTabItem("Agents", a.agents.content()),
 		container.NewTabItem("Questions", a.questions.content()),
@@ -116,33 +125,87 @@ func New(fy fyne.App, core Core, opts Options) *App {
 			a.connect.refresh()
 		}
 	}
-	a.win.SetContent(container.NewBorder(a.noticeBar(), status, nil, nil, a.tabs))
+	a.onboarding = newOnboardingPanel(a)
+	a.status = newStatusBar(a, core)
+	a.setKeys()
+	a.frame = container.NewBorder(container.NewVBox(a.status.banner, a.onboarding.box), a.status.bar, nil, nil, a.tabs)
+	a.win.SetContent(a.frame)
 	a.win.Resize(fyne.NewSize(900, 600))
 	if opts.Tray {
-		a.win.SetCloseIntercept(a.win.Hide) // closing the window keeps the app in the tray
+		a.win.SetCloseIntercept(a.closeToTray) // closing the window keeps the app in the tray
 		a.setTray()
 	}
 	return a
 }
 
-// noticeBar is Options.Notice with a way to the Models settings and a
-// Close button; nil without a notice.
-func (a *App) noticeBar() fyne.CanvasObject {
-	if a.opts.Notice == "" {
-		return nil
+// relayout lays the bars around the tabs out again after their texts
+// changed: a text that wraps onto another line needs more height.
+func (a *App) relayout() {
+	if a.frame == nil {
+		return // being built
 	}
-	a.notice = widget.NewLabel(a.opts.Notice)
-	a.notice.Wrapping = fyne.TextWrapWord
-	var bar *fyne.Container
-	models := widget.NewButton("Set up a model…", func() {
-		a.tabs.SelectIndex(tabSettings)
-		if inner, ok := a.tabs.Items[tabSettings].Content.(*container.AppTabs); ok {
-			inner.SelectIndex(1) // Models
-		}
-	})
-	closeIt := widget.NewButton("Close", func() { bar.Hide() })
-	bar = container.NewBorder(nil, nil, nil, container.NewVBox(models, closeIt), a.notice)
-	return bar
+	a.frame.Layout.Layout(a.frame.Objects, a.frame.Size())
+	for _, bar := range []*fyne.Container{a.status.bar, a.onboarding.box} {
+		bar.Layout.Layout(bar.Objects, bar.Size())
+	}
+}
+
+// showModelsSettings opens Settings → Models, where providers are added.
+func (a *App) showModelsSettings() {
+	a.tabs.SelectIndex(tabSettings)
+	if inner, ok := a.tabs.Items[tabSettings].Content.(*container.AppTabs); ok {
+		inner.SelectIndex(1) // Models
+	}
+}
+
+// closedToTrayKey remembers, in fyne's preferences, that closing the
+// window to the tray was explained once.
+const closedToTrayKey = "window.closed_to_tray_told"
+
+// closeToTray hides the window, the app staying in the tray; the first
+// time ever, a notification says so.
+func (a *App) closeToTray() {
+	a.win.Hide()
+	prefs := a.fy.Preferences()
+	if prefs.Bool(closedToTrayKey) {
+		return
+	}
+	prefs.SetBool(closedToTrayKey, true)
+	a.fy.SendNotification(fyne.NewNotification("Deskhand is still running", closedToTrayNote(a.tray.Paused())))
+}
+
+// closedToTrayNote tells, once, that closing the window left Deskhand
+// running.
+func closedToTrayNote(paused bool) string {
+	state := "Your agents are still served."
+	if paused {
+		state = "Serving stays paused."
+	}
+	return state + " Open the window again, or quit, from Deskhand's icon in the tray."
+}
+
+// togglePause pauses serving, or resumes it (the window's button, Ctrl+P).
+func (a *App) togglePause() { a.setPaused(!a.tray.Paused()) }
+
+// setPaused pauses or resumes serving, and shows it at once (the core's
+// agents_changed event follows).
+func (a *App) setPaused(paused bool) {
+	a.tray.SetPaused(paused)
+	a.showState()
+}
+
+// quit ends Deskhand (the tray's and the menu's Quit, Ctrl+Q).
+func (a *App) quit() { a.fy.Quit() }
+
+// showState puts the core's in-memory state on the window around the
+// tabs and the tray.
+func (a *App) showState() {
+	if a.status == nil {
+		return // a screen tested alone (newShell)
+	}
+	a.status.refresh()
+	a.showMenuState(a.tray.Paused())
+	a.setTray()
 }
 
 // newApp is the App without its screens: the window, the context and
@@ -229,20 +292,25 @@ func (a *App) handle(e agent.Event) {
 	a.conversations.event(e)
 	a.agents.tryEvent(e)
 	switch e.Kind {
-	case agent.EventAgentsChanged:
+	case agent.EventAgentsChanged: // also pause and resume, from the tray or a client's CLI
 		a.agents.refresh()
 		a.models.refresh() // which agents use each provider
-		a.setTray()
+		a.showState()
+		a.status.askServers() // a model may have been picked
 	case agent.EventQuestionAsked:
 		a.questions.refresh()
 		a.questions.popup(e.Question)
-		a.setTray()
+		a.showState()
 		a.fy.SendNotification(fyne.NewNotification("Deskhand: a question", e.Text))
 	case agent.EventClientsChanged:
 		a.settings.refreshClients()
+		a.showState()
+	case agent.EventTurnStarted: // a client's call: it was used today
+		a.status.refresh()
 	case agent.EventProvidersChanged: // also from the command line
 		a.models.refresh()
 		a.agents.providersChanged()
+		a.status.askServers()
 	case agent.EventQuestionClosed:
 		if a.questions.closed(e.Question) {
 			if note := closedNote(e); note != "" {
@@ -250,7 +318,7 @@ func (a *App) handle(e agent.Event) {
 			}
 		}
 		a.questions.refresh()
-		a.setTray()
+		a.showState()
 	}
 }
 
@@ -260,7 +328,10 @@ func (a *App) refresh() {
 	a.settings.refresh()
 	a.models.refresh()
 	a.questions.refresh()
-	a.setTray()
+	a.showState()
+	if a.status != nil {
+		a.status.askServers()
+	}
 }
 
 // agentSlug names an agent by its ID, for lists.
@@ -275,8 +346,10 @@ func (a *App) agentSlug(id string) string {
 
 // Tab indexes: agents, questions, conversations, connect, settings.
 const (
-	tabConnect  = 3
-	tabSettings = 4
+	tabAgents    = 0
+	tabQuestions = 1
+	tabConnect   = 3
+	tabSettings  = 4
 )
 
 // showTab brings the window forward on a tab.
@@ -291,40 +364,50 @@ func (a *App) Show() {
 	a.win.RequestFocus()
 }
 
-// setTray rebuilds the tray menu: open, each agent's kill switch, the
-// questions waiting, quit (fyne adds Quit itself).
+// setTray rebuilds the tray menu and its icon.
 func (a *App) setTray() {
 	desk, ok := a.fy.(desktop.App)
 	if !ok || !a.opts.Tray {
 		return
 	}
-	items := []*fyne.MenuItem{fyne.NewMenuItem("Open Deskhand", a.Show), fyne.NewMenuItemSeparator()}
+	a.trayMenu = fyne.NewMenu("Deskhand", a.trayItems()...)
+	desk.SetSystemTrayMenu(a.trayMenu)
+	if icon := trayIcon(a.opts, a.tray.Paused(), len(a.tray.Pending())); icon != nil {
+		desk.SetSystemTrayIcon(icon)
+	}
+}
+
+// trayItems is the tray menu: the state and the questions waiting at the
+// top, open, each agent's kill switch, connect, settings, pause, and
+// Quit. Quit is ours, the last item and marked IsQuit: fyne 2.7 adds its
+// own "Quit" to a menu whose last item is not one, but only to the copy
+// it keeps, after drawing the tray, so that a rebuilt menu would lose it.
+func (a *App) trayItems() []*fyne.MenuItem {
+	paused, waiting := a.tray.Paused(), len(a.tray.Pending())
+	state := fyne.NewMenuItem(trayStatusLine(paused, a.opts.ServerURL), nil)
+	state.Disabled = true
+	pending := fyne.NewMenuItem(pendingLabel(waiting), func() {
+		a.Show()
+		a.questions.openAll()
+	})
+	pending.Disabled = waiting == 0
+	items := []*fyne.MenuItem{state, pending, fyne.NewMenuItemSeparator(),
+		fyne.NewMenuItem("Open Deskhand", a.Show), fyne.NewMenuItemSeparator()}
 	for _, ag := range a.tray.Agents() {
 		item := fyne.NewMenuItem(agentLabel(ag), nil)
 		item.Checked = ag.Enabled
 		item.Action = func() { a.agents.setEnabled(ag.Slug, !ag.Enabled) }
 		items = append(items, item)
 	}
-	waiting := len(a.tray.Pending())
-	pending := fyne.NewMenuItem(pendingLabel(waiting), func() {
-		a.Show()
-		a.questions.openAll()
-	})
-	paused := a.tray.Paused()
-	pause := fyne.NewMenuItem(pauseLabel(paused), func() {
-		a.tray.SetPaused(!paused)
-	})
+	pause := fyne.NewMenuItem(pauseLabel(paused), func() { a.setPaused(!paused) })
 	connect := fyne.NewMenuItem("Connect a client…", func() {
 		a.showTab(tabConnect)
 		a.connect.refresh()
 	})
 	settings := fyne.NewMenuItem("Settings…", func() { a.showTab(tabSettings) })
-	items = append(items, fyne.NewMenuItemSeparator(), pending, connect, settings, pause)
-	a.trayMenu = fyne.NewMenu("Deskhand", items...)
-	desk.SetSystemTrayMenu(a.trayMenu)
-	if icon := trayIcon(a.opts, paused, waiting); icon != nil {
-		desk.SetSystemTrayIcon(icon)
-	}
+	quit := fyne.NewMenuItem("Quit Deskhand", a.quit)
+	quit.IsQuit = true
+	return append(items, fyne.NewMenuItemSeparator(), connect, settings, pause, fyne.NewMenuItemSeparator(), quit)
 }
 
 // trayIcon shows the state at a glance: a question waiting wins over

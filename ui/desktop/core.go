@@ -1,14 +1,19 @@
 // Package desktop is Deskhand's desktop, the only package besides main
-// and assets that uses fyne: the tray (open, each agent's kill switch,
-// the questions waiting, connect, settings, pause) and the main window
-// with five tabs: Agents (edit, delete and switch agents, run each on a
-// provider's model or the calling client's, pick a model or pull one
-// for Ollama, try an agent), Questions (each also in a popup of its
-// own), Conversations (live transcripts, stop a turn), Connect (write
-// Deskhand into MCP clients' settings through a Connector and verify it)
-// and Settings (client tokens, the server's settings, an Ollama check,
-// start at login; and Models: the providers agents run on, their API
-// keys and a check of each).
+// and assets that uses fyne: the tray (whether it serves, the questions
+// waiting, open, each agent's kill switch, connect, settings, pause,
+// quit) and the main window. Around its tabs: a status bar (serving or
+// paused, the address to copy, what the model servers answered, the
+// agents served, the clients seen today), a banner with Resume while
+// paused, a first-run panel that leads to a working agent, and a menu
+// with the keyboard's shortcuts (Ctrl+1…5, Ctrl+P, Ctrl+Q; Escape closes
+// a dialog). The five tabs: Agents (edit, delete and switch agents, run
+// each on a provider's model or the calling client's, pick a model or
+// pull one for Ollama, try an agent), Questions (each also in a popup of
+// its own), Conversations (live transcripts, stop a turn), Connect
+// (write Deskhand into MCP clients' settings through a Connector and
+// verify it) and Settings (client tokens, the server's settings, an
+// Ollama check, start at login; and Models: the providers agents run
+// on, their API keys and a check of each).
 //
 // Each screen declares the small interface of the core it uses beside
 // itself; Core is their union, and New takes one value for all. Calls

@@ -467,6 +467,7 @@ type fakeCore struct {
 	*fakeConversations
 	*fakeSettings
 	*fakeProviders
+	pause *fakePause // the pause switch, when a test sets one (shell_fakes_test.go)
 }
 
 // newFakeCore fills in the fakes left nil.
@@ -496,9 +497,13 @@ func (f *fakeCore) Pending() []agent.Question { return f.fakeQuestions.Pending()
 
 func (f *fakeCore) Clients() []agent.Client { return f.fakeSettings.Clients() }
 
-func (f *fakeCore) SetPaused(bool) {}
+func (f *fakeCore) SetPaused(on bool) {
+	if f.pause != nil {
+		f.pause.set(on)
+	}
+}
 
-func (f *fakeCore) Paused() bool { return false }
+func (f *fakeCore) Paused() bool { return f.pause != nil && f.pause.get() }
 
 func (f *fakeCore) Subscribe(ctx context.Context, _ ...agent.EventKind) <-chan agent.Event {
 	ch := make(chan agent.Event)

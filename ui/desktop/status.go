@@ -1,0 +1,358 @@
+package desktop
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+// status is what the window around the tabs shows of the core: computed
+// from it in plain values, so that its texts are tested without fyne.
+type status struct {
+	Paused bool
+	// Served counts the agents served as tools (none while paused).
+	Served int
+	// NoModel are the enabled agents that run on a provider but name no
+	// model: they fail when called.
+	NoModel []agent.Agent
+	// Agents are all the agents, for onboarding's "pick a model".
+	Agents  []agent.Agent
+	Waiting int // questions waiting for an answer
+	// ClientsToday counts the clients whose token was used today.
+	ClientsToday int
+	// Servers are the model servers as last asked; Asked is false until
+	// the first answer came back.
+	Servers []serverState
+	Asked   bool
+}
+
+// serverState is a provider's answer to "which models do you have?".
+type serverState struct {
+	Name     string
+	Kind     agent.ProviderKind
+	Answered bool
+	Models   int
+}
+
+// statusOf computes the status from the core's in-memory state.
+func statusOf(agents []agent.Agent, pending []agent.Question, paused bool, clients []agent.Client, now time.Time) status {
+	s := status{Paused: paused, Agents: agents, Waiting: len(pending)}
+	for _, a := range agents {
+		if !a.Enabled {
+			continue
+		}
+		if !paused {
+			s.Served++
+		}
+		if a.Backend != agent.BackendClient && a.Model == "" {
+			s.NoModel = append(s.NoModel, a)
+		}
+	}
+	y, m, d := now.Date()
+	for _, c := range clients {
+		if !c.Active() || c.LastUsedAt.IsZero() {
+			continue
+		}
+		if cy, cm, cd := c.LastUsedAt.In(now.Location()).Date(); cy == y && cm == m && cd == d {
+			s.ClientsToday++
+		}
+	}
+	return s
+}
+
+// stateText is the status bar's first word.
+func (s status) stateText() string {
+	if s.Paused {
+		return "Paused"
+	}
+	return "Serving"
+}
+
+// agentsText says how many agents are served, and which have no model.
+func (s status) agentsText() string {
+	text := countOf(s.Served, "agent") + " served"
+	if s.Paused {
+		text = "no agent served"
+	}
+	switch n := len(s.NoModel); {
+	case n == 1:
+		text += " · " + s.NoModel[0].Slug + " has no model"
+	case n > 1:
+		text += fmt.Sprintf(" · %d agents have no model", n)
+	}
+	return text
+}
+
+// serversText says which model servers answered and with how many models.
+func (s status) serversText() string {
+	if !s.Asked {
+		return "Asking the model servers…"
+	}
+	if len(s.Servers) == 0 {
+		return "No model server set up"
+	}
+	var answered, silent []string
+	for _, sv := range s.Servers {
+		if sv.Answered {
+			answered = append(answered, serverLabel(sv)+": "+countOf(sv.Models, "model"))
+		} else {
+			silent = append(silent, serverLabel(sv))
+		}
+	}
+	if len(answered) == 0 {
+		return "No model server answered"
+	}
+	text := strings.Join(answered, " · ")
+	if len(silent) > 0 {
+		text += " · " + strings.Join(silent, ", ") + " did not answer"
+	}
+	return text
+}
+
+// clientsText says how many clients connected today.
+func (s status) clientsText() string {
+	if s.ClientsToday == 0 {
+		return "No client today"
+	}
+	return countOf(s.ClientsToday, "client") + " today"
+}
+
+// serverWithModels is the first model server that answered with at least
+// one model; ok is false when none did.
+func (s status) serverWithModels() (serverState, bool) {
+	for _, sv := range s.Servers {
+		if sv.Answered && sv.Models > 0 {
+			return sv, true
+		}
+	}
+	return serverState{}, false
+}
+
+// canRun reports whether some enabled agent can run: on a model of a
+// server that answered with models, or on the calling client's model.
+// Until one can, onboarding shows.
+func (s status) canRun() bool {
+	for _, a := range s.Agents {
+		if a.Enabled && a.Backend == agent.BackendClient {
+			return true
+		}
+		if !a.Enabled || a.Model == "" {
+			continue
+		}
+		provider := cmp.Or(a.Provider, agent.OllamaProvider)
+		for _, sv := range s.Servers {
+			if sv.Name == provider && sv.Answered && sv.Models > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// serverLabel names a model server for people: the well-known ones by
+// their product's name.
+func serverLabel(sv serverState) string {
+	switch sv.Name {
+	case "ollama":
+		return "Ollama"
+	case "lmstudio", "lm-studio":
+		return "LM Studio"
+	case "openai":
+		return "OpenAI"
+	case "anthropic":
+		return "Anthropic"
+	}
+	return sv.Name
+}
+
+// pausedBanner is what the window says above the tabs while paused.
+const pausedBanner = "Paused: clients see no agents and calls are refused until you resume."
+
+// questionsTabTitle is the Questions tab's title: with a count while
+// questions wait.
+func questionsTabTitle(waiting int) string {
+	if waiting == 0 {
+		return "Questions"
+	}
+	return fmt.Sprintf("Questions (%d)", waiting)
+}
+
+// trayStatusLine is the tray menu's first line.
+func trayStatusLine(paused bool, serverURL string) string {
+	if paused {
+		return "Paused: no agent is served"
+	}
+	if serverURL == "" {
+		return "Not serving"
+	}
+	return "Serving at " + hostOf(serverURL)
+}
+
+// hostOf is host:port of a URL, or the URL when it has none.
+func hostOf(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return raw
+}
+
+// statusCore is what the status bar and onboarding need of the core:
+// the in-memory state (trayCore's), the clients' last use, and the
+// providers with their models (asked off fyne's goroutine).
+type statusCore interface {
+	trayCore
+	Clients() []agent.Client
+	Providers() []agent.ProviderStatus
+	ProviderModels(ctx context.Context, provider string) ([]string, error)
+}
+
+// askServers asks every provider for its models, at once, each for at
+// most a few seconds: a server that does not answer in time did not
+// answer.
+func askServers(ctx context.Context, core statusCore) []serverState {
+	providers := core.Providers()
+	out := make([]serverState, len(providers))
+	var wg sync.WaitGroup
+	for i, p := range providers {
+		out[i] = serverState{Name: p.Name, Kind: p.Kind}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			if names, err := core.ProviderModels(ctx, p.Name); err == nil {
+				out[i].Answered, out[i].Models = true, len(names)
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// statusBar is the line at the bottom of the window, the paused banner
+// above the tabs, and the onboarding panel: all of them follow one status.
+type statusBar struct {
+	app  *App
+	core statusCore
+	now  func() time.Time
+
+	shown status
+	// asked counts the asks of the servers, so that a late answer does
+	// not overwrite a newer one.
+	asked int
+
+	state, address, agents, clients *widget.Label
+	// servers says what the model servers answered; a click asks again.
+	servers         *widget.Button
+	copyAddr, pause *widget.Button
+	bar             *fyne.Container
+
+	banner *fyne.Container
+	resume *widget.Button
+}
+
+func newStatusBar(app *App, core statusCore) *statusBar {
+	b := &statusBar{app: app, core: core, now: time.Now}
+	b.state = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	b.address = widget.NewLabel(cmp.Or(hostOf(app.opts.ServerURL), "(not serving)"))
+	b.agents, b.clients = widget.NewLabel(""), widget.NewLabel("")
+	b.agents.Truncation = fyne.TextTruncateEllipsis // what gives way in a narrow window
+	b.copyAddr = widget.NewButtonWithIcon("", theme.ContentCopyIcon(), b.copyAddress)
+	if app.opts.ServerURL == "" {
+		b.copyAddr.Hide()
+	}
+	b.servers = widget.NewButton("", b.askServers)
+	b.servers.Importance = widget.LowImportance
+	b.pause = widget.NewButton("Pause", app.togglePause)
+	b.bar = container.NewBorder(widget.NewSeparator(), nil,
+		container.NewHBox(b.state, b.address, b.copyAddr),
+		container.NewHBox(b.clients, b.pause),
+		container.NewBorder(nil, nil, b.servers, nil, b.agents))
+
+	text := widget.NewLabelWithStyle(pausedBanner, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	text.Importance = widget.WarningImportance
+	text.Wrapping = fyne.TextWrapWord
+	b.resume = widget.NewButton("Resume", func() { app.setPaused(false) })
+	b.resume.Importance = widget.HighImportance
+	b.banner = container.NewBorder(nil, widget.NewSeparator(), nil, b.resume, text)
+	b.banner.Hide()
+	b.show()
+	return b
+}
+
+// copyAddress puts the address clients connect to on the clipboard.
+func (b *statusBar) copyAddress() {
+	b.app.fy.Clipboard().SetContent(b.app.opts.ServerURL)
+	b.copyAddr.SetIcon(theme.ConfirmIcon()) // copied; back to the copy icon at the next change
+}
+
+// refresh re-reads the in-memory state: the servers' answers stay as last
+// asked.
+func (b *statusBar) refresh() {
+	s := statusOf(b.core.Agents(), b.core.Pending(), b.core.Paused(), b.core.Clients(), b.now())
+	s.Servers, s.Asked = b.shown.Servers, b.shown.Asked
+	b.shown = s
+	b.show()
+}
+
+// askServers asks the model servers for their models off fyne's
+// goroutine; the newest ask wins.
+func (b *statusBar) askServers() {
+	b.asked++
+	n := b.asked
+	if !b.shown.Asked {
+		b.servers.SetText("Asking the model servers…")
+		b.app.relayout()
+	}
+	b.app.background(func(ctx context.Context) func() {
+		servers := askServers(ctx, b.core)
+		return func() {
+			if n != b.asked {
+				return
+			}
+			b.shown.Servers, b.shown.Asked = servers, true
+			b.show()
+		}
+	})
+}
+
+// show puts the status on the widgets.
+func (b *statusBar) show() {
+	s := b.shown
+	b.state.SetText(s.stateText())
+	b.copyAddr.SetIcon(theme.ContentCopyIcon())
+	if s.Paused {
+		b.state.Importance = widget.WarningImportance
+		b.pause.SetText("Resume")
+		b.banner.Show()
+	} else {
+		b.state.Importance = widget.SuccessImportance
+		b.pause.SetText("Pause")
+		b.banner.Hide()
+	}
+	b.state.Refresh()
+	b.servers.SetText(s.serversText())
+	b.agents.SetText(s.agentsText())
+	b.clients.SetText(s.clientsText())
+	if b.app.onboarding != nil {
+		b.app.onboarding.show(s)
+	}
+	if b.app.tabs != nil && len(b.app.tabs.Items) > tabQuestions {
+		if title := questionsTabTitle(s.Waiting); b.app.tabs.Items[tabQuestions].Text != title {
+			b.app.tabs.Items[tabQuestions].Text = title
+			b.app.tabs.Refresh()
+		}
+	}
+	b.app.relayout()
+}
