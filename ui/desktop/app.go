@@ -116,7 +116,7 @@ func New(fy fyne.App, core Core, opts Options) *App {
 		container.NewTabItem("Conversations", a.conversations.content()),
 		container.NewTabItem("Connect", a.connect.content()),
 		container.NewTabItem("Settings", container.NewAppTabs(
-			container.NewTabItem("Clients and server", a.settings.content()),
+			container.NewTabItem("General", a.settings.content()),
 			container.NewTabItem("Models", a.models.content()),
 		)),
 	)

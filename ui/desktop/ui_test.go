@@ -612,11 +612,6 @@ func TestFollowEndsWithTheApp(t *testing.T) {
 // on it lands off screen).
 func TestWindowFitsASmallScreen(t *testing.T) {
 	const maxW, maxH = 680, 480
-	// tooBigToday are the tabs reworked on other branches that did not fit
-	// on the day this test grew its height check (2026-12-02: Agents
-	// 682×195, Settings 1014×233): they are reported, not failed. Empty it
-	// once they fit.
-	tooBigToday := map[string]bool{"Agents": true, "Settings": true}
 	opts := testOptions()
 	opts.Notice = "First start found no model server on this computer."
 	a, ui := withTestUI(t, New(test.NewTempApp(t), newFakeCore(fakeCore{pause: &fakePause{on: true}}), opts))
@@ -628,10 +623,6 @@ func TestWindowFitsASmallScreen(t *testing.T) {
 	fits := func(s fyne.Size) bool { return s.Width <= maxW && s.Height <= maxH }
 	for _, tab := range a.tabs.Items {
 		if s := tab.Content.MinSize(); !fits(s) {
-			if tooBigToday[tab.Text] {
-				t.Logf("the %s tab needs %.0f×%.0f, more than %d×%d", tab.Text, s.Width, s.Height, maxW, maxH)
-				continue
-			}
 			t.Errorf("the %s tab needs %.0f×%.0f, more than %d×%d", tab.Text, s.Width, s.Height, maxW, maxH)
 		}
 	}
