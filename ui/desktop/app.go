@@ -130,7 +130,7 @@ func New(fy fyne.App, core Core, opts Options) *App {
 	a.setKeys()
 	a.frame = container.NewBorder(container.NewVBox(a.status.banner, a.onboarding.box), a.status.bar, nil, nil, a.tabs)
 	a.win.SetContent(a.frame)
-	a.win.Resize(fyne.NewSize(900, 600))
+	a.win.Resize(fyne.NewSize(1000, 720)) // room for the editor; it fits 680×480 too
 	if opts.Tray {
 		a.win.SetCloseIntercept(a.closeToTray) // closing the window keeps the app in the tray
 		a.setTray()

@@ -83,7 +83,7 @@ func (s status) stateText() string {
 func (s status) agentsText() string {
 	text := countOf(s.Served, "agent") + " served"
 	if s.Paused {
-		text = "no agent served"
+		text = "No agent served"
 	}
 	switch n := len(s.NoModel); {
 	case n == 1:
