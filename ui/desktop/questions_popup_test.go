@@ -105,7 +105,9 @@ func TestQuestionPopupSaysWhoAsksAndSendsOnEnter(t *testing.T) {
 // The countdown ticks with the clock, and its goroutine ends with the
 // popup.
 func TestPopupCountdown(t *testing.T) {
-	core := questionsCoreWith(askedQuestion("q1"))
+	q := askedQuestion("q1")
+	q.ConversationID = "" // nothing else queued for fyne's goroutine than the ticks
+	core := questionsCoreWith(q)
 	v, ui, clock := questionsScreen(t, core)
 	v.refresh()
 	v.popup("q1")
