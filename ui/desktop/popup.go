@@ -63,14 +63,16 @@ func (v *questionsView) newPopup(q agent.Question) *popup {
 	}
 	what.Wrapping = fyne.TextWrapWord
 	from := widget.NewLabel("From " + client + ". " + askedWho(q, ag, found, client))
-	from.Wrapping, from.Importance = fyne.TextWrapWord, widget.LowImportance
-	p.exchange = widget.NewLabel("")
-	p.exchange.Wrapping, p.exchange.Importance = fyne.TextWrapWord, widget.LowImportance
+	from.Wrapping = fyne.TextWrapWord
+	p.exchange = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Italic: true})
+	p.exchange.Wrapping = fyne.TextWrapWord
 	p.exchange.Hide()
+	p.status.Hide() // until there is something to say
 
 	answer := func(content map[string]any, declined bool) {
 		if err := v.core.AnswerQuestion(q.ID, content, declined); err != nil {
 			p.status.SetText(agent.UserMessage(err))
+			p.status.Show()
 		}
 		// On success the core's question_closed event closes the popup.
 	}
@@ -124,18 +126,22 @@ func (v *questionsView) newPopup(q agent.Question) *popup {
 		p.decline = widget.NewButton("Decline to answer", func() { answer(nil, true) })
 		bottom = append(bottom, p.decline)
 	}
-	hint := widget.NewLabel(keysHint(q) + " Escape hides this window: the question stays in the Questions tab.")
+	hint := widget.NewLabel(keysHint(q) + " Escape hides this window; the question stays in the Questions tab.")
 	hint.Wrapping, hint.Importance = fyne.TextWrapWord, widget.LowImportance
-	bottom = append(bottom, p.countdown, hint, p.status)
+	bottom = append(bottom, p.status, p.countdown, hint)
 	p.win.Canvas().SetOnTypedKey(func(k *fyne.KeyEvent) {
 		if k.Name == fyne.KeyEscape {
 			hide()
 		}
 	})
 
-	top := container.NewVBox(widget.NewLabelWithStyle(heading, fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), what, from, p.exchange)
-	p.win.SetContent(container.NewBorder(nil, container.NewVBox(bottom...), nil, nil, container.NewVScroll(top)))
-	p.win.Resize(fyne.NewSize(480, 460))
+	// One column, scrolled when a long question or action needs it: who
+	// asks, what, the context, then the answer and what happens without.
+	all := append([]fyne.CanvasObject{widget.NewLabelWithStyle(heading, fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		what, from, p.exchange, widget.NewSeparator()}, bottom...)
+	p.win.SetContent(container.NewVScroll(container.NewVBox(all...)))
+	p.win.Resize(fyne.NewSize(480, 560))
+	p.win.CenterOnScreen()
 	p.win.SetOnClosed(func() {
 		close(p.done)
 		p.onGone()

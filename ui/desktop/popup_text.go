@@ -65,7 +65,7 @@ func askedWho(q agent.Question, a agent.Agent, found bool, client string) string
 	case found && a.Routing == agent.RouteDesktop:
 		return "Only you are asked, here."
 	}
-	return "Asked here, and in " + client + " if it can ask: the first answer counts."
+	return client + " may ask its user too: the first answer counts."
 }
 
 // answerText is a typed answer as stored: no stray newline or space

@@ -80,7 +80,7 @@ func TestQuestionPopupSaysWhoAsksAndSendsOnEnter(t *testing.T) {
 	content := p.win.Content()
 	for _, want := range []string{
 		"Assistant (assistant) asks you:", "What is your name?",
-		"From Cursor. Asked here, and in Cursor if it can ask: the first answer counts.",
+		"From Cursor. Cursor may ask its user too: the first answer counts.",
 		"If nobody answers within 10:00, assistant stops and Cursor is told that nobody answered.",
 		"Enter sends. Shift+Enter starts a new line.",
 	} {
@@ -247,7 +247,7 @@ func TestQuestionsTab(t *testing.T) {
 	core.setPending(askedQuestion("q1"))
 	v.refresh()
 	for _, want := range []string{"assistant asks · from Cursor", "What is your name?", "10:00 left",
-		"Asked here, and in Cursor if it can ask: the first answer counts."} {
+		"Cursor may ask its user too: the first answer counts."} {
 		if !popupSays(v.list, want) {
 			t.Errorf("the list does not say %q; it says %q", want, popupLabels(v.list))
 		}

@@ -70,7 +70,7 @@ func TestAskedWho(t *testing.T) {
 	q := agent.Question{Kind: agent.KindQuestion, Principal: "client-1"}
 	approval := agent.Question{Kind: agent.KindApproval, Principal: "client-1"}
 	local := agent.Question{Kind: agent.KindQuestion, Principal: agent.LocalPrincipal}
-	both := "Asked here, and in Cursor if it can ask: the first answer counts."
+	both := "Cursor may ask its user too: the first answer counts."
 	cases := []struct {
 		q     agent.Question
 		a     agent.Agent
