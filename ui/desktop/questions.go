@@ -2,6 +2,7 @@ package desktop
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -32,6 +33,7 @@ type questionsView struct {
 	popups  map[string]*popup
 	rows    []questionRow
 	list    *fyne.Container // the rows, or the empty state
+	scroll  *container.Scroll
 	empty   fyne.CanvasObject
 
 	// now and ticker are the countdowns' clock: time.Now and a ticker
@@ -59,13 +61,14 @@ func newQuestionsView(app *App, core questionsCore) *questionsView {
 	empty.Wrapping = fyne.TextWrapWord
 	v.empty = empty
 	v.list = container.NewVBox(v.empty)
+	intro := widget.NewLabel("Questions and approvals your agents are waiting on. Each one also opens in a window of its own: answer in either.")
+	intro.Wrapping = fyne.TextWrapWord
+	v.scroll = container.NewVScroll(container.NewVBox(intro, widget.NewSeparator(), v.list))
 	return v
 }
 
 func (v *questionsView) content() fyne.CanvasObject {
-	intro := widget.NewLabel("Questions and approvals your agents are waiting on. Each one also opens in a window of its own: answer in either.")
-	intro.Wrapping = fyne.TextWrapWord
-	return container.NewBorder(intro, nil, nil, nil, container.NewVScroll(v.list))
+	return v.scroll
 }
 
 func (v *questionsView) refresh() {
@@ -73,7 +76,7 @@ func (v *questionsView) refresh() {
 	v.rows = v.rows[:0]
 	if len(v.pending) == 0 {
 		v.list.Objects = []fyne.CanvasObject{v.empty}
-		v.list.Refresh()
+		v.scroll.Refresh()
 		return
 	}
 	clients, now := v.core.Clients(), v.now()
@@ -84,7 +87,7 @@ func (v *questionsView) refresh() {
 		title := widget.NewLabelWithStyle(questionTitle(q)+" · from "+client, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 		what := q.Text
 		if q.Kind == agent.KindApproval {
-			what = approvalAction(q.Tool, q.Arguments)
+			_, what, _ = strings.Cut(approvalAction(q.Tool, q.Arguments), "\n") // the title names the tool
 		}
 		prompt := widget.NewLabel(clip(what, 3, 120))
 		prompt.Wrapping = fyne.TextWrapWord
@@ -102,7 +105,7 @@ func (v *questionsView) refresh() {
 			container.NewVBox(title, prompt, who)))
 	}
 	v.list.Objects = objs
-	v.list.Refresh()
+	v.scroll.Refresh() // the scroll sizes its content anew
 }
 
 // agent finds the asking agent, for who else is asked.
