@@ -23,8 +23,10 @@ import (
 // Shift+Enter starts a new line; a choice's first button has the focus
 // and 1–9 choose; an approval's comment field has the focus, and only
 // Ctrl+Enter (or the button) approves, so that an Enter meant for
-// another window never approves an action unread. Escape hides the
-// popup; the question stays in the Questions tab.
+// another window never approves an action unread. Escape, or closing
+// the window, hides the popup: it lives (and counts down, for the
+// Questions tab too) until the question closes, and Answer… in the tab
+// shows it again as it was left.
 type popup struct {
 	win       fyne.Window
 	q         agent.Question
@@ -142,6 +144,7 @@ func (v *questionsView) newPopup(q agent.Question) *popup {
 	p.win.SetContent(container.NewVScroll(container.NewVBox(all...)))
 	p.win.Resize(fyne.NewSize(480, 560))
 	p.win.CenterOnScreen()
+	p.win.SetCloseIntercept(hide) // only the question's end closes it
 	p.win.SetOnClosed(func() {
 		close(p.done)
 		p.onGone()
