@@ -92,13 +92,14 @@ func questionTitle(q agent.Question) string {
 	return q.Agent + " asks"
 }
 
-// expiresIn says how long a question waits, for its popup.
+// expiresIn says how long a question waits, for its row in the
+// Questions tab.
 func expiresIn(q agent.Question, now time.Time) string {
 	left := q.ExpiresAt.Sub(now).Round(time.Second)
 	if left <= 0 {
-		return "expired"
+		return "Time is up"
 	}
-	return "waits " + left.String() + " more"
+	return clock(left) + " left"
 }
 
 // slugProblem checks a slug as it is typed: "" when it can name a tool.

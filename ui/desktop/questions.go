@@ -1,6 +1,8 @@
 package desktop
 
 import (
+	"context"
+	"strings"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -11,11 +13,15 @@ import (
 )
 
 // questionsCore is what the Questions tab and the popups need of the core.
-// Both calls work in memory (an answer wakes the waiting turn, which does
-// the writing), so they run on fyne's goroutine.
+// All but Transcript work in memory (an answer wakes the waiting turn,
+// which does the writing), so they run on fyne's goroutine; Transcript
+// reads the history, in the background.
 type questionsCore interface {
 	Pending() []agent.Question
 	AnswerQuestion(id string, content map[string]any, declined bool) error
+	Agents() []agent.Agent
+	Clients() []agent.Client
+	Transcript(ctx context.Context, conversationID string) ([]agent.Message, []agent.Turn, error)
 }
 
 // questionsView lists the questions waiting and keeps a popup open for
@@ -23,34 +29,104 @@ type questionsCore interface {
 type questionsView struct {
 	app     *App
 	core    questionsCore
-	list    *widget.List
 	pending []agent.Question
 	popups  map[string]*popup
+	rows    []questionRow
+	list    *fyne.Container // the rows, or the empty state
+	scroll  *container.Scroll
+	empty   fyne.CanvasObject
+
+	// now and ticker are the countdowns' clock: time.Now and a ticker
+	// of a second, which tests replace.
+	now    func() time.Time
+	ticker func() (ticks <-chan time.Time, stop func())
 }
 
+// questionRow is a question's line in the Questions tab.
+type questionRow struct {
+	q      agent.Question
+	left   *widget.Label
+	answer *widget.Button
+}
+
+const noQuestions = "No questions waiting. When an agent asks you something, it shows here and in a popup."
+
 func newQuestionsView(app *App, core questionsCore) *questionsView {
-	v := &questionsView{app: app, core: core, popups: make(map[string]*popup)}
-	v.list = widget.NewList(
-		func() int { return len(v.pending) },
-		func() fyne.CanvasObject { return widget.NewLabel("question") },
-		func(i widget.ListItemID, o fyne.CanvasObject) {
-			q := v.pending[i]
-			o.(*widget.Label).SetText(questionTitle(q) + ": " + q.Prompt())
-		})
-	v.list.OnSelected = func(i widget.ListItemID) {
-		v.popup(v.pending[i].ID)
-		v.list.UnselectAll()
-	}
+	v := &questionsView{app: app, core: core, popups: make(map[string]*popup), now: time.Now,
+		ticker: func() (<-chan time.Time, func()) {
+			t := time.NewTicker(time.Second)
+			return t.C, t.Stop
+		}}
+	empty := widget.NewLabel(noQuestions)
+	empty.Wrapping = fyne.TextWrapWord
+	v.empty = empty
+	v.list = container.NewVBox(v.empty)
+	intro := widget.NewLabel("Questions and approvals your agents are waiting on. Each one also opens in a window of its own: answer in either.")
+	intro.Wrapping = fyne.TextWrapWord
+	v.scroll = container.NewVScroll(container.NewVBox(intro, widget.NewSeparator(), v.list))
 	return v
 }
 
 func (v *questionsView) content() fyne.CanvasObject {
-	return container.NewBorder(widget.NewLabel("Questions your agents are waiting on (click one to answer):"), nil, nil, nil, v.list)
+	return v.scroll
 }
 
 func (v *questionsView) refresh() {
 	v.pending = v.core.Pending()
-	v.list.Refresh()
+	v.rows = v.rows[:0]
+	if len(v.pending) == 0 {
+		v.list.Objects = []fyne.CanvasObject{v.empty}
+		v.scroll.Refresh()
+		return
+	}
+	clients, now := v.core.Clients(), v.now()
+	var objs []fyne.CanvasObject
+	for i, q := range v.pending {
+		client := clientName(q.Principal, clients)
+		ag, found := v.agent(q.Agent)
+		title := widget.NewLabelWithStyle(questionTitle(q)+" · from "+client, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+		what := q.Text
+		if q.Kind == agent.KindApproval {
+			_, what, _ = strings.Cut(approvalAction(q.Tool, q.Arguments), "\n") // the title names the tool
+		}
+		prompt := widget.NewLabel(clip(what, 3, 120))
+		prompt.Wrapping = fyne.TextWrapWord
+		who := widget.NewLabel(askedWho(q, ag, found, client))
+		who.Wrapping = fyne.TextWrapWord
+		row := questionRow{q: q, left: widget.NewLabel(expiresIn(q, now))}
+		id := q.ID
+		row.answer = widget.NewButton("Answer…", func() { v.popup(id) })
+		row.answer.Importance = widget.HighImportance
+		v.rows = append(v.rows, row)
+		if i > 0 {
+			objs = append(objs, widget.NewSeparator())
+		}
+		objs = append(objs, container.NewBorder(nil, nil, nil, container.NewVBox(row.answer, row.left),
+			container.NewVBox(title, prompt, who)))
+	}
+	v.list.Objects = objs
+	v.scroll.Refresh() // the scroll sizes its content anew
+}
+
+// agent finds the asking agent, for who else is asked.
+func (v *questionsView) agent(slug string) (agent.Agent, bool) {
+	for _, a := range v.core.Agents() {
+		if a.Slug == slug {
+			return a, true
+		}
+	}
+	return agent.Agent{}, false
+}
+
+// tick moves every countdown on: the popups' and the list's.
+func (v *questionsView) tick() {
+	now := v.now()
+	for _, p := range v.popups {
+		p.tick(now)
+	}
+	for _, r := range v.rows {
+		r.left.SetText(expiresIn(r.q, now))
+	}
 }
 
 func (v *questionsView) openAll() {
@@ -62,18 +138,65 @@ func (v *questionsView) openAll() {
 // popup opens (or brings forward) the popup of a pending question.
 func (v *questionsView) popup(id string) {
 	if p, ok := v.popups[id]; ok {
-		p.win.Show()
-		p.win.RequestFocus()
+		v.show(p)
 		return
 	}
 	for _, q := range v.core.Pending() {
 		if q.ID == id {
-			p := newPopup(v.app, v.core, q, func() { delete(v.popups, id) })
+			p := v.newPopup(q)
 			v.popups[id] = p
-			p.win.Show()
+			v.show(p)
+			v.startCountdown(p)
+			v.loadExchange(p)
 			return
 		}
 	}
+}
+
+// show brings a popup forward with the keyboard on its answer, above the
+// main window.
+func (v *questionsView) show(p *popup) {
+	p.win.Show()
+	p.win.RequestFocus()
+	p.win.Canvas().Focus(p.focus)
+	keepAbove(p.win, v.app.log)
+}
+
+// startCountdown ticks the popup's countdown once a second until the
+// popup closes or the App does.
+func (v *questionsView) startCountdown(p *popup) {
+	ticks, stop := v.ticker()
+	v.app.goStart(func() {
+		defer stop()
+		for {
+			select {
+			case <-ticks:
+				v.app.onUI(v.tick)
+			case <-p.done:
+				return
+			case <-v.app.ctx.Done():
+				return
+			}
+		}
+	})
+}
+
+// loadExchange shows the conversation's last exchange in the popup, read
+// off fyne's goroutine.
+func (v *questionsView) loadExchange(p *popup) {
+	q := p.q
+	if q.ConversationID == "" {
+		return
+	}
+	v.app.background(func(ctx context.Context) func() {
+		msgs, _, err := v.core.Transcript(ctx, q.ConversationID)
+		if err != nil {
+			v.app.log.Warn("read the conversation of a question", "question", q.ID, "err", err)
+			return nil
+		}
+		text := lastExchange(msgs, q.AskedAt, q.Agent, p.client)
+		return func() { p.setExchange(text) }
+	})
 }
 
 // closed closes a question's popup: it was answered (here or by the
@@ -84,65 +207,4 @@ func (v *questionsView) closed(id string) bool {
 		p.close()
 	}
 	return ok
-}
-
-// popup is one question's window.
-type popup struct {
-	win    fyne.Window
-	q      agent.Question
-	status *widget.Label
-	onGone func()
-
-	text, comment       *widget.Entry
-	send, approve, deny *widget.Button
-	decline             *widget.Button
-	choices             []*widget.Button
-}
-
-func newPopup(app *App, core questionsCore, q agent.Question, onGone func()) *popup {
-	p := &popup{win: app.fy.NewWindow(questionTitle(q)), q: q, status: widget.NewLabel(""), onGone: onGone}
-	p.status.Wrapping = fyne.TextWrapWord
-	prompt := widget.NewLabel(q.Prompt())
-	prompt.Wrapping = fyne.TextWrapWord
-	answer := func(content map[string]any, declined bool) {
-		if err := core.AnswerQuestion(q.ID, content, declined); err != nil {
-			p.status.SetText(agent.UserMessage(err))
-		}
-		// On success the core's question_closed event closes the popup.
-	}
-	var form fyne.CanvasObject
-	switch {
-	case q.Kind == agent.KindApproval:
-		p.comment = widget.NewEntry()
-		p.comment.SetPlaceHolder("optional comment for the agent")
-		p.approve = widget.NewButton("Approve", func() { answer(map[string]any{"approve": true, "comment": p.comment.Text}, false) })
-		p.approve.Importance = widget.HighImportance
-		p.deny = widget.NewButton("Deny", func() { answer(map[string]any{"approve": false, "comment": p.comment.Text}, false) })
-		form = container.NewVBox(p.comment, container.NewGridWithColumns(2, p.deny, p.approve))
-	case len(q.Choices) > 0:
-		var buttons []fyne.CanvasObject
-		for _, c := range q.Choices {
-			b := widget.NewButton(c, func() { answer(map[string]any{"answer": c}, false) })
-			p.choices = append(p.choices, b)
-			buttons = append(buttons, b)
-		}
-		form = container.NewVBox(buttons...)
-	default:
-		p.text = widget.NewMultiLineEntry()
-		p.text.SetPlaceHolder("your answer")
-		p.send = widget.NewButton("Send", func() { answer(map[string]any{"answer": p.text.Text}, false) })
-		p.send.Importance = widget.HighImportance
-		form = container.NewVBox(p.text, p.send)
-	}
-	p.decline = widget.NewButton("Decline to answer", func() { answer(nil, true) })
-	decline := p.decline
-	meta := widget.NewLabel(expiresIn(q, time.Now()))
-	p.win.SetContent(container.NewVBox(prompt, form, decline, meta, p.status))
-	p.win.Resize(fyne.NewSize(420, 240))
-	p.win.SetOnClosed(func() { p.onGone() })
-	return p
-}
-
-func (p *popup) close() {
-	p.win.Close()
 }

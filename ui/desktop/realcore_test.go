@@ -59,6 +59,17 @@ func TestWithTheRealCore(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the answer did not reach the turn")
 	}
+	// The core closes the question: the popup goes, and its countdown
+	// with it (settle waits for the App's goroutines).
+	for open := true; open; {
+		select {
+		case e := <-events:
+			a.handle(e)
+			_, open = a.questions.popups[p.q.ID]
+		case <-time.After(10 * time.Second):
+			t.Fatal("the popup stayed open after the answer")
+		}
+	}
 
 	// The kill switch.
 	row := a.agents.list.CreateItem()

@@ -1,6 +1,7 @@
 // Package platform is what the desktop app needs from each operating
-// system: starting at login, whether a window can be shown and whether
-// the tray works. The OS-specific parts sit in build-tagged files here,
+// system: starting at login, whether a window can be shown, whether
+// the tray works and keeping a popup above the other windows. The
+// OS-specific parts sit in build-tagged files here,
 // fyne-free, so that every one of them can be type-checked for every OS;
 // the content they write is built by pure functions tested on any OS.
 package platform
