@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"fyne.io/fyne/v2"
@@ -301,7 +302,7 @@ func (a *App) handle(e agent.Event) {
 		a.questions.refresh()
 		a.questions.popup(e.Question)
 		a.showState()
-		a.fy.SendNotification(fyne.NewNotification("Deskhand: a question", e.Text))
+		a.notifyQuestion(e.Question)
 	case agent.EventClientsChanged:
 		a.settings.refreshClients()
 		a.showState()
@@ -383,10 +384,15 @@ func (a *App) setTray() {
 // own "Quit" to a menu whose last item is not one, but only to the copy
 // it keeps, after drawing the tray, so that a rebuilt menu would lose it.
 func (a *App) trayItems() []*fyne.MenuItem {
-	paused, waiting := a.tray.Paused(), len(a.tray.Pending())
+	paused, questions := a.tray.Paused(), a.tray.Pending()
+	waiting, who := questionsWaiting(questions)
 	state := fyne.NewMenuItem(trayStatusLine(paused, a.opts.ServerURL), nil)
 	state.Disabled = true
-	pending := fyne.NewMenuItem(pendingLabel(waiting), func() {
+	label := pendingLabel(waiting)
+	if who != "" { // who waits, and for whom: "assistant is waiting for your answer."
+		label = strings.TrimSuffix(who, ".") + "…"
+	}
+	pending := fyne.NewMenuItem(label, func() {
 		a.Show()
 		a.questions.openAll()
 	})
@@ -420,4 +426,20 @@ func trayIcon(o Options, paused bool, waiting int) fyne.Resource {
 		return o.PausedIcon
 	}
 	return o.Icon
+}
+
+// notifyQuestion tells the system a question waits: who asks, and what
+// (an approval names its tool, never its raw arguments).
+func (a *App) notifyQuestion(id string) {
+	for _, q := range a.tray.Pending() {
+		if q.ID != id {
+			continue
+		}
+		text := q.Text
+		if q.Kind == agent.KindApproval {
+			text = "Approve or deny it in Deskhand's window."
+		}
+		a.fy.SendNotification(fyne.NewNotification("Deskhand: "+questionTitle(q), text))
+		return
+	}
 }

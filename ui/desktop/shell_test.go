@@ -240,7 +240,7 @@ func TestQuestionsTabAndTrayCount(t *testing.T) {
 		t.Errorf("two questions: tab %q", a.tabs.Items[tabQuestions].Text)
 	}
 	items := a.trayItems()
-	if items[1].Label != "2 questions waiting…" || items[1].Disabled {
+	if items[1].Label != "2 questions waiting, from assistant…" || items[1].Disabled {
 		t.Errorf("tray's questions line: %q (disabled %v)", items[1].Label, items[1].Disabled)
 	}
 	core.fakeQuestions.setPending()
