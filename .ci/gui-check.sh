@@ -13,5 +13,5 @@ go build -o bin/fakeollama ./models/ollama/ollamatest/testdata/fakeollama
 # write there, not in the user's.
 home=$(mktemp -d)
 trap 'rm -rf "$home"' EXIT
-HOME=$home LANG=en_US.UTF-8 timeout 120 xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- .ci/gui-session.sh "$out"
+HOME=$home LANG=en_US.UTF-8 timeout 300 xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- .ci/gui-session.sh "$out"
 echo "gui check passed; screenshots in $out"

@@ -1,5 +1,13 @@
 #!/usr/bin/env bash
-# Runs inside xvfb-run and dbus-run-session; called by gui-check.sh.
+# Runs inside xvfb-run and dbus-run-session; called by gui-check.sh. Walks
+# the desktop app as a new person would, under a window manager (openbox),
+# with xdotool: first run without a model server, a server found, a
+# question popup that takes the focus while the main window is in front and
+# is answered with Enter, a conversation that keeps its place while calls
+# arrive and a search runs, pause shown in the window and told to clients,
+# an unsaved edit guarded, Connect, and the window at 1.5× scale. Each step
+# leaves a screenshot in $out; what can be checked from outside (files,
+# the command line, the client's answers, pixels) is checked.
 set -euo pipefail
 out=$1
 work=$(mktemp -d)
@@ -7,6 +15,7 @@ trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 export HOME=$work/home LANG=en_US.UTF-8
 mkdir -p "$HOME/.cursor"
 echo '{"mcpServers": {"github": {"url": "https://api.githubcopilot.com/mcp/"}}}' > "$HOME/.cursor/mcp.json"
+data=$work/data
 
 fail() { echo "gui check: $*" >&2; echo "--- app log:" >&2; cat "$work/app.log" >&2 || true; exit 1; }
 
@@ -26,68 +35,162 @@ pixels_vary() {
 	awk -v sd="$sd" 'BEGIN { exit !(sd > 0.01) }'
 }
 
-# shoot FILE: a screenshot of the screen once something is drawn on it,
-# waiting up to 30 s (a loaded machine draws the first frame late).
+# shoot NAME: a screenshot of the screen once something is drawn on it,
+# waiting up to 30 s (a loaded machine draws the first frame late). The
+# app redraws within a frame or two of an event; the short pause lets it.
 shoot() {
+	sleep 0.7
 	for _ in $(seq 60); do
-		import -window root "$1"
-		pixels_vary "$1" && return 0
+		import -window root "$out/$1.png"
+		pixels_vary "$out/$1.png" && return 0
 		sleep 0.5
+	done
+	fail "the screenshot $1 stays blank"
+}
+
+# window NAME: the id of the window whose title matches NAME, waiting up to
+# 20 s for it to be mapped.
+window() {
+	for _ in $(seq 200); do
+		if id=$(xdotool search --onlyvisible --name "$1" 2>/dev/null | head -n1) && [ -n "$id" ]; then echo "$id"; return 0; fi
+		sleep 0.1
 	done
 	return 1
 }
 
-bin/fakeollama -addr 127.0.0.1:0 > "$work/ollama.log" 2>&1 &
+# click X Y: a click at X,Y in the main window's content.
+click() { xdotool mousemove --window "$main" "$1" "$2" click 1; sleep 0.3; }
+# keys KEY…: keys typed to the main window, brought to the front first.
+keys() { xdotool windowactivate --sync "$main" key --clearmodifiers "$@"; sleep 0.4; }
+
+# call MESSAGE FILE: a client's tools/call of the assistant, on the
+# 2026-07-28 era, its answer in FILE.
+call() {
+	curl -s -m 60 "$url" -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
+		-H 'Accept: application/json, text/event-stream' -H 'Mcp-Protocol-Version: 2026-07-28' \
+		-H 'Mcp-Method: tools/call' -H 'Mcp-Name: assistant' \
+		-d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"assistant","arguments":{"message":"'"$1"'"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"gui-check","version":"0"}}}}' \
+		> "$2"
+}
+
+# start [ENV…]: Deskhand's desktop on $data, its window found.
+start() {
+	env "$@" bin/deskhand --data "$data" --addr 127.0.0.1:0 --ollama http://127.0.0.1:9 > "$work/app.log" 2>&1 &
+	app=$!
+	url=$(waitfor "$work/app.log" 'serving your agents at (http://[^ ]+)') || fail "Deskhand did not start serving"
+	main=$(window '^Deskhand$') || fail "no main window"
+}
+
+stop() {
+	kill -INT "$app"
+	wait "$app" || fail "Deskhand did not exit cleanly"
+}
+
+openbox > "$work/openbox.log" 2>&1 &
+
+# 1. First run, and no model server answers (Ollama's address is a dead
+# port): the status bar says so and the first-run panel says what to do.
+start
+shoot 01-first-run-no-model-server
+
+# 2. A model server appears (the person starts Ollama; here: points the
+# provider "ollama" at a fake one): the window follows without a restart.
+bin/fakeollama -addr 127.0.0.1:0 -delay 120ms > "$work/ollama.log" 2>&1 &
 ollama=$(waitfor "$work/ollama.log" 'listening on (http://[0-9.:]+)') || fail "the fake Ollama did not start"
+bin/deskhand provider edit ollama --url "$ollama" --data "$data" > /dev/null || fail "provider edit failed"
+shoot 02-model-server-found
+bin/deskhand agent edit assistant --model llama3.2:latest --data "$data" > /dev/null || fail "agent edit failed"
+shoot 03-ready-to-try
+# The panel's last step, "Try it", puts the cursor in the editor's Try it
+# field; an answer streams in, and the panel is done.
+click 968 90
+xdotool type --delay 20 "hello"
+xdotool key Return
+shoot 04-tried-it
 
-bin/deskhand --data "$work/data" --addr 127.0.0.1:0 --ollama "$ollama" > "$work/app.log" 2>&1 &
-app=$!
-url=$(waitfor "$work/app.log" 'serving your agents at (http://[^ ]+)') || fail "Deskhand did not start serving"
-shoot "$out/main-window.png" || fail "the main window screenshot is blank"
+token=$(bin/deskhand token create gui-check --data "$data")
 
-token=$(bin/deskhand token create gui-check --data "$work/data")
+# 3. A question while the main window is in front: the popup takes the
+# focus, stays above the main window, and Enter sends the answer.
+keys ctrl+1
 value="teal$RANDOM"
-curl -s -m 60 "$url" -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
-	-H 'Accept: application/json, text/event-stream' -H 'Mcp-Protocol-Version: 2026-07-28' \
-	-H 'Mcp-Method: tools/call' -H 'Mcp-Name: assistant' \
-	-d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"assistant","arguments":{"message":"ask: What is your favourite colour?"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"gui-check","version":"0"}}}}' \
-	> "$work/call.out" &
-call=$!
-for _ in $(seq 100); do
-	bin/deskhand questions --data "$work/data" | grep -q 'favourite colour' && break
+call "ask: What is your favourite colour?" "$work/ask.out" &
+asking=$!
+popup=$(window '^Deskhand: assistant asks') || fail "no question popup"
+shoot 05-question-popup
+[ "$(xdotool getactivewindow)" = "$popup" ] || fail "the popup did not take the focus (active: $(xdotool getactivewindow getwindowname))"
+xprop -id "$popup" _NET_WM_STATE | grep -q _NET_WM_STATE_ABOVE || fail "the popup is not kept above: $(xprop -id "$popup" _NET_WM_STATE)"
+xdotool windowactivate --sync "$main"
+shoot 06-popup-stays-above-the-window
+xdotool windowactivate --sync "$popup"
+xdotool type --delay 30 "$value"
+xdotool key Return
+wait $asking || fail "the client's call failed"
+grep -q "You answered: $value\"" "$work/ask.out" || fail "the client did not get exactly the answer typed in the popup: $(cat "$work/ask.out")"
+
+# 4. A conversation keeps its place: open the newest, then new calls
+# arrive (moving it down the list) and a search runs; the transcript
+# shown stays the same, pixel for pixel.
+call "the first of several calls" "$work/c1.out"
+keys ctrl+3
+click 150 95 # the newest conversation, at the top of the list
+shoot 07-conversation-open
+# The transcript pane, right of the list (the window's left edge from
+# xwininfo: xdotool's geometry is off under a reparenting window manager).
+wx=$(xwininfo -id "$main" | sed -n 's/.*Absolute upper-left X: *//p')
+wy=$(xwininfo -id "$main" | sed -n 's/.*Absolute upper-left Y: *//p')
+crop=(-crop "540x380+$((wx + 440))+$((wy + 110))" +repage)
+convert "$out/07-conversation-open.png" "${crop[@]}" "$work/before.png"
+call "another call arrives" "$work/c2.out"
+call "and one more" "$work/c3.out" &
+more=$!
+shoot 08-conversation-while-a-call-streams
+wait $more
+shoot 09-conversation-after-new-calls
+convert "$out/09-conversation-after-new-calls.png" "${crop[@]}" "$work/after.png"
+changed=$(compare -metric AE "$work/before.png" "$work/after.png" null: 2>&1 || true)
+[ "$changed" = 0 ] || fail "the transcript shown changed while calls arrived ($changed pixels)"
+
+# 5. Pause: the window shows it, and a client is told so.
+keys ctrl+p
+shoot 10-paused
+call "are you there?" "$work/paused.out"
+grep -q 'Deskhand is paused' "$work/paused.out" || fail "a client calling while paused was not told so: $(cat "$work/paused.out")"
+keys ctrl+p
+
+# 6. An unsaved edit is guarded: type in the editor, try to leave, keep
+# editing, save with Ctrl+S.
+keys ctrl+1
+click 500 217 # the name field, at the end of its text
+xdotool key End
+xdotool type --delay 20 " Edited"
+shoot 11-unsaved-edit
+keys ctrl+n
+shoot 12-unsaved-edit-guarded
+keys Escape
+keys ctrl+s
+for _ in $(seq 50); do
+	bin/deskhand agent list --data "$data" | grep -q 'Assistant Edited' && break
 	sleep 0.1
 done
-sleep 1 # let the popup draw
-import -window root "$out/question-popup.png"
-pixels_vary "$out/question-popup.png" || fail "the popup screenshot is blank"
+bin/deskhand agent list --data "$data" | grep -q 'Assistant Edited' || fail "Ctrl+S did not save the edit: $(bin/deskhand agent list --data "$data")"
 
-# No window manager: the popup sits at the top left, its answer box first.
-xdotool mousemove 200 80 click 1
-sleep 0.3
-xdotool type --delay 30 "$value"
-xdotool mousemove 210 138 click 1
-wait $call || fail "the client's call failed"
-grep -q "You answered: $value" "$work/call.out" || fail "the client did not get the answer typed in the popup: $(cat "$work/call.out")"
-
-# The Connect tab: Cursor's Connect button, then "Write it" in the dialog
-# that shows the entry (the dialog is centred, so its buttons stay put).
-xdotool mousemove 320 21 click 1
-sleep 2
-import -window root "$out/connect.png"
-xdotool mousemove 34 219 click 1
-sleep 1
-import -window root "$out/connect-confirm.png"
-# The dialog is centred on the window, whose size follows its content:
-# "Write it" is 49 px right of and 128 px below the window's centre.
-eval "$(xdotool search --name '^Deskhand$' getwindowgeometry --shell | tail -n 5)"
-xdotool mousemove $((X + WIDTH / 2 + 49)) $((Y + HEIGHT / 2 + 128)) click 1
+# 7. Connect: Cursor's row, its Connect button, then the dialog's.
+keys ctrl+4
+shoot 13-connect
+click 700 120 # Cursor's Connect
+shoot 14-connect-confirm
+keys Return
 for _ in $(seq 100); do
 	grep -q '"deskhand"' "$HOME/.cursor/mcp.json" && break
 	sleep 0.1
 done
-bin/deskhand connect --status cursor --data "$work/data" | grep -q 'connected, verified' ||
+bin/deskhand connect --status cursor --data "$data" | grep -q 'connected, verified' ||
 	fail "Cursor not connected from the Connect tab: $(cat "$HOME/.cursor/mcp.json")"
 grep -q '"github"' "$HOME/.cursor/mcp.json" || fail "the Connect tab lost Cursor's other servers"
+stop
 
-kill -INT $app
-wait $app || fail "Deskhand did not exit cleanly"
+# 8. The window at 1.5× scale.
+start FYNE_SCALE=1.5
+shoot 15-scale-1.5
+stop

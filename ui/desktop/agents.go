@@ -643,10 +643,12 @@ func (v *agentsView) leave(next func()) {
 	})
 	v.saveAndLeave.Importance = widget.HighImportance
 	d.SetButtons([]fyne.CanvasObject{v.keepEditing, v.discardChanges, v.saveAndLeave})
-	d.SetOnClosed(func() { v.leaving = nil }) // Escape keeps editing
 	v.leaving = d
-	d.Show()
-	v.app.win.Canvas().Focus(v.keepEditing) // the safe choice; Tab moves on, Space presses
+	// Escape keeps editing; Tab reaches the buttons, Space presses one.
+	v.app.showDialog(d, func() {
+		v.leaving = nil
+		v.selectShown()
+	})
 }
 
 // keys are the editor's shortcuts, the window's while the Agents tab
@@ -750,7 +752,7 @@ func (v *agentsView) confirmDelete() {
 			}
 		}, v.app.win)
 	v.deleting.Resize(fyne.NewSize(420, 0))
-	v.deleting.Show()
+	v.app.showDialog(v.deleting, nil)
 }
 
 // deleteAgent deletes the agent off fyne's goroutine, then shows the

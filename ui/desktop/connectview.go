@@ -327,17 +327,17 @@ func (v *connectView) confirmConnect(c ClientState, rotate bool) {
 		}
 	}, v.app.win)
 	d.Resize(fyne.NewSize(560, 320))
-	d.Show()
+	v.app.showDialog(d, nil)
 }
 
 // confirmDisconnect asks before removing the entry and its token.
 func (v *connectView) confirmDisconnect(c ClientState) {
 	body := plainNote("Deskhand will remove its entry from " + c.File + " and revoke " + c.Name + "'s token: " + c.Name + " can no longer use your agents until you connect it again.")
-	dialog.ShowCustomConfirm("Disconnect "+c.Name, "Disconnect", "Cancel", body, func(ok bool) {
+	v.app.showDialog(dialog.NewCustomConfirm("Disconnect "+c.Name, "Disconnect", "Cancel", body, func(ok bool) {
 		if ok {
 			v.run(c, v.conn.Disconnect)
 		}
-	}, v.app.win)
+	}, v.app.win), nil)
 }
 
 // confirmCopy shows the entry and copies it, without a token: a token on
@@ -357,7 +357,7 @@ func (v *connectView) confirmCopy(c ClientState) {
 		}
 	}, v.app.win)
 	d.Resize(fyne.NewSize(560, 320))
-	d.Show()
+	v.app.showDialog(d, nil)
 }
 
 // details shows what the row leaves out: the file and the whole state.
@@ -371,7 +371,7 @@ func (v *connectView) details(c ClientState) {
 	}
 	d := dialog.NewCustom(c.Name, "Close", plainNote(strings.Join(lines, "\n")), v.app.win)
 	d.Resize(fyne.NewSize(520, 240))
-	d.Show()
+	v.app.showDialog(d, nil)
 }
 
 // run does one client operation off fyne's goroutine and says the result
@@ -420,7 +420,7 @@ func (v *connectView) confirmLink(c ClientState) {
 				}
 			}, v.app.win)
 			d.Resize(fyne.NewSize(560, 320))
-			d.Show()
+			v.app.showDialog(d, nil)
 		}
 	})
 }

@@ -76,12 +76,18 @@ func (a *App) showMenuState(paused bool) {
 // showDialog shows a dialog of the main window that Escape closes as its
 // Cancel would (its callback gets false). Dialogs shown otherwise are
 // closed by Escape too, but without their callback.
-func (a *App) showDialog(d dialog.Dialog) {
+func (a *App) showDialog(d dialog.Dialog, onClosed func()) {
 	a.dialogs = append(a.dialogs, d)
 	d.SetOnClosed(func() {
 		a.dialogs = slices.DeleteFunc(a.dialogs, func(o dialog.Dialog) bool { return o == d })
+		if onClosed != nil {
+			onClosed()
+		}
 	})
 	d.Show()
+	// A focused widget (the field typed in before) would take the Escape
+	// key; with none, it reaches the window, which closes the dialog.
+	a.win.Canvas().Unfocus()
 }
 
 // closeTopDialog closes the topmost dialog of the main window; it reports

@@ -180,13 +180,13 @@ func (v *modelsView) saveForm() {
 // the form.
 func (v *modelsView) confirmRemoveKey() {
 	name := v.editing
-	dialog.ShowCustomConfirm("Remove the key of "+name+"?", "Remove key", "Cancel",
+	v.app.showDialog(dialog.NewCustomConfirm("Remove the key of "+name+"?", "Remove key", "Cancel",
 		plainNote("Deskhand removes the API key of "+name+" from the system keychain. Its server may then refuse the agents that run on it."),
 		func(ok bool) {
 			if ok {
 				v.removeKeyOf(name)
 			}
-		}, v.app.win)
+		}, v.app.win), nil)
 }
 
 // removeKeyOf removes a provider's API key, keeping the rest as saved.
@@ -250,13 +250,13 @@ func (v *modelsView) check(name string) {
 
 // confirmRemove asks before removing a provider.
 func (v *modelsView) confirmRemove(name string) {
-	dialog.ShowCustomConfirm("Remove "+name+"?", "Remove model server", "Cancel",
+	v.app.showDialog(dialog.NewCustomConfirm("Remove "+name+"?", "Remove model server", "Cancel",
 		plainNote("Deskhand forgets the model server "+name+" and its API key. Agents that run on it must move to another one first."),
 		func(ok bool) {
 			if ok {
 				v.remove(name)
 			}
-		}, v.app.win)
+		}, v.app.win), nil)
 }
 
 // remove removes a provider off fyne's goroutine; the core refuses while

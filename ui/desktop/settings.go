@@ -429,29 +429,29 @@ func (v *settingsView) showToken(name, token string) {
 		container.NewBorder(nil, nil, nil, copyButton, shown),
 		widget.NewLabel("The client sends it as 'Authorization: Bearer <token>' to "+v.app.opts.ServerURL),
 	)
-	dialog.ShowCustom("New token for "+name, "Done", body, v.app.win)
+	v.app.showDialog(dialog.NewCustom("New token for "+name, "Done", body, v.app.win), nil)
 }
 
 // confirmRevoke asks before shutting a client out.
 func (v *settingsView) confirmRevoke(name string) {
-	dialog.ShowCustomConfirm("Revoke the token of "+name+"?", "Revoke token", "Cancel",
+	v.app.showDialog(dialog.NewCustomConfirm("Revoke the token of "+name+"?", "Revoke token", "Cancel",
 		plainNote(name+" can no longer call your agents, from now on, until it gets a new token."),
 		func(ok bool) {
 			if ok {
 				v.revoke(name)
 			}
-		}, v.app.win)
+		}, v.app.win), nil)
 }
 
 // confirmRotate asks before replacing a client's token.
 func (v *settingsView) confirmRotate(name string) {
-	dialog.ShowCustomConfirm("Rotate the token of "+name+"?", "Rotate token", "Cancel",
+	v.app.showDialog(dialog.NewCustomConfirm("Rotate the token of "+name+"?", "Rotate token", "Cancel",
 		plainNote("Deskhand makes "+name+" a new token and shows it once; the old one stops working at once, so update "+name+" with the new one."),
 		func(ok bool) {
 			if ok {
 				v.rotate(name)
 			}
-		}, v.app.win)
+		}, v.app.win), nil)
 }
 
 // revoke shuts a client out, off fyne's goroutine.

@@ -289,7 +289,7 @@ func TestKeyboard(t *testing.T) {
 	}
 	// A dialog shown through the App: Escape closes it as Cancel would.
 	answered := []bool{}
-	a.showDialog(dialog.NewConfirm("Delete agent?", "It cannot be undone.", func(ok bool) { answered = append(answered, ok) }, a.win))
+	a.showDialog(dialog.NewConfirm("Delete agent?", "It cannot be undone.", func(ok bool) { answered = append(answered, ok) }, a.win), nil)
 	if a.win.Canvas().Overlays().Top() == nil {
 		t.Fatal("the dialog is not shown")
 	}
