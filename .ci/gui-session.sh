@@ -137,8 +137,8 @@ click 150 95 # the newest conversation, at the top of the list
 shoot 07-conversation-open
 # The transcript pane, right of the list (the window's left edge from
 # xwininfo: xdotool's geometry is off under a reparenting window manager).
-wx=$(xwininfo -id "$main" | sed -n 's/.*Absolute upper-left X: *//p')
-wy=$(xwininfo -id "$main" | sed -n 's/.*Absolute upper-left Y: *//p')
+wx=$(LC_ALL=C xwininfo -id "$main" | sed -n 's/.*Absolute upper-left X: *//p')
+wy=$(LC_ALL=C xwininfo -id "$main" | sed -n 's/.*Absolute upper-left Y: *//p')
 crop=(-crop "540x380+$((wx + 440))+$((wy + 110))" +repage)
 convert "$out/07-conversation-open.png" "${crop[@]}" "$work/before.png"
 call "another call arrives" "$work/c2.out"
@@ -178,9 +178,9 @@ bin/deskhand agent list --data "$data" | grep -q 'Assistant Edited' || fail "Ctr
 # 7. Connect: Cursor's row, its Connect button, then the dialog's.
 keys ctrl+4
 shoot 13-connect
-click 700 120 # Cursor's Connect
+click 918 134 # Cursor's Connect button
 shoot 14-connect-confirm
-keys Return
+click 550 508 # the dialog's Connect
 for _ in $(seq 100); do
 	grep -q '"deskhand"' "$HOME/.cursor/mcp.json" && break
 	sleep 0.1
