@@ -92,6 +92,7 @@ func (c *Core) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 		Status: TurnRunning, Model: agent.Model, StartedAt: c.now(),
 	}
 	user := Message{Role: RoleUser, Content: content, TurnID: turn.ID, CreatedAt: turn.StartedAt}
+	live.progress.begin(turn.ID, agent.Slug, turn.StartedAt)
 	past, kept := c.convs.history(conv.ID)
 	if !isNew && !kept {
 		if past, err = c.history.Messages(ctx, conv.ID); err != nil {
@@ -115,7 +116,7 @@ func (c *Core) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	}()
 	c.publish(Event{Kind: EventTurnStarted, Agent: agent.Slug, Conversation: conv.ID, Turn: turn.ID, Text: content})
 
-	produced, runErr := c.loop(ctx, agent, &turn, past, user)
+	produced, runErr := c.loop(ctx, agent, &turn, past, user, &live.progress)
 	if runErr == nil {
 		res.Text = lastAssistantText(produced)
 		if len(agent.ResponseSchema) > 0 {
@@ -214,7 +215,7 @@ type agentTool struct {
 	needsApproval bool
 }
 
-func (c *Core) loop(ctx context.Context, agent Agent, turn *Turn, past []Message, user Message) ([]Message, error) {
+func (c *Core) loop(ctx context.Context, agent Agent, turn *Turn, past []Message, user Message, live *liveProgress) ([]Message, error) {
 	model, err := c.modelFor(ctx, agent)
 	if err != nil {
 		return nil, err
@@ -241,6 +242,7 @@ func (c *Core) loop(ctx context.Context, agent Agent, turn *Turn, past []Message
 		resp, err := model.Chat(ctx, ChatRequest{Model: agent.Model, Messages: msgs, Tools: specs, Format: agent.ResponseSchema},
 			func(d Delta) {
 				if d.Content != "" {
+					live.delta(d.Content)
 					c.publish(Event{Kind: EventDelta, Agent: agent.Slug, Conversation: turn.ConversationID, Turn: turn.ID, Text: d.Content})
 				}
 			})
@@ -255,6 +257,7 @@ func (c *Core) loop(ctx context.Context, agent Agent, turn *Turn, past []Message
 		reply.Role, reply.TurnID, reply.CreatedAt = RoleAssistant, turn.ID, c.now()
 		produced = append(produced, reply)
 		msgs = append(msgs, reply)
+		live.roundDone(reply, resp.PromptTokens, resp.OutputTokens)
 		if len(reply.ToolCalls) == 0 {
 			return produced, nil
 		}
@@ -271,6 +274,7 @@ func (c *Core) loop(ctx context.Context, agent Agent, turn *Turn, past []Message
 			result := Message{Role: RoleTool, Content: out, ToolCallID: call.ID, ToolName: call.Name, TurnID: turn.ID, CreatedAt: c.now()}
 			produced = append(produced, result)
 			msgs = append(msgs, result)
+			live.toolDone(result)
 		}
 	}
 }
