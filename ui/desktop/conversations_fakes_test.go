@@ -1,0 +1,54 @@
+package desktop
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+func (f *fakeConversations) ConversationQuestions(_ context.Context, id string) ([]agent.Question, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.questions[id], nil
+}
+
+func (f *fakeConversations) LiveTurn(id string) (agent.LiveTurn, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	lt, ok := f.live[id]
+	return lt, ok
+}
+
+// setLive sets (or, with a zero LiveTurn, ends) the turn running in a
+// conversation.
+func (f *fakeConversations) setLive(id string, lt agent.LiveTurn) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.live == nil {
+		f.live = map[string]agent.LiveTurn{}
+	}
+	if lt.TurnID == "" {
+		delete(f.live, id)
+		return
+	}
+	f.live[id] = lt
+}
+
+// addConversation lists one more conversation, first.
+func (f *fakeConversations) addConversation(c agent.ConversationSummary) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.conversations = append([]agent.ConversationSummary{c}, f.conversations...)
+}
+
+// countingConversations counts the list's reads.
+type countingConversations struct {
+	conversationsCore
+	reads atomic.Int32
+}
+
+func (c *countingConversations) RecentConversations(ctx context.Context, n int) ([]agent.ConversationSummary, error) {
+	c.reads.Add(1)
+	return c.conversationsCore.RecentConversations(ctx, n)
+}

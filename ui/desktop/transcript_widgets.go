@@ -1,0 +1,56 @@
+package desktop
+
+import (
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/widget"
+)
+
+// turnWidgets draw a turn as a conversation: who says what, each tool
+// call a line that opens on its result, the questions and who answered,
+// and the outcome (in the error colour when the turn failed).
+func turnWidgets(t transcriptTurn) []fyne.CanvasObject {
+	var out []fyne.CanvasObject
+	for _, it := range t.Items {
+		switch it.Kind {
+		case itemMessage:
+			out = append(out, speaker(it.Who), words(it.Text, widget.MediumImportance))
+		case itemQuestion:
+			out = append(out, speaker(it.Who+" asked"), words(it.Text, widget.MediumImportance))
+			if it.Result != "" {
+				out = append(out, words(it.Result, importanceOf(it.Failed, widget.LowImportance)))
+			}
+		case itemCall:
+			result := it.Result
+			if result == "" {
+				result = "Running…"
+			}
+			item := widget.NewAccordionItem(it.Text, words(result, importanceOf(it.Failed, widget.MediumImportance)))
+			out = append(out, widget.NewAccordion(item))
+		}
+	}
+	if t.Summary != "" {
+		s := widget.NewLabelWithStyle(t.Summary, fyne.TextAlignLeading, fyne.TextStyle{Italic: true})
+		s.Wrapping, s.Importance = fyne.TextWrapWord, importanceOf(t.Failed, widget.LowImportance)
+		out = append(out, s)
+	}
+	return out
+}
+
+func speaker(name string) fyne.CanvasObject {
+	l := widget.NewLabelWithStyle(name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	l.Truncation = fyne.TextTruncateEllipsis
+	return l
+}
+
+func words(text string, imp widget.Importance) *widget.Label {
+	l := widget.NewLabel(text)
+	l.Wrapping, l.Selectable, l.Importance = fyne.TextWrapWord, true, imp
+	return l
+}
+
+func importanceOf(failed bool, otherwise widget.Importance) widget.Importance {
+	if failed {
+		return widget.DangerImportance
+	}
+	return otherwise
+}
