@@ -34,6 +34,7 @@ type liveProgress struct {
 	mu      sync.Mutex
 	snap    LiveTurn // Writing is kept in writing
 	writing strings.Builder
+	ended   bool // recorded: the stored transcript has it all
 }
 
 // begin names the turn once it has an ID.
@@ -69,17 +70,25 @@ func (p *liveProgress) toolDone(result Message) {
 	p.mu.Unlock()
 }
 
-func (p *liveProgress) snapshot() LiveTurn {
+// end marks the turn recorded, before its end is announced: whoever reads
+// the transcript on EventTurnEnded finds no live turn beside it.
+func (p *liveProgress) end() {
+	p.mu.Lock()
+	p.ended = true
+	p.mu.Unlock()
+}
+
+func (p *liveProgress) snapshot() (LiveTurn, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s := p.snap
 	s.Messages = slices.Clone(p.snap.Messages)
 	s.Writing = p.writing.String()
-	return s
+	return s, s.TurnID != "" && !p.ended
 }
 
 // LiveTurn is a snapshot of the turn running in a conversation; false
-// when none runs (or it has not started its first round yet).
+// when none runs (not yet started, or already recorded).
 func (c *Core) LiveTurn(conversationID string) (LiveTurn, bool) {
 	c.turns.mu.Lock()
 	lt, ok := c.turns.live[conversationID]
@@ -87,8 +96,7 @@ func (c *Core) LiveTurn(conversationID string) (LiveTurn, bool) {
 	if !ok {
 		return LiveTurn{}, false
 	}
-	s := lt.progress.snapshot()
-	return s, s.TurnID != ""
+	return lt.progress.snapshot()
 }
 
 // ConversationQuestions lists the questions a conversation's turns asked,

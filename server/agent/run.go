@@ -134,6 +134,7 @@ func (c *Core) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	// Record even when the caller went away: the turn happened. The end is
 	// queued behind the start, so the two commit together when they can.
 	endErr := c.history.EndTurn(context.WithoutCancel(ctx), turn, produced)
+	live.progress.end()
 	if err := <-beginErr; err != nil {
 		c.convs.keep(conv.ID, nil) // read it back next time
 		return nil, fmt.Errorf("record turn %s: %w", turn.ID, err)

@@ -55,7 +55,9 @@ type conversationsView struct {
 	header     *widget.Label
 	history    *fyne.Container // the stored turns
 	live       *fyne.Container // the running turn's messages so far
+	writer     *widget.Label   // who writes: the agent
 	writing    *widget.Label   // what the model writes now
+	words      *fyne.Container // writer and writing
 	liveNote   *widget.Label   // what the running turn does, ≈ tokens
 	asking     *fyne.Container // the questions waiting in this conversation
 	scroll     *container.Scroll
@@ -71,15 +73,16 @@ func newConversationsView(app *App, core conversationsCore) *conversationsView {
 	v := &conversationsView{app: app, core: core, search: widget.NewEntry(), now: time.Now,
 		header:  widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		history: container.NewVBox(), live: container.NewVBox(), asking: container.NewVBox(),
-		writing: widget.NewLabel(""), liveNote: widget.NewLabel(""), status: widget.NewLabel("")}
+		writer: speaker(""), writing: widget.NewLabel(""), liveNote: widget.NewLabel(""), status: widget.NewLabel("")}
 	v.header.Truncation = fyne.TextTruncateEllipsis
 	v.writing.Wrapping, v.writing.Selectable = fyne.TextWrapWord, true
 	v.liveNote.Importance = widget.LowImportance
 	v.status.Wrapping = fyne.TextWrapWord
-	v.writing.Hide()
 	v.liveNote.Hide()
 	v.history.Add(emptyTranscript())
-	v.transcript = container.NewVBox(v.history, v.live, v.writing, v.liveNote, v.asking)
+	v.words = said(v.writer, v.writing)
+	v.words.Hide()
+	v.transcript = container.NewVBox(v.history, v.live, v.words, v.liveNote, v.asking)
 	v.scroll = container.NewVScroll(v.transcript)
 	v.search.SetPlaceHolder("Search by title or agent")
 	v.search.OnChanged = func(string) { v.filter() }
@@ -261,7 +264,7 @@ func (v *conversationsView) open(id string) {
 		v.history.Objects = []fyne.CanvasObject{widget.NewLabel("Reading the conversation…")}
 		v.history.Refresh()
 		v.live.RemoveAll()
-		v.writing.Hide()
+		v.words.Hide()
 		v.liveNote.Hide()
 		v.status.SetText("")
 		v.setHeader()
@@ -304,7 +307,7 @@ func (v *conversationsView) setHeader() {
 	for _, c := range v.all {
 		if c.ID == v.current {
 			ag, _ := v.agentOf(c.AgentID)
-			v.header.SetText(c.Title + " — " + agentName(ag) + " with " + clientName(c.Principal, v.clients))
+			v.header.SetText(c.Title + " · " + agentName(ag) + " · " + clientName(c.Principal, v.clients))
 			return
 		}
 	}
@@ -351,10 +354,13 @@ func emptyConversation() fyne.CanvasObject {
 // again (final), so that nothing flickers away.
 func (v *conversationsView) syncLive(final bool) {
 	lt, ok := v.core.LiveTurn(v.current)
+	if ok && final && v.recorded(lt.TurnID) {
+		ok = false // its end is stored: the history shows it all
+	}
 	if !ok {
 		if final {
 			v.live.RemoveAll()
-			v.writing.Hide()
+			v.words.Hide()
 			v.liveNote.Hide()
 			v.liveID, v.liveDrawn = "", 0
 		}
@@ -372,18 +378,38 @@ func (v *conversationsView) syncLive(final bool) {
 		v.live.Refresh()
 		if newTurn {
 			v.drawHistory() // without the turn now shown live
+			v.writer.SetText(v.speakers().Agent)
 		}
 	}
+	// Only what changed is refreshed: a container's Refresh would redraw
+	// every message in it.
 	if v.writing.Text != lt.Writing {
 		v.writing.SetText(lt.Writing)
 	}
-	v.writing.Hidden = lt.Writing == ""
+	if show := lt.Writing != ""; show != v.words.Visible() {
+		if show {
+			v.words.Show()
+		} else {
+			v.words.Hide()
+		}
+	}
 	v.liveNote.SetText(liveSummary(lt))
-	v.liveNote.Show()
-	v.transcript.Refresh()
+	if !v.liveNote.Visible() {
+		v.liveNote.Show()
+	}
 	if atBottom {
 		v.scroll.ScrollToBottom()
 	}
+}
+
+// recorded tells whether the stored transcript has the turn's end.
+func (v *conversationsView) recorded(turnID string) bool {
+	for _, t := range v.turns {
+		if t.ID == turnID {
+			return t.Status != agent.TurnRunning
+		}
+	}
+	return false
 }
 
 // atBottom tells whether the transcript is scrolled to its end, so that

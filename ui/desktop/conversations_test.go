@@ -261,7 +261,7 @@ func TestOpeningARunningConversation(t *testing.T) {
 		t.Fatalf("questions shown: %d", len(v.asking.Objects))
 	}
 	labels, buttons := conversationTexts(v.asking)
-	if !strings.Contains(labels, "scribe is waiting for an answer: Which folder?") || !strings.Contains(labels, "come to you here") {
+	if !strings.Contains(labels, "Scribe is waiting for an answer: Which folder?") || !strings.Contains(labels, "come to you here") {
 		t.Errorf("the question reads %q", labels)
 	}
 	if len(buttons) != 1 || buttons[0].Text != "Answer…" {
@@ -285,7 +285,7 @@ func TestOpeningARunningConversation(t *testing.T) {
 	if !strings.Contains(got, "Scribe: I will sort them.") || !strings.HasSuffix(got, "— Failed · 1 tool call: the model stopped") {
 		t.Errorf("after the turn:\n%s", got)
 	}
-	if len(v.live.Objects) != 0 || v.writing.Visible() || v.liveNote.Visible() || len(v.asking.Objects) != 0 {
+	if len(v.live.Objects) != 0 || v.words.Visible() || v.liveNote.Visible() || len(v.asking.Objects) != 0 {
 		t.Error("the live turn or the question stayed after the end")
 	}
 	last := v.history.Objects[len(v.history.Objects)-1].(*widget.Label)

@@ -299,7 +299,11 @@ func waitingLine(q agent.Question, ag agent.Agent, found bool) (title, who strin
 	if q.Kind == agent.KindApproval {
 		what = "may it run " + callLine(agent.ToolCall{Name: q.Tool, Arguments: q.Arguments}) + "?"
 	}
-	title = q.Agent + " is waiting for an answer: " + what
+	name := q.Agent
+	if found {
+		name = agentName(ag)
+	}
+	title = name + " is waiting for an answer: " + what
 	if !found {
 		return title, "Answer it here, or from the Questions tab."
 	}

@@ -2,6 +2,9 @@ package desktop
 
 import (
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 )
 
@@ -13,12 +16,13 @@ func turnWidgets(t transcriptTurn) []fyne.CanvasObject {
 	for _, it := range t.Items {
 		switch it.Kind {
 		case itemMessage:
-			out = append(out, speaker(it.Who), words(it.Text, widget.MediumImportance))
+			out = append(out, said(speaker(it.Who), words(it.Text, widget.MediumImportance)))
 		case itemQuestion:
-			out = append(out, speaker(it.Who+" asked"), words(it.Text, widget.MediumImportance))
+			q := said(speaker(it.Who+" asked"), words(it.Text, widget.MediumImportance))
 			if it.Result != "" {
-				out = append(out, words(it.Result, importanceOf(it.Failed, widget.LowImportance)))
+				q.Add(words(it.Result, importanceOf(it.Failed, widget.LowImportance)))
 			}
+			out = append(out, q)
 		case itemCall:
 			result := it.Result
 			if result == "" {
@@ -36,7 +40,12 @@ func turnWidgets(t transcriptTurn) []fyne.CanvasObject {
 	return out
 }
 
-func speaker(name string) fyne.CanvasObject {
+// said keeps a speaker's name close to their words.
+func said(objs ...fyne.CanvasObject) *fyne.Container {
+	return container.New(layout.NewCustomPaddedVBoxLayout(-2*theme.Padding()), objs...)
+}
+
+func speaker(name string) *widget.Label {
 	l := widget.NewLabelWithStyle(name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	l.Truncation = fyne.TextTruncateEllipsis
 	return l

@@ -1,0 +1,33 @@
+package agent
+
+import (
+	"testing"
+	"time"
+)
+
+// TestLiveProgress: rounds, tool results and pieces of text add up; a
+// round's end starts its text afresh; once recorded, nothing is live.
+func TestLiveProgress(t *testing.T) {
+	var p liveProgress
+	if _, ok := p.snapshot(); ok {
+		t.Error("live before the turn began")
+	}
+	p.begin("t1", "helper", time.Unix(1, 0))
+	p.delta("Let ")
+	p.delta("me look.")
+	s, ok := p.snapshot()
+	if !ok || s.Writing != "Let me look." || s.Chunks != 2 || len(s.Messages) != 0 {
+		t.Errorf("first round: %+v %v", s, ok)
+	}
+	p.roundDone(Message{Role: RoleAssistant, Content: "Let me look.", ToolCalls: []ToolCall{{ID: "1", Name: "read_file"}}}, 10, 3)
+	p.toolDone(Message{Role: RoleTool, ToolCallID: "1", Content: "found"})
+	p.delta("Done")
+	s, _ = p.snapshot()
+	if s.Writing != "Done" || s.Chunks != 1 || len(s.Messages) != 2 || s.PromptTokens != 10 || s.OutputTokens != 3 {
+		t.Errorf("second round: %+v", s)
+	}
+	p.end()
+	if _, ok := p.snapshot(); ok {
+		t.Error("live once recorded")
+	}
+}
