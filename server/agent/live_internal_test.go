@@ -31,3 +31,17 @@ func TestLiveProgress(t *testing.T) {
 		t.Error("live once recorded")
 	}
 }
+
+// BenchmarkLiveDelta is what LiveTurn adds to each streamed piece: a lock
+// and an append (the builder grows by doubling, so allocations are rare).
+func BenchmarkLiveDelta(b *testing.B) {
+	var p liveProgress
+	p.begin("t1", "helper", time.Unix(1, 0))
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if i%1000 == 0 { // a round of 1,000 tokens
+			p.roundDone(Message{Role: RoleAssistant}, 1, 1000)
+		}
+		p.delta("token ")
+	}
+}

@@ -63,6 +63,7 @@ type conversationsView struct {
 	scroll     *container.Scroll
 	transcript *fyne.Container // history, live, asking
 	status     *widget.Label
+	stop       *widget.Button // enabled while a turn runs here
 
 	selected       int  // the list's highlighted row, -1 for none
 	listing, again bool // a list read in flight; another asked meanwhile
@@ -162,14 +163,15 @@ func setConversationRow(o fyne.CanvasObject, l conversationLine) {
 
 func (v *conversationsView) content() fyne.CanvasObject {
 	left := container.NewBorder(v.search, nil, nil, nil, v.list)
-	stop := widget.NewButtonWithIcon("Stop the running turn", theme.MediaStopIcon(), v.stopTurn)
+	v.stop = widget.NewButtonWithIcon("Stop the running turn", theme.MediaStopIcon(), v.stopTurn)
+	v.stop.Disable()
 	copyIt := widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), func() {
 		if v.current != "" {
 			v.app.fy.Clipboard().SetContent(v.text())
 			v.status.SetText("The transcript is copied.")
 		}
 	})
-	bottom := container.NewBorder(nil, nil, nil, container.NewHBox(copyIt, stop), v.status)
+	bottom := container.NewBorder(nil, nil, nil, container.NewHBox(copyIt, v.stop), v.status)
 	right := container.NewBorder(v.header, bottom, nil, nil, v.scroll)
 	split := container.NewHSplit(left, right)
 	split.Offset = 0.38
@@ -267,6 +269,7 @@ func (v *conversationsView) open(id string) {
 		v.words.Hide()
 		v.liveNote.Hide()
 		v.status.SetText("")
+		v.stopEnabled(false)
 		v.setHeader()
 		v.follow()
 	}
@@ -357,6 +360,7 @@ func (v *conversationsView) syncLive(final bool) {
 	if ok && final && v.recorded(lt.TurnID) {
 		ok = false // its end is stored: the history shows it all
 	}
+	v.stopEnabled(ok)
 	if !ok {
 		if final {
 			v.live.RemoveAll()
@@ -399,6 +403,19 @@ func (v *conversationsView) syncLive(final bool) {
 	}
 	if atBottom {
 		v.scroll.ScrollToBottom()
+	}
+}
+
+// stopEnabled enables the stop button while a turn runs here; a button
+// is refreshed only when this changes, not on every piece of text.
+func (v *conversationsView) stopEnabled(on bool) {
+	if v.stop == nil || on != v.stop.Disabled() {
+		return
+	}
+	if on {
+		v.stop.Enable()
+	} else {
+		v.stop.Disable()
 	}
 }
 

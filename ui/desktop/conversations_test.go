@@ -246,6 +246,9 @@ func TestOpeningARunningConversation(t *testing.T) {
 		t.Fatalf("the tool call is not a closed one-liner: %+v", acc)
 	}
 	drawn := v.live.Objects
+	if v.stop.Disabled() {
+		t.Error("no way to stop the running turn")
+	}
 
 	convs.setLive("c2", agent.LiveTurn{TurnID: "t2", Agent: "scribe", Messages: []agent.Message{call, result}, Writing: "I will sort", Chunks: 3, OutputTokens: 5})
 	a.handle(agent.Event{Kind: agent.EventDelta, Conversation: "c2", Text: " sort"})
@@ -271,6 +274,10 @@ func TestOpeningARunningConversation(t *testing.T) {
 	if _, ok := a.questions.popups["q1"]; !ok {
 		t.Error("Answer… opened no popup")
 	}
+	test.Tap(v.stop)
+	if len(convs.cancelled) != 1 || convs.cancelled[0] != "c2" || v.status.Text != "Stopping the turn…" {
+		t.Errorf("Stop cancelled %v: %q", convs.cancelled, v.status.Text)
+	}
 
 	// The turn ends: the stored transcript replaces the live one.
 	convs.mu.Lock()
@@ -284,6 +291,9 @@ func TestOpeningARunningConversation(t *testing.T) {
 	got = v.text()
 	if !strings.Contains(got, "Scribe: I will sort them.") || !strings.HasSuffix(got, "— Failed · 1 tool call: the model stopped") {
 		t.Errorf("after the turn:\n%s", got)
+	}
+	if !v.stop.Disabled() {
+		t.Error("Stop stays enabled once the turn ended")
 	}
 	if len(v.live.Objects) != 0 || v.words.Visible() || v.liveNote.Visible() || len(v.asking.Objects) != 0 {
 		t.Error("the live turn or the question stayed after the end")
