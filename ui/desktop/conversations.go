@@ -508,6 +508,9 @@ func (v *conversationsView) event(e agent.Event) {
 		v.refresh()
 		if mine {
 			v.drawAsking()
+			if e.Kind == agent.EventQuestionAsked {
+				v.scroll.ScrollToBottom() // the question is what matters now
+			}
 		}
 	case agent.EventDelta, agent.EventModelCall, agent.EventToolCall:
 		if mine {

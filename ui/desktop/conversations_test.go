@@ -74,8 +74,8 @@ func TestTranscriptItems(t *testing.T) {
 	want := []transcriptItem{
 		{Kind: itemMessage, Who: "cursor", Text: "tidy my notes"},
 		{Kind: itemQuestion, Who: "Scribe", Text: "Which folder? (a / b)", Result: "answered by cursor: a"},
-		{Kind: itemCall, Text: "read_file · path: a/notes.txt", Result: "error: no such file", Failed: true},
-		{Kind: itemCall, Text: "write_file · path: a/notes.txt — denied by you, in Deskhand (“not now”)", Result: "The person denied this call; it was not run."},
+		{Kind: itemCall, Text: "read_file · path: a/notes.txt", Result: "error: no such file", Failed: true, Call: "path: a/notes.txt"},
+		{Kind: itemCall, Text: "write_file (denied by you, in Deskhand: “not now”) · path: a/notes.txt", Result: "The person denied this call; it was not run.", Call: "path: a/notes.txt"},
 		{Kind: itemMessage, Who: "Scribe", Text: "I could not."},
 	}
 	got := itemsOf(msgs, qs, sp)
@@ -241,9 +241,17 @@ func TestOpeningARunningConversation(t *testing.T) {
 	if v.writing.Text != "I will" {
 		t.Errorf("writing %q", v.writing.Text)
 	}
-	acc := findAccordion(v.live)
-	if acc == nil || acc.Items[0].Title != "read_file · path: notes.txt" || acc.Items[0].Open {
-		t.Fatalf("the tool call is not a closed one-liner: %+v", acc)
+	call1 := findCallRow(v.live)
+	if call1 == nil || call1.title.Text != "read_file · path: notes.txt" || call1.detail.Visible() {
+		t.Fatalf("the tool call is not a closed one-liner: %+v", call1)
+	}
+	test.Tap(call1.toggle)
+	if details, _ := conversationTexts(call1.detail); !call1.detail.Visible() || details != "path: notes.txt\nbuy milk\n" {
+		t.Errorf("the opened call shows %q", details)
+	}
+	test.Tap(call1.toggle)
+	if call1.detail.Visible() {
+		t.Error("the call did not close")
 	}
 	drawn := v.live.Objects
 	if v.stop.Disabled() {
@@ -340,10 +348,10 @@ func TestConversationsFitANarrowWindow(t *testing.T) {
 	}
 }
 
-func findAccordion(c *fyne.Container) *widget.Accordion {
+func findCallRow(c *fyne.Container) *callRow {
 	for _, o := range c.Objects {
-		if acc, ok := o.(*widget.Accordion); ok {
-			return acc
+		if r, ok := o.(*callRow); ok {
+			return r
 		}
 	}
 	return nil

@@ -51,6 +51,8 @@ type transcriptItem struct {
 	// became of it (answered by whom, declined, expired).
 	Result string
 	Failed bool // a tool that failed, a question nobody answered
+	// Call is a call's full arguments, one per line, shown when opened.
+	Call string
 }
 
 // transcriptTurn is one turn as shown: its items and a line of outcome.
@@ -103,10 +105,13 @@ func itemsOf(msgs []agent.Message, qs []agent.Question, sp speakers) []transcrip
 					out = append(out, it)
 					continue
 				}
-				it := transcriptItem{Kind: itemCall, Text: callLine(c)}
+				it := transcriptItem{Kind: itemCall, Text: callLine(c), Call: callArgs(c)}
 				if q, ok := question(agent.KindApproval, c.Name); ok {
+					// Who let it run goes first: a long line is cut at its end.
 					note, _ := answerNote(q, sp)
-					it.Text += " — " + note
+					named := c
+					named.Name += " (" + note + ")"
+					it.Text = callLine(named)
 				}
 				if done {
 					it.Result = res.Content
@@ -168,7 +173,7 @@ func withNote(s, comment string) string {
 	if strings.TrimSpace(comment) == "" {
 		return s
 	}
-	return s + " (“" + strings.TrimSpace(comment) + "”)"
+	return s + ": “" + strings.TrimSpace(comment) + "”"
 }
 
 // callLineMax bounds a tool call's one-liner, so that a long argument
@@ -197,6 +202,29 @@ func callLine(c agent.ToolCall) string {
 		parts = append(parts, k+": "+v)
 	}
 	return shorten(c.Name+" · "+strings.Join(parts, ", "), callLineMax)
+}
+
+// callArgs are a call's arguments in full, one per line.
+func callArgs(c agent.ToolCall) string {
+	var args map[string]any
+	if json.Unmarshal(c.Arguments, &args) != nil {
+		return string(c.Arguments)
+	}
+	keys := make([]string, 0, len(args))
+	for k := range args {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		v, ok := args[k].(string)
+		if !ok {
+			raw, _ := json.Marshal(args[k])
+			v = string(raw)
+		}
+		fmt.Fprintf(&b, "%s: %s\n", k, v)
+	}
+	return strings.TrimRight(b.String(), "\n")
 }
 
 // shorten cuts text to max runes, ending it with an ellipsis.

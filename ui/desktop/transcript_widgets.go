@@ -24,12 +24,7 @@ func turnWidgets(t transcriptTurn) []fyne.CanvasObject {
 			}
 			out = append(out, q)
 		case itemCall:
-			result := it.Result
-			if result == "" {
-				result = "Running…"
-			}
-			item := widget.NewAccordionItem(it.Text, words(result, importanceOf(it.Failed, widget.MediumImportance)))
-			out = append(out, widget.NewAccordion(item))
+			out = append(out, newCallRow(it))
 		}
 	}
 	if t.Summary != "" {
@@ -43,6 +38,53 @@ func turnWidgets(t transcriptTurn) []fyne.CanvasObject {
 // said keeps a speaker's name close to their words.
 func said(objs ...fyne.CanvasObject) *fyne.Container {
 	return container.New(layout.NewCustomPaddedVBoxLayout(-2*theme.Padding()), objs...)
+}
+
+// callRow is a tool call in a line that never widens the window (it is
+// cut with an ellipsis), and a button that opens it on its arguments and
+// result.
+type callRow struct {
+	widget.BaseWidget
+	title  *widget.Label
+	toggle *widget.Button
+	detail *fyne.Container
+}
+
+func newCallRow(it transcriptItem) *callRow {
+	l := &callRow{title: widget.NewLabel(it.Text)}
+	l.title.Truncation = fyne.TextTruncateEllipsis
+	result := it.Result
+	if result == "" {
+		result = "Running…"
+	}
+	args := words(it.Call, widget.LowImportance)
+	l.detail = container.NewVBox(args, words(result, importanceOf(it.Failed, widget.MediumImportance)))
+	if it.Call == "" {
+		args.Hide()
+	}
+	l.detail.Hide()
+	if it.Failed {
+		l.title.Importance = widget.DangerImportance
+	}
+	l.toggle = widget.NewButtonWithIcon("", theme.MenuExpandIcon(), l.flip)
+	l.toggle.Importance = widget.LowImportance
+	l.ExtendBaseWidget(l)
+	return l
+}
+
+// flip opens or closes the call.
+func (l *callRow) flip() {
+	if l.detail.Visible() {
+		l.detail.Hide()
+		l.toggle.SetIcon(theme.MenuExpandIcon())
+	} else {
+		l.detail.Show()
+		l.toggle.SetIcon(theme.MenuDropDownIcon())
+	}
+}
+
+func (l *callRow) CreateRenderer() fyne.WidgetRenderer {
+	return widget.NewSimpleRenderer(container.NewVBox(container.NewBorder(nil, nil, l.toggle, nil, l.title), l.detail))
 }
 
 func speaker(name string) *widget.Label {
