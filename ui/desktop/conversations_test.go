@@ -332,9 +332,15 @@ func TestListReadsAreCoalesced(t *testing.T) {
 func TestConversationsFitANarrowWindow(t *testing.T) {
 	a, ui, convs := conversationsFixture(t, nil)
 	convs.addConversation(agent.ConversationSummary{Conversation: agent.Conversation{ID: "c3", AgentID: "a2", Title: strings.Repeat("a long title ", 10)}, LastStatus: agent.TurnInterrupted})
+	long := strings.Repeat("a-long-folder-name/", 12)
+	call := agent.Message{Role: agent.RoleAssistant, TurnID: "t2", ToolCalls: []agent.ToolCall{{ID: "k", Name: "read_file", Arguments: json.RawMessage(`{"path":"` + long + `"}`)}}}
+	convs.setLive("c2", agent.LiveTurn{TurnID: "t2", Messages: []agent.Message{call}, Writing: long})
 	a.conversations.refresh()
 	ui.settle()
-	if w := a.conversations.content().MinSize().Width; w > 600 {
+	a.conversations.open("c2")
+	ui.settle()
+	findCallRow(a.conversations.live).flip()
+	if w := a.tabs.Items[2].Content.MinSize().Width; w > 600 {
 		t.Errorf("the Conversations tab needs %.0f pixels", w)
 	}
 	row := newConversationRow()
