@@ -74,14 +74,14 @@ func newConversationsView(app *App, core conversationsCore) *conversationsView {
 	v := &conversationsView{app: app, core: core, search: widget.NewEntry(), now: time.Now,
 		header:  widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		history: container.NewVBox(), live: container.NewVBox(), asking: container.NewVBox(),
-		writer: speaker(""), writing: widget.NewLabel(""), liveNote: widget.NewLabel(""), status: widget.NewLabel("")}
+		writer: speakerLabel(""), writing: widget.NewLabel(""), liveNote: widget.NewLabel(""), status: widget.NewLabel("")}
 	v.header.Truncation = fyne.TextTruncateEllipsis
 	v.writing.Wrapping, v.writing.Selectable = fyne.TextWrapWord, true
 	v.liveNote.Importance = widget.LowImportance
 	v.status.Wrapping = fyne.TextWrapWord
 	v.liveNote.Hide()
 	v.history.Add(emptyTranscript())
-	v.words = said(v.writer, v.writing)
+	v.words = saidBox(v.writer, v.writing)
 	v.words.Hide()
 	v.transcript = container.NewVBox(v.history, v.live, v.words, v.liveNote, v.asking)
 	v.scroll = container.NewVScroll(v.transcript)
@@ -95,7 +95,7 @@ func newConversationsView(app *App, core conversationsCore) *conversationsView {
 			ag, _ := v.agentOf(c.AgentID)
 			name := "(unknown agent)"
 			if ag.ID != "" {
-				name = agentName(ag)
+				name = agentShownName(ag)
 			}
 			setConversationRow(o, conversationLabel(c, name, clientName(c.Principal, v.clients), v.waiting[c.ID], v.now()))
 		})
@@ -121,7 +121,7 @@ func emptyTranscript() fyne.CanvasObject {
 	return l
 }
 
-func agentName(a agent.Agent) string {
+func agentShownName(a agent.Agent) string {
 	if a.Name != "" {
 		return a.Name
 	}
@@ -310,7 +310,7 @@ func (v *conversationsView) setHeader() {
 	for _, c := range v.all {
 		if c.ID == v.current {
 			ag, _ := v.agentOf(c.AgentID)
-			v.header.SetText(c.Title + " · " + agentName(ag) + " · " + clientName(c.Principal, v.clients))
+			v.header.SetText(c.Title + " · " + agentShownName(ag) + " · " + clientName(c.Principal, v.clients))
 			return
 		}
 	}

@@ -78,7 +78,7 @@ func TestTranscriptItems(t *testing.T) {
 		{Kind: itemCall, Text: "write_file (denied by you, in Deskhand: “not now”) · path: a/notes.txt", Result: "The person denied this call; it was not run.", Call: "path: a/notes.txt"},
 		{Kind: itemMessage, Who: "Scribe", Text: "I could not."},
 	}
-	got := itemsOf(msgs, qs, sp)
+	got := transcriptItems(msgs, qs, sp)
 	if len(got) != len(want) {
 		t.Fatalf("items = %+v", got)
 	}
@@ -89,7 +89,7 @@ func TestTranscriptItems(t *testing.T) {
 	}
 	// Without the stored question, the answer still shows; a call still
 	// running says so.
-	noQs := itemsOf(msgs[:3], nil, sp)
+	noQs := transcriptItems(msgs[:3], nil, sp)
 	if noQs[1].Result != "The answer: a" || noQs[2].Result != "" {
 		t.Errorf("items = %+v", noQs)
 	}

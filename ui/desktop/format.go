@@ -216,7 +216,7 @@ type conversationLine struct {
 
 // conversationLabel is a conversation's row in the list.
 func conversationLabel(c agent.ConversationSummary, agentName, client string, waiting bool, now time.Time) conversationLine {
-	l := conversationLine{Title: cmp.Or(c.Title, "(untitled)"), Meta: agentName + " · " + client, Waiting: waiting, When: when(c.UpdatedAt, now)}
+	l := conversationLine{Title: cmp.Or(c.Title, "(untitled)"), Meta: agentName + " · " + client, Waiting: waiting, When: lastActive(c.UpdatedAt, now)}
 	switch {
 	case waiting:
 		l.State = "needs an answer"
@@ -232,8 +232,8 @@ func conversationLabel(c agent.ConversationSummary, agentName, client string, wa
 	return l
 }
 
-// when is a short time of last activity: the hour today, else the day.
-func when(t, now time.Time) string {
+// lastActive is a short time of last activity: the hour today, else the day.
+func lastActive(t, now time.Time) string {
 	t, now = t.Local(), now.Local()
 	switch {
 	case t.YearDay() == now.YearDay() && t.Year() == now.Year():
@@ -274,7 +274,7 @@ func filterConversations(all []agent.ConversationSummary, text string, slugOf fu
 
 // turnSummary is a turn's outcome and cost, in a line.
 func turnSummary(t agent.Turn) string {
-	s := turnState(t.Status)
+	s := turnStateName(t.Status)
 	if d := t.Duration(); d > 0 {
 		s += " in " + d.Round(10*time.Millisecond).String()
 	}
@@ -296,8 +296,8 @@ func turnSummary(t agent.Turn) string {
 	return s
 }
 
-// turnState names a turn's state for people.
-func turnState(s agent.TurnStatus) string {
+// turnStateName names a turn's state for people.
+func turnStateName(s agent.TurnStatus) string {
 	switch s {
 	case agent.TurnCompleted:
 		return "Done"

@@ -63,10 +63,10 @@ type transcriptTurn struct {
 	Failed  bool // failed, stopped or interrupted: shown in the error colour
 }
 
-// itemsOf turns a turn's messages into items: each call matched with its
+// transcriptItems turns a turn's messages into items: each call matched with its
 // result, ask_user calls and approvals with the stored question (qs, the
 // turn's) that says who answered.
-func itemsOf(msgs []agent.Message, qs []agent.Question, sp speakers) []transcriptItem {
+func transcriptItems(msgs []agent.Message, qs []agent.Question, sp speakers) []transcriptItem {
 	results := make(map[string]agent.Message)
 	for _, m := range msgs {
 		if m.Role == agent.RoleTool {
@@ -164,12 +164,12 @@ func answerNote(q agent.Question, sp speakers) (string, bool) {
 		if !q.Answer.Approve {
 			verb = "denied"
 		}
-		return withNote(verb+" by "+by, q.Answer.Comment), !q.Answer.Approve
+		return noteWithComment(verb+" by "+by, q.Answer.Comment), !q.Answer.Approve
 	}
 	return "answered by " + by + ": " + q.Answer.Text, false
 }
 
-func withNote(s, comment string) string {
+func noteWithComment(s, comment string) string {
 	if strings.TrimSpace(comment) == "" {
 		return s
 	}
@@ -201,7 +201,7 @@ func callLine(c agent.ToolCall) string {
 		v, _, _ = strings.Cut(v, "\n")
 		parts = append(parts, k+": "+v)
 	}
-	return shorten(c.Name+" · "+strings.Join(parts, ", "), callLineMax)
+	return transcriptClip(c.Name+" · "+strings.Join(parts, ", "), callLineMax)
 }
 
 // callArgs are a call's arguments in full, one per line.
@@ -227,8 +227,8 @@ func callArgs(c agent.ToolCall) string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-// shorten cuts text to max runes, ending it with an ellipsis.
-func shorten(text string, max int) string {
+// transcriptClip cuts text to max runes, ending it with an ellipsis.
+func transcriptClip(text string, max int) string {
 	if utf8.RuneCountInString(text) <= max {
 		return text
 	}
@@ -243,7 +243,7 @@ func turnViews(msgs []agent.Message, turns []agent.Turn, qs []agent.Question, sp
 		if t.ID == skip {
 			continue
 		}
-		out = append(out, transcriptTurn{ID: t.ID, Items: itemsOf(messagesOf(msgs, t.ID), questionsOf(qs, t.ID), sp),
+		out = append(out, transcriptTurn{ID: t.ID, Items: transcriptItems(turnMessages(msgs, t.ID), turnQuestions(qs, t.ID), sp),
 			Summary: turnSummary(t), Failed: turnFailed(t.Status)})
 	}
 	return out
@@ -253,7 +253,7 @@ func turnFailed(s agent.TurnStatus) bool {
 	return s == agent.TurnFailed || s == agent.TurnCancelled || s == agent.TurnInterrupted
 }
 
-func messagesOf(msgs []agent.Message, turnID string) []agent.Message {
+func turnMessages(msgs []agent.Message, turnID string) []agent.Message {
 	var out []agent.Message
 	for _, m := range msgs {
 		if m.TurnID == turnID {
@@ -263,7 +263,7 @@ func messagesOf(msgs []agent.Message, turnID string) []agent.Message {
 	return out
 }
 
-func questionsOf(qs []agent.Question, turnID string) []agent.Question {
+func turnQuestions(qs []agent.Question, turnID string) []agent.Question {
 	var out []agent.Question
 	for _, q := range qs {
 		if q.TurnID == turnID {
@@ -277,11 +277,11 @@ func questionsOf(qs []agent.Question, turnID string) []agent.Question {
 // from the turn's start) and the rounds done; what the model writes now
 // is shown apart (liveSummary), as it changes with every piece.
 func liveView(lt agent.LiveTurn, stored []agent.Message, asked string, sp speakers) transcriptTurn {
-	msgs := messagesOf(stored, lt.TurnID)
+	msgs := turnMessages(stored, lt.TurnID)
 	if len(msgs) == 0 && asked != "" {
 		msgs = []agent.Message{{Role: agent.RoleUser, Content: asked, TurnID: lt.TurnID}}
 	}
-	return transcriptTurn{ID: lt.TurnID, Items: itemsOf(append(msgs, lt.Messages...), nil, sp)}
+	return transcriptTurn{ID: lt.TurnID, Items: transcriptItems(append(msgs, lt.Messages...), nil, sp)}
 }
 
 // liveSummary is the running turn's line: what it does now and about how
@@ -329,7 +329,7 @@ func waitingLine(q agent.Question, ag agent.Agent, found bool) (title, who strin
 	}
 	name := q.Agent
 	if found {
-		name = agentName(ag)
+		name = agentShownName(ag)
 	}
 	title = name + " is waiting for an answer: " + what
 	if !found {
@@ -372,7 +372,7 @@ func transcriptText(turns []transcriptTurn) string {
 			case itemCall:
 				fmt.Fprintf(&b, "[%s]\n", it.Text)
 				if it.Result != "" {
-					fmt.Fprintf(&b, "  → %s\n", shorten(strings.ReplaceAll(it.Result, "\n", " "), 200))
+					fmt.Fprintf(&b, "  → %s\n", transcriptClip(strings.ReplaceAll(it.Result, "\n", " "), 200))
 				}
 			}
 		}

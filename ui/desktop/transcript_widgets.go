@@ -16,11 +16,11 @@ func turnWidgets(t transcriptTurn) []fyne.CanvasObject {
 	for _, it := range t.Items {
 		switch it.Kind {
 		case itemMessage:
-			out = append(out, said(speaker(it.Who), words(it.Text, widget.MediumImportance)))
+			out = append(out, saidBox(speakerLabel(it.Who), wordsLabel(it.Text, widget.MediumImportance)))
 		case itemQuestion:
-			q := said(speaker(it.Who+" asked"), words(it.Text, widget.MediumImportance))
+			q := saidBox(speakerLabel(it.Who+" asked"), wordsLabel(it.Text, widget.MediumImportance))
 			if it.Result != "" {
-				q.Add(words(it.Result, importanceOf(it.Failed, widget.LowImportance)))
+				q.Add(wordsLabel(it.Result, failedOr(it.Failed, widget.LowImportance)))
 			}
 			out = append(out, q)
 		case itemCall:
@@ -29,14 +29,14 @@ func turnWidgets(t transcriptTurn) []fyne.CanvasObject {
 	}
 	if t.Summary != "" {
 		s := widget.NewLabelWithStyle(t.Summary, fyne.TextAlignLeading, fyne.TextStyle{Italic: true})
-		s.Wrapping, s.Importance = fyne.TextWrapWord, importanceOf(t.Failed, widget.LowImportance)
+		s.Wrapping, s.Importance = fyne.TextWrapWord, failedOr(t.Failed, widget.LowImportance)
 		out = append(out, s)
 	}
 	return out
 }
 
-// said keeps a speaker's name close to their words.
-func said(objs ...fyne.CanvasObject) *fyne.Container {
+// saidBox keeps a speaker's name close to their words.
+func saidBox(objs ...fyne.CanvasObject) *fyne.Container {
 	return container.New(layout.NewCustomPaddedVBoxLayout(-2*theme.Padding()), objs...)
 }
 
@@ -57,8 +57,8 @@ func newCallRow(it transcriptItem) *callRow {
 	if result == "" {
 		result = "Running…"
 	}
-	args := words(it.Call, widget.LowImportance)
-	l.detail = container.NewVBox(args, words(result, importanceOf(it.Failed, widget.MediumImportance)))
+	args := wordsLabel(it.Call, widget.LowImportance)
+	l.detail = container.NewVBox(args, wordsLabel(result, failedOr(it.Failed, widget.MediumImportance)))
 	if it.Call == "" {
 		args.Hide()
 	}
@@ -87,19 +87,19 @@ func (l *callRow) CreateRenderer() fyne.WidgetRenderer {
 	return widget.NewSimpleRenderer(container.NewVBox(container.NewBorder(nil, nil, l.toggle, nil, l.title), l.detail))
 }
 
-func speaker(name string) *widget.Label {
+func speakerLabel(name string) *widget.Label {
 	l := widget.NewLabelWithStyle(name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	l.Truncation = fyne.TextTruncateEllipsis
 	return l
 }
 
-func words(text string, imp widget.Importance) *widget.Label {
+func wordsLabel(text string, imp widget.Importance) *widget.Label {
 	l := widget.NewLabel(text)
 	l.Wrapping, l.Selectable, l.Importance = fyne.TextWrapWord, true, imp
 	return l
 }
 
-func importanceOf(failed bool, otherwise widget.Importance) widget.Importance {
+func failedOr(failed bool, otherwise widget.Importance) widget.Importance {
 	if failed {
 		return widget.DangerImportance
 	}
