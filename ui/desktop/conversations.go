@@ -92,12 +92,7 @@ func newConversationsView(app *App, core conversationsCore) *conversationsView {
 		newConversationRow,
 		func(i widget.ListItemID, o fyne.CanvasObject) {
 			c := v.shown[i]
-			ag, _ := v.agentOf(c.AgentID)
-			name := "(unknown agent)"
-			if ag.ID != "" {
-				name = agentShownName(ag)
-			}
-			setConversationRow(o, conversationLabel(c, name, clientName(c.Principal, v.clients), v.waiting[c.ID], v.now()))
+			setConversationRow(o, conversationLabel(c, v.agentNameOf(c.AgentID), clientName(c.Principal, v.clients), v.waiting[c.ID], v.now()))
 		})
 	v.selected = -1
 	v.list.OnUnselected = func(i widget.ListItemID) {
@@ -195,11 +190,19 @@ func (v *conversationsView) agentOf(id string) (agent.Agent, bool) {
 		return agent.Agent{}, false
 	}
 	for _, a := range v.app.agents.agents {
-		if a.ID == id || (id != "" && a.Slug == id) {
+		if a.ID == id {
 			return a, true
 		}
 	}
 	return agent.Agent{}, false
+}
+
+// agentNameOf names an agent by its ID, for the list and the header.
+func (v *conversationsView) agentNameOf(id string) string {
+	if ag, ok := v.agentOf(id); ok {
+		return agentShownName(ag)
+	}
+	return "(unknown agent)"
 }
 
 // refresh re-reads the list from the store, off fyne's goroutine. Reads
@@ -243,7 +246,9 @@ func (v *conversationsView) refresh() {
 // filter shows the conversations the search finds, the one open staying
 // selected when it is among them.
 func (v *conversationsView) filter() {
-	v.shown = filterConversations(v.all, v.search.Text, v.app.agentSlug)
+	v.shown = filterConversations(v.all, v.search.Text, func(id string) string {
+		return v.app.agentSlug(id) + " " + v.agentNameOf(id)
+	})
 	v.list.Refresh()
 	v.follow()
 }
@@ -309,8 +314,7 @@ func (v *conversationsView) load() {
 func (v *conversationsView) setHeader() {
 	for _, c := range v.all {
 		if c.ID == v.current {
-			ag, _ := v.agentOf(c.AgentID)
-			v.header.SetText(c.Title + " · " + agentShownName(ag) + " · " + clientName(c.Principal, v.clients))
+			v.header.SetText(c.Title + " · " + v.agentNameOf(c.AgentID) + " · " + clientName(c.Principal, v.clients))
 			return
 		}
 	}

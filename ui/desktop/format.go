@@ -257,15 +257,16 @@ func clientName(principal string, clients []agent.Client) string {
 	return "a revoked client"
 }
 
-// filterConversations keeps those whose title or agent contains the text.
-func filterConversations(all []agent.ConversationSummary, text string, slugOf func(id string) string) []agent.ConversationSummary {
+// filterConversations keeps those whose title or agent (as agentOf
+// names it) contains the text.
+func filterConversations(all []agent.ConversationSummary, text string, agentOf func(id string) string) []agent.ConversationSummary {
 	text = strings.ToLower(strings.TrimSpace(text))
 	if text == "" {
 		return all
 	}
 	var out []agent.ConversationSummary
 	for _, c := range all {
-		if strings.Contains(strings.ToLower(c.Title), text) || strings.Contains(strings.ToLower(slugOf(c.AgentID)), text) {
+		if strings.Contains(strings.ToLower(c.Title), text) || strings.Contains(strings.ToLower(agentOf(c.AgentID)), text) {
 			out = append(out, c)
 		}
 	}
