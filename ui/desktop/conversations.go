@@ -51,6 +51,7 @@ type conversationsView struct {
 	// start event, and how many messages of it are drawn.
 	liveID, liveAsked string
 	liveDrawn         int
+	syncing           bool // an update of the live turn is queued
 
 	header     *widget.Label
 	history    *fyne.Container // the stored turns
@@ -517,8 +518,14 @@ func (v *conversationsView) event(e agent.Event) {
 			}
 		}
 	case agent.EventDelta, agent.EventModelCall, agent.EventToolCall:
-		if mine {
-			v.syncLive(false)
+		if mine && !v.syncing {
+			// One update for a burst: the events already queued behind this
+			// one run first, and the snapshot then has all their text.
+			v.syncing = true
+			v.app.onUI(func() {
+				v.syncing = false
+				v.syncLive(false)
+			})
 		}
 	}
 }

@@ -42,10 +42,16 @@ func (f *fakeConversations) addConversation(c agent.ConversationSummary) {
 	f.conversations = append([]agent.ConversationSummary{c}, f.conversations...)
 }
 
-// countingConversations counts the list's reads.
+// countingConversations counts the list's reads and the snapshots of
+// running turns taken.
 type countingConversations struct {
 	conversationsCore
-	reads atomic.Int32
+	reads, snapshots atomic.Int32
+}
+
+func (c *countingConversations) LiveTurn(id string) (agent.LiveTurn, bool) {
+	c.snapshots.Add(1)
+	return c.conversationsCore.LiveTurn(id)
 }
 
 func (c *countingConversations) RecentConversations(ctx context.Context, n int) ([]agent.ConversationSummary, error) {

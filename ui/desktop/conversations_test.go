@@ -260,6 +260,7 @@ func TestOpeningARunningConversation(t *testing.T) {
 
 	convs.setLive("c2", agent.LiveTurn{TurnID: "t2", Agent: "scribe", Messages: []agent.Message{call, result}, Writing: "I will sort", Chunks: 3, OutputTokens: 5})
 	a.handle(agent.Event{Kind: agent.EventDelta, Conversation: "c2", Text: " sort"})
+	ui.settle()
 	if v.writing.Text != "I will sort" || v.liveNote.Text != "Running · writing… ≈8 tokens so far" {
 		t.Errorf("after a delta: %q, %q", v.writing.Text, v.liveNote.Text)
 	}
@@ -324,6 +325,25 @@ func TestListReadsAreCoalesced(t *testing.T) {
 	ui.settle()
 	if n := counting.reads.Load(); n != 2 {
 		t.Errorf("5 calls read the list %d times, want 2", n)
+	}
+}
+
+// TestABurstOfTextIsOneUpdate: pieces of text queued together update the
+// transcript once, with all of them.
+func TestABurstOfTextIsOneUpdate(t *testing.T) {
+	a, ui, convs := conversationsFixture(t, nil)
+	convs.setLive("c2", agent.LiveTurn{TurnID: "t2", Writing: "a"})
+	a.conversations.open("c2")
+	ui.settle()
+	counting := &countingConversations{conversationsCore: a.conversations.core}
+	a.conversations.core = counting
+	convs.setLive("c2", agent.LiveTurn{TurnID: "t2", Writing: "abcdef", Chunks: 6})
+	for _, piece := range []string{"b", "c", "d", "e", "f"} {
+		a.handle(agent.Event{Kind: agent.EventDelta, Conversation: "c2", Text: piece})
+	}
+	ui.settle()
+	if n := counting.snapshots.Load(); n != 1 || a.conversations.writing.Text != "abcdef" {
+		t.Errorf("5 pieces: %d updates, text %q", n, a.conversations.writing.Text)
 	}
 }
 

@@ -268,6 +268,7 @@ func TestConversationsFollowTheCore(t *testing.T) {
 	convs.setLive("c1", agent.LiveTurn{TurnID: "t2", Agent: "assistant", Writing: "Writing", Chunks: 2})
 	a.handle(agent.Event{Kind: agent.EventDelta, Conversation: "c1", Text: "Writing"})
 	a.handle(agent.Event{Kind: agent.EventDelta, Conversation: "c2", Text: "elsewhere"})
+	ui.settle()
 	if v.writing.Text != "Writing" || !v.words.Visible() || v.liveNote.Text != "Running · writing… ≈2 tokens so far" {
 		t.Errorf("live text = %q (%q)", v.writing.Text, v.liveNote.Text)
 	}
