@@ -6,6 +6,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -158,7 +159,8 @@ func setConversationRow(o fyne.CanvasObject, l conversationLine) {
 }
 
 func (v *conversationsView) content() fyne.CanvasObject {
-	left := container.NewBorder(v.search, nil, nil, nil, v.list)
+	// The search comes first in the focus order, then the list.
+	left := container.New(layout.NewBorderLayout(v.search, nil, nil, nil), v.search, v.list)
 	v.stop = widget.NewButtonWithIcon("Stop the running turn", theme.MediaStopIcon(), v.stopTurn)
 	v.stop.Disable()
 	copyIt := widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), func() {
