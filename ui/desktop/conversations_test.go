@@ -405,3 +405,25 @@ func conversationTexts(o fyne.CanvasObject) (string, []*widget.Button) {
 	walk(o)
 	return b.String(), buttons
 }
+
+// TestConversationsFromTheKeyboard: Tab reaches the search, then the
+// list; arrows move in the list and Space opens a conversation.
+func TestConversationsFromTheKeyboard(t *testing.T) {
+	a, ui, _ := conversationsFixture(t, nil)
+	a.tabs.SelectIndex(2)
+	v, c := a.conversations, a.win.Canvas()
+	c.FocusNext()
+	if c.Focused() != v.search {
+		t.Fatalf("Tab first focused %T, not the search", c.Focused())
+	}
+	c.FocusNext()
+	if c.Focused() != v.list {
+		t.Fatalf("Tab next focused %T, not the list", c.Focused())
+	}
+	v.list.TypedKey(&fyne.KeyEvent{Name: fyne.KeyDown})
+	v.list.TypedKey(&fyne.KeyEvent{Name: fyne.KeySpace})
+	ui.settle()
+	if v.current != "c2" || v.selected != 1 {
+		t.Errorf("Down and Space opened %q (row %d)", v.current, v.selected)
+	}
+}
