@@ -166,7 +166,7 @@ func (v *conversationsView) content() fyne.CanvasObject {
 	copyIt := widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), func() {
 		if v.current != "" {
 			v.app.fy.Clipboard().SetContent(v.text())
-			v.status.SetText("The transcript is copied.")
+			v.say("The transcript is copied.", false)
 		}
 	})
 	bottom := container.NewBorder(nil, nil, nil, container.NewHBox(copyIt, v.stop), v.status)
@@ -179,12 +179,18 @@ func (v *conversationsView) content() fyne.CanvasObject {
 func (v *conversationsView) stopTurn() {
 	switch {
 	case v.current == "":
-		v.status.SetText("Pick a conversation first.")
+		v.say("Pick a conversation first.", false)
 	case !v.core.CancelTurn(v.current):
-		v.status.SetText("No turn is running in this conversation.")
+		v.say("No turn is running in this conversation.", false)
 	default:
-		v.status.SetText("Stopping the turn…")
+		v.say("Stopping the turn…", false)
 	}
+}
+
+// say puts feedback under the transcript, a failure in the error colour.
+func (v *conversationsView) say(text string, failed bool) {
+	v.status.Importance = failedOr(failed, widget.MediumImportance)
+	v.status.SetText(text)
 }
 
 // agentOf finds an agent by its ID among those the Agents tab holds.
@@ -232,7 +238,7 @@ func (v *conversationsView) refresh() {
 				return
 			}
 			if err != nil {
-				v.status.SetText(agent.UserMessage(err))
+				v.say(agent.UserMessage(err), true)
 				return
 			}
 			v.all, v.clients = all, clients
@@ -276,7 +282,7 @@ func (v *conversationsView) open(id string) {
 		v.live.RemoveAll()
 		v.words.Hide()
 		v.liveNote.Hide()
-		v.status.SetText("")
+		v.say("", false)
 		v.stopEnabled(false)
 		v.setHeader()
 		v.follow()
@@ -301,7 +307,7 @@ func (v *conversationsView) load() {
 				return
 			}
 			if err != nil {
-				v.status.SetText(agent.UserMessage(err))
+				v.say(agent.UserMessage(err), true)
 				return
 			}
 			v.msgs, v.turns, v.qs = msgs, turns, qs

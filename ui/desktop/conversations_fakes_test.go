@@ -58,3 +58,10 @@ func (c *countingConversations) RecentConversations(ctx context.Context, n int) 
 	c.reads.Add(1)
 	return c.conversationsCore.RecentConversations(ctx, n)
 }
+
+// unreadableConversations fails to read any transcript.
+type unreadableConversations struct{ conversationsCore }
+
+func (unreadableConversations) Transcript(context.Context, string) ([]agent.Message, []agent.Turn, error) {
+	return nil, nil, agent.Userf(nil, "the history could not be read: disk I/O error")
+}

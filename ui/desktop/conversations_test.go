@@ -427,3 +427,15 @@ func TestConversationsFromTheKeyboard(t *testing.T) {
 		t.Errorf("Down and Space opened %q (row %d)", v.current, v.selected)
 	}
 }
+
+// TestATranscriptThatCannotBeRead says why, in the error colour.
+func TestATranscriptThatCannotBeRead(t *testing.T) {
+	a, ui, _ := conversationsFixture(t, nil)
+	v := a.conversations
+	v.core = unreadableConversations{v.core}
+	v.open("c1")
+	ui.settle()
+	if v.status.Text != "the history could not be read: disk I/O error" || v.status.Importance != widget.DangerImportance {
+		t.Errorf("status %q (importance %v)", v.status.Text, v.status.Importance)
+	}
+}
