@@ -59,7 +59,7 @@ func TestARunningConversationWithTheRealCore(t *testing.T) {
 		for {
 			select {
 			case e := <-events:
-				a.handle(e)
+				v.event(e) // the tab alone: a popup would keep its countdown running
 				ui.settle()
 				if e.Kind == kind {
 					return e
@@ -88,7 +88,7 @@ func TestARunningConversationWithTheRealCore(t *testing.T) {
 	for drained := false; !drained; { // the deltas were published before writing closed
 		select {
 		case e := <-events:
-			a.handle(e)
+			v.event(e)
 			ui.settle()
 		default:
 			drained = true
