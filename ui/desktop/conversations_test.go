@@ -283,6 +283,7 @@ func TestOpeningARunningConversation(t *testing.T) {
 	if _, ok := a.questions.popups["q1"]; !ok {
 		t.Error("Answer… opened no popup")
 	}
+	a.questions.closed("q1") // as when answered: a popup keeps the App busy while open
 	test.Tap(v.stop)
 	if len(convs.cancelled) != 1 || convs.cancelled[0] != "c2" || v.status.Text != "Stopping the turn…" {
 		t.Errorf("Stop cancelled %v: %q", convs.cancelled, v.status.Text)
