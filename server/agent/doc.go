@@ -14,6 +14,7 @@
 // The files follow the parts: core.go (configuration, start and close),
 // agents.go, clients.go, conversations.go, settings.go, run.go (the run
 // loop), turns.go (the turns in progress, for Close and DeleteAgent),
+// live.go (what a running turn has done so far, for the desktop),
 // broker.go (questions and approvals), registry.go (conversations in
 // memory), events.go, errors.go and ports.go.
 //

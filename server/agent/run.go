@@ -92,6 +92,7 @@ func (c *Core) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 		Status: TurnRunning, Model: agent.Model, StartedAt: c.now(),
 	}
 	user := Message{Role: RoleUser, Content: content, TurnID: turn.ID, CreatedAt: turn.StartedAt}
+	live.progress.begin(turn.ID, agent.Slug, turn.StartedAt)
 	past, kept := c.convs.history(conv.ID)
 	if !isNew && !kept {
 		if past, err = c.history.Messages(ctx, conv.ID); err != nil {
@@ -115,7 +116,7 @@ func (c *Core) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	}()
 	c.publish(Event{Kind: EventTurnStarted, Agent: agent.Slug, Conversation: conv.ID, Turn: turn.ID, Text: content})
 
-	produced, runErr := c.loop(ctx, agent, &turn, past, user)
+	produced, runErr := c.loop(ctx, agent, &turn, past, user, &live.progress)
 	if runErr == nil {
 		res.Text = lastAssistantText(produced)
 		if len(agent.ResponseSchema) > 0 {
@@ -133,6 +134,7 @@ func (c *Core) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	// Record even when the caller went away: the turn happened. The end is
 	// queued behind the start, so the two commit together when they can.
 	endErr := c.history.EndTurn(context.WithoutCancel(ctx), turn, produced)
+	live.progress.end()
 	if err := <-beginErr; err != nil {
 		c.convs.keep(conv.ID, nil) // read it back next time
 		return nil, fmt.Errorf("record turn %s: %w", turn.ID, err)
@@ -214,7 +216,7 @@ type agentTool struct {
 	needsApproval bool
 }
 
-func (c *Core) loop(ctx context.Context, agent Agent, turn *Turn, past []Message, user Message) ([]Message, error) {
+func (c *Core) loop(ctx context.Context, agent Agent, turn *Turn, past []Message, user Message, live *liveProgress) ([]Message, error) {
 	model, err := c.modelFor(ctx, agent)
 	if err != nil {
 		return nil, err
@@ -241,6 +243,7 @@ func (c *Core) loop(ctx context.Context, agent Agent, turn *Turn, past []Message
 		resp, err := model.Chat(ctx, ChatRequest{Model: agent.Model, Messages: msgs, Tools: specs, Format: agent.ResponseSchema},
 			func(d Delta) {
 				if d.Content != "" {
+					live.delta(d.Content)
 					c.publish(Event{Kind: EventDelta, Agent: agent.Slug, Conversation: turn.ConversationID, Turn: turn.ID, Text: d.Content})
 				}
 			})
@@ -255,6 +258,7 @@ func (c *Core) loop(ctx context.Context, agent Agent, turn *Turn, past []Message
 		reply.Role, reply.TurnID, reply.CreatedAt = RoleAssistant, turn.ID, c.now()
 		produced = append(produced, reply)
 		msgs = append(msgs, reply)
+		live.roundDone(reply, resp.PromptTokens, resp.OutputTokens)
 		if len(reply.ToolCalls) == 0 {
 			return produced, nil
 		}
@@ -271,6 +275,7 @@ func (c *Core) loop(ctx context.Context, agent Agent, turn *Turn, past []Message
 			result := Message{Role: RoleTool, Content: out, ToolCallID: call.ID, ToolName: call.Name, TurnID: turn.ID, CreatedAt: c.now()}
 			produced = append(produced, result)
 			msgs = append(msgs, result)
+			live.toolDone(result)
 		}
 	}
 }

@@ -23,7 +23,8 @@ type liveTurn struct {
 	cancel  context.CancelCauseFunc
 	// done is closed once the turn is recorded and has let go of its
 	// conversation.
-	done chan struct{}
+	done     chan struct{}
+	progress liveProgress // what it produced so far, for LiveTurn
 }
 
 // errShuttingDown refuses a call that arrives once Close has begun.

@@ -2,9 +2,12 @@ package desktop
 
 import (
 	"context"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/deskhand/deskhand/server/agent"
@@ -14,18 +17,21 @@ import (
 const conversationsShown = 200
 
 // conversationsCore is what the Conversations tab needs of the core: the
-// stored conversations and transcripts, the clients and questions that
-// label them, and the stop button.
+// stored conversations, transcripts and questions, the turn running now,
+// the clients and questions that label them, and the stop button.
 type conversationsCore interface {
 	RecentConversations(ctx context.Context, limit int) ([]agent.ConversationSummary, error)
 	Transcript(ctx context.Context, conversationID string) ([]agent.Message, []agent.Turn, error)
+	ConversationQuestions(ctx context.Context, conversationID string) ([]agent.Question, error)
+	LiveTurn(conversationID string) (agent.LiveTurn, bool)
 	CancelTurn(conversationID string) bool
 	Clients() []agent.Client
 	Pending() []agent.Question
 }
 
 // conversationsView lists conversations, live, and shows one's transcript
-// with the text the model is writing right now.
+// with what its running turn has done so far and writes right now. The
+// list's selection follows the conversation shown, not a row number.
 type conversationsView struct {
 	app     *App
 	core    conversationsCore
@@ -35,60 +41,204 @@ type conversationsView struct {
 	shown   []agent.ConversationSummary
 	clients []agent.Client  // to name principals
 	waiting map[string]bool // conversations with a question pending
+	now     func() time.Time
 
-	current    string // the conversation in the transcript
-	history    string // its stored transcript
-	live       string // what the running turn has written so far
-	transcript *widget.Label
+	current string // the conversation in the transcript
+	// Its stored transcript, read when it opens and when a turn ends.
+	msgs  []agent.Message
+	turns []agent.Turn
+	qs    []agent.Question
+	// The running turn shown live: its ID, the user's message from its
+	// start event, and how many messages of it are drawn.
+	liveID, liveAsked string
+	liveDrawn         int
+	syncing           bool // an update of the live turn is queued
+
+	header     *widget.Label
+	history    *fyne.Container // the stored turns
+	live       *fyne.Container // the running turn's messages so far
+	writer     *widget.Label   // who writes: the agent
+	writing    *widget.Label   // what the model writes now
+	words      *fyne.Container // writer and writing
+	liveNote   *widget.Label   // what the running turn does, ≈ tokens
+	asking     *fyne.Container // the questions waiting in this conversation
+	scroll     *container.Scroll
+	transcript *fyne.Container // history, live, asking
 	status     *widget.Label
+	stop       *widget.Button // enabled while a turn runs here
 
-	listed, opened int // count the reads, so only the latest is shown
+	selected       int  // the list's highlighted row, -1 for none
+	listing, again bool // a list read in flight; another asked meanwhile
+	listed, opened int  // count the reads, so only the latest is shown
 }
 
 func newConversationsView(app *App, core conversationsCore) *conversationsView {
-	v := &conversationsView{app: app, core: core, search: widget.NewEntry(), transcript: widget.NewLabel(""), status: widget.NewLabel("")}
-	v.transcript.Wrapping = fyne.TextWrapWord
-	v.transcript.Selectable = true
-	v.search.SetPlaceHolder("search conversations")
+	v := &conversationsView{app: app, core: core, search: widget.NewEntry(), now: time.Now,
+		header:  widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		history: container.NewVBox(), live: container.NewVBox(), asking: container.NewVBox(),
+		writer: speakerLabel(""), writing: widget.NewLabel(""), liveNote: widget.NewLabel(""), status: widget.NewLabel("")}
+	v.header.Truncation = fyne.TextTruncateEllipsis
+	v.writing.Wrapping, v.writing.Selectable = fyne.TextWrapWord, true
+	v.liveNote.Importance = widget.LowImportance
+	v.status.Wrapping = fyne.TextWrapWord
+	v.liveNote.Hide()
+	v.history.Add(emptyTranscript())
+	v.words = saidBox(v.writer, v.writing)
+	v.words.Hide()
+	v.transcript = container.NewVBox(v.history, v.live, v.words, v.liveNote, v.asking)
+	v.scroll = container.NewVScroll(v.transcript)
+	v.search.SetPlaceHolder("Search by title or agent")
 	v.search.OnChanged = func(string) { v.filter() }
 	v.list = widget.NewList(
 		func() int { return len(v.shown) },
-		func() fyne.CanvasObject { return widget.NewLabel("conversation") },
+		newConversationRow,
 		func(i widget.ListItemID, o fyne.CanvasObject) {
 			c := v.shown[i]
-			o.(*widget.Label).SetText(conversationLabel(c, v.app.agentSlug(c.AgentID), clientName(c.Principal, v.clients), v.waiting[c.ID]))
+			setConversationRow(o, conversationLabel(c, v.agentNameOf(c.AgentID), clientName(c.Principal, v.clients), v.waiting[c.ID], v.now()))
 		})
-	v.list.OnSelected = func(i widget.ListItemID) { v.open(v.shown[i].ID) }
+	v.selected = -1
+	v.list.OnUnselected = func(i widget.ListItemID) {
+		if v.selected == i {
+			v.selected = -1
+		}
+	}
+	v.list.OnSelected = func(i widget.ListItemID) {
+		v.selected = i
+		if i < len(v.shown) && v.shown[i].ID != v.current {
+			v.open(v.shown[i].ID)
+		}
+	}
 	return v
 }
 
+func emptyTranscript() fyne.CanvasObject {
+	l := widget.NewLabel("Pick a conversation to read it. Each call of an agent shows here as it happens.")
+	l.Wrapping = fyne.TextWrapWord
+	l.Importance = widget.LowImportance
+	return l
+}
+
+func agentShownName(a agent.Agent) string {
+	if a.Name != "" {
+		return a.Name
+	}
+	return a.Slug
+}
+
+// newConversationRow is a list row: the title, then agent · client on
+// the left and state and time on the right, which are never cut off.
+func newConversationRow() fyne.CanvasObject {
+	title := widget.NewLabel("conversation")
+	title.Truncation = fyne.TextTruncateEllipsis
+	meta, state, when := widget.NewLabel("agent · client"), widget.NewLabel("state"), widget.NewLabel("Jan 2")
+	meta.Truncation = fyne.TextTruncateEllipsis
+	for _, l := range []*widget.Label{meta, state, when} {
+		l.SizeName = theme.SizeNameCaptionText
+	}
+	meta.Importance, when.Importance = widget.LowImportance, widget.LowImportance
+	return container.NewVBox(title, container.NewBorder(nil, nil, nil, container.NewHBox(state, when), meta))
+}
+
+func setConversationRow(o fyne.CanvasObject, l conversationLine) {
+	row := o.(*fyne.Container)
+	row.Objects[0].(*widget.Label).SetText(l.Title)
+	line := row.Objects[1].(*fyne.Container)
+	line.Objects[0].(*widget.Label).SetText(l.Meta)
+	right := line.Objects[1].(*fyne.Container)
+	state := right.Objects[0].(*widget.Label)
+	switch {
+	case l.Failed:
+		state.Importance = widget.DangerImportance
+	case l.Waiting:
+		state.Importance = widget.WarningImportance
+	default:
+		state.Importance = widget.LowImportance
+	}
+	state.SetText(l.State)
+	right.Objects[1].(*widget.Label).SetText(l.When)
+}
+
 func (v *conversationsView) content() fyne.CanvasObject {
-	left := container.NewBorder(v.search, nil, nil, nil, v.list)
-	stop := widget.NewButton("Stop the running turn", func() {
-		if v.current == "" || !v.core.CancelTurn(v.current) {
-			v.status.SetText("No turn is running in this conversation.")
+	// The search comes first in the focus order, then the list.
+	left := container.New(layout.NewBorderLayout(v.search, nil, nil, nil), v.search, v.list)
+	v.stop = widget.NewButtonWithIcon("Stop the running turn", theme.MediaStopIcon(), v.stopTurn)
+	v.stop.Disable()
+	copyIt := widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), func() {
+		if v.current != "" {
+			v.app.fy.Clipboard().SetContent(v.text())
+			v.say("The transcript is copied.", false)
 		}
 	})
-	right := container.NewBorder(nil, container.NewVBox(stop, v.status), nil, nil, container.NewVScroll(v.transcript))
+	bottom := container.NewBorder(nil, nil, nil, container.NewHBox(copyIt, v.stop), v.status)
+	right := container.NewBorder(v.header, bottom, nil, nil, v.scroll)
 	split := container.NewHSplit(left, right)
-	split.Offset = 0.35
+	split.Offset = 0.38
 	return split
 }
 
-// refresh re-reads the list from the store, off fyne's goroutine; only
-// the latest of several refreshes in flight is shown.
+func (v *conversationsView) stopTurn() {
+	switch {
+	case v.current == "":
+		v.say("Pick a conversation first.", false)
+	case !v.core.CancelTurn(v.current):
+		v.say("No turn is running in this conversation.", false)
+	default:
+		v.say("Stopping the turn…", false)
+	}
+}
+
+// say puts feedback under the transcript, a failure in the error colour.
+func (v *conversationsView) say(text string, failed bool) {
+	v.status.Importance = failedOr(failed, widget.MediumImportance)
+	v.status.SetText(text)
+}
+
+// agentOf finds an agent by its ID among those the Agents tab holds.
+func (v *conversationsView) agentOf(id string) (agent.Agent, bool) {
+	if v.app.agents == nil {
+		return agent.Agent{}, false
+	}
+	for _, a := range v.app.agents.agents {
+		if a.ID == id {
+			return a, true
+		}
+	}
+	return agent.Agent{}, false
+}
+
+// agentNameOf names an agent by its ID, for the list and the header.
+func (v *conversationsView) agentNameOf(id string) string {
+	if ag, ok := v.agentOf(id); ok {
+		return agentShownName(ag)
+	}
+	return "(unknown agent)"
+}
+
+// refresh re-reads the list from the store, off fyne's goroutine. Reads
+// are coalesced: one in flight, and one more once it is done however many
+// were asked for meanwhile; only the latest is shown.
 func (v *conversationsView) refresh() {
+	if v.listing {
+		v.again = true
+		return
+	}
+	v.listing = true
 	v.listed++
 	listed := v.listed
 	v.app.background(func(ctx context.Context) func() {
 		all, err := v.core.RecentConversations(ctx, conversationsShown)
 		clients, pending := v.core.Clients(), v.core.Pending()
 		return func() {
+			v.listing = false
+			if v.again {
+				v.again = false
+				defer v.refresh()
+			}
 			if listed != v.listed {
 				return
 			}
 			if err != nil {
-				v.status.SetText(agent.UserMessage(err))
+				v.say(agent.UserMessage(err), true)
 				return
 			}
 			v.all, v.clients = all, clients
@@ -97,68 +247,293 @@ func (v *conversationsView) refresh() {
 				v.waiting[q.ConversationID] = true
 			}
 			v.filter()
+			v.setHeader()
 		}
 	})
 }
 
+// filter shows the conversations the search finds, the one open staying
+// selected when it is among them.
 func (v *conversationsView) filter() {
-	v.shown = filterConversations(v.all, v.search.Text, v.app.agentSlug)
+	v.shown = filterConversations(v.all, v.search.Text, func(id string) string {
+		return v.app.agentSlug(id) + " " + v.agentNameOf(id)
+	})
 	v.list.Refresh()
+	v.follow()
 }
 
-// open shows a conversation's transcript, read off fyne's goroutine. What
-// the model writes meanwhile is shown after it.
+// follow selects the row of the conversation shown, or none.
+func (v *conversationsView) follow() {
+	if i := rowOf(v.shown, v.current); i >= 0 {
+		v.list.Select(i)
+	} else {
+		v.list.UnselectAll()
+	}
+}
+
+// open shows a conversation: everything stored, read off fyne's
+// goroutine, then what its running turn has done and writes.
 func (v *conversationsView) open(id string) {
 	if id != v.current {
-		v.history = ""
+		v.current, v.msgs, v.turns, v.qs = id, nil, nil, nil
+		v.liveID, v.liveAsked, v.liveDrawn = "", "", 0
+		v.history.Objects = []fyne.CanvasObject{widget.NewLabel("Reading the conversation…")}
+		v.history.Refresh()
+		v.live.RemoveAll()
+		v.words.Hide()
+		v.liveNote.Hide()
+		v.say("", false)
+		v.stopEnabled(false)
+		v.setHeader()
+		v.follow()
 	}
-	v.current, v.live = id, ""
+	v.load()
+}
+
+// load reads the open conversation's stored transcript; the live turn is
+// drawn once it is in.
+func (v *conversationsView) load() {
+	id := v.current
 	v.opened++
 	opened := v.opened
-	v.show()
 	v.app.background(func(ctx context.Context) func() {
 		msgs, turns, err := v.core.Transcript(ctx, id)
+		var qs []agent.Question
+		if err == nil {
+			qs, err = v.core.ConversationQuestions(ctx, id)
+		}
 		return func() {
-			if opened != v.opened {
+			if opened != v.opened || id != v.current {
 				return
 			}
 			if err != nil {
-				v.status.SetText(agent.UserMessage(err))
+				v.say(agent.UserMessage(err), true)
 				return
 			}
-			v.history = renderTranscript(msgs, turns)
-			v.status.SetText("")
-			v.show()
+			v.msgs, v.turns, v.qs = msgs, turns, qs
+			v.liveID, v.liveDrawn = "", 0 // drawn again, after the history
+			v.syncLive(true)
+			v.drawHistory()
+			v.drawAsking()
+			v.scroll.ScrollToBottom()
 		}
 	})
 }
 
-func (v *conversationsView) show() {
-	text := v.history
-	if v.live != "" {
-		text += "\n\nassistant (writing): " + v.live
+func (v *conversationsView) setHeader() {
+	for _, c := range v.all {
+		if c.ID == v.current {
+			v.header.SetText(c.Title + " · " + v.agentNameOf(c.AgentID) + " · " + clientName(c.Principal, v.clients))
+			return
+		}
 	}
-	v.transcript.SetText(text)
+	v.header.SetText("")
 }
 
-// event follows the core: the list on every turn, the open transcript as
-// the model writes.
+// speakers names who talks in the open conversation.
+func (v *conversationsView) speakers() speakers {
+	for _, c := range v.all {
+		if c.ID == v.current {
+			ag, found := v.agentOf(c.AgentID)
+			return speakersOf(c.Principal, v.clients, ag, found)
+		}
+	}
+	return speakersOf(agent.LocalPrincipal, nil, agent.Agent{}, false)
+}
+
+// drawHistory draws the stored turns, but the one shown live.
+func (v *conversationsView) drawHistory() {
+	var objs []fyne.CanvasObject
+	for i, t := range turnViews(v.msgs, v.turns, v.qs, v.speakers(), v.liveID) {
+		if i > 0 {
+			objs = append(objs, widget.NewSeparator())
+		}
+		objs = append(objs, turnWidgets(t)...)
+	}
+	if len(objs) == 0 && v.liveID == "" {
+		objs = append(objs, emptyConversation())
+	}
+	v.history.Objects = objs
+	v.history.Refresh()
+}
+
+func emptyConversation() fyne.CanvasObject {
+	l := widget.NewLabel("Nothing was said in this conversation yet.")
+	l.Importance = widget.LowImportance
+	return l
+}
+
+// syncLive brings the running turn up to date from the core's snapshot
+// (in memory): a new piece of text changes only the text being written;
+// a round or tool call done redraws the running turn, not the rest. When
+// no turn runs, what was drawn stays until the stored transcript is read
+// again (final), so that nothing flickers away.
+func (v *conversationsView) syncLive(final bool) {
+	lt, ok := v.core.LiveTurn(v.current)
+	if ok && final && v.recorded(lt.TurnID) {
+		ok = false // its end is stored: the history shows it all
+	}
+	v.stopEnabled(ok)
+	if !ok {
+		if final {
+			v.live.RemoveAll()
+			v.words.Hide()
+			v.liveNote.Hide()
+			v.liveID, v.liveDrawn = "", 0
+		}
+		return
+	}
+	atBottom := v.atBottom()
+	if lt.TurnID != v.liveID || len(lt.Messages) != v.liveDrawn {
+		newTurn := lt.TurnID != v.liveID
+		v.liveID, v.liveDrawn = lt.TurnID, len(lt.Messages)
+		objs := turnWidgets(liveView(lt, v.msgs, v.liveAsked, v.speakers()))
+		if len(v.history.Objects) > 0 {
+			objs = append([]fyne.CanvasObject{widget.NewSeparator()}, objs...)
+		}
+		v.live.Objects = objs
+		v.live.Refresh()
+		if newTurn {
+			v.drawHistory() // without the turn now shown live
+			v.writer.SetText(v.speakers().Agent)
+		}
+	}
+	// Only what changed is refreshed: a container's Refresh would redraw
+	// every message in it.
+	if v.writing.Text != lt.Writing {
+		v.writing.SetText(lt.Writing)
+	}
+	if show := lt.Writing != ""; show != v.words.Visible() {
+		if show {
+			v.words.Show()
+		} else {
+			v.words.Hide()
+		}
+	}
+	v.liveNote.SetText(liveSummary(lt))
+	if !v.liveNote.Visible() {
+		v.liveNote.Show()
+	}
+	if atBottom {
+		v.scroll.ScrollToBottom()
+	}
+}
+
+// stopEnabled enables the stop button while a turn runs here; a button
+// is refreshed only when this changes, not on every piece of text.
+func (v *conversationsView) stopEnabled(on bool) {
+	if v.stop == nil || on != v.stop.Disabled() {
+		return
+	}
+	if on {
+		v.stop.Enable()
+	} else {
+		v.stop.Disable()
+	}
+}
+
+// recorded tells whether the stored transcript has the turn's end.
+func (v *conversationsView) recorded(turnID string) bool {
+	for _, t := range v.turns {
+		if t.ID == turnID {
+			return t.Status != agent.TurnRunning
+		}
+	}
+	return false
+}
+
+// atBottom tells whether the transcript is scrolled to its end, so that
+// new text keeps it there without pulling back someone reading above.
+func (v *conversationsView) atBottom() bool {
+	return v.scroll.Offset.Y >= v.transcript.Size().Height-v.scroll.Size().Height-theme.Padding()*4
+}
+
+// drawAsking shows the questions waiting in the open conversation, who
+// is asked, and a way to answer.
+func (v *conversationsView) drawAsking() {
+	var objs []fyne.CanvasObject
+	for _, q := range v.core.Pending() {
+		if q.ConversationID != v.current || v.current == "" {
+			continue
+		}
+		ag, found := v.agentBySlug(q.Agent)
+		title, who := waitingLine(q, ag, found)
+		t := widget.NewLabelWithStyle(title, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+		t.Wrapping, t.Importance = fyne.TextWrapWord, widget.WarningImportance
+		w := widget.NewLabel(who)
+		w.Wrapping = fyne.TextWrapWord
+		id := q.ID
+		answer := widget.NewButtonWithIcon("Answer…", theme.MailReplyIcon(), func() {
+			if v.app.questions != nil {
+				v.app.questions.popup(id)
+			}
+		})
+		answer.Importance = widget.HighImportance
+		objs = append(objs, widget.NewCard("", "", container.NewBorder(nil, nil, nil, container.NewVBox(answer), container.NewVBox(t, w))))
+	}
+	v.asking.Objects = objs
+	v.asking.Refresh()
+}
+
+func (v *conversationsView) agentBySlug(slug string) (agent.Agent, bool) {
+	if v.app.agents == nil {
+		return agent.Agent{}, false
+	}
+	for _, a := range v.app.agents.agents {
+		if a.Slug == slug {
+			return a, true
+		}
+	}
+	return agent.Agent{}, false
+}
+
+// text is the open conversation as plain text, the running turn too.
+func (v *conversationsView) text() string {
+	turns := turnViews(v.msgs, v.turns, v.qs, v.speakers(), v.liveID)
+	if lt, ok := v.core.LiveTurn(v.current); ok && lt.TurnID == v.liveID {
+		t := liveView(lt, v.msgs, v.liveAsked, v.speakers())
+		if lt.Writing != "" {
+			t.Items = append(t.Items, transcriptItem{Kind: itemMessage, Who: v.speakers().Agent, Text: lt.Writing})
+		}
+		t.Summary = liveSummary(lt)
+		turns = append(turns, t)
+	}
+	return transcriptText(turns)
+}
+
+// event follows the core: the list on every turn and question, the open
+// transcript as its turn runs.
 func (v *conversationsView) event(e agent.Event) {
+	mine := e.Conversation != "" && e.Conversation == v.current
 	switch e.Kind {
-	case agent.EventTurnStarted, agent.EventTurnEnded, agent.EventQuestionAsked, agent.EventQuestionClosed:
+	case agent.EventTurnStarted:
 		v.refresh()
-		if e.Conversation == v.current {
-			v.open(e.Conversation)
+		if mine {
+			v.liveAsked = e.Text
+			v.syncLive(false)
 		}
-	case agent.EventDelta:
-		if e.Conversation == v.current {
-			v.live += e.Text
-			v.show()
+	case agent.EventTurnEnded:
+		v.refresh()
+		if mine {
+			v.load()
 		}
-	case agent.EventToolCall:
-		if e.Conversation == v.current {
-			v.live += " [calls " + e.Text + "] "
-			v.show()
+	case agent.EventQuestionAsked, agent.EventQuestionClosed:
+		v.refresh()
+		if mine {
+			v.drawAsking()
+			if e.Kind == agent.EventQuestionAsked {
+				v.scroll.ScrollToBottom() // the question is what matters now
+			}
+		}
+	case agent.EventDelta, agent.EventModelCall, agent.EventToolCall:
+		if mine && !v.syncing {
+			// One update for a burst: the events already queued behind this
+			// one run first, and the snapshot then has all their text.
+			v.syncing = true
+			v.app.onUI(func() {
+				v.syncing = false
+				v.syncLive(false)
+			})
 		}
 	}
 }

@@ -284,6 +284,10 @@ type fakeConversations struct {
 	messages      map[string][]agent.Message
 	turns         map[string][]agent.Turn
 	cancelled     []string
+	// live and questions are the running turns and stored questions, by
+	// conversation (conversations_fakes_test.go).
+	live      map[string]agent.LiveTurn
+	questions map[string][]agent.Question
 }
 
 func (f *fakeConversations) RecentConversations(context.Context, int) ([]agent.ConversationSummary, error) {

@@ -215,19 +215,42 @@ func whoIsAsked(routing agent.Routing, clientMayApprove bool) string {
 	return "Questions go to the person using the calling client (when it can ask them), and come to you here too: the first answer counts. Approvals of tool calls come to you here only."
 }
 
-// conversationLabel is a conversation's line in the list: agent, client,
-// title, state and last activity.
-func conversationLabel(c agent.ConversationSummary, slug, client string, waiting bool) string {
-	state := string(c.LastStatus)
+// conversationLine is a conversation's row in the list: its title on
+// the first line; agent and client, then state and last activity (never
+// cut off) on the second.
+type conversationLine struct {
+	Title, Meta, State, When string
+	Failed, Waiting          bool
+}
+
+// conversationLabel is a conversation's row in the list.
+func conversationLabel(c agent.ConversationSummary, agentName, client string, waiting bool, now time.Time) conversationLine {
+	l := conversationLine{Title: cmp.Or(c.Title, "(untitled)"), Meta: agentName + " · " + client, Waiting: waiting, When: lastActive(c.UpdatedAt, now)}
 	switch {
 	case waiting:
-		state = "waiting for an answer"
+		l.State = "needs an answer"
 	case c.LastStatus == "":
-		state = "new"
+		l.State = "new"
 	case c.LastStatus == agent.TurnCompleted:
-		state = "done"
+		l.State = "done"
+	case c.LastStatus == agent.TurnCancelled:
+		l.State, l.Failed = "stopped", true
+	default:
+		l.State, l.Failed = string(c.LastStatus), turnFailed(c.LastStatus)
 	}
-	return fmt.Sprintf("%s · %s · %s · %s · %s", slug, client, c.Title, state, c.UpdatedAt.Local().Format("Jan 2 15:04"))
+	return l
+}
+
+// lastActive is a short time of last activity: the hour today, else the day.
+func lastActive(t, now time.Time) string {
+	t, now = t.Local(), now.Local()
+	switch {
+	case t.YearDay() == now.YearDay() && t.Year() == now.Year():
+		return t.Format("15:04")
+	case t.Year() == now.Year():
+		return t.Format("Jan 2")
+	}
+	return t.Format("Jan 2 2006")
 }
 
 // clientName names a conversation's principal for people.
@@ -243,69 +266,61 @@ func clientName(principal string, clients []agent.Client) string {
 	return "a revoked client"
 }
 
-// filterConversations keeps those whose title or agent contains the text.
-func filterConversations(all []agent.ConversationSummary, text string, slugOf func(id string) string) []agent.ConversationSummary {
+// filterConversations keeps those whose title or agent (as agentOf
+// names it) contains the text.
+func filterConversations(all []agent.ConversationSummary, text string, agentOf func(id string) string) []agent.ConversationSummary {
 	text = strings.ToLower(strings.TrimSpace(text))
 	if text == "" {
 		return all
 	}
 	var out []agent.ConversationSummary
 	for _, c := range all {
-		if strings.Contains(strings.ToLower(c.Title), text) || strings.Contains(strings.ToLower(slugOf(c.AgentID)), text) {
+		if strings.Contains(strings.ToLower(c.Title), text) || strings.Contains(strings.ToLower(agentOf(c.AgentID)), text) {
 			out = append(out, c)
 		}
 	}
 	return out
 }
 
-// renderTranscript writes a conversation as text: each message by role,
-// and after each turn what it cost.
-func renderTranscript(msgs []agent.Message, turns []agent.Turn) string {
-	var b strings.Builder
-	for i, t := range turns {
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		for _, m := range msgs {
-			if m.TurnID != t.ID {
-				continue
-			}
-			switch {
-			case m.Role == agent.RoleAssistant && len(m.ToolCalls) > 0:
-				for _, c := range m.ToolCalls {
-					fmt.Fprintf(&b, "assistant calls %s %s\n", c.Name, c.Arguments)
-				}
-			case m.Role == agent.RoleTool:
-				fmt.Fprintf(&b, "%s returned: %s\n", m.ToolName, m.Content)
-			default:
-				fmt.Fprintf(&b, "%s: %s\n", m.Role, m.Content)
-			}
-		}
-		b.WriteString(turnSummary(t) + "\n")
-	}
-	return strings.TrimRight(b.String(), "\n")
-}
-
-// turnSummary is a turn's outcome and cost.
+// turnSummary is a turn's outcome and cost, in a line.
 func turnSummary(t agent.Turn) string {
-	s := fmt.Sprintf("— %s", t.Status)
+	s := turnStateName(t.Status)
 	if d := t.Duration(); d > 0 {
 		s += " in " + d.Round(10*time.Millisecond).String()
 	}
 	if t.Model != "" {
 		s += " on " + t.Model
 	}
-	s += fmt.Sprintf(", %d→%d tokens", t.PromptTokens, t.OutputTokens)
+	if t.PromptTokens > 0 || t.OutputTokens > 0 {
+		s += fmt.Sprintf(" · read %s, wrote %d", countOf(t.PromptTokens, "token"), t.OutputTokens)
+	}
 	if t.ToolCalls > 0 {
-		s += fmt.Sprintf(", %d tool calls", t.ToolCalls)
+		s += " · " + countOf(t.ToolCalls, "tool call")
 	}
 	if t.Trimmed > 0 {
-		s += fmt.Sprintf("; trimmed: the model did not see the %s of the conversation (its context window is full)", countOf(t.Trimmed, "oldest message"))
+		s += fmt.Sprintf(" · the model did not see the %s of the conversation (its context window is full)", countOf(t.Trimmed, "oldest message"))
 	}
 	if t.Error != "" {
 		s += ": " + t.Error
 	}
 	return s
+}
+
+// turnStateName names a turn's state for people.
+func turnStateName(s agent.TurnStatus) string {
+	switch s {
+	case agent.TurnCompleted:
+		return "Done"
+	case agent.TurnFailed:
+		return "Failed"
+	case agent.TurnCancelled:
+		return "Stopped"
+	case agent.TurnInterrupted:
+		return "Interrupted"
+	case agent.TurnRunning:
+		return "Running"
+	}
+	return string(s)
 }
 
 // clientLabel is a client's line: its name and when its token was made

@@ -239,7 +239,7 @@ func TestConversationsFollowTheCore(t *testing.T) {
 	at := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 	convs := &fakeConversations{
 		conversations: []agent.ConversationSummary{
-			{Conversation: agent.Conversation{ID: "c1", AgentID: "a1", Title: "name game", UpdatedAt: at}, LastStatus: agent.TurnCompleted},
+			{Conversation: agent.Conversation{ID: "c1", AgentID: "a1", Principal: agent.LocalPrincipal, Title: "name game", UpdatedAt: at}, LastStatus: agent.TurnCompleted},
 			{Conversation: agent.Conversation{ID: "c2", AgentID: "a2", Title: "notes", UpdatedAt: at}, LastStatus: agent.TurnRunning},
 		},
 		messages: map[string][]agent.Message{"c1": {
@@ -264,21 +264,23 @@ func TestConversationsFollowTheCore(t *testing.T) {
 	v.search.SetText("")
 	v.open("c1")
 	ui.settle()
-	want := "user: My name is Ada.\nassistant: Hello Ada.\n— completed in 1.2s on llama3.2, 42→7 tokens"
-	if v.transcript.Text != want {
-		t.Errorf("transcript = %q, want %q", v.transcript.Text, want)
+	want := "You: My name is Ada.\nassistant: Hello Ada.\n— Done in 1.2s on llama3.2 · read 42 tokens, wrote 7"
+	if got := v.text(); got != want {
+		t.Errorf("transcript = %q, want %q", got, want)
 	}
-	a.handle(agent.Event{Kind: agent.EventDelta, Conversation: "c1", Text: "Wri"})
-	a.handle(agent.Event{Kind: agent.EventDelta, Conversation: "c1", Text: "ting"})
+	convs.setLive("c1", agent.LiveTurn{TurnID: "t2", Agent: "assistant", Writing: "Writing", Chunks: 2})
+	a.handle(agent.Event{Kind: agent.EventDelta, Conversation: "c1", Text: "Writing"})
 	a.handle(agent.Event{Kind: agent.EventDelta, Conversation: "c2", Text: "elsewhere"})
-	if !strings.HasSuffix(v.transcript.Text, "assistant (writing): Writing") {
-		t.Errorf("live text = %q", v.transcript.Text)
+	ui.settle()
+	if v.writing.Text != "Writing" || !v.words.Visible() || v.liveNote.Text != "Running · writing… ≈2 tokens so far" {
+		t.Errorf("live text = %q (%q)", v.writing.Text, v.liveNote.Text)
 	}
-	if label := conversationLabel(convs.conversations[1], "scribe", "cursor", false); !strings.HasPrefix(label, "scribe · cursor · notes · running · ") {
-		t.Errorf("label = %q", label)
+	now := at.Add(time.Hour)
+	if l := conversationLabel(convs.conversations[1], "scribe", "cursor", false, now); l.Title != "notes" || l.Meta != "scribe · cursor" || l.State != "running" || l.Failed {
+		t.Errorf("row = %+v", l)
 	}
-	if label := conversationLabel(convs.conversations[0], "assistant", "cursor", true); !strings.Contains(label, "waiting for an answer") {
-		t.Errorf("label = %q", label)
+	if l := conversationLabel(convs.conversations[0], "assistant", "cursor", true, now); l.State != "needs an answer" || !l.Waiting {
+		t.Errorf("row = %+v", l)
 	}
 	clients := []agent.Client{{ID: "c1", Name: "cursor"}}
 	for principal, want := range map[string]string{"c1": "cursor", agent.LocalPrincipal: "this computer", "gone": "a revoked client"} {

@@ -1,0 +1,67 @@
+package desktop
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+func (f *fakeConversations) ConversationQuestions(_ context.Context, id string) ([]agent.Question, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.questions[id], nil
+}
+
+func (f *fakeConversations) LiveTurn(id string) (agent.LiveTurn, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	lt, ok := f.live[id]
+	return lt, ok
+}
+
+// setLive sets (or, with a zero LiveTurn, ends) the turn running in a
+// conversation.
+func (f *fakeConversations) setLive(id string, lt agent.LiveTurn) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.live == nil {
+		f.live = map[string]agent.LiveTurn{}
+	}
+	if lt.TurnID == "" {
+		delete(f.live, id)
+		return
+	}
+	f.live[id] = lt
+}
+
+// addConversation lists one more conversation, first.
+func (f *fakeConversations) addConversation(c agent.ConversationSummary) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.conversations = append([]agent.ConversationSummary{c}, f.conversations...)
+}
+
+// countingConversations counts the list's reads and the snapshots of
+// running turns taken.
+type countingConversations struct {
+	conversationsCore
+	reads, snapshots atomic.Int32
+}
+
+func (c *countingConversations) LiveTurn(id string) (agent.LiveTurn, bool) {
+	c.snapshots.Add(1)
+	return c.conversationsCore.LiveTurn(id)
+}
+
+func (c *countingConversations) RecentConversations(ctx context.Context, n int) ([]agent.ConversationSummary, error) {
+	c.reads.Add(1)
+	return c.conversationsCore.RecentConversations(ctx, n)
+}
+
+// unreadableConversations fails to read any transcript.
+type unreadableConversations struct{ conversationsCore }
+
+func (unreadableConversations) Transcript(context.Context, string) ([]agent.Message, []agent.Turn, error) {
+	return nil, nil, agent.Userf(nil, "the history could not be read: disk I/O error")
+}
