@@ -12,6 +12,7 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/theme"
 
 	"github.com/deskhand/deskhand/server/agent"
 )
@@ -219,6 +220,7 @@ func newApp(fy fyne.App, opts Options) *App {
 	if opts.Icon != nil {
 		fy.SetIcon(opts.Icon)
 	}
+	fy.Settings().SetTheme(readableTheme{theme.DefaultTheme()})
 	a.win = fy.NewWindow("Deskhand")
 	return a
 }
