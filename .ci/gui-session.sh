@@ -130,30 +130,47 @@ grep -q "You answered: $value\"" "$work/ask.out" || fail "the client did not get
 
 # 4. A conversation keeps its place: open the newest, then new calls
 # arrive (moving it down the list) and a search runs; the transcript
-# shown stays the same, pixel for pixel.
+# shown stays the same, pixel for pixel. Then a turn is watched as it
+# streams.
 call "the first of several calls" "$work/c1.out"
 keys ctrl+3
-click 150 95 # the newest conversation, at the top of the list
-shoot 07-conversation-open
-# The transcript pane, right of the list (the window's left edge from
+# The transcript pane, right of the list (the window's corner from
 # xwininfo: xdotool's geometry is off under a reparenting window manager).
 wx=$(LC_ALL=C xwininfo -id "$main" | sed -n 's/.*Absolute upper-left X: *//p')
 wy=$(LC_ALL=C xwininfo -id "$main" | sed -n 's/.*Absolute upper-left Y: *//p')
-crop=(-crop "540x380+$((wx + 440))+$((wy + 110))" +repage)
-convert "$out/07-conversation-open.png" "${crop[@]}" "$work/before.png"
+pane() { convert "$out/$1.png" -crop "540x380+$((wx + 440))+$((wy + 110))" +repage "$work/$1.pane.png"; }
+same() { [ "$(compare -metric AE "$work/$1.pane.png" "$work/$2.pane.png" null: 2>&1 || true)" = 0 ]; }
+shoot 07-conversations
+pane 07-conversations
+click 150 135 # the newest conversation, at the top of the list
+shoot 08-conversation-open
+pane 08-conversation-open
+same 07-conversations 08-conversation-open && fail "clicking the newest conversation showed no transcript"
 call "another call arrives" "$work/c2.out"
-call "and one more" "$work/c3.out" &
-more=$!
-shoot 08-conversation-while-a-call-streams
-wait $more
+call "and one more" "$work/c3.out"
 shoot 09-conversation-after-new-calls
-convert "$out/09-conversation-after-new-calls.png" "${crop[@]}" "$work/after.png"
-changed=$(compare -metric AE "$work/before.png" "$work/after.png" null: 2>&1 || true)
-[ "$changed" = 0 ] || fail "the transcript shown changed while calls arrived ($changed pixels)"
+pane 09-conversation-after-new-calls
+same 08-conversation-open 09-conversation-after-new-calls || fail "the transcript shown changed when calls arrived"
+click 150 94 # the search field
+xdotool type --delay 20 "another"
+shoot 10-conversation-after-a-search
+pane 10-conversation-after-a-search
+same 08-conversation-open 10-conversation-after-a-search || fail "the transcript shown changed when a search ran"
+xdotool key ctrl+a BackSpace
+# A long message makes the fake model stream a long answer, a word every
+# 120 ms: open its conversation while it runs.
+words=$(seq -s ' ' 1 60)
+call "count with me: $words" "$work/c4.out" &
+streaming=$!
+sleep 1.5 # the turn has started and is writing
+click 150 135
+shoot 11-conversation-streaming
+wait $streaming || fail "the streamed call failed"
+shoot 12-conversation-streamed
 
 # 5. Pause: the window shows it, and a client is told so.
 keys ctrl+p
-shoot 10-paused
+shoot 13-paused
 call "are you there?" "$work/paused.out"
 grep -q 'Deskhand is paused' "$work/paused.out" || fail "a client calling while paused was not told so: $(cat "$work/paused.out")"
 keys ctrl+p
@@ -164,9 +181,9 @@ keys ctrl+1
 click 500 217 # the name field, at the end of its text
 xdotool key End
 xdotool type --delay 20 " Edited"
-shoot 11-unsaved-edit
+shoot 14-unsaved-edit
 keys ctrl+n
-shoot 12-unsaved-edit-guarded
+shoot 15-unsaved-edit-guarded
 keys Escape
 keys ctrl+s
 for _ in $(seq 50); do
@@ -177,9 +194,9 @@ bin/deskhand agent list --data "$data" | grep -q 'Assistant Edited' || fail "Ctr
 
 # 7. Connect: Cursor's row, its Connect button, then the dialog's.
 keys ctrl+4
-shoot 13-connect
+shoot 16-connect
 click 918 134 # Cursor's Connect button
-shoot 14-connect-confirm
+shoot 17-connect-confirm
 click 550 508 # the dialog's Connect
 for _ in $(seq 100); do
 	grep -q '"deskhand"' "$HOME/.cursor/mcp.json" && break
@@ -192,5 +209,5 @@ stop
 
 # 8. The window at 1.5× scale.
 start FYNE_SCALE=1.5
-shoot 15-scale-1.5
+shoot 18-scale-1.5
 stop
