@@ -446,6 +446,8 @@ type ToolInfo struct {
 	Name, Description string
 	// NeedsApproval is the tool's default: it asks before each call.
 	NeedsApproval bool
+	// Effects is what the tool can do (EffectsOf).
+	Effects Effects
 }
 
 // AvailableTools lists the tools agents may switch on, by name.
@@ -453,7 +455,7 @@ func (c *Core) AvailableTools() []ToolInfo {
 	out := make([]ToolInfo, 0, len(c.tools))
 	for _, t := range c.tools {
 		spec := t.Spec()
-		info := ToolInfo{Name: spec.Name, Description: spec.Description}
+		info := ToolInfo{Name: spec.Name, Description: spec.Description, Effects: EffectsOf(t)}
 		if d, ok := t.(ApprovalDefaulter); ok {
 			info.NeedsApproval = d.NeedsApprovalByDefault()
 		}

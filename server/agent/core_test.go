@@ -700,7 +700,9 @@ func TestAvailableToolsAndModels(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer core.Close()
-	want := []agent.ToolInfo{{Name: "current_time", Description: "test tool current_time"}, {Name: "write_file", Description: "test tool write_file", NeedsApproval: true}}
+	// Test tools do not say what they can do: they count as doing anything.
+	want := []agent.ToolInfo{{Name: "current_time", Description: "test tool current_time", Effects: agent.EffectsUnknown},
+		{Name: "write_file", Description: "test tool write_file", NeedsApproval: true, Effects: agent.EffectsUnknown}}
 	if diff := cmp.Diff(want, core.AvailableTools()); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
