@@ -276,6 +276,9 @@ func validateAgent(a *Agent) error {
 		return err
 	}
 	a.ReachableHosts = hosts
+	if a.Icon, err = CheckIcon(a.Icon); err != nil {
+		return err
+	}
 	// JSON null (an agent that went through JSON without one) is no schema.
 	if s := strings.TrimSpace(string(a.ResponseSchema)); s == "" || s == "null" {
 		a.ResponseSchema = nil

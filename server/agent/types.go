@@ -96,6 +96,10 @@ type Agent struct {
 	StarterPrompts []string
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+	// Icon is how clients show the agent's tool: an emoji (or a few
+	// characters) as typed, or an image as a data: URI (IconFromFile);
+	// empty for none. CheckIcon says what is allowed.
+	Icon string
 }
 
 // AgentTool switches a tool on for an agent.
