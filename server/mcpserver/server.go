@@ -41,6 +41,9 @@ type Core interface {
 	ConversationLimits() (capacity int, idle time.Duration)
 	Subscribe(ctx context.Context, kinds ...agent.EventKind) <-chan agent.Event
 	Pending() []agent.Question
+	// AgentHints are the agent's tool annotations, derived from what it
+	// can reach (annotations.go).
+	AgentHints(a agent.Agent) agent.ToolHints
 }
 
 // Info is the server's metadata, set in Settings (never taken from an agent).
@@ -331,7 +334,7 @@ func (s *Server) syncTools() {
 	var resources []server.ServerResource
 	var prompts []server.ServerPrompt
 	for _, a := range agents {
-		tools = append(tools, server.ServerTool{Tool: agentTool(a, capacity, idle), Handler: s.handleCall(a.Slug)})
+		tools = append(tools, server.ServerTool{Tool: s.agentTool(a, capacity, idle), Handler: s.handleCall(a.Slug)})
 		resources = append(resources, agentResource(a))
 		prompts = append(prompts, starterPrompts(a)...)
 	}
@@ -353,7 +356,7 @@ func (s *Server) syncTools() {
 	if s.core.Paused() {
 		for _, a := range s.core.Agents() {
 			if a.Enabled {
-				tools = append(tools, server.ServerTool{Tool: agentTool(a, capacity, idle), Handler: s.handleCall(a.Slug)})
+				tools = append(tools, server.ServerTool{Tool: s.agentTool(a, capacity, idle), Handler: s.handleCall(a.Slug)})
 			}
 		}
 	}

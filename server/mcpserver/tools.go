@@ -21,7 +21,7 @@ import (
 const ConversationMetaKey = "io.deskhand/conversation"
 
 // agentTool describes an agent as an MCP tool.
-func agentTool(a agent.Agent, capacity int, idle time.Duration) mcp.Tool {
+func (s *Server) agentTool(a agent.Agent, capacity int, idle time.Duration) mcp.Tool {
 	props := map[string]any{
 		"message": map[string]any{"type": "string", "description": "What you want the agent to do or answer."},
 		"context": map[string]any{"type": "string", "description": "Optional background the agent should know; it is placed before the message."},
@@ -47,13 +47,8 @@ func agentTool(a agent.Agent, capacity int, idle time.Duration) mcp.Tool {
 		Title:          a.Name,
 		Description:    description,
 		RawInputSchema: rawInput,
-		Annotations: mcp.ToolAnnotation{
-			Title:           a.Name,
-			ReadOnlyHint:    mcp.ToBoolPtr(false),
-			DestructiveHint: mcp.ToBoolPtr(true),
-			IdempotentHint:  mcp.ToBoolPtr(false),
-			OpenWorldHint:   mcp.ToBoolPtr(true),
-		},
+		Annotations:    toolAnnotations(a.Name, s.core.AgentHints(a)),
+		Icons:          toolIcons(a.Icon),
 	}
 	tool.RawOutputSchema, _ = outputSchema(a.ResponseSchema)
 	return tool

@@ -13,63 +13,83 @@ import (
 	"github.com/deskhand/deskhand/models/ollama/ollamatest"
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/server/mcpserver"
+	"github.com/deskhand/deskhand/server/tools"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden tool schemas in testdata/tools")
 
-// TestToolSchemasGolden pins what clients see of each kind of agent tool.
-// Run "go test ./server/mcpserver -run Golden -update" after an intended
-// change; a missing golden file fails unless -update is given.
+// TestToolSchemasGolden pins what clients see of each kind of agent tool,
+// the same on both eras: input and output schemas, the annotations
+// derived from the tools an agent can reach (none: read-only; write_file:
+// destructive; fetch_url: open world), its title, and its icon (an emoji
+// drawn in an SVG, or an image). Run "go test ./server/mcpserver -run
+// Golden -update" after an intended change; a missing golden file fails
+// unless -update is given.
 func TestToolSchemasGolden(t *testing.T) {
 	h := newHarness(t, mcpserver.GuardOptions{})
+	// A 2x1 PNG, so that its icon's sizes are pinned too.
+	const png = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAAAAADRSSBWAAAAD0lEQVR4nGJiYAAEAAD//wAJAAMniT3jAAAAAElFTkSuQmCC"
 	for _, a := range []agent.Agent{
 		{Slug: "oneshot", Name: "One shot", Description: "Answers without memory.", Model: ollamatest.DefaultModel, Enabled: true},
 		{Slug: "extractor", Name: "Extractor", Model: ollamatest.DefaultModel, Enabled: true, Conversations: true,
 			ResponseSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)},
 		{Slug: "counter", Name: "Counter", Model: ollamatest.DefaultModel, Enabled: true,
 			ResponseSchema: json.RawMessage(`{"type":"integer"}`)},
+		{Slug: "reader", Name: "Reader", Model: ollamatest.DefaultModel, Enabled: true,
+			Tools: []agent.AgentTool{{Name: tools.NameReadFile}, {Name: tools.NameListDir}, {Name: tools.NameCurrentTime}}},
+		{Slug: "writer", Name: "Writer", Model: ollamatest.DefaultModel, Enabled: true,
+			Tools: []agent.AgentTool{{Name: tools.NameReadFile}, {Name: tools.NameWriteFile, NeedsApproval: true}}},
+		{Slug: "fetcher", Name: "Fetcher", Model: ollamatest.DefaultModel, Enabled: true,
+			Tools: []agent.AgentTool{{Name: tools.NameFetchURL, NeedsApproval: true}}},
+		{Slug: "fox", Name: "Fox", Model: ollamatest.DefaultModel, Enabled: true, Icon: "🦊"},
+		{Slug: "pictured", Name: "Pictured", Model: ollamatest.DefaultModel, Enabled: true, Icon: png},
 	} {
 		if _, err := h.core.SaveAgent(t.Context(), a); err != nil {
 			t.Fatal(err)
 		}
 	}
-	c := connect(t, h.URL, mcp.ProtocolVersion20260728, h.token("golden"))
-	list, err := c.ListTools(t.Context(), mcp.ListToolsRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tool := range list.Tools {
-		names = append(names, tool.Name)
-		got, err := json.MarshalIndent(tool, "", "  ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join("testdata", "tools", tool.Name+".json")
-		if *update {
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	for i, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			c := connect(t, h.URL, era, h.token("golden-"+era))
+			list, err := c.ListTools(t.Context(), mcp.ListToolsRequest{})
+			if err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(path, append(got, '\n'), 0o644); err != nil {
-				t.Fatal(err)
+			var names []string
+			for _, tool := range list.Tools {
+				names = append(names, tool.Name)
+				got, err := json.MarshalIndent(tool, "", "  ")
+				if err != nil {
+					t.Fatal(err)
+				}
+				path := filepath.Join("testdata", "tools", tool.Name+".json")
+				if *update && i == 0 { // the other eras are compared with what the first wrote
+					if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(path, append(got, '\n'), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				want, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatalf("golden %s missing (run with -update to create it): %v", path, err)
+				}
+				var gotV, wantV any
+				_ = json.Unmarshal(got, &gotV)
+				if err := json.Unmarshal(want, &wantV); err != nil {
+					t.Fatalf("golden %s: %v", path, err)
+				}
+				if diff := cmp.Diff(wantV, gotV); diff != "" {
+					t.Errorf("tool %s changed (-golden +got):\n%s", tool.Name, diff)
+				}
 			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("golden %s missing (run with -update to create it): %v", path, err)
-		}
-		var gotV, wantV any
-		_ = json.Unmarshal(got, &gotV)
-		if err := json.Unmarshal(want, &wantV); err != nil {
-			t.Fatalf("golden %s: %v", path, err)
-		}
-		if diff := cmp.Diff(wantV, gotV); diff != "" {
-			t.Errorf("tool %s changed (-golden +got):\n%s", tool.Name, diff)
-		}
-	}
-	if diff := cmp.Diff([]string{"assistant", "counter", "extractor", "oneshot"}, names); diff != "" {
-		t.Errorf("tools not listed in name order (-want +got):\n%s", diff)
+			want := []string{"assistant", "counter", "extractor", "fetcher", "fox", "oneshot", "pictured", "reader", "writer"}
+			if diff := cmp.Diff(want, names); diff != "" {
+				t.Errorf("tools not listed in name order (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
