@@ -271,6 +271,7 @@ type cmdFlags struct {
 	keyStdin, removeKey, keyOnArgv     bool   // provider add and edit (keyOnArgv: --key, refused)
 	reach                              string // agent add and edit: host:port, comma-separated
 	clientMayApprove                   bool   // agent add and edit
+	icon                               string // agent add and edit: an emoji or an image file
 }
 
 // command is one command: its name, synopsis, flags and what it runs.
