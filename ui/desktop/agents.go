@@ -88,6 +88,8 @@ type agentsView struct {
 	tryAgent  string        // the ID of the agent it runs
 	tryOutput *widget.Label // the agent's "Try it" transcript, the answer streaming
 	tries     tryTranscripts
+
+	icon *iconField // "Icon", in "Served as" (editor_icon.go)
 }
 
 // The "Runs on" choices: a provider's model, or the calling client's.
@@ -170,7 +172,8 @@ func newAgentsView(app *App, core agentsCore) *agentsView {
 	v.schema.SetPlaceHolder(`optional, such as {"type":"object","properties":{…}}`)
 	v.schemaHint, v.slugHint, v.foldersHint, v.hostsHint = newNote(widget.DangerImportance), newNote(widget.DangerImportance), newNote(widget.DangerImportance), newNote(widget.DangerImportance)
 	v.status = newNote(widget.MediumImportance)
-	for _, n := range []*note{v.modelHint, v.capabilities, v.noModel, v.schemaHint, v.slugHint, v.foldersHint, v.hostsHint, v.status} {
+	v.icon = newIconField(v)
+	for _, n := range []*note{v.modelHint, v.capabilities, v.noModel, v.schemaHint, v.slugHint, v.foldersHint, v.hostsHint, v.status, v.icon.hint} {
 		n.toggled = v.relayout
 	}
 	v.schema.OnChanged = func(s string) {
@@ -442,6 +445,7 @@ func (v *agentsView) show(a agent.Agent) {
 	v.folders.SetText(f.Folders)
 	v.reachable.SetText(f.ReachableHosts)
 	v.starters.SetText(f.Starters)
+	v.icon.set(f.Icon)
 	for _, ts := range v.tools {
 		ts.set(f.Tools)
 	}
@@ -465,6 +469,7 @@ func (v *agentsView) fields() editorFields {
 		ReachableHosts: v.reachable.Text, ClientMayApprove: v.clientMayApprove.Checked,
 		Backend: agent.BackendProvider, Provider: v.provider.Selected, Routing: routingOf(v.routing.Selected),
 		Conversations: v.conversations.Checked, Enabled: v.enabled.Checked,
+		Icon: v.icon.value(),
 	}
 	if v.runsOn.Selected == runsOnClient {
 		f.Backend = agent.BackendClient

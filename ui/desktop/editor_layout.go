@@ -29,7 +29,7 @@ func (v *agentsView) content() fyne.CanvasObject {
 	v.showPull()
 
 	v.form = container.NewVScroll(nil)
-	for _, e := range []*editorEntry{v.name, v.description, v.prompt, v.starters, v.folders, v.reachable, v.slug, v.schema} {
+	for _, e := range []*editorEntry{v.name, v.description, v.prompt, v.starters, v.folders, v.reachable, v.slug, v.schema, v.icon.entry} {
 		e.focused = func() { v.reveal(e) }
 	}
 	v.model.focused = func() { v.reveal(v.model) }
@@ -66,6 +66,7 @@ func (v *agentsView) content() fyne.CanvasObject {
 		section("Served as",
 			field("Tool name (slug): what clients call it", in(v.slug), v.slugHint),
 			field("Answer format (JSON Schema)", in(v.schema), v.schemaHint),
+			field("Icon: how clients show it (an emoji, or a PNG, JPEG or SVG image of at most 64 KiB)", in(v.icon.box), v.icon.hint),
 			v.conversations, v.enabled,
 		),
 	)

@@ -48,6 +48,7 @@ func fieldsChanged(shown, now editorFields) bool {
 		shown.Backend != now.Backend || shown.Provider != now.Provider || shown.Routing != now.Routing ||
 		shown.Conversations != now.Conversations || shown.Enabled != now.Enabled ||
 		shown.ClientMayApprove != now.ClientMayApprove ||
+		strings.TrimSpace(shown.Icon) != strings.TrimSpace(now.Icon) ||
 		!slices.Equal(shown.Tools, now.Tools) ||
 		!slices.Equal(lines(shown.Folders), lines(now.Folders)) ||
 		!slices.Equal(lines(shown.ReachableHosts), lines(now.ReachableHosts)) ||
