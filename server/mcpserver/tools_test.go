@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -48,6 +49,45 @@ func TestToolSchemasGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// check compares a listing with the golden files (the first writes
+	// them with -update; the others are compared with what it wrote).
+	check := func(t *testing.T, list *mcp.ListToolsResult, write bool) {
+		t.Helper()
+		var names []string
+		for _, tool := range list.Tools {
+			names = append(names, tool.Name)
+			got, err := json.MarshalIndent(tool, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("testdata", "tools", tool.Name+".json")
+			if write {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, append(got, '\n'), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("golden %s missing (run with -update to create it): %v", path, err)
+			}
+			var gotV, wantV any
+			_ = json.Unmarshal(got, &gotV)
+			if err := json.Unmarshal(want, &wantV); err != nil {
+				t.Fatalf("golden %s: %v", path, err)
+			}
+			if diff := cmp.Diff(wantV, gotV); diff != "" {
+				t.Errorf("tool %s changed (-golden +got):\n%s", tool.Name, diff)
+			}
+		}
+		want := []string{"assistant", "counter", "extractor", "fetcher", "fox", "oneshot", "pictured", "reader", "writer"}
+		if diff := cmp.Diff(want, names); diff != "" {
+			t.Errorf("tools not listed in name order (-want +got):\n%s", diff)
+		}
+	}
 	for i, era := range eras {
 		t.Run(era, func(t *testing.T) {
 			c := connect(t, h.URL, era, h.token("golden-"+era))
@@ -55,41 +95,27 @@ func TestToolSchemasGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var names []string
-			for _, tool := range list.Tools {
-				names = append(names, tool.Name)
-				got, err := json.MarshalIndent(tool, "", "  ")
-				if err != nil {
-					t.Fatal(err)
-				}
-				path := filepath.Join("testdata", "tools", tool.Name+".json")
-				if *update && i == 0 { // the other eras are compared with what the first wrote
-					if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(path, append(got, '\n'), 0o644); err != nil {
-						t.Fatal(err)
-					}
-					continue
-				}
-				want, err := os.ReadFile(path)
-				if err != nil {
-					t.Fatalf("golden %s missing (run with -update to create it): %v", path, err)
-				}
-				var gotV, wantV any
-				_ = json.Unmarshal(got, &gotV)
-				if err := json.Unmarshal(want, &wantV); err != nil {
-					t.Fatalf("golden %s: %v", path, err)
-				}
-				if diff := cmp.Diff(wantV, gotV); diff != "" {
-					t.Errorf("tool %s changed (-golden +got):\n%s", tool.Name, diff)
-				}
-			}
-			want := []string{"assistant", "counter", "extractor", "fetcher", "fox", "oneshot", "pictured", "reader", "writer"}
-			if diff := cmp.Diff(want, names); diff != "" {
-				t.Errorf("tools not listed in name order (-want +got):\n%s", diff)
-			}
+			check(t, list, *update && i == 0)
 		})
+	}
+	t.Run("stdio", func(t *testing.T) {
+		list, err := stdioClient(t, h).ListTools(t.Context(), mcp.ListToolsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, list, false)
+	})
+	// On the wire, as the catalog encoded it: every hint set, false
+	// included, and the icon.
+	_, body := rawList(t, h.URL, h.token("golden-raw"), "", nil)
+	for _, want := range []string{
+		`"annotations":{"title":"Fox","readOnlyHint":true,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}`,
+		`"icons":[{"src":"data:image/svg+xml;base64,`,
+		`"annotations":{"title":"Writer","readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("raw tools/list lacks %s:\n%.2000s", want, body)
+		}
 	}
 }
 
