@@ -41,7 +41,8 @@ func agentResource(a agent.Agent) server.ServerResource {
 		text += "- " + p + "\n"
 	}
 	return server.ServerResource{
-		Resource: mcp.NewResource(uri, a.Name, mcp.WithResourceDescription(a.Description), mcp.WithMIMEType("text/markdown")),
+		Resource: mcp.NewResource(uri, a.Name, mcp.WithResourceDescription(a.Description), mcp.WithMIMEType("text/markdown"),
+			mcp.WithResourceIcons(toolIcons(a.Icon)...)),
 		Handler: func(context.Context, mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 			return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: "text/markdown", Text: text}}, nil
 		},
