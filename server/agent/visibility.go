@@ -60,6 +60,9 @@ func (v Visibility) String() string {
 	return fmt.Sprintf("%d agents: %s", len(v.slugs), strings.Join(v.slugs, ", "))
 }
 
+// NewVisibility is the visibility of these slugs only.
+func NewVisibility(slugs []string) Visibility { return newVisibility(slices.Clone(slugs)) }
+
 func newVisibility(slugs []string) Visibility {
 	slices.Sort(slugs)
 	slugs = slices.Compact(slugs)
