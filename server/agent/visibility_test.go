@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/store/storetest"
 )
 
 func TestClientVisibility(t *testing.T) {
@@ -93,5 +94,35 @@ func TestClientVisibility(t *testing.T) {
 	}
 	if !f.core.VisibleTo(cursor.ID).All {
 		t.Error("after --all cursor does not see all agents")
+	}
+}
+
+// BenchmarkVisibleTo is the check every MCP request makes, for a client
+// that sees all agents and one limited to some: memory only.
+func BenchmarkVisibleTo(b *testing.B) {
+	core, err := agent.New(b.Context(), agent.Config{History: storetest.Open(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(core.Close)
+	for _, slug := range []string{"researcher", "scribe"} {
+		if _, err := core.SaveAgent(b.Context(), agent.Agent{Slug: slug, Model: "m", Enabled: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	all, _, _ := core.CreateClient(b.Context(), "all")
+	some, _, _ := core.CreateClient(b.Context(), "some")
+	if err := core.SetClientAgents(b.Context(), "some", false, []string{"scribe"}); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []agent.Client{all, some} {
+		b.Run(c.Name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if !core.VisibleTo(c.ID).Sees("scribe") {
+					b.Fatal("scribe not visible")
+				}
+			}
+		})
 	}
 }
