@@ -26,9 +26,8 @@ import (
 // until the agents change; clients that see all share the server's.
 type visibilityState struct {
 	// owners maps each agent tool's name, starter prompt's name and
-	// resource's URI to its agent's slug (keys "t:", "p:", "r:"), as of
-	// the last sync.
-	owners atomic.Pointer[map[string]string]
+	// resource's URI to its agent's slug, as of the last sync.
+	owners atomic.Pointer[map[owned]string]
 	// catalogs are the catalogs of limited sets, of one revision.
 	catalogs atomic.Pointer[setCatalogs]
 
@@ -36,6 +35,12 @@ type visibilityState struct {
 	// listeners are the modern subscriptions/listen streams open, by
 	// their session, with the principal that opened them.
 	listeners map[server.ClientSession]string
+}
+
+// owned is a tool ('t'), prompt ('p') or resource ('r') by its name or URI.
+type owned struct {
+	kind byte
+	name string
 }
 
 type setCatalogs struct {
@@ -46,21 +51,21 @@ type setCatalogs struct {
 // setOwners records which agent each tool, prompt and resource belongs
 // to; syncTools calls it before it stores the new catalog.
 func (s *Server) setOwners(agents []agent.Agent) {
-	owners := make(map[string]string, 3*len(agents))
+	owners := make(map[owned]string, 3*len(agents))
 	for _, a := range agents {
-		owners["t:"+a.Slug] = a.Slug
-		owners["r:"+agentResource(a).Resource.URI] = a.Slug
+		owners[owned{'t', a.Slug}] = a.Slug
+		owners[owned{'r', agentResource(a).Resource.URI}] = a.Slug
 		for _, p := range starterPrompts(a) {
-			owners["p:"+p.Prompt.Name] = a.Slug
+			owners[owned{'p', p.Prompt.Name}] = a.Slug
 		}
 	}
 	s.vis.owners.Store(&owners)
 }
 
 // hides reports whether v hides the agent of this tool, prompt or
-// resource (kind "t", "p" or "r"); what belongs to no agent is never
+// resource (kind 't', 'p' or 'r'); what belongs to no agent is never
 // hidden.
-func (s *Server) hides(v agent.Visibility, kind, name string) bool {
+func (s *Server) hides(v agent.Visibility, kind byte, name string) bool {
 	if v.All {
 		return false
 	}
@@ -68,7 +73,7 @@ func (s *Server) hides(v agent.Visibility, kind, name string) bool {
 	if owners == nil {
 		return false
 	}
-	slug, ok := (*owners)[kind+":"+name]
+	slug, ok := (*owners)[owned{kind, name}]
 	return ok && !v.Sees(slug)
 }
 
@@ -84,7 +89,7 @@ func (s *Server) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 	if v.All {
 		return tools
 	}
-	return slices.DeleteFunc(slices.Clone(tools), func(t mcp.Tool) bool { return s.hides(v, "t", t.Name) })
+	return slices.DeleteFunc(slices.Clone(tools), func(t mcp.Tool) bool { return s.hides(v, 't', t.Name) })
 }
 
 // filterPrompts is mcp-go's prompt filter, for prompts/list and
@@ -94,7 +99,7 @@ func (s *Server) filterPrompts(ctx context.Context, prompts []mcp.Prompt) []mcp.
 	if v.All {
 		return prompts
 	}
-	return slices.DeleteFunc(slices.Clone(prompts), func(p mcp.Prompt) bool { return s.hides(v, "p", p.Name) })
+	return slices.DeleteFunc(slices.Clone(prompts), func(p mcp.Prompt) bool { return s.hides(v, 'p', p.Name) })
 }
 
 // afterListResources leaves hidden agents' resources off resources/list.
@@ -103,13 +108,13 @@ func (s *Server) afterListResources(ctx context.Context, _ any, _ *mcp.ListResou
 	if v.All || res == nil {
 		return
 	}
-	res.Resources = slices.DeleteFunc(res.Resources, func(r mcp.Resource) bool { return s.hides(v, "r", r.URI) })
+	res.Resources = slices.DeleteFunc(res.Resources, func(r mcp.Resource) bool { return s.hides(v, 'r', r.URI) })
 }
 
 // toolHidden reports whether the calling principal may not see the agent
 // tool of this name.
 func (s *Server) toolHidden(ctx context.Context, name string) bool {
-	return s.hides(s.visibleTo(ctx), "t", name)
+	return s.hides(s.visibleTo(ctx), 't', name)
 }
 
 // catalogFor is the catalog the calling principal sees: the server's for
@@ -132,7 +137,7 @@ func (s *Server) catalogFor(ctx context.Context) *catalog {
 	if c, ok := sets.byKey.Load(v.Key()); ok {
 		return c.(*catalog)
 	}
-	tools := slices.DeleteFunc(slices.Clone(base.tools), func(t mcp.Tool) bool { return s.hides(v, "t", t.Name) })
+	tools := slices.DeleteFunc(slices.Clone(base.tools), func(t mcp.Tool) bool { return s.hides(v, 't', t.Name) })
 	c, _ := sets.byKey.LoadOrStore(v.Key(), newCatalog(tools, base.revision))
 	return c.(*catalog)
 }
@@ -148,7 +153,7 @@ var hiddenURI = AgentResourcePrefix + ".hidden-" + rand.Text()
 // session's state. ok is false when the resource is not hidden.
 func (s *Server) hideResource(w http.ResponseWriter, r *http.Request, msg rpcPeek) (_ *rewriter, _ *http.Request, ok bool) {
 	uri := msg.Params.URI
-	if !strings.HasPrefix(uri, AgentResourcePrefix) || !s.hides(s.visibleTo(r.Context()), "r", uri) {
+	if !strings.HasPrefix(uri, AgentResourcePrefix) || !s.hides(s.visibleTo(r.Context()), 'r', uri) {
 		return nil, r, false
 	}
 	body, err := io.ReadAll(r.Body) // read and bounded before

@@ -284,3 +284,54 @@ func nextNote(t *testing.T, notes <-chan string) string {
 	}
 	return ""
 }
+
+// TestVisibilityCatalogs: each visible set has its own catalog: its own
+// hash and ETag, so a client limited to some agents never revalidates
+// against the page of one that sees all, and the same page again is 304.
+func TestVisibilityCatalogs(t *testing.T) {
+	h, cursorToken, claudeToken := visibilityHarness(t)
+	const era = mcp.ProtocolVersion20260728
+	list := func(token, ifNoneMatch string) (status int, etag, hash string) {
+		t.Helper()
+		body := rawRPC(era, "tools/list", `"cursor":""`)
+		body = strings.Replace(body, `"cursor":"",`, "", 1)
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, h.URL, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/json",
+			"Accept": "application/json, text/event-stream", "Mcp-Protocol-Version": era, "Mcp-Method": "tools/list"} {
+			req.Header.Set(k, v)
+		}
+		if ifNoneMatch != "" {
+			req.Header.Set("If-None-Match", ifNoneMatch)
+		}
+		resp, raw := send(t, req)
+		var res struct {
+			Result struct {
+				Meta map[string]any `json:"_meta"`
+			} `json:"result"`
+		}
+		if resp.StatusCode == http.StatusOK {
+			if err := json.Unmarshal(raw, &res); err != nil {
+				t.Fatalf("tools/list: %v: %s", err, raw)
+			}
+		}
+		h, _ := res.Result.Meta[mcpserver.CatalogMetaKey].(string)
+		return resp.StatusCode, resp.Header.Get("ETag"), h
+	}
+	_, cursorTag, cursorHash := list(cursorToken, "")
+	_, claudeTag, claudeHash := list(claudeToken, "")
+	if cursorTag == "" || cursorTag == claudeTag || cursorHash == "" || cursorHash == claudeHash {
+		t.Errorf("cursor's catalog (ETag %s, hash %s) is not its own (claude's: %s, %s)", cursorTag, cursorHash, claudeTag, claudeHash)
+	}
+	if status, _, _ := list(cursorToken, claudeTag); status != http.StatusOK {
+		t.Errorf("cursor with claude's ETag: %d, want 200", status)
+	}
+	if status, _, _ := list(cursorToken, cursorTag); status != http.StatusNotModified {
+		t.Errorf("cursor with its own ETag: %d, want 304", status)
+	}
+	if _, tag, hash := list(cursorToken, ""); tag != cursorTag || hash != cursorHash {
+		t.Errorf("cursor's catalog changed between two lists: %s %s, then %s %s", cursorTag, cursorHash, tag, hash)
+	}
+}
