@@ -11,7 +11,7 @@ import (
 
 // Clients returns every client, revoked ones included, oldest first.
 func (db *DB) Clients(ctx context.Context) ([]agent.Client, error) {
-	rows, err := db.db.QueryContext(ctx, `SELECT id, name, token_hash, created_at, last_used_at, revoked_at
+	rows, err := db.db.QueryContext(ctx, `SELECT id, name, token_hash, created_at, last_used_at, revoked_at, agents_limited
 		FROM clients ORDER BY created_at, rowid`)
 	if err != nil {
 		return nil, fmt.Errorf("list clients: %w", err)
@@ -24,7 +24,7 @@ func (db *DB) Clients(ctx context.Context) ([]agent.Client, error) {
 			created       int64
 			used, revoked sql.NullInt64
 		)
-		if err := rows.Scan(&c.ID, &c.Name, &c.TokenHash, &created, &used, &revoked); err != nil {
+		if err := rows.Scan(&c.ID, &c.Name, &c.TokenHash, &created, &used, &revoked, &c.Agents.Only); err != nil {
 			return nil, fmt.Errorf("read client: %w", err)
 		}
 		if len(c.TokenHash) == 0 {
@@ -36,6 +36,9 @@ func (db *DB) Clients(ctx context.Context) ([]agent.Client, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list clients: %w", err)
 	}
+	if err := db.readClientAgents(ctx, out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -46,13 +49,18 @@ func (db *DB) PutClient(ctx context.Context, c agent.Client) error {
 	if hash == nil {
 		hash = []byte{} // go-sqlite3 binds a nil slice as NULL
 	}
-	_, err := db.exec(ctx, `INSERT INTO clients (id, name, token_hash, created_at, last_used_at, revoked_at)
-		VALUES (?, ?, ?, ?, ?, ?)
+	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO clients (id, name, token_hash, created_at, last_used_at, revoked_at, agents_limited)
+		VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET
 			name = excluded.name, token_hash = excluded.token_hash, created_at = excluded.created_at,
-			last_used_at = excluded.last_used_at, revoked_at = excluded.revoked_at`,
-		c.ID, c.Name, hash, millis(c.CreatedAt), nullMillis(c.LastUsedAt), nullMillis(c.RevokedAt))
-	if err != nil {
+			last_used_at = excluded.last_used_at, revoked_at = excluded.revoked_at, agents_limited = excluded.agents_limited`,
+			c.ID, c.Name, hash, millis(c.CreatedAt), nullMillis(c.LastUsedAt), nullMillis(c.RevokedAt), c.Agents.Only); err != nil {
+			return err
+		}
+		return putClientAgents(ctx, tx, c)
+	})
+	if err = busy(err); err != nil {
 		return fmt.Errorf("put client %s: %w", c.Name, err)
 	}
 	return nil

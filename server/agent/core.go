@@ -111,6 +111,10 @@ type Core struct {
 	// base ends every running turn when the core closes.
 	base context.Context
 	stop context.CancelCauseFunc
+
+	// visibility is which agents each client sees, kept for the request
+	// path (visibility.go).
+	visibility visibilityCache
 }
 
 // New loads agents and clients from history and marks turns left running

@@ -213,6 +213,8 @@ type Client struct {
 	CreatedAt  time.Time
 	LastUsedAt time.Time // zero if never used
 	RevokedAt  time.Time // zero while active
+	// Agents is which agents the client may see (zero: all).
+	Agents AgentScope
 }
 
 // Active reports whether the client's token is still accepted.

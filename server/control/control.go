@@ -55,6 +55,10 @@ type Core interface {
 	SaveProvider(ctx context.Context, p agent.Provider, key agent.KeyChange) (agent.Provider, error)
 	DeleteProvider(ctx context.Context, name string) error
 	ProviderModels(ctx context.Context, name string) ([]string, error)
+	// Which agents each client sees (visibility.go).
+	SetClientAgents(ctx context.Context, clientName string, all bool, slugs []string) error
+	ClientVisibility(name string) (agent.Visibility, error)
+	VisibleTo(principal string) agent.Visibility
 }
 
 // ErrAlreadyRunning means another Deskhand answers on the socket.
@@ -117,6 +121,8 @@ type TokenInfo struct {
 	Name       string    `json:"name"`
 	CreatedAt  time.Time `json:"createdAt"`
 	LastUsedAt time.Time `json:"lastUsedAt,omitzero"`
+	// Agents is which agents the client sees, where listed (visibility.go).
+	Agents *ClientAgents `json:"agents,omitempty"`
 }
 
 type createdToken struct {
@@ -173,6 +179,7 @@ type problem struct {
 
 func handler(core Core, opts Options) http.Handler {
 	mux := http.NewServeMux()
+	visibilityRoutes(mux, core)
 	mux.HandleFunc("GET /v1/status", func(w http.ResponseWriter, r *http.Request) {
 		reply(w, http.StatusOK, Status{URL: opts.URL, Goroutines: runtime.NumGoroutine()})
 	})
@@ -184,7 +191,7 @@ func handler(core Core, opts Options) http.Handler {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("GET /v1/tokens", func(w http.ResponseWriter, r *http.Request) {
-		reply(w, http.StatusOK, tokenInfos(core.Clients()))
+		reply(w, http.StatusOK, withAgents(core, core.Clients()))
 	})
 	mux.HandleFunc("POST /v1/tokens", func(w http.ResponseWriter, r *http.Request) {
 		var req tokenRequest

@@ -166,7 +166,7 @@ func (s *Server) beforeListTools(_ context.Context, _ any, req *mcp.ListToolsReq
 // HTTP, the page's tools are left to the splice (already encoded); mcp-go
 // encodes the rest of the answer.
 func (s *Server) afterListTools(ctx context.Context, _ any, req *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
-	cat := s.cat.Load()
+	cat := s.catalogFor(ctx)
 	after, _ := s.cursors.decode(string(req.Params.Cursor))
 	var start, end int
 	size := s.pageSize()
@@ -247,7 +247,7 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request, msg rpcPeek) 
 		writeJSONRPCErrorStatus(w, errorStatus(r), msg.ID, mcp.INVALID_PARAMS, errForeignCursor.Error(), nil)
 		return false
 	}
-	etag := s.cat.Load().etag(cursor, s.pageSize())
+	etag := s.catalogFor(r.Context()).etag(cursor, s.pageSize())
 	w.Header().Set("ETag", etag)
 	if inm := r.Header.Get("If-None-Match"); inm != "" && etagMatches(inm, etag) {
 		// Not RFC 9110's 412 for POST: a client that sends If-None-Match

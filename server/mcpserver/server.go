@@ -44,6 +44,8 @@ type Core interface {
 	// AgentHints are the agent's tool annotations, derived from what it
 	// can reach (annotations.go).
 	AgentHints(a agent.Agent) agent.ToolHints
+	// VisibleTo says which agents the principal sees, from memory.
+	VisibleTo(principal string) agent.Visibility
 }
 
 // Info is the server's metadata, set in Settings (never taken from an agent).
@@ -193,6 +195,8 @@ type Server struct {
 	syncedAt uint64 // the core's AgentsRevision the tools reflect, plus one
 	stopSync context.CancelFunc
 	synced   chan struct{}
+
+	vis visibilityState // which agents each client sees (visibility.go)
 }
 
 // New builds the server and keeps its tool list in step with the core's
@@ -242,6 +246,8 @@ func New(core Core, opts Options) (*Server, error) {
 	// A session mcp-go forgets without asking its id manager (a GET's
 	// own, when the stream ends) ends here.
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.sessions.end(cs.SessionID()) })
+	hooks.AddBeforeSubscriptionsListen(s.beforeListen)
+	hooks.AddAfterListResources(s.afterListResources)
 	s.mcp = server.NewMCPServer(opts.Info.Name, opts.Info.Version, append([]server.ServerOption{
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(false, true),
@@ -255,6 +261,8 @@ func New(core Core, opts Options) (*Server, error) {
 		server.WithExtensions(map[string]any{TasksExtension: map[string]any{}}),
 		server.WithRecovery(),
 		server.WithHooks(hooks),
+		server.WithToolFilter(s.filterTools),
+		server.WithPromptFilter(s.filterPrompts),
 	}, opts.ExtraServerOptions...)...)
 	s.http = server.NewStreamableHTTPServer(s.mcp, append([]server.StreamableHTTPOption{
 		// Stateful, with our own id manager (sessions.go).
@@ -272,10 +280,14 @@ func New(core Core, opts Options) (*Server, error) {
 	s.syncTools()
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopSync = cancel
-	events := core.Subscribe(ctx, agent.EventAgentsChanged)
+	events := core.Subscribe(ctx, agent.EventAgentsChanged, agent.EventClientAgentsChanged)
 	go func() {
 		defer close(s.synced)
-		for range events {
+		for e := range events {
+			if e.Kind == agent.EventClientAgentsChanged {
+				s.notifyPrincipal(e.Text)
+				continue
+			}
 			s.syncTools()
 		}
 	}()
@@ -360,6 +372,7 @@ func (s *Server) syncTools() {
 			}
 		}
 	}
+	s.setOwners(s.core.Agents())
 	s.cat.Store(newCatalog(list, rev))
 	s.mcp.SetTools(tools...)
 }

@@ -279,8 +279,14 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, msg rpcPeek, next
 		defer sp.finish()
 		w, r = sp, sp.bind(r)
 	}
-	if msg.Method == string(mcp.MethodResourcesRead) && !s.readResource(w, r, msg) {
-		return
+	if msg.Method == string(mcp.MethodResourcesRead) {
+		if !s.readResource(w, r, msg) {
+			return
+		}
+		if hw, hr, ok := s.hideResource(w, r, msg); ok {
+			defer hw.finish()
+			w, r = hw, hr
+		}
 	}
 	if !mcp.IsModernProtocol(r.Header.Get("Mcp-Protocol-Version")) {
 		if msg.Method == string(mcp.MethodInitialize) {
@@ -309,6 +315,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, msg rpcPeek, next
 			// A retry of a parked turn resumes it (paused.go); any other
 			// call on an agent becomes a task.
 			a, isAgent := s.core.ServedAgent(msg.Params.Name)
+			isAgent = isAgent && !s.toolHidden(r.Context(), msg.Params.Name) // mcp-go answers it "not found"
 			_, resuming := claimsFrom(r.Context())
 			tool, isTool := s.extraTool(msg.Params.Name)
 			agentTask := isAgent && !resuming

@@ -290,7 +290,7 @@ func init() {
 		{name: "", synopsis: "deskhand [flags]", run: runDesktop},
 		{name: "serve", synopsis: "deskhand serve [flags]", run: runServe},
 		{name: "stdio", synopsis: "deskhand stdio [--client NAME] [flags]", flags: stdioFlags, run: runStdio},
-		{name: "token", synopsis: tokenSynopsis, run: runToken},
+		{name: "token", synopsis: tokenSynopsis, flags: tokenFlags, run: runToken},
 		{name: "agent", synopsis: agentSynopsis, flags: agentFlags, run: runAgent},
 		{name: "provider", synopsis: providerSynopsis, flags: providerFlags, run: runProvider},
 		{name: "connect", synopsis: "deskhand connect CLIENT...|--all [--project DIR] [--dry-run] [--rotate]\n       deskhand connect --status [CLIENT...]\n       deskhand connect --link CLIENT", flags: connectFlags, run: runConnect},
@@ -370,9 +370,13 @@ Commands:
   disconnect CLIENT...|--all
                         remove Deskhand's entry and revoke that client's token
   token create NAME     create a bearer token for the client NAME; prints the token alone
-  token list            list clients and when their tokens were created and last used
+  token list            list clients, when their tokens were created and last used,
+                        and which agents each sees
   token rotate NAME     give the client a new token (its conversations stay its own)
   token revoke NAME     revoke the client's token at once
+  token agents NAME [--all | SLUG...]
+                        show which agents the client sees, or let it see all
+                        of them (--all) or only the agents named
   agent list            list the agents
   agent add SLUG        add an agent (SLUG is its tool name) with --name, --provider, --model,
                         --prompt, --description, --backend provider|client

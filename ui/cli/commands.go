@@ -169,15 +169,21 @@ func (t CoreTokens) Revoke(ctx context.Context, name string) error {
 	return t.Core.RevokeClient(ctx, name)
 }
 
-const tokenSynopsis = "deskhand token create NAME | token list | token rotate NAME | token revoke NAME"
+const tokenSynopsis = "deskhand token create NAME | token list | token rotate NAME | token revoke NAME | " + tokenAgentsSynopsis
 
 // runToken manages client tokens: through the running app when there is
 // one (so changes apply at once), else on the store directly.
-func runToken(ctx context.Context, inv *invocation, _ *cmdFlags, words []string, usage string) error {
+func runToken(ctx context.Context, inv *invocation, f *cmdFlags, words []string, usage string) error {
 	if len(words) == 0 {
 		return usagef(usage, "usage: %s", tokenSynopsis)
 	}
 	sub, rest := words[0], words[1:]
+	if sub == "agents" {
+		return runTokenAgents(ctx, inv, f, rest, usage)
+	}
+	if f.all {
+		return usagef(usage, "--all goes with 'token agents' only")
+	}
 	wantArgs := map[string]int{"create": 1, "list": 0, "revoke": 1, "rotate": 1}
 	if n, known := wantArgs[sub]; !known || len(rest) != n {
 		return usagef(usage, "usage: %s", tokenSynopsis)
@@ -235,13 +241,13 @@ func (inv *invocation) reach(ctx context.Context) (ctl *control.Client, app *Ope
 
 func printTokens(w io.Writer, infos []control.TokenInfo) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tCREATED\tLAST USED")
+	fmt.Fprintln(tw, "NAME\tCREATED\tLAST USED\tAGENTS")
 	for _, t := range infos {
 		last := "never"
 		if !t.LastUsedAt.IsZero() {
 			last = t.LastUsedAt.Local().Format(time.DateTime)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, t.CreatedAt.Local().Format(time.DateTime), last)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.CreatedAt.Local().Format(time.DateTime), last, agentsColumn(t))
 	}
 	tw.Flush()
 }

@@ -316,6 +316,7 @@ type fakeSettings struct {
 	revoked  []string
 	rotated  []string
 	settings map[string]string
+	visible  map[string][]string // client name → slugs it sees; absent: all (clientagents_test.go)
 }
 
 func (f *fakeSettings) Clients() []agent.Client {

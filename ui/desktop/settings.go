@@ -122,6 +122,7 @@ type settingsCore interface {
 	Setting(ctx context.Context, key, def string) (string, error)
 	SetSetting(ctx context.Context, key, value string) error
 	InstalledModels(ctx context.Context) ([]string, error)
+	clientAgentsCore // which agents each client sees (clientagents.go)
 }
 
 // settingsView is Settings → General: everyday settings first (model
@@ -380,11 +381,12 @@ func (v *settingsView) refreshClients() {
 	v.clientRows.RemoveAll()
 	now := time.Now()
 	for _, c := range v.clients {
-		label := widget.NewLabel(clientLabel(c, now))
+		label := widget.NewLabel(clientLabel(c, now) + " · sees " + v.clientAgents(c.Name))
 		label.Truncation = fyne.TextTruncateEllipsis
+		agents := widget.NewButton("Agents…", func() { v.chooseAgents(c.Name) })
 		rotate := widget.NewButton("Rotate…", func() { v.confirmRotate(c.Name) })
 		revoke := widget.NewButton("Revoke…", func() { v.confirmRevoke(c.Name) })
-		v.clientRows.Add(container.NewBorder(nil, nil, nil, container.NewHBox(rotate, revoke), label))
+		v.clientRows.Add(container.NewBorder(nil, nil, nil, container.NewHBox(agents, rotate, revoke), label))
 	}
 	if len(v.clients) == 0 {
 		none := widget.NewLabel("No client token yet.")

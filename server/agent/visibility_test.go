@@ -1,0 +1,128 @@
+package agent_test
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/store/storetest"
+)
+
+func TestClientVisibility(t *testing.T) {
+	f := newFixture(t, agent.Config{}, agent.Agent{Slug: "researcher", Model: "m", Enabled: true})
+	ctx := t.Context()
+	for _, slug := range []string{"scribe", "coder"} {
+		if _, err := f.core.SaveAgent(ctx, agent.Agent{Slug: slug, Model: "m", Enabled: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cursor, _, err := f.core.CreateClient(ctx, "cursor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	claude, _, err := f.core.CreateClient(ctx, "claude")
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := f.core.Subscribe(ctx, agent.EventClientAgentsChanged)
+
+	if v := f.core.VisibleTo(cursor.ID); !v.All || v.String() != "all agents" {
+		t.Errorf("a new client sees %v, want all agents", v)
+	}
+	if err := f.core.SetClientAgents(ctx, "cursor", false, []string{"scribe", "researcher", "scribe"}); err != nil {
+		t.Fatal(err)
+	}
+	if e := <-events; e.Text != cursor.ID {
+		t.Errorf("event names %q, want cursor's ID %q", e.Text, cursor.ID)
+	}
+	v := f.core.VisibleTo(cursor.ID)
+	tests := []struct {
+		slug string
+		want bool
+	}{{"researcher", true}, {"scribe", true}, {"coder", false}, {"missing", false}}
+	for _, tt := range tests {
+		if got := v.Sees(tt.slug); got != tt.want {
+			t.Errorf("cursor Sees(%q) = %v, want %v", tt.slug, got, tt.want)
+		}
+		if !f.core.VisibleTo(claude.ID).Sees(tt.slug) || !f.core.VisibleTo(agent.LocalPrincipal).Sees(tt.slug) {
+			t.Errorf("claude or the local principal does not see %q", tt.slug)
+		}
+	}
+	if got, want := v.String(), "2 agents: researcher, scribe"; got != want {
+		t.Errorf("String = %q, want %q", got, want)
+	}
+
+	// An unknown slug is a user error and changes nothing.
+	err = f.core.SetClientAgents(ctx, "cursor", false, []string{"coder", "nope"})
+	var ue *agent.UserError
+	if !errors.As(err, &ue) || !errors.Is(err, agent.ErrNotFound) {
+		t.Errorf("unknown slug: err = %v, want a user error wrapping ErrNotFound", err)
+	}
+	if got := f.core.VisibleTo(cursor.ID).Slugs(); !slices.Equal(got, []string{"researcher", "scribe"}) {
+		t.Errorf("after a refused change cursor sees %v", got)
+	}
+	if err := f.core.SetClientAgents(ctx, "nobody", true, nil); !errors.Is(err, agent.ErrNotFound) {
+		t.Errorf("unknown client: err = %v", err)
+	}
+
+	// A rename keeps the agent visible; a deletion drops it.
+	r, _ := f.core.AgentBySlug("researcher")
+	r.Slug = "finder"
+	if _, err := f.core.SaveAgent(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.core.DeleteAgent(ctx, "scribe"); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.core.VisibleTo(cursor.ID).Slugs(); !slices.Equal(got, []string{"finder"}) {
+		t.Errorf("after rename and delete cursor sees %v, want [finder]", got)
+	}
+
+	// The set survives a restart.
+	core2, err := agent.New(ctx, agent.Config{History: f.db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer core2.Close()
+	if got, err := core2.ClientVisibility("cursor"); err != nil || got.String() != "1 agent: finder" {
+		t.Errorf("reloaded: %v, %v; want 1 agent: finder", got, err)
+	}
+
+	if err := f.core.SetClientAgents(ctx, "cursor", true, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !f.core.VisibleTo(cursor.ID).All {
+		t.Error("after --all cursor does not see all agents")
+	}
+}
+
+// BenchmarkVisibleTo is the check every MCP request makes, for a client
+// that sees all agents and one limited to some: memory only.
+func BenchmarkVisibleTo(b *testing.B) {
+	core, err := agent.New(b.Context(), agent.Config{History: storetest.Open(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(core.Close)
+	for _, slug := range []string{"researcher", "scribe"} {
+		if _, err := core.SaveAgent(b.Context(), agent.Agent{Slug: slug, Model: "m", Enabled: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	all, _, _ := core.CreateClient(b.Context(), "all")
+	some, _, _ := core.CreateClient(b.Context(), "some")
+	if err := core.SetClientAgents(b.Context(), "some", false, []string{"scribe"}); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []agent.Client{all, some} {
+		b.Run(c.Name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if !core.VisibleTo(c.ID).Sees("scribe") {
+					b.Fatal("scribe not visible")
+				}
+			}
+		})
+	}
+}

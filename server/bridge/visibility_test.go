@@ -1,0 +1,50 @@
+package bridge_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+// TestBridgeFollowsVisibility: the stdio bridge speaks HTTP with its
+// client's token, so a client limited to one agent sees only it through
+// the bridge, and calling another is "not found", on both eras.
+func TestBridgeFollowsVisibility(t *testing.T) {
+	url, core := server(t)
+	if _, err := core.SaveAgent(t.Context(), agent.Agent{Slug: "researcher", Model: "m", Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	_, token, err := core.CreateClient(t.Context(), "claude-desktop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := core.SetClientAgents(t.Context(), "claude-desktop", false, []string{"researcher"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, era := range []string{mcp.ProtocolVersion20251125, mcp.ProtocolVersion20260728} {
+		t.Run(era, func(t *testing.T) {
+			c := bridged(t, url, token, era)
+			tools, err := c.ListTools(t.Context(), mcp.ListToolsRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tool := range tools.Tools {
+				names = append(names, tool.Name)
+			}
+			if !slices.Equal(names, []string{"researcher"}) {
+				t.Errorf("tools through the bridge: %v, want [researcher]", names)
+			}
+			var req mcp.CallToolRequest
+			req.Params.Name = "assistant"
+			req.Params.Arguments = map[string]any{"message": "hi"}
+			if _, err := c.CallTool(t.Context(), req); err == nil || !strings.Contains(err.Error(), "tool 'assistant' not found") {
+				t.Errorf("calling a hidden agent through the bridge: %v, want tool not found", err)
+			}
+		})
+	}
+}
