@@ -111,6 +111,12 @@ type Core struct {
 	// base ends every running turn when the core closes.
 	base context.Context
 	stop context.CancelCauseFunc
+
+	// ruleWrites makes changes of approval rules go one at a time across
+	// their store writes; rulesMu guards rules, never held across I/O.
+	ruleWrites sync.Mutex
+	rulesMu    sync.Mutex
+	rules      approvalRules
 }
 
 // New loads agents and clients from history and marks turns left running
@@ -179,6 +185,9 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 	c.agentsChangedLocked()
 	if c.clients, err = c.history.Clients(ctx); err != nil {
 		return nil, fmt.Errorf("load clients: %w", err)
+	}
+	if err := c.loadApprovalRules(ctx); err != nil {
+		return nil, err
 	}
 	c.base, c.stop = context.WithCancelCause(context.Background())
 	return c, nil
