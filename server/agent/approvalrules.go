@@ -102,7 +102,7 @@ func (q Question) rememberField() map[string]any {
 	if q.Scope.Host != "" {
 		desc += "; 'always_host' only on " + q.Scope.Host
 	}
-	return map[string]any{"type": "string", "title": "Remember", "description": desc, "enum": q.rememberChoices(), "default": string(RememberOnce)}
+	return map[string]any{"type": "string", "title": "Remember", "description": desc, "enum": q.rememberChoices()}
 }
 
 // parseApproval reads an approval form: {approve, comment?, remember?}.
