@@ -336,6 +336,7 @@ func (a *App) refresh() {
 	a.settings.refresh()
 	a.models.refresh()
 	a.questions.refresh()
+	a.approvals.refresh()
 	a.showState()
 	if a.status != nil {
 		a.status.askServers()
