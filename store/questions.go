@@ -50,6 +50,14 @@ func (db *DB) PutQuestion(ctx context.Context, q agent.Question) error {
 			approve = sql.NullInt64{Int64: boolInt(a.Approve), Valid: true}
 		}
 	}
+	// An approval by a rule names the rule; answered_by is for people.
+	answeredBy := string(a.By)
+	switch {
+	case a.By == agent.ByRule && a.Rule == "":
+		return fmt.Errorf("put question %s: answered by a rule without the rule's ID", q.ID)
+	case a.By == agent.ByRule:
+		answeredBy = ""
+	}
 	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		// The turn must exist, in the conversation the question names.
 		var turnConv string
@@ -62,14 +70,15 @@ func (db *DB) PutQuestion(ctx context.Context, q agent.Question) error {
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO questions (id, conversation_id, turn_id, agent, principal, seq,
 				kind, text, choices, tool, arguments, asked_at, expires_at,
-				status, answer_text, approve, comment, answered_by, answered_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+				status, answer_text, approve, comment, answered_by, answered_at, rule_id)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET
 				status = excluded.status, answer_text = excluded.answer_text, approve = excluded.approve,
-				comment = excluded.comment, answered_by = excluded.answered_by, answered_at = excluded.answered_at`,
+				comment = excluded.comment, answered_by = excluded.answered_by, answered_at = excluded.answered_at,
+				rule_id = excluded.rule_id`,
 			q.ID, q.ConversationID, q.TurnID, q.Agent, q.Principal, q.Seq,
 			string(q.Kind), q.Text, choices, q.Tool, args, millis(q.AskedAt), millis(q.ExpiresAt),
-			string(q.Status), a.Text, approve, a.Comment, string(a.By), nullMillis(a.At))
+			string(q.Status), a.Text, approve, a.Comment, answeredBy, nullMillis(a.At), a.Rule)
 		if err != nil {
 			return fmt.Errorf("put question %s: %w", q.ID, err)
 		}
@@ -82,7 +91,7 @@ func (db *DB) PutQuestion(ctx context.Context, q agent.Question) error {
 func (db *DB) Questions(ctx context.Context, conversationID string) ([]agent.Question, error) {
 	rows, err := db.db.QueryContext(ctx, `SELECT id, conversation_id, turn_id, agent, principal, seq,
 			kind, text, choices, tool, arguments, asked_at, expires_at,
-			status, answer_text, approve, comment, answered_by, answered_at
+			status, answer_text, approve, comment, answered_by, answered_at, rule_id
 		FROM questions WHERE conversation_id = ? ORDER BY asked_at, rowid`, conversationID)
 	if err != nil {
 		return nil, fmt.Errorf("list questions of %s: %w", conversationID, err)
@@ -100,7 +109,7 @@ func (db *DB) Questions(ctx context.Context, conversationID string) ([]agent.Que
 		)
 		if err := rows.Scan(&q.ID, &q.ConversationID, &q.TurnID, &q.Agent, &q.Principal, &q.Seq,
 			&q.Kind, &q.Text, &choices, &q.Tool, &args, &asked, &expires,
-			&q.Status, &a.Text, &approve, &a.Comment, &a.By, &answered); err != nil {
+			&q.Status, &a.Text, &approve, &a.Comment, &a.By, &answered, &a.Rule); err != nil {
 			return nil, fmt.Errorf("read question: %w", err)
 		}
 		if q.Choices, err = decodeStrings(choices); err != nil {
@@ -114,6 +123,9 @@ func (db *DB) Questions(ctx context.Context, conversationID string) ([]agent.Que
 			a.Declined = q.Status == agent.QuestionDeclined
 			a.Approve = approve.Valid && approve.Int64 != 0
 			a.At = fromNullMillis(answered)
+			if a.Rule != "" {
+				a.By = agent.ByRule
+			}
 			q.Answer = &a
 		}
 		out = append(out, q)

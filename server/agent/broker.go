@@ -278,14 +278,31 @@ func (c *Core) askUser(ctx context.Context, run *turnRun, args json.RawMessage) 
 
 // approve asks whether a tool call may run. A denial is returned as the
 // text the model reads instead of the tool's result.
+// A call an approval rule covers runs without asking; an "always allow"
+// answer adds a rule.
 func (c *Core) approve(ctx context.Context, run *turnRun, call ToolCall) (bool, string, error) {
 	q := Question{Kind: KindApproval, Tool: call.Name, Arguments: call.Arguments}
+	scoped := false
+	if t, ok := run.tools[call.Name]; ok {
+		q.Scope, scoped = approvalScope(t.Tool, run.agent, call.Arguments)
+	}
+	if r, ok := c.ruleFor(run.agent.ID, call.Name, run.turn.Principal, q.Scope, scoped); ok {
+		c.approvedByRule(ctx, run, q, r)
+		return true, "", nil
+	}
 	a, err := c.ask(ctx, run, q)
 	if err != nil {
 		return false, "", err
 	}
 	if a.Declined || !a.Approve {
 		return false, a.ForModel(q), nil
+	}
+	if a.Remember != nil {
+		q.Principal = run.turn.Principal
+		q.Agent = run.agent.Slug
+		if _, err := c.addApprovalRule(context.WithoutCancel(ctx), q, run.agent.ID, a); err != nil {
+			c.log.Error("add the approval rule asked for", "agent", run.agent.Slug, "tool", q.Tool, "err", err)
+		}
 	}
 	return true, "", nil
 }

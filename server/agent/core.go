@@ -115,6 +115,11 @@ type Core struct {
 	// visibility is which agents each client sees, kept for the request
 	// path (visibility.go).
 	visibility visibilityCache
+	// ruleWrites makes changes of approval rules go one at a time across
+	// their store writes; rulesMu guards rules, never held across I/O.
+	ruleWrites sync.Mutex
+	rulesMu    sync.Mutex
+	rules      approvalRules
 }
 
 // New loads agents and clients from history and marks turns left running
@@ -183,6 +188,9 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 	c.agentsChangedLocked()
 	if c.clients, err = c.history.Clients(ctx); err != nil {
 		return nil, fmt.Errorf("load clients: %w", err)
+	}
+	if err := c.loadApprovalRules(ctx); err != nil {
+		return nil, err
 	}
 	c.base, c.stop = context.WithCancelCause(context.Background())
 	return c, nil

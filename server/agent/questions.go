@@ -71,6 +71,9 @@ type Question struct {
 	ExpiresAt      time.Time
 	Status         QuestionStatus
 	Answer         *Answer // once answered or declined
+	// Scope is where an approval's decoded arguments reach (the file's
+	// path, the URL's host), for "always allow" here; not stored.
+	Scope ApprovalScope
 }
 
 // Answer is a person's reply.
@@ -81,18 +84,26 @@ type Answer struct {
 	Comment  string // KindApproval, optional
 	By       Answerer
 	At       time.Time
+	// Remember is an approval's "always allow": the rule to add; nil for
+	// once. A denial is never remembered.
+	Remember *RuleRequest
+	// Rule is the ID of the approval rule that approved (By is ByRule).
+	Rule string
 }
 
 // Schema is the form every asker shows (elicitation, InputRequiredResult,
 // Tasks, popup, command line): one field "answer" (a string, or an enum of
-// the choices) for a question; {approve, comment?} for an approval.
+// the choices) for a question; {approve, comment?, remember?} for an
+// approval, where remember (optional, default "once") asks for an
+// approval rule.
 func (q Question) Schema() map[string]any {
 	if q.Kind == KindApproval {
 		return map[string]any{
 			"type": "object",
 			"properties": map[string]any{
-				"approve": map[string]any{"type": "boolean", "title": "Approve", "description": "Let the agent run " + q.Tool + "?"},
-				"comment": map[string]any{"type": "string", "title": "Comment", "description": "Optional: a note for the agent"},
+				"approve":  map[string]any{"type": "boolean", "title": "Approve", "description": "Let the agent run " + q.Tool + "?"},
+				"comment":  map[string]any{"type": "string", "title": "Comment", "description": "Optional: a note for the agent"},
+				"remember": q.rememberField(),
 			},
 			"required": []string{"approve"},
 		}
@@ -117,24 +128,7 @@ func (q Question) Prompt() string {
 func (q Question) ParseAnswer(content map[string]any, by Answerer) (Answer, error) {
 	a := Answer{By: by}
 	if q.Kind == KindApproval {
-		for k := range content {
-			if k != "approve" && k != "comment" {
-				return Answer{}, Userf(nil, "unexpected field %q: an approval takes 'approve' (true or false) and an optional 'comment'", k)
-			}
-		}
-		approve, ok := content["approve"].(bool)
-		if !ok {
-			return Answer{}, Userf(nil, "'approve' must be true or false")
-		}
-		a.Approve = approve
-		if c, present := content["comment"]; present && c != nil {
-			s, ok := c.(string)
-			if !ok {
-				return Answer{}, Userf(nil, "'comment' must be text")
-			}
-			a.Comment = s
-		}
-		return a, nil
+		return q.parseApproval(content, by)
 	}
 	for k := range content {
 		if k != "answer" {

@@ -185,3 +185,15 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 // Tokens lists the core's active clients the way Client.Tokens does, for
 // when the app is not running and the command line opens the store itself.
 func Tokens(core Core) []TokenInfo { return withAgents(core, core.Clients()) }
+
+// ApprovalRules lists the approval rules ("always allow"), oldest first.
+func (c *Client) ApprovalRules(ctx context.Context) ([]RuleInfo, error) {
+	var out []RuleInfo
+	err := c.do(ctx, http.MethodGet, "/v1/approval-rules", nil, &out)
+	return out, err
+}
+
+// RevokeApprovalRule deletes a rule: the next call it covered asks again.
+func (c *Client) RevokeApprovalRule(ctx context.Context, id string) error {
+	return c.do(ctx, http.MethodDelete, "/v1/approval-rules/"+url.PathEscape(id), nil, nil)
+}

@@ -59,6 +59,8 @@ type Core interface {
 	SetClientAgents(ctx context.Context, clientName string, all bool, slugs []string) error
 	ClientVisibility(name string) (agent.Visibility, error)
 	VisibleTo(principal string) agent.Visibility
+	ApprovalRules(ctx context.Context) ([]agent.ApprovalRule, error)
+	RevokeApprovalRule(ctx context.Context, id string) error
 }
 
 // ErrAlreadyRunning means another Deskhand answers on the socket.
@@ -280,6 +282,17 @@ func handler(core Core, opts Options) http.Handler {
 			return
 		}
 		noContent(w, core.AnswerQuestion(r.PathValue("id"), req.Content, req.Decline))
+	})
+	mux.HandleFunc("GET /v1/approval-rules", func(w http.ResponseWriter, r *http.Request) {
+		rules, err := core.ApprovalRules(r.Context())
+		if err != nil {
+			replyErr(w, err)
+			return
+		}
+		reply(w, http.StatusOK, RuleInfos(rules, core.Agents(), core.Clients()))
+	})
+	mux.HandleFunc("DELETE /v1/approval-rules/{id}", func(w http.ResponseWriter, r *http.Request) {
+		noContent(w, core.RevokeApprovalRule(r.Context(), r.PathValue("id")))
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Origin") != "" {

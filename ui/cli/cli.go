@@ -272,6 +272,8 @@ type cmdFlags struct {
 	reach                              string // agent add and edit: host:port, comma-separated
 	clientMayApprove                   bool   // agent add and edit
 	icon                               string // agent add and edit: an emoji or an image file
+	always, ruleClient                 bool   // answer: always allow, for this client only
+	ruleFolder, ruleHost               string // answer: always allow in this folder, on this host
 }
 
 // command is one command: its name, synopsis, flags and what it runs.
@@ -296,7 +298,8 @@ func init() {
 		{name: "connect", synopsis: "deskhand connect CLIENT...|--all [--project DIR] [--dry-run] [--rotate]\n       deskhand connect --status [CLIENT...]\n       deskhand connect --link CLIENT", flags: connectFlags, run: runConnect},
 		{name: "disconnect", synopsis: "deskhand disconnect CLIENT...|--all [--project DIR]", flags: disconnectFlags, run: runDisconnect},
 		{name: "questions", synopsis: "deskhand questions [flags]", run: runQuestions},
-		{name: "answer", synopsis: "deskhand answer ID TEXT | answer ID approve|deny [--comment TEXT] | answer ID --decline", flags: answerFlags, run: runAnswer},
+		{name: "answer", synopsis: "deskhand answer ID TEXT | answer ID approve|deny [--comment TEXT] | answer ID approve --always [--client] [--folder DIR] [--host HOST] | answer ID --decline", flags: answerFlags, run: runAnswer},
+		{name: "approvals", synopsis: approvalsSynopsis, run: runApprovals},
 		{name: "version", synopsis: "deskhand version", run: runVersion},
 		{name: "help", synopsis: "deskhand help [COMMAND]", run: runHelp},
 	}
@@ -396,6 +399,11 @@ Commands:
   questions             list the questions the agents are waiting on (while serve runs)
   answer ID TEXT        answer a question; for an approval, TEXT is approve or deny
                         (add --comment TEXT for the agent); --decline declines instead
+  answer ID approve --always [--client] [--folder DIR] [--host HOST]
+                        approve, and always allow that tool for that agent from now on
+                        (only for this client, inside DIR, on HOST when given)
+  approvals list        list the approval rules ("always allow") with their IDs
+  approvals revoke ID   revoke a rule: the agent's next such call asks again
   version               print the version
   help [COMMAND]        print this, or a command's usage and flags
 

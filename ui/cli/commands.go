@@ -291,11 +291,18 @@ func runQuestions(ctx context.Context, inv *invocation, _ *cmdFlags, words []str
 func answerFlags(fs *flag.FlagSet, f *cmdFlags) {
 	fs.BoolVar(&f.decline, "decline", false, "decline the question instead of answering it")
 	fs.StringVar(&f.comment, "comment", "", "a comment for the agent with an approval or denial")
+	fs.BoolVar(&f.always, "always", false, "approve: always allow this tool for this agent from now on (an approval rule)")
+	fs.BoolVar(&f.ruleClient, "client", false, "with --always: only when the client that called now calls")
+	fs.StringVar(&f.ruleFolder, "folder", "", "with --always: only for paths inside this folder")
+	fs.StringVar(&f.ruleHost, "host", "", "with --always: only for URLs on this host")
 }
 
 func runAnswer(ctx context.Context, inv *invocation, f *cmdFlags, words []string, usage string) error {
 	if len(words) == 0 || (len(words) == 1 && !f.decline) {
 		return usagef(usage, "usage: deskhand answer ID TEXT | deskhand answer ID approve|deny [--comment TEXT] | deskhand answer ID --decline")
+	}
+	if err := checkRemember(f); err != nil {
+		return usagef(usage, "%s", agent.UserMessage(err))
 	}
 	ctl, err := control.Dial(control.SocketPath(inv.g.Data))
 	if err != nil {
@@ -323,6 +330,9 @@ func runAnswer(ctx context.Context, inv *invocation, f *cmdFlags, words []string
 	}
 	if content == nil {
 		return agent.ErrQuestionClosed
+	}
+	if err := rememberContent(content, f); err != nil {
+		return usagef(usage, "%s", agent.UserMessage(err))
 	}
 	if err := ctl.Answer(ctx, id, content, false); err != nil {
 		return err

@@ -97,6 +97,7 @@ type App struct {
 	settings      *settingsView
 	models        *modelsView
 	trayMenu      *fyne.Menu
+	approvals     *approvalsView
 }
 
 // New builds the window (hidden) and the tray. The App stops its work
@@ -111,6 +112,7 @@ func New(fy fyne.App, core Core, opts Options) *App {
 	a.connect = newConnectView(a, opts.Connector)
 	a.settings = newSettingsView(a, core)
 	a.models = newModelsView(a, core)
+	a.approvals = newApprovalsView(a, core)
 	a.models.changed = a.agents.providersChanged // at once; the core's event follows
 	a.tabs = container.NewAppTabs(
 		container.NewTabItem("Agents", a.agents.content()),
@@ -120,6 +122,7 @@ func New(fy fyne.App, core Core, opts Options) *App {
 		container.NewTabItem("Settings", container.NewAppTabs(
 			container.NewTabItem("General", a.settings.content()),
 			container.NewTabItem("Models", a.models.content()),
+			container.NewTabItem("Approvals", a.approvals.content()),
 		)),
 	)
 	a.tabs.OnSelected = func(t *container.TabItem) {
@@ -322,6 +325,8 @@ func (a *App) handle(e agent.Event) {
 		}
 		a.questions.refresh()
 		a.showState()
+	case agent.EventApprovalRulesChanged: // also from the command line
+		a.approvals.refresh()
 	}
 }
 
@@ -331,6 +336,7 @@ func (a *App) refresh() {
 	a.settings.refresh()
 	a.models.refresh()
 	a.questions.refresh()
+	a.approvals.refresh()
 	a.showState()
 	if a.status != nil {
 		a.status.askServers()

@@ -38,6 +38,7 @@ type Core interface {
 	providersCore
 	trayCore
 	eventSource
+	approvalsCore
 }
 
 var _ Core = (*agent.Core)(nil)

@@ -42,6 +42,7 @@ type popup struct {
 	send, approve, deny *widget.Button
 	decline             *widget.Button
 	choices             []*keyButton
+	remember            *rememberChooser // an approval's "Always allow…"
 }
 
 func (v *questionsView) newPopup(q agent.Question) *popup {
@@ -85,14 +86,17 @@ func (v *questionsView) newPopup(q agent.Question) *popup {
 		p.comment = newSendEntry()
 		p.comment.SetMinRowsVisible(2)
 		p.comment.SetPlaceHolder("Optional: a comment for the agent")
-		approve := func() { answer(map[string]any{"approve": true, "comment": answerText(p.comment.Text)}, false) }
+		chooser := newRememberChooser(q, client) // "Always allow…", and the rules that exist
+		chooser.showHistory(v.app, v.core, ag.ID, q.Tool, v.core.Clients())
+		p.remember = chooser
+		approve := func() { answer(chooser.content(answerText(p.comment.Text)), false) }
 		p.approve = widget.NewButton("Approve", approve)
 		p.approve.Importance = widget.HighImportance
 		p.deny = widget.NewButton("Deny", func() { answer(map[string]any{"approve": false, "comment": answerText(p.comment.Text)}, false) })
 		p.comment.onCtrlEnter, p.comment.onEscape = approve, hide
 		p.win.Canvas().AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyReturn, Modifier: fyne.KeyModifierControl}, func(fyne.Shortcut) { approve() })
 		p.focus = p.comment
-		form = container.NewVBox(p.comment, container.NewGridWithColumns(2, p.deny, p.approve))
+		form = container.NewVBox(p.comment, chooser.box, container.NewGridWithColumns(2, p.deny, p.approve))
 	case len(q.Choices) > 0:
 		var buttons []fyne.CanvasObject
 		choose := func(r rune) {

@@ -146,6 +146,9 @@ func answerNote(q agent.Question, sp speakers) (string, bool) {
 	if q.Answer != nil && q.Answer.By == agent.ByClient {
 		by = sp.Client
 	}
+	if q.Answer != nil && q.Answer.By == agent.ByRule {
+		by = "your \"always allow\" rule, without asking"
+	}
 	switch q.Status {
 	case agent.QuestionPending:
 		return "waiting for an answer", false
