@@ -15,6 +15,7 @@ import (
 // each client sees. The agents to choose from come from the core's
 // Agents, where it has them (*agent.Core does).
 type clientAgentsCore interface {
+	Agents() []agent.Agent // to choose from
 	ClientVisibility(name string) (agent.Visibility, error)
 	SetClientAgents(ctx context.Context, clientName string, all bool, slugs []string) error
 }
@@ -72,14 +73,6 @@ func chosenAgents(all bool, choices []agentChoice, checkedLabels []string) (bool
 	return false, slugs
 }
 
-// agentsOf lists the agents to choose from, when the core tells them.
-func (v *settingsView) agentsOf() []agent.Agent {
-	if l, ok := v.core.(interface{ Agents() []agent.Agent }); ok {
-		return l.Agents()
-	}
-	return nil
-}
-
 // clientAgents is the row's note of which agents the client sees (from
 // memory).
 func (v *settingsView) clientAgents(name string) string {
@@ -93,7 +86,7 @@ func (v *settingsView) chooseAgents(name string) {
 		say(v.tokenStatus, "✖ "+agent.UserMessage(err))
 		return
 	}
-	choices := agentChoices(v.agentsOf(), vis)
+	choices := agentChoices(v.core.Agents(), vis)
 	labels := make([]string, len(choices))
 	var checked []string
 	for i, c := range choices {

@@ -45,6 +45,9 @@ type settingsWithAgents struct {
 
 func (s settingsWithAgents) Agents() []agent.Agent { return s.agents }
 
+// Agents: the plain Settings fake has none to choose from.
+func (f *fakeSettings) Agents() []agent.Agent { return nil }
+
 func TestClientAgentsNote(t *testing.T) {
 	tests := []struct {
 		v    agent.Visibility

@@ -502,6 +502,8 @@ func (f *fakeCore) Pending() []agent.Question { return f.fakeQuestions.Pending()
 
 func (f *fakeCore) Clients() []agent.Client { return f.fakeSettings.Clients() }
 
+func (f *fakeCore) Agents() []agent.Agent { return f.fakeAgents.Agents() }
+
 func (f *fakeCore) SetPaused(on bool) {
 	if f.pause != nil {
 		f.pause.set(on)
