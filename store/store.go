@@ -52,6 +52,10 @@ type DB struct {
 	writerDone     chan struct{}
 	checkpointDone chan struct{}
 	stopOnce       sync.Once
+
+	// The activity log's rows waiting for a commit (activity.go).
+	activity    activityBuf
+	activityDue chan struct{}
 }
 
 // maxConns bounds the connections: each holds its own page cache, and

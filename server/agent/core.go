@@ -111,6 +111,9 @@ type Core struct {
 	// base ends every running turn when the core closes.
 	base context.Context
 	stop context.CancelCauseFunc
+
+	// activity is the activity log's recorder and sweeper (activity.go).
+	activity activity
 }
 
 // New loads agents and clients from history and marks turns left running
@@ -181,6 +184,7 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 		return nil, fmt.Errorf("load clients: %w", err)
 	}
 	c.base, c.stop = context.WithCancelCause(context.Background())
+	c.startActivity()
 	return c, nil
 }
 
@@ -193,6 +197,7 @@ func (c *Core) Close() {
 	c.stop(ErrShutdown)
 	c.turns.wait()
 	c.stopFlusher()
+	c.stopActivity()
 }
 
 // ConversationLimits reports the in-memory bounds, for describing handles.
