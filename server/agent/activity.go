@@ -40,22 +40,23 @@ const EventActivity EventKind = "activity"
 // ActivityRow is one request, or one question, in the log. It never holds
 // a token, an Authorization header or a provider key.
 type ActivityRow struct {
-	ID   int64 // set by the store; 0 until written
-	Time time.Time
+	ID   int64     `json:"id,omitempty"` // set by the store; 0 until written
+	Time time.Time `json:"time"`
 	// Client is the principal's id; "" when refused before it was known.
-	Client       string
-	Era          string // the protocol version the client spoke, or ""
-	Method       string // JSON-RPC method, or ActivityQuestion/ActivityApproval
-	Agent        string // slug, when the request concerns one agent
-	Conversation string
-	Duration     time.Duration
-	Outcome      ActivityOutcome
+	Client       string          `json:"client,omitempty"`
+	Era          string          `json:"era,omitempty"`   // the protocol version the client spoke, or ""
+	Method       string          `json:"method"`          // JSON-RPC method, or ActivityQuestion/ActivityApproval
+	Agent        string          `json:"agent,omitempty"` // slug, when the request concerns one agent
+	Conversation string          `json:"conversation,omitempty"`
+	Duration     time.Duration   `json:"durationNs"`
+	Outcome      ActivityOutcome `json:"outcome"`
 	// Reason says why a request was refused or failed, or who answered a
 	// question ("desktop", "client").
-	Reason            string
-	BytesIn, BytesOut int64
+	Reason   string `json:"reason,omitempty"`
+	BytesIn  int64  `json:"bytesIn"`
+	BytesOut int64  `json:"bytesOut"`
 	// Text is what a person reads: a question's prompt, a tool error.
-	Text string
+	Text string `json:"text,omitempty"`
 }
 
 // ActivityFilter selects rows; its zero value selects the most recent.

@@ -31,6 +31,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/deskhand/deskhand/server/agent"
@@ -66,6 +67,9 @@ type Server struct {
 	srv  *http.Server
 	done chan error
 	path string
+
+	closing   chan struct{} // closed by Close: followers of the log end
+	closeOnce sync.Once
 }
 
 // Options are what the control channel tells or does beyond the core.
@@ -74,6 +78,9 @@ type Options struct {
 	URL string
 	// Show, when set, brings the app's window forward for a second launch.
 	Show func() bool
+
+	// closing ends the log's followers when the server closes (activity.go).
+	closing <-chan struct{}
 }
 
 // Listen takes the socket at path (SocketPath of the data folder), removing
@@ -94,7 +101,9 @@ func Listen(path string, core Core, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen on control socket %s: %w", path, err)
 	}
-	s := &Server{ln: ln, path: path, done: make(chan error, 1),
+	closing := make(chan struct{})
+	opts.closing = closing
+	s := &Server{ln: ln, path: path, done: make(chan error, 1), closing: closing,
 		srv: &http.Server{Handler: handler(core, opts), ReadHeaderTimeout: 10 * time.Second}}
 	go func() { s.done <- s.srv.Serve(ln) }()
 	return s, nil
@@ -102,6 +111,7 @@ func Listen(path string, core Core, opts Options) (*Server, error) {
 
 // Close stops serving and removes the socket.
 func (s *Server) Close(ctx context.Context) error {
+	s.closeOnce.Do(func() { close(s.closing) })
 	err := s.srv.Shutdown(ctx)
 	<-s.done
 	_ = os.Remove(s.path)
@@ -274,6 +284,7 @@ func handler(core Core, opts Options) http.Handler {
 		}
 		noContent(w, core.AnswerQuestion(r.PathValue("id"), req.Content, req.Decline))
 	})
+	activityRoutes(mux, core, opts.closing) // the activity log (activity.go)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Origin") != "" {
 			http.Error(w, "Forbidden", http.StatusForbidden)

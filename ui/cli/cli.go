@@ -271,6 +271,8 @@ type cmdFlags struct {
 	keyStdin, removeKey, keyOnArgv     bool   // provider add and edit (keyOnArgv: --key, refused)
 	reach                              string // agent add and edit: host:port, comma-separated
 	clientMayApprove                   bool   // agent add and edit
+	logAgent, logSince                 string // log
+	follow, json                       bool   // log
 }
 
 // command is one command: its name, synopsis, flags and what it runs.
@@ -298,6 +300,7 @@ func init() {
 		{name: "answer", synopsis: "deskhand answer ID TEXT | answer ID approve|deny [--comment TEXT] | answer ID --decline", flags: answerFlags, run: runAnswer},
 		{name: "version", synopsis: "deskhand version", run: runVersion},
 		{name: "help", synopsis: "deskhand help [COMMAND]", run: runHelp},
+		{name: "log", synopsis: logSynopsis, flags: logFlags, run: runLog},
 	}
 }
 
@@ -391,6 +394,8 @@ Commands:
   questions             list the questions the agents are waiting on (while serve runs)
   answer ID TEXT        answer a question; for an approval, TEXT is approve or deny
                         (add --comment TEXT for the agent); --decline declines instead
+  log                   the activity log: every MCP request, question and approval; with
+                        --client NAME, --agent SLUG, --since DUR, --follow, --json (JSON Lines)
   version               print the version
   help [COMMAND]        print this, or a command's usage and flags
 
