@@ -121,7 +121,7 @@ func open(ctx context.Context, g *cli.Globals, log *slog.Logger, desktop bool) (
 	if err != nil {
 		return nil, agent.Userf(err, "cannot open the database in %s", g.Data)
 	}
-	saved := map[string]string{"server.addr": "", "ollama.host": "", "server.insecure_no_auth": ""}
+	saved := map[string]string{"server.addr": "", "ollama.host": "", "server.insecure_no_auth": "", agent.SettingLogEnabled: ""}
 	for key := range saved {
 		v, err := db.Setting(ctx, key)
 		if err != nil && !errors.Is(err, agent.ErrNotFound) {
@@ -153,6 +153,8 @@ func open(ctx context.Context, g *cli.Globals, log *slog.Logger, desktop bool) (
 		Tools:        tools.Catalog(tools.Options{Never: unreachable.List}),
 		Logger:       log,
 		Desktop:      desktop,
+		// The log is on unless the person turned it off.
+		NoActivityLog: saved[agent.SettingLogEnabled] == "false",
 		// The response schema must compile as mcp-go will use it.
 		CheckSchema: mcpserver.CheckSchema,
 	})

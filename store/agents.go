@@ -20,7 +20,7 @@ type storedAgentTool struct {
 func (db *DB) Agents(ctx context.Context) ([]agent.Agent, error) {
 	rows, err := db.db.QueryContext(ctx, `SELECT id, slug, name, description, prompt, backend, provider, model,
 		response_schema, conversations, enabled, tools, folders, max_rounds, routing, question_timeout_ms,
-		starter_prompts, client_may_approve, reachable_hosts, created_at, updated_at, icon
+		starter_prompts, client_may_approve, reachable_hosts, created_at, updated_at, icon, log_arguments
 		FROM agents ORDER BY slug`)
 	if err != nil {
 		return nil, fmt.Errorf("list agents: %w", err)
@@ -37,10 +37,11 @@ func (db *DB) Agents(ctx context.Context) ([]agent.Agent, error) {
 			created, updated     int64
 			conversations, onOff int64
 			clientMayApprove     int64
+			logArguments         int64
 		)
 		if err := rows.Scan(&a.ID, &a.Slug, &a.Name, &a.Description, &a.Prompt, &a.Backend, &a.Provider, &a.Model,
 			&schema, &conversations, &onOff, &tools, &folders, &a.MaxRounds, &a.Routing, &timeoutMS,
-			&starters, &clientMayApprove, &reachable, &created, &updated, &a.Icon); err != nil {
+			&starters, &clientMayApprove, &reachable, &created, &updated, &a.Icon, &logArguments); err != nil {
 			return nil, fmt.Errorf("read agent: %w", err)
 		}
 		if schema.Valid && schema.String != "null" { // null: saved through JSON without one
@@ -60,6 +61,7 @@ func (db *DB) Agents(ctx context.Context) ([]agent.Agent, error) {
 		}
 		a.QuestionTimeout = time.Duration(timeoutMS) * time.Millisecond
 		a.Conversations, a.Enabled, a.ClientMayApprove = conversations != 0, onOff != 0, clientMayApprove != 0
+		a.LogArguments = logArguments != 0
 		a.CreatedAt, a.UpdatedAt = fromMillis(created), fromMillis(updated)
 		out = append(out, a)
 	}
@@ -95,8 +97,8 @@ func (db *DB) PutAgent(ctx context.Context, a agent.Agent) error {
 	}
 	_, err = db.exec(ctx, `INSERT INTO agents (id, slug, name, description, prompt, backend, provider, model,
 			response_schema, conversations, enabled, tools, folders, max_rounds, routing, question_timeout_ms,
-			starter_prompts, client_may_approve, reachable_hosts, created_at, updated_at, icon)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			starter_prompts, client_may_approve, reachable_hosts, created_at, updated_at, icon, log_arguments)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET
 			slug = excluded.slug, name = excluded.name, description = excluded.description,
 			prompt = excluded.prompt, backend = excluded.backend, provider = excluded.provider, model = excluded.model,
@@ -105,11 +107,12 @@ func (db *DB) PutAgent(ctx context.Context, a agent.Agent) error {
 			max_rounds = excluded.max_rounds, routing = excluded.routing,
 			question_timeout_ms = excluded.question_timeout_ms, starter_prompts = excluded.starter_prompts,
 			client_may_approve = excluded.client_may_approve, reachable_hosts = excluded.reachable_hosts,
-			created_at = excluded.created_at, updated_at = excluded.updated_at, icon = excluded.icon`,
+			created_at = excluded.created_at, updated_at = excluded.updated_at, icon = excluded.icon,
+			log_arguments = excluded.log_arguments`,
 		a.ID, a.Slug, a.Name, a.Description, a.Prompt, string(a.Backend), a.Provider, a.Model,
 		schema, boolInt(a.Conversations), boolInt(a.Enabled), tools, folders, a.MaxRounds,
 		string(a.Routing), a.QuestionTimeout.Milliseconds(),
-		starters, boolInt(a.ClientMayApprove), reachable, millis(a.CreatedAt), millis(a.UpdatedAt), a.Icon)
+		starters, boolInt(a.ClientMayApprove), reachable, millis(a.CreatedAt), millis(a.UpdatedAt), a.Icon, boolInt(a.LogArguments))
 	// agents.slug is the table's only UNIQUE constraint besides the key,
 	// which the upsert handles.
 	if isConstraint(err, uniqueViolated) {

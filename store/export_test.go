@@ -13,3 +13,13 @@ import (
 func (db *DB) CreateConversation(ctx context.Context, c agent.Conversation) error {
 	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error { return insertConversation(ctx, tx, c) })
 }
+
+// SetActivityBuffer bounds the activity rows waiting for a commit.
+func (db *DB) SetActivityBuffer(n int) {
+	db.activity.mu.Lock()
+	db.activity.max = n
+	db.activity.mu.Unlock()
+}
+
+// ActivityPending reports whether activity rows wait for a commit.
+func (db *DB) ActivityPending() bool { return db.activityPending() }

@@ -52,6 +52,10 @@ type DB struct {
 	writerDone     chan struct{}
 	checkpointDone chan struct{}
 	stopOnce       sync.Once
+
+	// The activity log's rows waiting for a commit (activity.go).
+	activity    activityBuf
+	activityDue chan struct{}
 }
 
 // maxConns bounds the connections: each holds its own page cache, and
@@ -90,6 +94,10 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, busy(err)
 	}
 	db := &DB{db: conn, path: path}
+	if err := conn.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM activity").Scan(&db.activity.lastID); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("read the activity log: %w", busy(err))
+	}
 	if err := db.startWriter(ctx); err != nil {
 		conn.Close()
 		return nil, err

@@ -56,6 +56,7 @@ func (db *DB) startWriter(ctx context.Context) error {
 	db.writer = w
 	db.jobs = make(chan *writeJob)
 	db.checkpointDue = make(chan struct{}, 1)
+	db.activityDue = make(chan struct{}, 1)
 	db.closing = make(chan struct{})
 	db.writerDone = make(chan struct{})
 	db.checkpointDone = make(chan struct{})
@@ -95,11 +96,22 @@ func (db *DB) checkpointLoop() {
 
 func (db *DB) writeLoop() {
 	defer close(db.writerDone)
+	// flush commits recorded activity that no other write took along
+	// (activity.go).
+	var flush <-chan time.Time
 	for {
 		select {
 		case j := <-db.jobs:
 			db.commitGroup(db.gather(j))
+		case <-db.activityDue:
+			if flush == nil {
+				flush = time.After(activityLinger)
+			}
+		case <-flush:
+			flush = nil
+			db.flushActivity()
 		case <-db.closing:
+			db.flushActivity()
 			return
 		}
 	}
@@ -206,6 +218,9 @@ func (db *DB) runGroup(group []*writeJob) ([]error, error) {
 	if err != nil {
 		return nil, fmt.Errorf("begin transaction: %w", busy(err))
 	}
+	// Recorded activity rides this commit, written first so that the
+	// group's writes (a prune) see it.
+	activity := db.writeActivity(ctx, tx)
 	errs := make([]error, len(group))
 	for i, j := range group {
 		if errs[i] = j.ctx.Err(); errs[i] != nil || j.fn == nil {
@@ -213,10 +228,12 @@ func (db *DB) runGroup(group []*writeJob) ([]error, error) {
 		}
 		if err := j.fn(ctx, tx); err != nil {
 			tx.Rollback()
+			db.requeueActivity(activity)
 			return nil, &writeFailed{err}
 		}
 	}
 	if err := tx.Commit(); err != nil {
+		db.requeueActivity(activity)
 		return nil, fmt.Errorf("commit: %w", busy(err))
 	}
 	select {

@@ -154,6 +154,7 @@ func (c *Core) ask(ctx context.Context, run *turnRun, q Question) (Answer, error
 	c.questions.pending[q.ID] = w
 	c.questions.mu.Unlock()
 	c.publish(Event{Kind: EventQuestionAsked, Agent: agent.Slug, Conversation: q.ConversationID, Turn: q.TurnID, Question: q.ID, Text: q.Prompt()})
+	c.recordQuestion(agent, q)
 
 	// The client is asked beside the desktop; whoever answers first wins.
 	// A client's late reply after the desktop won is ignored.
@@ -221,6 +222,7 @@ func (c *Core) ask(ctx context.Context, run *turnRun, q Question) (Answer, error
 		closed.By = q.Answer.By
 	}
 	c.publish(closed)
+	c.recordQuestion(agent, q)
 	return answer, err
 }
 

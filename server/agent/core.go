@@ -45,6 +45,9 @@ type Config struct {
 	// Desktop says a person at this computer can answer questions: the
 	// app's popups, or the command line of "deskhand serve".
 	Desktop bool
+	// NoActivityLog records nothing in the activity log (the setting
+	// log.enabled = false; benchmarks compare with and without).
+	NoActivityLog bool
 }
 
 // Core is Deskhand's core. Its methods are safe for concurrent use.
@@ -120,6 +123,8 @@ type Core struct {
 	ruleWrites sync.Mutex
 	rulesMu    sync.Mutex
 	rules      approvalRules
+	// activity is the activity log's recorder and sweeper (activity.go).
+	activity activity
 }
 
 // New loads agents and clients from history and marks turns left running
@@ -193,6 +198,9 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 		return nil, err
 	}
 	c.base, c.stop = context.WithCancelCause(context.Background())
+	if !cfg.NoActivityLog {
+		c.startActivity()
+	}
 	return c, nil
 }
 
@@ -205,6 +213,7 @@ func (c *Core) Close() {
 	c.stop(ErrShutdown)
 	c.turns.wait()
 	c.stopFlusher()
+	c.stopActivity()
 }
 
 // ConversationLimits reports the in-memory bounds, for describing handles.

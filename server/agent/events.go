@@ -36,9 +36,10 @@ type Event struct {
 	Conversation string
 	Turn         string
 	Text         string
-	Status       TurnStatus // for EventTurnEnded
-	Question     string     // question ID, for question events
-	By           Answerer   // who answered, for EventQuestionClosed
+	Status       TurnStatus   // for EventTurnEnded
+	Question     string       // question ID, for question events
+	By           Answerer     // who answered, for EventQuestionClosed
+	Activity     *ActivityRow // for EventActivity
 }
 
 // subscriberBuffer bounds each subscriber; a full one loses events rather

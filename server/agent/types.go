@@ -100,6 +100,10 @@ type Agent struct {
 	// characters) as typed, or an image as a data: URI (IconFromFile);
 	// empty for none. CheckIcon says what is allowed.
 	Icon string
+	// LogArguments keeps the arguments of calls to the agent and the
+	// answers to its questions in the activity log (off: only that they
+	// happened).
+	LogArguments bool
 }
 
 // AgentTool switches a tool on for an agent.

@@ -31,6 +31,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/deskhand/deskhand/server/agent"
@@ -70,8 +71,11 @@ var ErrAlreadyRunning = errors.New("another Deskhand is already running with thi
 type Server struct {
 	ln   net.Listener
 	srv  *http.Server
-	done chan error
+	done chan struct{} // closed when Serve returns
 	path string
+
+	closing   chan struct{} // closed by Close: followers of the log end
+	closeOnce sync.Once
 }
 
 // Options are what the control channel tells or does beyond the core.
@@ -80,6 +84,9 @@ type Options struct {
 	URL string
 	// Show, when set, brings the app's window forward for a second launch.
 	Show func() bool
+
+	// closing ends the log's followers when the server closes (activity.go).
+	closing <-chan struct{}
 }
 
 // Listen takes the socket at path (SocketPath of the data folder), removing
@@ -100,14 +107,17 @@ func Listen(path string, core Core, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen on control socket %s: %w", path, err)
 	}
-	s := &Server{ln: ln, path: path, done: make(chan error, 1),
+	closing := make(chan struct{})
+	opts.closing = closing
+	s := &Server{ln: ln, path: path, done: make(chan struct{}), closing: closing,
 		srv: &http.Server{Handler: handler(core, opts), ReadHeaderTimeout: 10 * time.Second}}
-	go func() { s.done <- s.srv.Serve(ln) }()
+	go func() { _ = s.srv.Serve(ln); close(s.done) }() // ErrServerClosed, after Close
 	return s, nil
 }
 
-// Close stops serving and removes the socket.
+// Close stops serving and removes the socket; it may be called again.
 func (s *Server) Close(ctx context.Context) error {
+	s.closeOnce.Do(func() { close(s.closing) })
 	err := s.srv.Shutdown(ctx)
 	<-s.done
 	_ = os.Remove(s.path)
@@ -294,6 +304,7 @@ func handler(core Core, opts Options) http.Handler {
 	mux.HandleFunc("DELETE /v1/approval-rules/{id}", func(w http.ResponseWriter, r *http.Request) {
 		noContent(w, core.RevokeApprovalRule(r.Context(), r.PathValue("id")))
 	})
+	activityRoutes(mux, core, opts.closing) // the activity log (activity.go)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Origin") != "" {
 			http.Error(w, "Forbidden", http.StatusForbidden)

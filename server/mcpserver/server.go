@@ -248,6 +248,7 @@ func New(core Core, opts Options) (*Server, error) {
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.sessions.end(cs.SessionID()) })
 	hooks.AddBeforeSubscriptionsListen(s.beforeListen)
 	hooks.AddAfterListResources(s.afterListResources)
+	activityHooks(hooks) // the activity log (activity.go)
 	s.mcp = server.NewMCPServer(opts.Info.Name, opts.Info.Version, append([]server.ServerOption{
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(false, true),
@@ -304,7 +305,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle(EndpointPath, s.bindSessions(s.readRequest(s.protocol(s.http))))
 	mux.HandleFunc(ServerCardPath, s.serveCard)
 	mux.HandleFunc(MetadataPath, s.serveMetadata)
-	return bodyDeadline(s.bodyTimeout(), Guard(s.core, s.opts.Guard, s.limitRequests(redirectBrowsers(mux))))
+	return s.recordActivity(bodyDeadline(s.bodyTimeout(), Guard(s.core, s.opts.Guard, notePrincipal(s.limitRequests(redirectBrowsers(mux))))))
 }
 
 // Close stops following agent changes and ends legacy sessions.

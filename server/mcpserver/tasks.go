@@ -209,6 +209,8 @@ type rpcPeek struct {
 		URI            string             `json:"uri"`
 		InputResponses mcp.InputResponses `json:"inputResponses"`
 		Meta           map[string]any     `json:"_meta"`
+		// ProtocolVersion is an initialize's (the activity log's era).
+		ProtocolVersion string `json:"protocolVersion"`
 	} `json:"params"`
 }
 
@@ -249,6 +251,7 @@ func (s *Server) protocol(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r) // mcp-go answers malformed JSON-RPC
 			return
 		}
+		s.noteRPC(r, &msg) // the activity log (activity.go)
 		if msg.Method == string(mcp.MethodToolsCall) {
 			// Streams of 2025-11-25 sessions are resumable; 2026-07-28
 			// dropped resumption (SEP-2575).

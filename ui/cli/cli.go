@@ -274,6 +274,8 @@ type cmdFlags struct {
 	icon                               string // agent add and edit: an emoji or an image file
 	always, ruleClient                 bool   // answer: always allow, for this client only
 	ruleFolder, ruleHost               string // answer: always allow in this folder, on this host
+	logAgent, logSince                 string // log
+	follow, json                       bool   // log
 }
 
 // command is one command: its name, synopsis, flags and what it runs.
@@ -302,6 +304,7 @@ func init() {
 		{name: "approvals", synopsis: approvalsSynopsis, run: runApprovals},
 		{name: "version", synopsis: "deskhand version", run: runVersion},
 		{name: "help", synopsis: "deskhand help [COMMAND]", run: runHelp},
+		{name: "log", synopsis: logSynopsis, flags: logFlags, run: runLog},
 	}
 }
 
@@ -404,6 +407,8 @@ Commands:
                         (only for this client, inside DIR, on HOST when given)
   approvals list        list the approval rules ("always allow") with their IDs
   approvals revoke ID   revoke a rule: the agent's next such call asks again
+  log                   the activity log: every MCP request, question and approval; with
+                        --client NAME, --agent SLUG, --since DUR, --follow, --json (JSON Lines)
   version               print the version
   help [COMMAND]        print this, or a command's usage and flags
 

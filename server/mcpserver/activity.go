@@ -1,0 +1,286 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+// The activity log's view of the MCP surface: recordActivity, outside the
+// guard, sees every request to /mcp, the refused ones included, and hands
+// one row per request to the core when the answer is written. The guard's
+// side of the chain fills in the note it puts in the request's context:
+// the principal (notePrincipal), the JSON-RPC method and agent (noteRPC,
+// from the peek the server makes anyway), and what mcp-go answered (its
+// hooks). Nothing is written on the request's path: the core queues the
+// row for the store's next group commit. A row never holds a token, an
+// Authorization header or a tool's arguments.
+
+// ActivityRecorder is what recording needs of the core; a Core without it
+// records nothing.
+type ActivityRecorder interface {
+	RecordActivity(row agent.ActivityRow)
+}
+
+// maxActivityText bounds the text kept of an error.
+const maxActivityText = 300
+
+// activityNote is what the handlers learn of a request, for its row.
+type activityNote struct {
+	mu           sync.Mutex
+	principal    string
+	known        bool // past the guard
+	method       string
+	era          string // an initialize's protocolVersion
+	agent        string
+	conversation string
+	outcome      agent.ActivityOutcome
+	text         string
+}
+
+type noteKey struct{}
+
+func noteFrom(ctx context.Context) *activityNote {
+	n, _ := ctx.Value(noteKey{}).(*activityNote)
+	return n
+}
+
+// recordActivity wraps the whole handler: it records each request to
+// EndpointPath once its answer is written.
+func (s *Server) recordActivity(next http.Handler) http.Handler {
+	rec, ok := s.core.(ActivityRecorder)
+	if !ok {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != EndpointPath {
+			next.ServeHTTP(w, r)
+			return
+		}
+		start := time.Now()
+		note := &activityNote{}
+		cw := &countingWriter{ResponseWriter: w}
+		var body *countingBody
+		if r.Body != nil && r.Body != http.NoBody {
+			body = &countingBody{ReadCloser: r.Body}
+			r.Body = body
+		}
+		next.ServeHTTP(cw, r.WithContext(context.WithValue(r.Context(), noteKey{}, note)))
+		row := agent.ActivityRow{
+			Time:     start.UTC(),
+			Era:      r.Header.Get("Mcp-Protocol-Version"),
+			Duration: time.Since(start),
+			BytesOut: cw.n,
+		}
+		if body != nil {
+			row.BytesIn = body.n
+		}
+		note.mu.Lock()
+		row.Client, row.Method, row.Agent, row.Conversation = note.principal, note.method, note.agent, note.conversation
+		row.Outcome, row.Text = note.outcome, note.text
+		known := note.known
+		if row.Era == "" {
+			row.Era = note.era
+		}
+		note.mu.Unlock()
+		if row.Method == "" {
+			row.Method = r.Method // a GET stream, a DELETE, a body that is not JSON-RPC
+		}
+		status := cw.status()
+		switch {
+		case !known && status >= 400:
+			row.Outcome, row.Reason = agent.OutcomeRefused, s.refusal(r, status)
+		case row.Outcome != "":
+		case status >= 400:
+			row.Outcome, row.Reason = agent.OutcomeProtocolError, http.StatusText(status)
+		case cw.sawError():
+			row.Outcome = agent.OutcomeProtocolError
+		default:
+			row.Outcome = agent.OutcomeOK
+		}
+		rec.RecordActivity(row)
+	})
+}
+
+// refusal says why the guard refused a request: never with the token.
+func (s *Server) refusal(r *http.Request, status int) string {
+	switch status {
+	case http.StatusForbidden:
+		if !hostAllowed(r.Host, s.opts.Guard.AllowedHosts) {
+			return "bad Host"
+		}
+		return "bad Origin"
+	case http.StatusUnauthorized:
+		if _, ok := bearerToken(r.Header.Get("Authorization")); !ok {
+			return "missing token"
+		}
+		return "bad token"
+	case http.StatusRequestEntityTooLarge:
+		return "body too large"
+	case http.StatusRequestTimeout:
+		return "body too slow"
+	}
+	return http.StatusText(status)
+}
+
+// notePrincipal, just inside the guard, records who is calling.
+func notePrincipal(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n := noteFrom(r.Context()); n != nil {
+			n.mu.Lock()
+			n.principal, n.known = PrincipalFrom(r.Context()), true
+			n.mu.Unlock()
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// noteRPC records a request's method, and for a tools/call the agent it
+// calls and the conversation it names.
+func (s *Server) noteRPC(r *http.Request, msg *rpcPeek) {
+	n := noteFrom(r.Context())
+	if n == nil {
+		return
+	}
+	var slug string
+	if msg.Method == string(mcp.MethodToolsCall) {
+		if _, ok := s.core.ServedAgent(msg.Params.Name); ok {
+			slug = msg.Params.Name
+		}
+	}
+	n.mu.Lock()
+	n.method, n.agent = msg.Method, slug
+	if msg.Method == string(mcp.MethodInitialize) {
+		n.era = msg.Params.ProtocolVersion
+	}
+	n.mu.Unlock()
+}
+
+// activityHooks learn from mcp-go how a request ended.
+func activityHooks(hooks *server.Hooks) {
+	hooks.AddAfterCallTool(func(ctx context.Context, _ any, _ *mcp.CallToolRequest, result any) {
+		n := noteFrom(ctx)
+		res, ok := result.(*mcp.CallToolResult)
+		if n == nil || !ok || res == nil {
+			return
+		}
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		if res.Meta != nil {
+			n.conversation, _ = res.Meta.AdditionalFields[ConversationMetaKey].(string)
+		}
+		if res.IsError {
+			n.outcome = agent.OutcomeToolError
+			for _, c := range res.Content {
+				if t, ok := c.(mcp.TextContent); ok {
+					n.text = clip(t.Text)
+					break
+				}
+			}
+		}
+	})
+	hooks.AddOnError(func(ctx context.Context, _ any, _ mcp.MCPMethod, _ any, err error) {
+		n := noteFrom(ctx)
+		if n == nil {
+			return
+		}
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		n.outcome = agent.OutcomeProtocolError
+		if err != nil {
+			n.text = clip(err.Error())
+		}
+	})
+}
+
+// clip bounds an error's text for the log.
+func clip(s string) string {
+	if len(s) <= maxActivityText {
+		return s
+	}
+	s = s[:maxActivityText]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + "…"
+}
+
+// countingWriter counts the bytes of an answer and keeps its first ones,
+// to tell a JSON-RPC error; it keeps http.Flusher and the
+// ResponseController's other methods (Unwrap).
+type countingWriter struct {
+	http.ResponseWriter
+	code int
+	n    int64
+	head []byte
+}
+
+// headBytes is how much of an answer is kept to tell a JSON-RPC error.
+const headBytes = 96
+
+func (w *countingWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	if len(w.head) < headBytes {
+		w.head = append(w.head, p[:min(len(p), headBytes-len(w.head))]...)
+	}
+	n, err := w.ResponseWriter.Write(p)
+	w.n += int64(n)
+	return n, err
+}
+
+func (w *countingWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *countingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *countingWriter) status() int {
+	if w.code == 0 {
+		return http.StatusOK
+	}
+	return w.code
+}
+
+// sawError reports whether the answer is a JSON-RPC error (in JSON, or as
+// an SSE stream's first event).
+func (w *countingWriter) sawError() bool {
+	head := w.head
+	if i := bytes.Index(head, []byte("data:")); i >= 0 {
+		head = head[i+len("data:"):]
+	}
+	return bytes.Contains(head, []byte(`"error":{`)) && !bytes.Contains(head, []byte(`"result":`)) &&
+		strings.HasPrefix(strings.TrimSpace(string(head)), "{")
+}
+
+// countingBody counts the bytes of a request body as it is read.
+type countingBody struct {
+	io.ReadCloser
+	n int64
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n += int64(n)
+	return n, err
+}

@@ -1,0 +1,283 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+// The activity log (agent.ActivityRecorder). A recorded row waits in a
+// bounded buffer in memory and is written by the writer goroutine inside
+// the next group of writes it commits, so recording adds no commit of its
+// own and no write on the recorder's goroutine. When nothing else is
+// written for activityLinger, the writer commits the rows on their own.
+// A full buffer drops rows and counts them; the next rows written carry a
+// row that says how many went.
+
+var _ agent.ActivityRecorder = (*DB)(nil)
+
+// activityBuffer bounds the rows waiting for a commit.
+const activityBuffer = 8192
+
+// activityLinger is how long recorded rows wait for another write's
+// commit before they are committed on their own.
+const activityLinger = 250 * time.Millisecond
+
+// activityRowOverhead approximates a row's bytes besides its text.
+const activityRowOverhead = 96
+
+type activityBuf struct {
+	mu      sync.Mutex
+	rows    []agent.ActivityRow
+	dropped int64
+	max     int   // activityBuffer unless a test sets it
+	lastID  int64 // the last ID given: rows have theirs before they are written
+}
+
+func (b *activityBuf) limit() int { return cmp.Or(b.max, activityBuffer) }
+
+// RecordActivity queues row for the next commit and returns its ID; false
+// when the buffer is full and the row was dropped (and counted).
+func (db *DB) RecordActivity(row agent.ActivityRow) (int64, bool) {
+	b := &db.activity
+	b.mu.Lock()
+	if len(b.rows) >= b.limit() {
+		b.dropped++
+		b.mu.Unlock()
+		return 0, false
+	}
+	b.lastID++
+	row.ID = b.lastID
+	b.rows = append(b.rows, row)
+	first := len(b.rows) == 1
+	b.mu.Unlock()
+	if first {
+		select {
+		case db.activityDue <- struct{}{}:
+		default:
+		}
+	}
+	return row.ID, true
+}
+
+// takeActivity empties the buffer, with a row counting the drops.
+func (db *DB) takeActivity() []agent.ActivityRow {
+	b := &db.activity
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	rows := b.rows
+	if b.dropped > 0 {
+		b.lastID++
+		rows = append(rows, agent.ActivityRow{ID: b.lastID, Time: time.Now().UTC(), Outcome: agent.OutcomeDropped,
+			Text: fmt.Sprintf("%d rows were dropped: the log could not keep up", b.dropped)})
+		b.dropped = 0
+	}
+	b.rows = nil
+	return rows
+}
+
+// requeueActivity puts back rows whose commit failed, ahead of newer ones,
+// within the bound.
+func (db *DB) requeueActivity(rows []agent.ActivityRow) {
+	if len(rows) == 0 {
+		return
+	}
+	b := &db.activity
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	all := append(rows, b.rows...)
+	if over := len(all) - b.limit(); over > 0 {
+		b.dropped += int64(over)
+		all = all[over:]
+	}
+	b.rows = all
+}
+
+func (db *DB) activityPending() bool {
+	b := &db.activity
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.rows) > 0 || b.dropped > 0
+}
+
+// writeActivity inserts the buffered rows in the group's transaction,
+// under a savepoint: a row that fails loses the log's rows, never the
+// group's writes. It returns the rows written, to put back if the commit
+// fails.
+func (db *DB) writeActivity(ctx context.Context, tx *sql.Tx) []agent.ActivityRow {
+	rows := db.takeActivity()
+	if len(rows) == 0 {
+		return nil
+	}
+	err := func() error {
+		if _, err := tx.ExecContext(ctx, "SAVEPOINT activity"); err != nil {
+			return err
+		}
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO activity (id, at, client, era, method, agent, conversation,
+			duration_us, outcome, reason, bytes_in, bytes_out, text, arguments, size) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for _, r := range rows {
+			if _, err := stmt.ExecContext(ctx, r.ID, millis(r.Time), r.Client, r.Era, r.Method, r.Agent, r.Conversation,
+				r.Duration.Microseconds(), string(r.Outcome), r.Reason, r.BytesIn, r.BytesOut, r.Text, r.Arguments, rowSize(r)); err != nil {
+				return err
+			}
+		}
+		_, err = tx.ExecContext(ctx, "RELEASE activity")
+		return err
+	}()
+	if err != nil {
+		_, _ = tx.ExecContext(ctx, "ROLLBACK TO activity")
+		_, _ = tx.ExecContext(ctx, "RELEASE activity")
+		db.activity.mu.Lock()
+		db.activity.dropped += int64(len(rows))
+		db.activity.mu.Unlock()
+		return nil
+	}
+	return rows
+}
+
+func rowSize(r agent.ActivityRow) int64 {
+	return int64(activityRowOverhead + len(r.Client) + len(r.Era) + len(r.Method) + len(r.Agent) +
+		len(r.Conversation) + len(r.Outcome) + len(r.Reason) + len(r.Text) + len(r.Arguments))
+}
+
+// flushActivity commits the buffered rows, if any, on their own.
+func (db *DB) flushActivity() {
+	if db.activityPending() {
+		db.commitGroup([]*writeJob{{ctx: context.Background(), fn: noWrite, done: make(chan error, 1)}})
+	}
+}
+
+// noWrite is a write that writes nothing but commits what rides with it.
+func noWrite(context.Context, *sql.Tx) error { return nil }
+
+// settleActivity commits the rows still buffered, and waits for those a
+// group of writes took along, so that a read sees every recorded row.
+func (db *DB) settleActivity(ctx context.Context) error {
+	settle := db.caughtUp
+	if db.activityPending() {
+		settle = func(ctx context.Context) error { return db.inTx(ctx, noWrite) }
+	}
+	if err := settle(ctx); err != nil {
+		return fmt.Errorf("write the buffered activity: %w", err)
+	}
+	return nil
+}
+
+// Activity lists the log, the rows still buffered committed first.
+func (db *DB) Activity(ctx context.Context, f agent.ActivityFilter) ([]agent.ActivityRow, error) {
+	if err := db.settleActivity(ctx); err != nil {
+		return nil, err
+	}
+	var where []string
+	var args []any
+	if f.Client != "" {
+		where, args = append(where, "client = ?"), append(args, f.Client)
+	}
+	if f.Agent != "" {
+		where, args = append(where, "agent = ?"), append(args, f.Agent)
+	}
+	if !f.Since.IsZero() {
+		where, args = append(where, "at >= ?"), append(args, millis(f.Since))
+	}
+	order := "DESC"
+	if f.After > 0 {
+		where, args = append(where, "id > ?"), append(args, f.After)
+		order = "ASC"
+	}
+	q := `SELECT id, at, client, era, method, agent, conversation, duration_us, outcome, reason, bytes_in, bytes_out, text, arguments FROM activity`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 1000
+	}
+	q += " ORDER BY id " + order + " LIMIT ?"
+	args = append(args, limit)
+	rows, err := db.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read activity: %w", err)
+	}
+	defer rows.Close()
+	var out []agent.ActivityRow
+	for rows.Next() {
+		var r agent.ActivityRow
+		var at, us int64
+		var outcome string
+		if err := rows.Scan(&r.ID, &at, &r.Client, &r.Era, &r.Method, &r.Agent, &r.Conversation, &us, &outcome,
+			&r.Reason, &r.BytesIn, &r.BytesOut, &r.Text, &r.Arguments); err != nil {
+			return nil, fmt.Errorf("read activity: %w", err)
+		}
+		r.Time, r.Duration, r.Outcome = fromMillis(at), time.Duration(us)*time.Microsecond, agent.ActivityOutcome(outcome)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read activity: %w", err)
+	}
+	return out, nil
+}
+
+// PruneActivity deletes rows older than before, then the oldest until the
+// rest take at most maxBytes (0: no bound by size).
+func (db *DB) PruneActivity(ctx context.Context, before time.Time, maxBytes int64) (int64, error) {
+	var n int64
+	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, "DELETE FROM activity WHERE at < ?", millis(before))
+		if err != nil {
+			return err
+		}
+		n, _ = res.RowsAffected()
+		if maxBytes <= 0 {
+			return nil
+		}
+		res, err = tx.ExecContext(ctx, `DELETE FROM activity WHERE id <= (
+			SELECT id FROM (SELECT id, SUM(size) OVER (ORDER BY id DESC) AS total FROM activity)
+			WHERE total > ? ORDER BY id DESC LIMIT 1)`, maxBytes)
+		if err != nil {
+			return err
+		}
+		m, _ := res.RowsAffected()
+		n += m
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("prune activity: %w", busy(err))
+	}
+	return n, nil
+}
+
+// ClientCalls counts each client's tool calls since a time, by client ID.
+func (db *DB) ClientCalls(ctx context.Context, since time.Time) (map[string]int, error) {
+	if err := db.settleActivity(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := db.db.QueryContext(ctx, `SELECT client, COUNT(*) FROM activity
+		WHERE client != '' AND at >= ? AND method = 'tools/call' GROUP BY client`, millis(since))
+	if err != nil {
+		return nil, fmt.Errorf("count calls: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[string]int)
+	for rows.Next() {
+		var client string
+		var n int
+		if err := rows.Scan(&client, &n); err != nil {
+			return nil, fmt.Errorf("count calls: %w", err)
+		}
+		out[client] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("count calls: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/control"
+)
+
+// ---- log ----
+
+const logSynopsis = "deskhand log [--client NAME] [--agent SLUG] [--since DUR] [--follow] [--json]"
+
+func logFlags(fs *flag.FlagSet, f *cmdFlags) {
+	fs.StringVar(&f.client, "client", "", "only the requests of this client (a token's name)")
+	fs.StringVar(&f.logAgent, "agent", "", "only the requests of this agent (its slug)")
+	fs.StringVar(&f.logSince, "since", "", "only the last DUR of the log: 90m, 24h, 7d")
+	fs.BoolVar(&f.follow, "follow", false, "then print each new request as it happens, until Ctrl-C (the app must be running)")
+	fs.BoolVar(&f.json, "json", false, "print JSON Lines, one object a row (the export format)")
+}
+
+// runLog prints the activity log, oldest first, then follows it.
+func runLog(ctx context.Context, inv *invocation, f *cmdFlags, words []string, usage string) error {
+	if len(words) > 0 {
+		return usagef(usage, "log takes no arguments, not %q", words)
+	}
+	q := control.ActivityQuery{Client: f.client, Agent: f.logAgent, Limit: 10_000}
+	if f.logSince != "" {
+		age, err := agent.ParseLogAge(f.logSince)
+		if err != nil {
+			return usagef(usage, "--since: %v", err)
+		}
+		q.Since = time.Now().Add(-age)
+	}
+	ctl, app, done, err := inv.reach(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if f.follow && ctl == nil {
+		return userf("--follow needs Deskhand running: start it, then run this again")
+	}
+	show := func(l control.ActivityLine) error { return printActivity(inv.stdout, l, f.json) }
+	var lines []control.ActivityLine
+	if ctl != nil {
+		lines, err = ctl.Activity(ctx, q)
+	} else {
+		lines, err = coreActivity(ctx, app.Core, q)
+	}
+	if err != nil {
+		return err
+	}
+	slices.Reverse(lines) // oldest first, as a log reads
+	for _, l := range lines {
+		if err := show(l); err != nil {
+			return err
+		}
+	}
+	if !f.follow {
+		if len(lines) == 0 && !f.json {
+			fmt.Fprintln(inv.stderr, "The log has no such request yet.")
+		}
+		return nil
+	}
+	q.Since, q.Limit = time.Time{}, 0
+	return ctl.FollowActivity(ctx, q, nil, show)
+}
+
+// coreActivity reads the log of a data folder opened here.
+func coreActivity(ctx context.Context, core *agent.Core, q control.ActivityQuery) ([]control.ActivityLine, error) {
+	clients := core.Clients()
+	filter, err := control.ActivityFilterOf(clients, q)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := core.Activity(ctx, filter)
+	if err != nil {
+		return nil, err
+	}
+	return control.ActivityLines(clients, rows), nil
+}
+
+// printActivity prints a row: one JSON object a line, or a line to read.
+func printActivity(w io.Writer, l control.ActivityLine, asJSON bool) error {
+	if asJSON {
+		return json.NewEncoder(w).Encode(l)
+	}
+	_, err := fmt.Fprintln(w, activityText(l))
+	return err
+}
+
+// activityText is a row as a person reads it.
+func activityText(l control.ActivityLine) string {
+	client := l.ClientName
+	if client == "" {
+		client = l.Client
+	}
+	if client == "" {
+		client = "-"
+	}
+	outcome := string(l.Outcome)
+	if l.Reason != "" {
+		outcome += " (" + l.Reason + ")"
+	}
+	parts := []string{l.Time.Local().Format("2006-01-02 15:04:05.000"), client, l.Method}
+	if l.Agent != "" {
+		parts = append(parts, l.Agent)
+	}
+	parts = append(parts, outcome)
+	if l.Duration > 0 {
+		parts = append(parts, l.Duration.Round(time.Microsecond*100).String())
+	}
+	if l.BytesIn > 0 || l.BytesOut > 0 {
+		parts = append(parts, fmt.Sprintf("%dB in, %dB out", l.BytesIn, l.BytesOut))
+	}
+	if l.Conversation != "" {
+		parts = append(parts, "conversation "+l.Conversation)
+	}
+	if l.Text != "" {
+		parts = append(parts, strings.ReplaceAll(l.Text, "\n", " "))
+	}
+	return strings.Join(parts, "  ")
+}
