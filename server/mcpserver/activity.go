@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -24,7 +25,8 @@ import (
 // from the peek the server makes anyway), and what mcp-go answered (its
 // hooks). Nothing is written on the request's path: the core queues the
 // row for the store's next group commit. A row never holds a token, an
-// Authorization header or a tool's arguments.
+// Authorization header, and a call's arguments only for agents that log
+// them (agent.Agent.LogArguments), with what looks like a secret redacted.
 
 // ActivityRecorder is what recording needs of the core; a Core without it
 // records nothing.
@@ -32,8 +34,12 @@ type ActivityRecorder interface {
 	RecordActivity(row agent.ActivityRow)
 }
 
-// maxActivityText bounds the text kept of an error.
-const maxActivityText = 300
+// maxActivityText bounds the text kept of an error; maxActivityArguments
+// the arguments kept of a call.
+const (
+	maxActivityText      = 300
+	maxActivityArguments = 4 << 10
+)
 
 // activityNote is what the handlers learn of a request, for its row.
 type activityNote struct {
@@ -43,9 +49,11 @@ type activityNote struct {
 	method       string
 	era          string // an initialize's protocolVersion
 	agent        string
+	logArguments bool // the agent keeps its calls' arguments
 	conversation string
 	outcome      agent.ActivityOutcome
 	text         string
+	arguments    string
 }
 
 type noteKey struct{}
@@ -87,7 +95,7 @@ func (s *Server) recordActivity(next http.Handler) http.Handler {
 		}
 		note.mu.Lock()
 		row.Client, row.Method, row.Agent, row.Conversation = note.principal, note.method, note.agent, note.conversation
-		row.Outcome, row.Text = note.outcome, note.text
+		row.Outcome, row.Text, row.Arguments = note.outcome, note.text, note.arguments
 		known := note.known
 		if row.Era == "" {
 			row.Era = note.era
@@ -153,13 +161,14 @@ func (s *Server) noteRPC(r *http.Request, msg *rpcPeek) {
 		return
 	}
 	var slug string
+	var logArguments bool
 	if msg.Method == string(mcp.MethodToolsCall) {
-		if _, ok := s.core.ServedAgent(msg.Params.Name); ok {
-			slug = msg.Params.Name
+		if a, ok := s.core.ServedAgent(msg.Params.Name); ok {
+			slug, logArguments = a.Slug, a.LogArguments
 		}
 	}
 	n.mu.Lock()
-	n.method, n.agent = msg.Method, slug
+	n.method, n.agent, n.logArguments = msg.Method, slug, logArguments
 	if msg.Method == string(mcp.MethodInitialize) {
 		n.era = msg.Params.ProtocolVersion
 	}
@@ -168,7 +177,7 @@ func (s *Server) noteRPC(r *http.Request, msg *rpcPeek) {
 
 // activityHooks learn from mcp-go how a request ended.
 func activityHooks(hooks *server.Hooks) {
-	hooks.AddAfterCallTool(func(ctx context.Context, _ any, _ *mcp.CallToolRequest, result any) {
+	hooks.AddAfterCallTool(func(ctx context.Context, _ any, req *mcp.CallToolRequest, result any) {
 		n := noteFrom(ctx)
 		res, ok := result.(*mcp.CallToolResult)
 		if n == nil || !ok || res == nil {
@@ -176,6 +185,9 @@ func activityHooks(hooks *server.Hooks) {
 		}
 		n.mu.Lock()
 		defer n.mu.Unlock()
+		if n.logArguments && req != nil {
+			n.arguments = loggedArguments(req.Params.Arguments)
+		}
 		if res.Meta != nil {
 			n.conversation, _ = res.Meta.AdditionalFields[ConversationMetaKey].(string)
 		}
@@ -203,12 +215,25 @@ func activityHooks(hooks *server.Hooks) {
 	})
 }
 
-// clip bounds an error's text for the log.
-func clip(s string) string {
-	if len(s) <= maxActivityText {
+// loggedArguments are a call's arguments as the log keeps them: JSON,
+// secrets redacted, bounded.
+func loggedArguments(args any) string {
+	b, err := json.Marshal(args)
+	if err != nil {
+		return ""
+	}
+	return bounded(agent.RedactSecrets(string(b)), maxActivityArguments)
+}
+
+// clip is an error's text as the log keeps it: secrets redacted, bounded.
+func clip(s string) string { return bounded(agent.RedactSecrets(s), maxActivityText) }
+
+// bounded cuts s to at most max bytes, on a character's boundary.
+func bounded(s string, max int) string {
+	if len(s) <= max {
 		return s
 	}
-	s = s[:maxActivityText]
+	s = s[:max]
 	for !utf8.ValidString(s) {
 		s = s[:len(s)-1]
 	}

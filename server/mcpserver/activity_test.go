@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -234,5 +235,90 @@ func TestActivityOutcomes(t *testing.T) {
 				t.Errorf("tool error: row %+v, want a tool error of assistant with its text", rows[1])
 			}
 		})
+	}
+}
+
+// A call's arguments are kept only for an agent that logs them, and what
+// looks like a secret never is.
+func TestActivityKeepsArgumentsOnlyWhenAsked(t *testing.T) {
+	const secret = "sk-ant-api03-abcdefghijklmnopqrstuv"
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			h := newHarness(t, mcpserver.GuardOptions{})
+			f := followActivity(t, h.core)
+			c := connect(t, h.URL, era, h.token("alice"))
+			isCall := func(r agent.ActivityRow) bool { return r.Method == string(mcp.MethodToolsCall) }
+			call(t, c, "assistant", map[string]any{"message": "first, my key is " + secret}, nil)
+			a, ok := h.core.AgentBySlug("assistant")
+			if !ok {
+				t.Fatal("no assistant")
+			}
+			a.LogArguments = true
+			if _, err := h.core.SaveAgent(t.Context(), a); err != nil {
+				t.Fatal(err)
+			}
+			call(t, c, "assistant", map[string]any{"message": "second, my key is " + secret}, nil)
+			rows := f.waitFor(t, 2, isCall)
+			if rows[0].Arguments != "" {
+				t.Errorf("arguments kept while the agent does not log them: %q", rows[0].Arguments)
+			}
+			if !strings.Contains(rows[1].Arguments, `"message":"second, my key is [redacted]"`) {
+				t.Errorf("arguments = %q, want the message with the key redacted", rows[1].Arguments)
+			}
+			stored, err := h.core.Activity(t.Context(), agent.ActivityFilter{Agent: "assistant"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range stored {
+				if strings.Contains(r.Arguments+r.Text, secret) {
+					t.Errorf("the key reached the stored log: %+v", r)
+				}
+			}
+		})
+	}
+}
+
+// Over stdio every request is a row of the local principal, with its
+// agent, conversation and outcome.
+func TestActivityOverStdio(t *testing.T) {
+	h := newHarness(t, mcpserver.GuardOptions{})
+	f := followActivity(t, h.core)
+	c := stdioClient(t, h)
+	call(t, c, "assistant", map[string]any{"message": "hi"}, nil)
+	res := call(t, c, "assistant", map[string]any{"message": "hi", "conversation": "not-a-handle"}, nil)
+	if !res.IsError {
+		t.Fatalf("an unknown handle succeeded: %v", texts(res))
+	}
+	if _, err := c.ListTools(t.Context(), mcp.ListToolsRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	rows := f.waitFor(t, 4, func(r agent.ActivityRow) bool { return r.Client == agent.LocalPrincipal })
+	want := []struct {
+		method  string
+		outcome agent.ActivityOutcome
+	}{
+		{string(mcp.MethodInitialize), agent.OutcomeOK},
+		{string(mcp.MethodToolsCall), agent.OutcomeOK},
+		{string(mcp.MethodToolsCall), agent.OutcomeToolError},
+		{string(mcp.MethodToolsList), agent.OutcomeOK},
+	}
+	var calls []agent.ActivityRow
+	for _, r := range rows {
+		if r.Method == "notifications/initialized" {
+			continue
+		}
+		calls = append(calls, r)
+	}
+	if len(calls) != len(want) {
+		t.Fatalf("rows = %+v, want %d requests", calls, len(want))
+	}
+	for i, w := range want {
+		r := calls[i]
+		if r.Method != w.method || r.Outcome != w.outcome || r.Era != mcp.ProtocolVersion20251125 || r.BytesIn == 0 || r.BytesOut == 0 {
+			t.Errorf("row %d = %+v, want %s %s of era 2025-11-25 with bytes", i, r, w.method, w.outcome)
+		}
+	}
+	if calls[1].Agent != "assistant" || calls[1].Conversation == "" || calls[2].Text == "" {
+		t.Errorf("calls = %+v, want the agent, the conversation of the first, the error of the second", calls[1:3])
 	}
 }

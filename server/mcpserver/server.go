@@ -325,6 +325,8 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	// mcp-go's stdio session is one, "stdio", never minted by the id
 	// manager: it lives as long as this stream, uncounted.
 	defer s.sessions.open(stdioSessionID, agent.LocalPrincipal)()
+	in, out, unanswered := s.recordStdio(in, out) // the activity log (activity_stdio.go)
+	defer unanswered()
 	return stdio.Listen(ctx, in, out)
 }
 

@@ -1,0 +1,83 @@
+package agent_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+// A question is two rows: asked (its prompt) and closed (how, by whom);
+// the answer is kept only for an agent that logs arguments.
+func TestQuestionsInTheActivityLog(t *testing.T) {
+	for _, logArguments := range []bool{false, true} {
+		t.Run(map[bool]string{false: "answers not kept", true: "answers kept"}[logArguments], func(t *testing.T) {
+			f := newFixture(t, agent.Config{Desktop: true}, agent.Agent{Slug: "helper", Model: "m", Conversations: true,
+				Enabled: true, LogArguments: logArguments})
+			f.model.Reply = askingModel("Which colour?", "red", "blue")
+			events := f.core.Subscribe(t.Context())
+			done := f.runAsync(t, t.Context(), "paint it")
+			id := nextQuestion(t, events)
+			if err := f.core.AnswerQuestion(id, map[string]any{"answer": "blue"}, false); err != nil {
+				t.Fatal(err)
+			}
+			if out := <-done; out.err != nil {
+				t.Fatal(out.err)
+			}
+			rows, err := f.core.Activity(t.Context(), agent.ActivityFilter{Agent: "helper"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rows) != 2 {
+				t.Fatalf("rows = %+v, want asked and closed", rows)
+			}
+			closed, asked := rows[0], rows[1]
+			if asked.Method != agent.ActivityQuestion || asked.Reason != "asked" || !strings.Contains(asked.Text, "Which colour?") ||
+				asked.Client != "p" || asked.Conversation == "" {
+				t.Errorf("asked = %+v", asked)
+			}
+			if closed.Method != agent.ActivityQuestion || closed.Reason != "answered by desktop" || closed.Conversation != asked.Conversation {
+				t.Errorf("closed = %+v", closed)
+			}
+			if want := map[bool]string{false: "", true: "blue"}[logArguments]; closed.Arguments != want {
+				t.Errorf("kept answer %q, want %q", closed.Arguments, want)
+			}
+		})
+	}
+}
+
+func TestRedactSecrets(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"plain words stay", "plain words stay"},
+		{"token dh_abcdefghijklmnopqrstuvwxyz012345 here", "token [redacted] here"},
+		{`{"Authorization":"Bearer abc.def-ghi_jkl"}`, `{"Authorization":"[redacted]"}`},
+		{"key sk-proj-ABCDEFGHIJKLMNOPQRST and sk-ant-api03-xyzxyzxyzxyzxyzxyz", "key [redacted] and [redacted]"},
+		{"AIzaSyA1234567890abcdefghijklmnopqrstu", "[redacted]"},
+		{"ghp_abcdefghijklmnopqrstuvwxyz0123456789", "[redacted]"},
+		{"sk-short stays", "sk-short stays"},
+	} {
+		if got := agent.RedactSecrets(tc.in); got != tc.want {
+			t.Errorf("RedactSecrets(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// The sweeper prunes by age at start (the settings' bound), by the
+// injected clock.
+func TestActivityRetentionByAge(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	f := newFixture(t, agent.Config{Now: func() time.Time { return now }}, agent.Agent{})
+	if err := f.core.SetSetting(t.Context(), agent.SettingLogMaxAge, "2d"); err != nil {
+		t.Fatal(err)
+	}
+	f.core.RecordActivity(agent.ActivityRow{Time: now.Add(-72 * time.Hour), Method: "tools/call", Outcome: agent.OutcomeOK})
+	f.core.RecordActivity(agent.ActivityRow{Time: now.Add(-24 * time.Hour), Method: "tools/list", Outcome: agent.OutcomeOK})
+	if err := f.core.SweepActivity(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := f.core.Activity(t.Context(), agent.ActivityFilter{})
+	if err != nil || len(rows) != 1 || rows[0].Method != "tools/list" {
+		t.Errorf("after the sweep: %+v, %v; want the day-old row only", rows, err)
+	}
+}
