@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
@@ -133,6 +134,9 @@ func activityRoutes(mux *http.ServeMux, core Core, closing <-chan struct{}) {
 		}
 		reply(w, http.StatusOK, ActivityLines(core.Clients(), rows))
 	})
+	// The follower gets the page its query selects, oldest first, then
+	// each row as it is recorded: subscribed before the page is read, so
+	// that no row falls between the two, and none comes twice.
 	mux.HandleFunc("GET /v1/activity/follow", func(w http.ResponseWriter, r *http.Request) {
 		f, ok := filterOf(w, r)
 		if !ok {
@@ -148,13 +152,27 @@ func activityRoutes(mux *http.ServeMux, core Core, closing <-chan struct{}) {
 			}
 		}()
 		events := ac.Subscribe(ctx, agent.EventActivity)
+		page, err := ac.Activity(ctx, f)
+		if err != nil {
+			replyErr(w, err)
+			return
+		}
 		w.Header().Set("Content-Type", "application/jsonl")
 		w.WriteHeader(http.StatusOK)
 		rc := http.NewResponseController(w)
-		_ = rc.Flush() // the follower is subscribed from here on
 		enc := json.NewEncoder(w)
+		var last int64
+		for _, l := range slices.Backward(ActivityLines(core.Clients(), page)) {
+			if enc.Encode(l) != nil {
+				return
+			}
+			last = max(last, l.ID)
+		}
+		if rc.Flush() != nil {
+			return
+		}
 		for e := range events {
-			if e.Activity == nil || !f.Matches(*e.Activity) {
+			if e.Activity == nil || e.Activity.ID <= last || !f.Matches(*e.Activity) {
 				continue
 			}
 			if enc.Encode(ActivityLines(core.Clients(), []agent.ActivityRow{*e.Activity})[0]) != nil || rc.Flush() != nil {
@@ -171,9 +189,9 @@ func (c *Client) Activity(ctx context.Context, q ActivityQuery) ([]ActivityLine,
 	return out, err
 }
 
-// FollowActivity calls subscribed once the app follows the log for this
-// client, then fn with each row recorded from then on, until ctx ends
-// (nil) or fn fails.
+// FollowActivity calls fn with each row of the page q selects, oldest
+// first, then with each row recorded from then on, until ctx ends (nil) or
+// fn fails. subscribed, when set, is called once the app follows.
 func (c *Client) FollowActivity(ctx context.Context, q ActivityQuery, subscribed func(), fn func(ActivityLine) error) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://deskhand/v1/activity/follow?"+q.values().Encode(), nil)
 	if err != nil {

@@ -20,10 +20,10 @@ type agentEditor interface {
 	DeleteAgent(ctx context.Context, slug string) error
 }
 
-const agentSynopsis = "deskhand agent list | agent add SLUG [--name N] [--provider P] [--model M] [--prompt P] [--description D] [--backend provider|client] [--reach HOST:PORT,…] [--client-may-approve] [--icon EMOJI|FILE] | agent edit SLUG [the same] | agent enable SLUG | agent disable SLUG | agent remove SLUG"
+const agentSynopsis = "deskhand agent list | agent add SLUG [--name N] [--provider P] [--model M] [--prompt P] [--description D] [--backend provider|client] [--reach HOST:PORT,…] [--client-may-approve] [--icon EMOJI|FILE] [--log-arguments] | agent edit SLUG [the same] | agent enable SLUG | agent disable SLUG | agent remove SLUG"
 
 // agentFields are the flags of agent add and edit (with --model).
-var agentFields = []string{"name", "provider", "prompt", "description", "backend", "reach", "client-may-approve", "icon"}
+var agentFields = []string{"name", "provider", "prompt", "description", "backend", "reach", "client-may-approve", "icon", "log-arguments"}
 
 func agentFlags(fs *flag.FlagSet, f *cmdFlags) {
 	fs.StringVar(&f.name, "name", "", "add, edit: the agent's display name")
@@ -33,6 +33,7 @@ func agentFlags(fs *flag.FlagSet, f *cmdFlags) {
 	fs.StringVar(&f.backend, "backend", "", "add, edit: provider (its provider's model, the default) or client (the calling client's model, else its provider's); ollama, the old spelling, is --backend provider --provider ollama")
 	fs.StringVar(&f.reach, "reach", "", "add, edit: the hosts on your network its fetch_url may reach, as host:port, comma-separated (\"\" for none)")
 	fs.BoolVar(&f.clientMayApprove, "client-may-approve", false, "add, edit: let the calling client approve its tool calls (otherwise you approve them here); --client-may-approve=false takes it back")
+	fs.BoolVar(&f.logArguments, "log-arguments", false, "add, edit: keep the arguments of its calls and the answers to its questions in the activity log ('deskhand log'); --log-arguments=false stops")
 	fs.StringVar(&f.icon, "icon", "", "add, edit: how clients show it: an emoji, or an image file (PNG, JPEG or SVG, at most 64 KiB); \"\" for none")
 }
 
@@ -128,6 +129,9 @@ func runAgent(ctx context.Context, inv *invocation, f *cmdFlags, words []string,
 	}
 	if inv.set["client-may-approve"] {
 		a.ClientMayApprove = f.clientMayApprove
+	}
+	if inv.set["log-arguments"] {
+		a.LogArguments = f.logArguments
 	}
 	if inv.set["icon"] {
 		if a.Icon, err = iconFlag(f.icon); err != nil {

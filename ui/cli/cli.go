@@ -276,6 +276,7 @@ type cmdFlags struct {
 	ruleFolder, ruleHost               string // answer: always allow in this folder, on this host
 	logAgent, logSince                 string // log
 	follow, json                       bool   // log
+	logArguments                       bool   // agent add and edit
 }
 
 // command is one command: its name, synopsis, flags and what it runs.

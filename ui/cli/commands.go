@@ -275,9 +275,9 @@ func runQuestions(ctx context.Context, inv *invocation, _ *cmdFlags, words []str
 		return nil
 	}
 	for _, q := range qs {
-		fmt.Fprintf(w, "%s  %s from %s, expires %s\n  %s\n", q.ID, q.Kind, q.Agent, q.ExpiresAt.Local().Format(time.TimeOnly), q.Prompt)
+		fmt.Fprintf(w, "%s  %s from %s, expires %s\n  %s\n", q.ID, q.Kind, q.Agent, q.ExpiresAt.Local().Format(time.TimeOnly), terminalText(q.Prompt))
 		if len(q.Choices) > 0 {
-			fmt.Fprintf(w, "  choices: %s\n", strings.Join(q.Choices, " | "))
+			fmt.Fprintf(w, "  choices: %s\n", terminalText(strings.Join(q.Choices, " | ")))
 		}
 		if q.Kind == string(agent.KindApproval) {
 			fmt.Fprintf(w, "  answer with: deskhand answer %s approve|deny [--comment TEXT]\n", q.ID)

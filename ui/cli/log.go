@@ -16,13 +16,17 @@ import (
 
 // ---- log ----
 
+// followPage is how many rows --follow prints before the new ones,
+// without --since.
+const followPage = 20
+
 const logSynopsis = "deskhand log [--client NAME] [--agent SLUG] [--since DUR] [--follow] [--json]"
 
 func logFlags(fs *flag.FlagSet, f *cmdFlags) {
 	fs.StringVar(&f.client, "client", "", "only the requests of this client (a token's name)")
 	fs.StringVar(&f.logAgent, "agent", "", "only the requests of this agent (its slug)")
 	fs.StringVar(&f.logSince, "since", "", "only the last DUR of the log: 90m, 24h, 7d")
-	fs.BoolVar(&f.follow, "follow", false, "then print each new request as it happens, until Ctrl-C (the app must be running)")
+	fs.BoolVar(&f.follow, "follow", false, "print the last 20 requests (or those of --since), then each new one as it happens, until Ctrl-C (the app must be running)")
 	fs.BoolVar(&f.json, "json", false, "print JSON Lines, one object a row (the export format)")
 }
 
@@ -48,6 +52,12 @@ func runLog(ctx context.Context, inv *invocation, f *cmdFlags, words []string, u
 		return userf("--follow needs Deskhand running: start it, then run this again")
 	}
 	show := func(l control.ActivityLine) error { return printActivity(inv.stdout, l, f.json) }
+	if f.follow {
+		if f.logSince == "" {
+			q.Limit = followPage // as tail -f: the last few, then the new
+		}
+		return ctl.FollowActivity(ctx, q, nil, show)
+	}
 	var lines []control.ActivityLine
 	if ctl != nil {
 		lines, err = ctl.Activity(ctx, q)
@@ -57,20 +67,15 @@ func runLog(ctx context.Context, inv *invocation, f *cmdFlags, words []string, u
 	if err != nil {
 		return err
 	}
-	slices.Reverse(lines) // oldest first, as a log reads
-	for _, l := range lines {
+	for _, l := range slices.Backward(lines) { // oldest first, as a log reads
 		if err := show(l); err != nil {
 			return err
 		}
 	}
-	if !f.follow {
-		if len(lines) == 0 && !f.json {
-			fmt.Fprintln(inv.stderr, "The log has no such request yet.")
-		}
-		return nil
+	if len(lines) == 0 && !f.json {
+		fmt.Fprintln(inv.stderr, "The log has no such request yet.")
 	}
-	q.Since, q.Limit = time.Time{}, 0
-	return ctl.FollowActivity(ctx, q, nil, show)
+	return nil
 }
 
 // coreActivity reads the log of a data folder opened here.
@@ -109,7 +114,7 @@ func activityText(l control.ActivityLine) string {
 	if l.Reason != "" {
 		outcome += " (" + l.Reason + ")"
 	}
-	parts := []string{l.Time.Local().Format("2006-01-02 15:04:05.000"), client, l.Method}
+	parts := []string{l.Time.Local().Format("2006-01-02 15:04:05.000"), terminalText(client), terminalText(l.Method)}
 	if l.Agent != "" {
 		parts = append(parts, l.Agent)
 	}
@@ -124,7 +129,10 @@ func activityText(l control.ActivityLine) string {
 		parts = append(parts, "conversation "+l.Conversation)
 	}
 	if l.Text != "" {
-		parts = append(parts, strings.ReplaceAll(l.Text, "\n", " "))
+		parts = append(parts, l.Text)
 	}
-	return strings.Join(parts, "  ")
+	if l.Arguments != "" {
+		parts = append(parts, "arguments "+l.Arguments)
+	}
+	return terminalText(strings.Join(parts, "  "))
 }

@@ -70,3 +70,24 @@ func TestActivityText(t *testing.T) {
 		}
 	}
 }
+
+// Text an agent or a client wrote cannot drive the terminal it is
+// printed on.
+func TestTerminalText(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"plain, ünïcode ✓", "plain, ünïcode ✓"},
+		{"two\nlines\tand a tab", "two lines and a tab"},
+		{"red \x1b[31mtext\x1b]0;title\x07", `red \x1b[31mtext\x1b]0;title\x07`},
+		{"C1 \u009b2J", `C1 \x9b2J`},
+		{"evil\u202egnp.exe", `evil\u202egnp.exe`},
+	} {
+		if got := terminalText(tc.in); got != tc.want {
+			t.Errorf("terminalText(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	l := logLines[0]
+	l.Text = "\x1b[2Jcleared"
+	if got := activityText(l); bytes.ContainsRune([]byte(got), 0x1b) {
+		t.Errorf("activityText printed an escape: %q", got)
+	}
+}
