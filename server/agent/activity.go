@@ -132,6 +132,10 @@ func (c *Core) RecordActivity(row ActivityRow) {
 	c.publish(Event{Kind: EventActivity, Time: row.Time, Agent: row.Agent, Conversation: row.Conversation, Activity: &row})
 }
 
+// LogsActivity reports whether the core keeps an activity log: the MCP
+// surface records nothing when it does not.
+func (c *Core) LogsActivity() bool { return c.activity.rec != nil }
+
 // Activity lists the log; with no log, nothing.
 func (c *Core) Activity(ctx context.Context, f ActivityFilter) ([]ActivityRow, error) {
 	if c.activity.rec == nil {

@@ -125,11 +125,13 @@ func agentToolDefinition(b *testing.B) mcp.Tool {
 }
 
 // deskhand is the real server stack: guard with a token, mcp-go, the core,
-// SQLite on disk, with an instant model port.
+// SQLite on disk, with an instant model port. The activity log is on, as
+// shipped; DESKHAND_BENCH_NO_LOG=1 turns it off, to measure its cost.
 func deskhand(b *testing.B, agents int) target {
 	db := storetest.Open(b) // closed after the cleanup below, which closes the core first
 	core, err := agent.New(context.Background(), agent.Config{History: db, Logger: quiet,
-		Models: map[agent.Backend]agent.Model{agent.BackendOllama: instantModel{}}})
+		Models:        map[agent.Backend]agent.Model{agent.BackendOllama: instantModel{}},
+		NoActivityLog: os.Getenv("DESKHAND_BENCH_NO_LOG") == "1"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/deskhand/deskhand/models/ollama/ollamatest"
+	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/server/control"
 	"github.com/deskhand/deskhand/server/mcpserver"
 	"github.com/deskhand/deskhand/server/servertest"
@@ -53,8 +55,10 @@ func TestLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
+		if cmd.ProcessState == nil { // not stopped by the test's end
+			_ = cmd.Process.Signal(os.Interrupt)
+			_ = cmd.Wait()
+		}
 	}()
 	url := out.WaitFor(t, regexp.MustCompile(`serving your agents at (\S+)`), 20*time.Second)[1]
 	ctl, err := control.Dial(control.SocketPath(data))
@@ -76,6 +80,8 @@ func TestLoad(t *testing.T) {
 	var (
 		wg          sync.WaitGroup
 		calls, errs atomic.Int64
+		posts       = make([]atomic.Int64, clients) // per client: POSTs answered
+		failedCalls atomic.Int64
 		mu          sync.Mutex
 		acked       = map[string]int{} // conversation → acknowledged calls
 		firstErr    error
@@ -87,7 +93,7 @@ func TestLoad(t *testing.T) {
 			era = mcp.ProtocolVersion20260728
 		}
 		wg.Go(func() {
-			c, err := loadClient(url, tokens[i], era)
+			c, err := loadClient(url, tokens[i], era, &posts[i])
 			if err != nil {
 				errs.Add(1)
 				mu.Lock()
@@ -111,6 +117,7 @@ func TestLoad(t *testing.T) {
 				}
 				if err != nil {
 					errs.Add(1)
+					failedCalls.Add(1)
 					mu.Lock()
 					firstErr = err
 					mu.Unlock()
@@ -139,8 +146,15 @@ func TestLoad(t *testing.T) {
 	time.Sleep(3 * time.Second) // let idle connections and streams close
 	after, _ := ctl.Status(context.Background())
 
+	// Stopped, Deskhand has written every row of its activity log.
+	_ = cmd.Process.Signal(os.Interrupt)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("deskhand serve ended with %v", err)
+	}
+
 	// Every acknowledged call's question is in SQLite.
 	db := storetest.OpenAt(t, filepath.Join(data, store.FileName))
+	checkLogComplete(t, db, posts, calls.Load()+failedCalls.Load())
 	missing := 0
 	for conv, n := range acked {
 		msgs, err := db.Messages(context.Background(), conv)
@@ -170,10 +184,65 @@ func TestLoad(t *testing.T) {
 	}
 }
 
-// loadClient connects a client of the era that answers questions.
-func loadClient(url, token, era string) (*client.Client, error) {
+// checkLogComplete: the activity log holds one row per request of each
+// load client (its POSTs: initialize, notifications, calls, answers to
+// elicitations), and a tools/call row for every call.
+func checkLogComplete(t *testing.T, db *store.DB, posts []atomic.Int64, calls int64) {
+	t.Helper()
+	clients, err := db.Clients(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make(map[string]int, len(clients)) // client ID → load client
+	for _, c := range clients {
+		var i int
+		if _, err := fmt.Sscanf(c.Name, "load-%d", &i); err == nil {
+			ids[c.ID] = i
+		}
+	}
+	rows, err := db.Activity(context.Background(), agent.ActivityFilter{Limit: 10_000_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logged := make([]int64, len(posts))
+	var toolCalls int64
+	for _, r := range rows {
+		i, ok := ids[r.Client]
+		switch {
+		case !ok, r.Method == http.MethodGet, r.Method == http.MethodDelete:
+			continue
+		case r.Method == agent.ActivityQuestion || r.Method == agent.ActivityApproval:
+			continue // not requests: the questions the calls asked
+		}
+		logged[i]++
+		if r.Method == string(mcp.MethodToolsCall) {
+			toolCalls++
+		}
+		if r.Outcome == agent.OutcomeDropped {
+			t.Errorf("the log dropped rows: %s", r.Text)
+		}
+	}
+	var wrong int
+	for i := range posts {
+		if logged[i] != posts[i].Load() {
+			if wrong++; wrong <= 5 {
+				t.Errorf("client load-%d: %d requests answered, %d rows in the activity log", i, posts[i].Load(), logged[i])
+			}
+		}
+	}
+	// A 2026-07-28 call that asks is sent again with the answer (SEP-2322).
+	if toolCalls < calls {
+		t.Errorf("%d tools/call rows for %d calls", toolCalls, calls)
+	}
+	t.Logf("activity log: %d rows, %d of them tools/call", len(rows), toolCalls)
+}
+
+// loadClient connects a client of the era that answers questions,
+// counting the POSTs the server answered.
+func loadClient(url, token, era string, posts *atomic.Int64) (*client.Client, error) {
 	tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPLogger(quiet),
-		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}),
+		transport.WithHTTPBasicClient(&http.Client{Transport: countingPosts{http.DefaultTransport, posts}}))
 	if err != nil {
 		return nil, err
 	}
@@ -189,6 +258,21 @@ func loadClient(url, token, era string) (*client.Client, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// countingPosts counts the POSTs that got an answer: each is one request
+// the activity log must hold.
+type countingPosts struct {
+	http.RoundTripper
+	n *atomic.Int64
+}
+
+func (c countingPosts) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.RoundTripper.RoundTrip(r)
+	if err == nil && r.Method == http.MethodPost {
+		c.n.Add(1)
+	}
+	return resp, err
 }
 
 // answerer is the scripted person behind every client.

@@ -28,10 +28,17 @@ import (
 // Authorization header, and a call's arguments only for agents that log
 // them (agent.Agent.LogArguments), with what looks like a secret redacted.
 
-// ActivityRecorder is what recording needs of the core; a Core without it
-// records nothing.
+// ActivityRecorder is what recording needs of the core; a Core without it,
+// or whose log is off, records nothing and pays nothing.
 type ActivityRecorder interface {
 	RecordActivity(row agent.ActivityRow)
+	LogsActivity() bool
+}
+
+// activityRecorder is the core's recorder when its log is on.
+func (s *Server) activityRecorder() (ActivityRecorder, bool) {
+	rec, ok := s.core.(ActivityRecorder)
+	return rec, ok && rec.LogsActivity()
 }
 
 // maxActivityText bounds the text kept of an error; maxActivityArguments
@@ -66,7 +73,7 @@ func noteFrom(ctx context.Context) *activityNote {
 // recordActivity wraps the whole handler: it records each request to
 // EndpointPath once its answer is written.
 func (s *Server) recordActivity(next http.Handler) http.Handler {
-	rec, ok := s.core.(ActivityRecorder)
+	rec, ok := s.activityRecorder()
 	if !ok {
 		return next
 	}

@@ -54,7 +54,7 @@ type stdioMessage struct {
 // returns what records the requests left unanswered when the stream ends;
 // without a recorder in and out are returned as they are.
 func (s *Server) recordStdio(in io.Reader, out io.Writer) (io.Reader, io.Writer, func()) {
-	rec, ok := s.core.(ActivityRecorder)
+	rec, ok := s.activityRecorder()
 	if !ok {
 		return in, out, func() {}
 	}
