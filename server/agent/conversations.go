@@ -21,16 +21,52 @@ func (c *Core) CancelTurn(conversationID string) bool {
 
 // ConversationsOf lists the principal's own conversations, last active
 // first, from after the mark.
+//
+// Conversations with agents hidden from the principal's client are left
+// out, as if they did not exist.
 func (c *Core) ConversationsOf(ctx context.Context, principal string, after PageMark, limit int) ([]ConversationSummary, error) {
-	return c.history.ConversationsOf(ctx, principal, after, limit)
+	v := c.VisibleTo(principal)
+	if v.All {
+		return c.history.ConversationsOf(ctx, principal, after, limit)
+	}
+	var out []ConversationSummary
+	for len(out) < limit {
+		page, err := c.history.ConversationsOf(ctx, principal, after, limit)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range page {
+			if c.sees(v, s.AgentID) {
+				out = append(out, s)
+			}
+		}
+		if len(page) < limit {
+			break
+		}
+		last := page[len(page)-1]
+		after = PageMark{UpdatedAt: last.UpdatedAt, ID: last.ID}
+	}
+	return out[:min(len(out), limit)], nil
+}
+
+// sees reports whether an agent, by ID, is in a visible set; an agent
+// since deleted is not.
+func (c *Core) sees(v Visibility, agentID string) bool {
+	if v.All {
+		return true
+	}
+	c.mu.Lock()
+	a, ok := c.agents[agentID]
+	c.mu.Unlock()
+	return ok && v.Sees(a.Slug)
 }
 
 // ConversationOf returns the conversation and its messages when principal
-// owns it; anyone else gets ErrUnknownConversation, as for a handle never
-// given.
+// owns it and its client sees the agent; anyone else gets
+// ErrUnknownConversation, as for a handle never given.
 func (c *Core) ConversationOf(ctx context.Context, principal, id string) (Conversation, []Message, error) {
 	conv, err := c.history.Conversation(ctx, strings.TrimSpace(id))
-	if errors.Is(err, ErrNotFound) || (err == nil && conv.Principal != principal) {
+	if errors.Is(err, ErrNotFound) || (err == nil && (conv.Principal != principal || !c.sees(c.VisibleTo(principal), conv.AgentID))) {
 		return Conversation{}, nil, ErrUnknownConversation
 	}
 	if err != nil {

@@ -1,11 +1,13 @@
 package agent_test
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"testing"
 
 	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/agent/agenttest"
 	"github.com/deskhand/deskhand/store/storetest"
 )
 
@@ -124,5 +126,61 @@ func BenchmarkVisibleTo(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// A client limited to some agents cannot list or read its conversations
+// with the others: they are unknown, as if they never were; paging skips
+// them without ending early.
+func TestHiddenAgentsConversationsAreUnknown(t *testing.T) {
+	f := newFixture(t, agent.Config{}, agent.Agent{})
+	f.model.Reply = func(context.Context, int, agent.ChatRequest, func(agent.Delta)) (agent.ChatResponse, error) {
+		return agenttest.Text("ok"), nil
+	}
+	if _, err := f.core.SaveAgent(t.Context(), agent.Agent{Slug: "other", Model: "m", Conversations: true, Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	cursor, _, err := f.core.CreateClient(t.Context(), "cursor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func(slug string) string {
+		res, err := f.core.Run(t.Context(), agent.RunRequest{Agent: slug, Principal: cursor.ID, Message: "hi"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Conversation.ID
+	}
+	visible := []string{start("helper")}
+	var hidden []string
+	for range 4 {
+		hidden = append(hidden, start("other"))
+	}
+	visible = append(visible, start("helper"))
+	if err := f.core.SetClientAgents(t.Context(), "cursor", false, []string{"helper"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.core.ConversationOf(t.Context(), cursor.ID, hidden[0]); !errors.Is(err, agent.ErrUnknownConversation) {
+		t.Errorf("reading a hidden agent's conversation: %v, want ErrUnknownConversation", err)
+	}
+	if _, _, err := f.core.ConversationOf(t.Context(), cursor.ID, visible[0]); err != nil {
+		t.Errorf("reading a visible agent's conversation: %v", err)
+	}
+	var listed []string
+	var after agent.PageMark
+	for range 10 {
+		page, err := f.core.ConversationsOf(t.Context(), cursor.ID, after, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		listed = append(listed, page[0].ID)
+		after = agent.PageMark{UpdatedAt: page[0].UpdatedAt, ID: page[0].ID}
+	}
+	slices.Reverse(visible) // last active first
+	if !slices.Equal(listed, visible) {
+		t.Errorf("listed %v, want the visible agent's %v", listed, visible)
 	}
 }
