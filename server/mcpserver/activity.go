@@ -160,8 +160,8 @@ func notePrincipal(next http.Handler) http.Handler {
 	})
 }
 
-// noteRPC records a request's method, and for a tools/call the agent it
-// calls and the conversation it names.
+// noteRPC records a request's method, and the agent it concerns: the one
+// it calls, whose description it reads or whose starter prompt it gets.
 func (s *Server) noteRPC(r *http.Request, msg *rpcPeek) {
 	n := noteFrom(r.Context())
 	if n == nil {
@@ -169,9 +169,22 @@ func (s *Server) noteRPC(r *http.Request, msg *rpcPeek) {
 	}
 	var slug string
 	var logArguments bool
-	if msg.Method == string(mcp.MethodToolsCall) {
+	switch msg.Method {
+	case string(mcp.MethodToolsCall):
 		if a, ok := s.core.ServedAgent(msg.Params.Name); ok {
 			slug, logArguments = a.Slug, a.LogArguments
+		}
+	case string(mcp.MethodResourcesRead): // an agent's description
+		if name, ok := strings.CutPrefix(msg.Params.URI, AgentResourcePrefix); ok {
+			if a, ok := s.core.ServedAgent(name); ok {
+				slug = a.Slug
+			}
+		}
+	case string(mcp.MethodPromptsGet): // a starter prompt, named slug.N
+		if name, _, ok := strings.Cut(msg.Params.Name, "."); ok {
+			if a, ok := s.core.ServedAgent(name); ok {
+				slug = a.Slug
+			}
 		}
 	}
 	n.mu.Lock()

@@ -319,3 +319,23 @@ func TestActivityOverStdio(t *testing.T) {
 		t.Errorf("calls = %+v, want the agent, the conversation of the first, the error of the second", calls[1:3])
 	}
 }
+
+// Reading an agent's description is a row of that agent.
+func TestActivityNamesTheAgentOfAResource(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			h := newHarness(t, mcpserver.GuardOptions{})
+			f := followActivity(t, h.core)
+			c := connect(t, h.URL, era, h.token("alice"))
+			var req mcp.ReadResourceRequest
+			req.Params.URI = mcpserver.AgentResourcePrefix + "assistant"
+			if _, err := c.ReadResource(t.Context(), req); err != nil {
+				t.Fatal(err)
+			}
+			rows := f.waitFor(t, 1, func(r agent.ActivityRow) bool { return r.Method == string(mcp.MethodResourcesRead) })
+			if rows[0].Agent != "assistant" || rows[0].Outcome != agent.OutcomeOK {
+				t.Errorf("row %+v, want the assistant's read", rows[0])
+			}
+		})
+	}
+}
