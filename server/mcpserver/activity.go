@@ -24,9 +24,10 @@ import (
 // the principal (notePrincipal), the JSON-RPC method and agent (noteRPC,
 // from the peek the server makes anyway), and what mcp-go answered (its
 // hooks). Nothing is written on the request's path: the core queues the
-// row for the store's next group commit. A row never holds a token, an
-// Authorization header, and a call's arguments only for agents that log
-// them (agent.Agent.LogArguments), with what looks like a secret redacted.
+// row for the store's next group commit. A row never holds a token or an
+// Authorization header; it holds a call's arguments only for agents that
+// log them (agent.Agent.LogArguments), with what looks like a secret
+// redacted.
 
 // ActivityRecorder is what recording needs of the core; a Core without it,
 // or whose log is off, records nothing and pays nothing.
