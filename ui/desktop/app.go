@@ -301,7 +301,7 @@ func (a *App) handle(e agent.Event) {
 	case agent.EventAgentsChanged: // also pause and resume, from the tray or a client's CLI
 		a.agents.refresh()
 		a.models.refresh() // which agents use each provider
-		a.showState() // which agents have a model: the servers' answers stand
+		a.showState()      // which agents have a model: the servers' answers stand
 	case agent.EventQuestionAsked:
 		a.questions.refresh()
 		a.questions.popup(e.Question)

@@ -157,6 +157,7 @@ type editorFields struct {
 	ReachableHosts                                 string // host:port, one per line
 	Starters                                       string // starter prompts, one per line
 	ClientMayApprove                               bool
+	LogArguments                                   bool   // keep calls' arguments and answers in the activity log
 	Icon                                           string // an emoji, or an image as a data: URI
 }
 
@@ -171,7 +172,8 @@ func fieldsOf(a agent.Agent) editorFields {
 	return editorFields{Name: a.Name, Slug: a.Slug, Description: a.Description, Prompt: a.Prompt, Model: a.Model,
 		Schema: string(a.ResponseSchema), Backend: backend, Provider: cmp.Or(a.Provider, agent.OllamaProvider), Routing: cmp.Or(a.Routing, agent.RouteClient), Conversations: a.Conversations, Enabled: a.Enabled,
 		Tools: a.Tools, Folders: strings.Join(a.Folders, "\n"), Starters: strings.Join(a.StarterPrompts, "\n"),
-		ReachableHosts: strings.Join(a.ReachableHosts, "\n"), ClientMayApprove: a.ClientMayApprove, Icon: a.Icon}
+		ReachableHosts: strings.Join(a.ReachableHosts, "\n"), ClientMayApprove: a.ClientMayApprove, Icon: a.Icon,
+		LogArguments: a.LogArguments}
 }
 
 // lines reads a list typed one item per line, blank lines ignored.
@@ -195,7 +197,7 @@ func (f editorFields) apply(base agent.Agent) (agent.Agent, error) {
 	base.Backend, base.Provider, base.Routing, base.Conversations, base.Enabled = f.Backend, f.Provider, f.Routing, f.Conversations, f.Enabled
 	base.Tools, base.Folders, base.StarterPrompts = f.Tools, lines(f.Folders), lines(f.Starters)
 	base.ReachableHosts, base.ClientMayApprove = lines(f.ReachableHosts), f.ClientMayApprove
-	base.Icon = f.Icon
+	base.Icon, base.LogArguments = f.Icon, f.LogArguments
 	base.ResponseSchema = nil
 	if s := strings.TrimSpace(f.Schema); s != "" {
 		base.ResponseSchema = json.RawMessage(s)
