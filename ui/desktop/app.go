@@ -132,6 +132,9 @@ func New(fy fyne.App, core Core, opts Options) *App {
 		if t.Text == "Connect" && a.connect.clients == nil {
 			a.connect.refresh()
 		}
+		if t.Text == "Settings" {
+			a.settings.refreshCalls() // the calls today
+		}
 	}
 	a.onboarding = newOnboardingPanel(a)
 	a.status = newStatusBar(a, core)

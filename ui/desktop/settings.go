@@ -122,6 +122,9 @@ type settingsCore interface {
 	Setting(ctx context.Context, key, def string) (string, error)
 	SetSetting(ctx context.Context, key, value string) error
 	InstalledModels(ctx context.Context) ([]string, error)
+	// ClientCalls counts each client's tool calls since a time, by ID
+	// (from the activity log: it reads the database).
+	ClientCalls(ctx context.Context, since time.Time) (map[string]int, error)
 	clientAgentsCore // which agents each client sees (clientagents.go)
 }
 
@@ -141,6 +144,10 @@ type settingsView struct {
 	clients     []agent.Client
 	newName     *widget.Entry
 	clientRows  *fyne.Container
+	clientLines map[string]*widget.Label // each client's second line, by ID
+	calls       map[string]int           // tool calls today, by client ID; nil until read
+	callsAsked  int                      // reads of the calls asked for; only the last one's answer is shown
+	now         func() time.Time
 	tokenStatus *widget.Label
 
 	advanced       *widget.Accordion
@@ -158,7 +165,7 @@ type settingsView struct {
 }
 
 func newSettingsView(app *App, core settingsCore) *settingsView {
-	v := &settingsView{app: app, core: core, newName: widget.NewEntry(), clientRows: container.NewVBox(),
+	v := &settingsView{app: app, core: core, newName: widget.NewEntry(), clientRows: container.NewVBox(), now: time.Now,
 		entries: map[string]*widget.Entry{}, notes: map[string]*widget.Label{}, stored: map[string]string{}, savedHere: map[string]bool{},
 		servers: plainNote(""), ollama: feedback(), loginStatus: feedback(), tokenStatus: feedback(), advancedStatus: feedback(),
 		launchesAtLogin: platform.LaunchesAtLogin, setLaunchAtLogin: platform.SetLaunchAtLogin}
@@ -374,26 +381,70 @@ func (v *settingsView) setLogin(on bool) {
 	})
 }
 
-// refreshClients re-reads the clients only (from memory), keeping unsaved
-// edits.
+// refreshClients re-reads the clients (from memory), keeping unsaved
+// edits, then their calls today (refreshCalls).
 func (v *settingsView) refreshClients() {
 	v.clients = v.core.Clients()
 	v.clientRows.RemoveAll()
-	now := time.Now()
+	v.clientLines = make(map[string]*widget.Label, len(v.clients))
 	for _, c := range v.clients {
-		label := widget.NewLabel(clientLabel(c, now) + " · sees " + v.clientAgents(c.Name))
+		label := widget.NewLabel(c.Name + " · sees " + v.clientAgents(c.Name))
 		label.Truncation = fyne.TextTruncateEllipsis
+		line := widget.NewLabel("")
+		line.Truncation, line.Importance = fyne.TextTruncateEllipsis, widget.LowImportance
+		v.clientLines[c.ID] = line
 		agents := widget.NewButton("Agents…", func() { v.chooseAgents(c.Name) })
 		rotate := widget.NewButton("Rotate…", func() { v.confirmRotate(c.Name) })
 		revoke := widget.NewButton("Revoke…", func() { v.confirmRevoke(c.Name) })
-		v.clientRows.Add(container.NewBorder(nil, nil, nil, container.NewHBox(agents, rotate, revoke), label))
+		v.clientRows.Add(container.NewBorder(nil, nil, nil, container.NewHBox(agents, rotate, revoke), container.NewVBox(label, line)))
 	}
+	v.showCalls()
+	v.refreshCalls()
 	if len(v.clients) == 0 {
 		none := widget.NewLabel("No client token yet.")
 		none.Importance = widget.LowImportance
 		v.clientRows.Add(none)
 	}
 	v.clientRows.Refresh()
+}
+
+// refreshCalls reads how many tools each client called today, off
+// fyne's goroutine (the activity log is in the database), and shows it.
+func (v *settingsView) refreshCalls() {
+	v.callsAsked++
+	asked := v.callsAsked
+	since := startOfDay(v.now())
+	v.app.background(func(ctx context.Context) func() {
+		calls, err := v.core.ClientCalls(ctx, since)
+		return func() {
+			if asked != v.callsAsked {
+				return // a later read answers
+			}
+			if err != nil {
+				v.app.log.Warn("count the calls of clients", "err", err)
+				calls = nil // not known: not said
+			} else if calls == nil {
+				calls = map[string]int{} // no log: none
+			}
+			v.calls = calls
+			v.showCalls()
+		}
+	})
+}
+
+// showCalls puts each client's second line: created, last seen, calls
+// today (once known).
+func (v *settingsView) showCalls() {
+	now := v.now()
+	for _, c := range v.clients {
+		calls := -1
+		if v.calls != nil {
+			calls = v.calls[c.ID]
+		}
+		if line := v.clientLines[c.ID]; line != nil {
+			line.SetText(clientLabel(c, calls, now))
+		}
+	}
 }
 
 // create makes a client token, off fyne's goroutine, and shows it once.
