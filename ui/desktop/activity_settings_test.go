@@ -95,3 +95,77 @@ func TestSettingsTabReadsCallsToday(t *testing.T) {
 		t.Errorf("after showing Settings: %q", got)
 	}
 }
+
+func TestLogSettingsChecks(t *testing.T) {
+	for text, ok := range map[string]bool{"": true, "30d": true, " 7d ": true, "720h": true, "90m": true, "0d": false, "-1h": false, "7 weeks": false, "30": false} {
+		if (logAgeProblem(text) == "") != ok {
+			t.Errorf("logAgeProblem(%q) = %q", text, logAgeProblem(text))
+		}
+	}
+	for text, ok := range map[string]bool{"": true, "100": true, " 5 ": true, "0": false, "-3": false, "1.5": false, "lots": false} {
+		if (logSizeProblem(text) == "") != ok {
+			t.Errorf("logSizeProblem(%q) = %q", text, logSizeProblem(text))
+		}
+	}
+	for _, c := range []struct{ stored, now, want string }{
+		{"", "true", ""}, {"true", "true", ""}, {"false", "false", ""},
+		{"false", "true", "In effect now: on (what you saved applies from the next start)."},
+		{"", "false", "In effect now: off (what you saved applies from the next start)."},
+	} {
+		if got := effectNote(agent.SettingLogEnabled, c.stored, c.now, true, true); got != c.want {
+			t.Errorf("stored %q, in effect %q: %q, want %q", c.stored, c.now, got, c.want)
+		}
+	}
+}
+
+// TestAdvancedLogSettings: Settings → Advanced shows the activity log's
+// settings, refuses an age or a size it cannot read, saves them, and says
+// when each applies.
+func TestAdvancedLogSettings(t *testing.T) {
+	core := &fakeSettings{settings: map[string]string{agent.SettingLogEnabled: "false", agent.SettingLogMaxAge: "7d"}}
+	v, ui := settingsScreen(t, core)
+	v.refresh()
+	ui.settle()
+	age, size := v.entries[agent.SettingLogMaxAge], v.entries[agent.SettingLogMaxMB]
+	if v.logOn.Checked || age.Text != "7d" || size.Text != "" {
+		t.Fatalf("read: log on %v, age %q, size %q", v.logOn.Checked, age.Text, size.Text)
+	}
+	if got := v.notes[agent.SettingLogEnabled].Text; got != "Applies at the next start." {
+		t.Errorf("under the box: %q", got)
+	}
+	if got := v.notes[agent.SettingLogMaxAge].Text; got != logLimitsNote {
+		t.Errorf("under the age: %q", got)
+	}
+	age.SetText("7 weeks")
+	size.SetText("0")
+	if got := v.notes[agent.SettingLogMaxAge].Text; !strings.HasPrefix(got, "✖ Write an age such as 30d") {
+		t.Errorf("a bad age: %q", got)
+	}
+	v.save()
+	ui.settle()
+	if got := v.notes[agent.SettingLogMaxMB].Text; !strings.HasPrefix(got, "✖ Write a whole number of megabytes") || !strings.HasPrefix(v.advancedStatus.Text, "✖ Not saved") {
+		t.Errorf("a bad size: %q; status %q", got, v.advancedStatus.Text)
+	}
+	if core.settings[agent.SettingLogMaxAge] != "7d" {
+		t.Errorf("saved though wrong: %v", core.settings)
+	}
+	age.SetText("14d")
+	size.SetText(" 50 ")
+	v.logOn.SetChecked(true)
+	v.save()
+	ui.settle()
+	core.mu.Lock()
+	saved := []string{core.settings[agent.SettingLogEnabled], core.settings[agent.SettingLogMaxAge], core.settings[agent.SettingLogMaxMB]}
+	core.mu.Unlock()
+	if strings.Join(saved, " ") != "true 14d 50" || !strings.HasPrefix(v.advancedStatus.Text, "Saved.") {
+		t.Errorf("saved %q; status %q", saved, v.advancedStatus.Text)
+	}
+	if got := v.notes[agent.SettingLogEnabled].Text; got != "In effect now: off (what you saved applies from the next start). Applies at the next start." {
+		t.Errorf("under the box after saving: %q", got)
+	}
+	v.refresh() // read again: what this run started with stays in effect
+	ui.settle()
+	if got := v.notes[agent.SettingLogEnabled].Text; !strings.HasPrefix(got, "In effect now: off") || !v.logOn.Checked {
+		t.Errorf("read again: %q, checked %v", got, v.logOn.Checked)
+	}
+}
