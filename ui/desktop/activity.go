@@ -34,11 +34,13 @@ import (
 // by then, merges them in, refilters and refreshes the table once.
 
 // activityCore is what the Log tab asks of the core: the log, the names
-// of the clients, and the rows as they are recorded.
+// of the clients, the rows as they are recorded, and whether the log is
+// kept (log.enabled).
 type activityCore interface {
 	Activity(ctx context.Context, f agent.ActivityFilter) ([]agent.ActivityRow, error)
 	Clients() []agent.Client
 	Subscribe(ctx context.Context, kinds ...agent.EventKind) <-chan agent.Event
+	Setting(ctx context.Context, key, def string) (string, error)
 }
 
 const (
@@ -71,6 +73,7 @@ type activityView struct {
 	shown  []agent.ActivityRow // rows that pass the filters
 	names  map[string]string   // client names by ID
 	loaded bool                // the first page was read
+	off    bool                // the log was turned off: rows show while Deskhand runs, none is kept
 
 	search  *widget.Entry
 	outcome *widget.Select
@@ -144,8 +147,11 @@ func (v *activityView) follow(ctx context.Context) {
 func (v *activityView) load() {
 	v.app.background(func(ctx context.Context) func() {
 		page, err := v.core.Activity(ctx, agent.ActivityFilter{Limit: activityKept})
+		// As read at start, this is what the core runs with (main reads it
+		// once); a failure to read it leaves the log taken for on.
+		on, _ := v.core.Setting(ctx, agent.SettingLogEnabled, "")
 		return func() {
-			v.loaded = true
+			v.loaded, v.off = true, on == "false"
 			if err != nil {
 				v.app.log.Warn("read the activity log", "err", err)
 				say(v.status, "✖ The log could not be read: "+agent.UserMessage(err)+" New requests still show as they come.")
@@ -200,19 +206,25 @@ func (v *activityView) clientsChanged() {
 // redraw refilters the rows and refreshes the table once.
 func (v *activityView) redraw() {
 	v.shown = filterActivity(v.rows, v.names, v.search.Text, v.outcome.Selected)
-	v.note.SetText(activityNote(len(v.shown), len(v.rows), v.loaded))
+	v.note.SetText(activityNote(len(v.shown), len(v.rows), v.loaded, v.off))
 	v.table.Refresh()
 }
 
-// activityNote says what the table shows.
-func activityNote(shown, held int, loaded bool) string {
+// activityNote says what the table shows, and whether the log is kept.
+func activityNote(shown, held int, loaded, off bool) string {
+	var note string
 	switch {
 	case held == 0 && !loaded:
 		return "Reading the log…"
 	case held == 0:
-		return "No request yet: each request of a client shows here as it happens."
+		note = "No request yet: each request of a client shows here as it happens."
+	default:
+		note = fmt.Sprintf("%d of the last %d requests. Select one to open its conversation or see its details.", shown, held)
 	}
-	return fmt.Sprintf("%d of the last %d requests. Select one to open its conversation or see its details.", shown, held)
+	if off {
+		note += " The log is off: requests show here while Deskhand runs, but none is kept. Turn it on in Settings → Advanced."
+	}
+	return note
 }
 
 // openRow opens the row's conversation in the Conversations tab, or shows

@@ -23,6 +23,7 @@ type fakeActivity struct {
 	sub     chan agent.Event  // the last subscription; closed when its context ends
 	subKind []agent.EventKind // the kinds it asked for
 	subbed  chan struct{}     // closed at the first Subscribe
+	off     bool              // log.enabled is "false"
 }
 
 func newFakeActivity(rows ...agent.ActivityRow) *fakeActivity {
@@ -47,6 +48,15 @@ func (f *fakeActivity) Clients() []agent.Client {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]agent.Client(nil), f.clients...)
+}
+
+func (f *fakeActivity) Setting(_ context.Context, key, def string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if key == agent.SettingLogEnabled && f.off {
+		return "false", nil
+	}
+	return def, nil
 }
 
 // Subscribe hands out an unbuffered channel: send returns once the

@@ -122,9 +122,11 @@ func TestMergeActivity(t *testing.T) {
 
 func TestActivityTexts(t *testing.T) {
 	for _, tc := range []struct{ got, want string }{
-		{activityNote(0, 0, false), "Reading the log…"},
-		{activityNote(0, 0, true), "No request yet: each request of a client shows here as it happens."},
-		{activityNote(2, 40, true), "2 of the last 40 requests. Select one to open its conversation or see its details."},
+		{activityNote(0, 0, false, false), "Reading the log…"},
+		{activityNote(0, 0, true, false), "No request yet: each request of a client shows here as it happens."},
+		{activityNote(2, 40, true, false), "2 of the last 40 requests. Select one to open its conversation or see its details."},
+		{activityNote(0, 1, true, true), "0 of the last 1 requests. Select one to open its conversation or see its details. " +
+			"The log is off: requests show here while Deskhand runs, but none is kept. Turn it on in Settings → Advanced."},
 		{durationText(0), ""},
 		{durationText(2*time.Second + 340*time.Millisecond), "2.3s"},
 	} {
@@ -262,9 +264,12 @@ func TestLogFollowsTheCore(t *testing.T) {
 	}
 }
 
-// TestLogKeepsTheLast: the tab holds the last activityKept rows.
+// TestLogKeepsTheLast: the tab holds the last activityKept rows, and
+// says so when the log is off (the rows then show only while Deskhand
+// runs).
 func TestLogKeepsTheLast(t *testing.T) {
 	log := newFakeActivity()
+	log.off = true
 	v, _, stop, _ := logScreen(t, log)
 	var rows []agent.ActivityRow
 	for i := range activityKept + 10 {
@@ -274,6 +279,9 @@ func TestLogKeepsTheLast(t *testing.T) {
 	stop()
 	if len(v.rows) != activityKept || v.rows[0].ID != activityKept+10 || v.rows[activityKept-1].ID != 11 {
 		t.Errorf("held %d rows, from %d to %d", len(v.rows), v.rows[0].ID, v.rows[len(v.rows)-1].ID)
+	}
+	if got := v.note.Text; !strings.HasPrefix(got, "1000 of the last 1000 requests.") || !strings.Contains(got, "The log is off") {
+		t.Errorf("note %q", got)
 	}
 }
 
@@ -401,5 +409,56 @@ func TestFollowedKinds(t *testing.T) {
 		if followed := slices.Contains(followedKinds, k); followed == (k == agent.EventActivity) {
 			t.Errorf("kind %q: followed by App.Follow %v", k, followed)
 		}
+	}
+}
+
+// TestCtrl6ShowsTheLog: Ctrl+6 shows the Log tab; the other tabs keep
+// their keys.
+func TestCtrl6ShowsTheLog(t *testing.T) {
+	a, _ := newTestApp(t, newFakeCore(fakeCore{}))
+	pressShortcut(t, a, fyne.Key6)
+	if got := a.tabs.SelectedIndex(); got != tabLog {
+		t.Errorf("Ctrl+6 shows tab %d", got)
+	}
+	pressShortcut(t, a, fyne.Key5)
+	if got := a.tabs.SelectedIndex(); got != tabSettings {
+		t.Errorf("Ctrl+5 shows tab %d", got)
+	}
+}
+
+// TestLogWithTheRealCore: the Log tab shows the rows the real core
+// recorded before it was open, then those it records while it is, each
+// once, with its client's name.
+func TestLogWithTheRealCore(t *testing.T) {
+	core := askingCore(t)
+	cursor, _, err := core.CreateClient(t.Context(), "cursor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, ui := newTestApp(t, core)
+	a.refresh()
+	ui.settle()
+	core.RecordActivity(agent.ActivityRow{Client: cursor.ID, Method: "initialize", Outcome: agent.OutcomeOK})
+	ctx, cancel := context.WithCancel(t.Context())
+	a.activity.follow(ctx)
+	const n = 40 // within a subscriber's buffer: none is dropped
+	for i := range n {
+		core.RecordActivity(agent.ActivityRow{Client: cursor.ID, Method: "tools/call", Agent: "assistant", Outcome: agent.OutcomeOK, Text: fmt.Sprint(i)})
+	}
+	cancel() // the follower takes what its subscription holds, then ends
+	ui.settle()
+	v := a.activity
+	if len(v.rows) != n+1 || v.rows[0].Text != fmt.Sprint(n-1) || v.rows[n].Method != "initialize" {
+		t.Fatalf("%d rows; the first %+v", len(v.rows), v.rows[0])
+	}
+	seen := map[int64]bool{}
+	for _, r := range v.rows {
+		if r.ID == 0 || seen[r.ID] {
+			t.Fatalf("row ID %d twice or none", r.ID)
+		}
+		seen[r.ID] = true
+	}
+	if got := cell(v, 0, 1); got != "cursor" {
+		t.Errorf("client %q", got)
 	}
 }
