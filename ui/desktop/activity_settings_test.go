@@ -133,8 +133,11 @@ func TestAdvancedLogSettings(t *testing.T) {
 	if got := v.notes[agent.SettingLogEnabled].Text; got != "Applies at the next start." {
 		t.Errorf("under the box: %q", got)
 	}
-	if got := v.notes[agent.SettingLogMaxAge].Text; got != logLimitsNote {
+	if got := v.notes[agent.SettingLogMaxAge].Text; got != logAgeNote {
 		t.Errorf("under the age: %q", got)
+	}
+	if got := v.notes[agent.SettingLogMaxMB].Text; got != logSizeNote {
+		t.Errorf("under the size: %q", got)
 	}
 	age.SetText("7 weeks")
 	size.SetText("0")

@@ -120,9 +120,12 @@ func logSizeProblem(text string) string {
 	return ""
 }
 
-// logLimitsNote is the line under the log's limits when they are fine:
-// the core reads them each time it prunes the log.
-const logLimitsNote = "Deskhand deletes older requests, then the oldest beyond the size, every 10 minutes: a change applies within 10 minutes."
+// The lines under the log's limits when they are fine: the core reads
+// them each time it prunes the log, every 10 minutes.
+const (
+	logAgeNote  = "Deskhand deletes older requests every 10 minutes: a change applies within 10 minutes."
+	logSizeNote = "Past this size, the oldest requests go first. Applies within 10 minutes."
+)
 
 // advancedProblems are the checks of the Advanced fields typed in, by
 // key (the address's depends on the insecure box too).
@@ -358,8 +361,11 @@ func (v *settingsView) checkField(key string) {
 		now, known, changedHere = fmt.Sprint(at != "false"), read, true
 	}
 	note, wrong := fieldNote(problem, effectNote(key, v.stored[key], now, known, changedHere))
-	if !wrong && (key == agent.SettingLogMaxAge || key == agent.SettingLogMaxMB) {
-		note = logLimitsNote
+	if !wrong && key == agent.SettingLogMaxAge {
+		note = logAgeNote
+	}
+	if !wrong && key == agent.SettingLogMaxMB {
+		note = logSizeNote
 	}
 	if wrong {
 		label.Importance = widget.DangerImportance
