@@ -67,6 +67,7 @@ type agentsView struct {
 	noModel                                   *note // the warning of an agent on a provider without a model
 	conversations, enabled                    *widget.Check
 	clientMayApprove                          *widget.Check
+	logArguments                              *widget.Check // Agent.LogArguments
 	whoAsked                                  *widget.Label
 	schemaHint, slugHint, status              *note
 	foldersHint, hostsHint                    *note
@@ -220,6 +221,7 @@ func newAgentsView(app *App, core agentsCore) *agentsView {
 		v.changed()
 	})
 	v.routing.Required = true
+	v.logArguments = widget.NewCheck("Keep the arguments of calls and the answers to questions in the activity log", func(bool) { v.changed() })
 	changed := func(bool) { v.changed() }
 	v.conversations = widget.NewCheck("keeps conversations: clients can go on where they left off", changed)
 	v.enabled = widget.NewCheck("enabled: clients see it as a tool", changed)
@@ -456,6 +458,7 @@ func (v *agentsView) show(a agent.Agent) {
 	}
 	v.routing.SetSelected(routingWord(f.Routing))
 	v.clientMayApprove.SetChecked(f.ClientMayApprove)
+	v.logArguments.SetChecked(f.LogArguments)
 	v.conversations.SetChecked(f.Conversations)
 	v.enabled.SetChecked(f.Enabled)
 	v.showTries()
@@ -466,7 +469,7 @@ func (v *agentsView) fields() editorFields {
 	f := editorFields{
 		Name: v.name.Text, Slug: v.slug.Text, Description: v.description.Text, Prompt: v.prompt.Text,
 		Model: v.model.Text, Schema: v.schema.Text, Folders: v.folders.Text, Starters: v.starters.Text, Tools: switchedOn(v.tools),
-		ReachableHosts: v.reachable.Text, ClientMayApprove: v.clientMayApprove.Checked,
+		ReachableHosts: v.reachable.Text, ClientMayApprove: v.clientMayApprove.Checked, LogArguments: v.logArguments.Checked,
 		Backend: agent.BackendProvider, Provider: v.provider.Selected, Routing: routingOf(v.routing.Selected),
 		Conversations: v.conversations.Checked, Enabled: v.enabled.Checked,
 		Icon: v.icon.value(),

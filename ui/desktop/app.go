@@ -98,6 +98,7 @@ type App struct {
 	models        *modelsView
 	trayMenu      *fyne.Menu
 	approvals     *approvalsView
+	activity      *activityView // the Log tab
 }
 
 // New builds the window (hidden) and the tray. The App stops its work
@@ -113,6 +114,7 @@ func New(fy fyne.App, core Core, opts Options) *App {
 	a.settings = newSettingsView(a, core)
 	a.models = newModelsView(a, core)
 	a.approvals = newApprovalsView(a, core)
+	a.activity = newActivityView(a, core)
 	a.models.changed = a.agents.providersChanged // at once; the core's event follows
 	a.tabs = container.NewAppTabs(
 		container.NewTabItem("Agents", a.agents.content()),
@@ -124,10 +126,14 @@ func New(fy fyne.App, core Core, opts Options) *App {
 			container.NewTabItem("Models", a.models.content()),
 			container.NewTabItem("Approvals", a.approvals.content()),
 		)),
+		container.NewTabItem("Log", a.activity.content()),
 	)
 	a.tabs.OnSelected = func(t *container.TabItem) {
 		if t.Text == "Connect" && a.connect.clients == nil {
 			a.connect.refresh()
+		}
+		if t.Text == "Settings" {
+			a.settings.refreshCalls() // the calls today
 		}
 	}
 	a.onboarding = newOnboardingPanel(a)
@@ -278,19 +284,35 @@ func (a *App) onUI(f func()) {
 }
 
 // Follow keeps the desktop in step with the core until ctx ends or the
-// App closes: the only goroutine that reacts to core events, and it
-// touches widgets only through fyne.Do.
+// App closes. One goroutine reacts to the core's events, every kind but
+// the activity log's rows; the Log tab follows those on a subscription
+// and a goroutine of its own (activityView.follow), so that a burst of
+// requests cannot crowd the other events out of a subscriber's buffer,
+// and it merges a burst in one update. Both touch widgets only through
+// fyne.Do.
 func (a *App) Follow(ctx context.Context) {
 	ctx, stop := context.WithCancel(ctx)
 	context.AfterFunc(a.ctx, stop)
-	events := a.events.Subscribe(ctx)
+	events := a.events.Subscribe(ctx, followedKinds...)
 	a.onUI(a.refresh)
+	if a.activity != nil {
+		a.activity.follow(ctx)
+	}
 	a.goStart(func() {
 		defer stop()
 		for e := range events {
 			a.onUI(func() { a.handle(e) })
 		}
 	})
+}
+
+// followedKinds are the events Follow's goroutine handles: every kind the
+// core publishes but EventActivity, which the Log tab follows itself
+// (TestFollowedKinds checks the list against the core's kinds).
+var followedKinds = []agent.EventKind{
+	agent.EventAgentsChanged, agent.EventClientsChanged, agent.EventClientAgentsChanged, agent.EventProvidersChanged,
+	agent.EventTurnStarted, agent.EventModelCall, agent.EventDelta, agent.EventToolCall, agent.EventTurnEnded,
+	agent.EventQuestionAsked, agent.EventQuestionClosed, agent.EventApprovalRulesChanged,
 }
 
 // handle runs on fyne's goroutine.
@@ -301,7 +323,7 @@ func (a *App) handle(e agent.Event) {
 	case agent.EventAgentsChanged: // also pause and resume, from the tray or a client's CLI
 		a.agents.refresh()
 		a.models.refresh() // which agents use each provider
-		a.showState() // which agents have a model: the servers' answers stand
+		a.showState()      // which agents have a model: the servers' answers stand
 	case agent.EventQuestionAsked:
 		a.questions.refresh()
 		a.questions.popup(e.Question)
@@ -309,6 +331,7 @@ func (a *App) handle(e agent.Event) {
 		a.notifyQuestion(e.Question)
 	case agent.EventClientsChanged:
 		a.settings.refreshClients()
+		a.activity.clientsChanged() // the names in the log
 		a.showState()
 	case agent.EventTurnStarted: // a client's call: it was used today
 		a.status.refresh()
@@ -352,12 +375,14 @@ func (a *App) agentSlug(id string) string {
 	return "(unknown agent)"
 }
 
-// Tab indexes: agents, questions, conversations, connect, settings.
+// Tab indexes: agents, questions, conversations, connect, settings, log.
 const (
-	tabAgents    = 0
-	tabQuestions = 1
-	tabConnect   = 3
-	tabSettings  = 4
+	tabAgents        = 0
+	tabQuestions     = 1
+	tabConversations = 2
+	tabConnect       = 3
+	tabSettings      = 4
+	tabLog           = 5
 )
 
 // showTab brings the window forward on a tab.

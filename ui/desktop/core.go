@@ -5,21 +5,24 @@
 // paused, the address to copy, what the model servers answered, the
 // agents served, the clients seen today), a banner with Resume while
 // paused, a first-run panel that leads to a working agent, and a menu
-// with the keyboard's shortcuts (Ctrl+1…5, Ctrl+P, Ctrl+Q; Escape closes
-// a dialog). The five tabs: Agents (edit, delete and switch agents, run
+// with the keyboard's shortcuts (Ctrl+1…6, Ctrl+P, Ctrl+Q; Escape closes
+// a dialog). The six tabs: Agents (edit, delete and switch agents, run
 // each on a provider's model or the calling client's, pick a model or
 // pull one for Ollama, try an agent), Questions (each also in a popup of
 // its own), Conversations (live transcripts, stop a turn), Connect
 // (write Deskhand into MCP clients' settings through a Connector and
-// verify it) and Settings (client tokens, the server's settings, an
-// Ollama check, start at login; and Models: the providers agents run
-// on, their API keys and a check of each).
+// verify it), Settings (client tokens with each client's last use and
+// calls today, the server's settings and the activity log's, an Ollama
+// check, start at login; and Models: the providers agents run on, their
+// API keys and a check of each) and Log (the activity log, live and
+// filtered; a request opens its conversation; export).
 //
 // Each screen declares the small interface of the core it uses beside
 // itself; Core is their union, and New takes one value for all. Calls
 // that may do I/O run off fyne's goroutine with a context the App owns
 // and cancels when it closes (Close, or fyne stopping); their results,
-// and the core's events (read by one goroutine, Follow's), reach widgets
+// and the core's events (read by Follow's goroutine, and the activity
+// log's rows by the Log tab's), reach widgets
 // only through fyne.Do. Logic that decides what to show lives in plain
 // functions, tested without a display.
 package desktop
@@ -29,7 +32,7 @@ import "github.com/deskhand/deskhand/server/agent"
 // Core is everything the desktop asks of the core: the union of the small
 // interfaces each screen declares beside itself (agentsCore, questionsCore,
 // conversationsCore, settingsCore, providersCore, trayCore,
-// eventSource). New takes one value for all of them; *agent.Core is one.
+// eventSource, approvalsCore, activityCore). New takes one value for all of them; *agent.Core is one.
 type Core interface {
 	agentsCore
 	questionsCore
@@ -39,6 +42,7 @@ type Core interface {
 	trayCore
 	eventSource
 	approvalsCore
+	activityCore
 }
 
 var _ Core = (*agent.Core)(nil)

@@ -62,6 +62,8 @@ func (v *agentsView) content() fyne.CanvasObject {
 		section("Questions and approvals",
 			field("When the agent has a question, who is asked", v.routing),
 			v.clientMayApprove, v.whoAsked,
+			v.logArguments,
+			wrapped("Secrets such as tokens and keys are never kept. The log keeps the time, the client and the outcome of every call either way."),
 		),
 		section("Served as",
 			field("Tool name (slug): what clients call it", in(v.slug), v.slugHint),

@@ -47,7 +47,7 @@ func fieldsChanged(shown, now editorFields) bool {
 		strings.TrimSpace(shown.Schema) != strings.TrimSpace(now.Schema) ||
 		shown.Backend != now.Backend || shown.Provider != now.Provider || shown.Routing != now.Routing ||
 		shown.Conversations != now.Conversations || shown.Enabled != now.Enabled ||
-		shown.ClientMayApprove != now.ClientMayApprove ||
+		shown.ClientMayApprove != now.ClientMayApprove || shown.LogArguments != now.LogArguments ||
 		strings.TrimSpace(shown.Icon) != strings.TrimSpace(now.Icon) ||
 		!slices.Equal(shown.Tools, now.Tools) ||
 		!slices.Equal(lines(shown.Folders), lines(now.Folders)) ||

@@ -48,6 +48,7 @@ func TestFieldsChanged(t *testing.T) {
 		{"enabled", func(f *editorFields) { f.Enabled = false }, true},
 		{"routing", func(f *editorFields) { f.Routing = agent.RouteDesktop }, true},
 		{"the model", func(f *editorFields) { f.Model = "llama3.2" }, true},
+		{"keeping arguments in the log", func(f *editorFields) { f.LogArguments = true }, true},
 	} {
 		now := base
 		now.Tools = append([]agent.AgentTool(nil), base.Tools...)

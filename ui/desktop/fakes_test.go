@@ -317,6 +317,10 @@ type fakeSettings struct {
 	rotated  []string
 	settings map[string]string
 	visible  map[string][]string // client name → slugs it sees; absent: all (clientagents_test.go)
+	// calls counts each client's tool calls, by ID, and callsSince is
+	// the time ClientCalls was last asked from (activity_fakes_test.go).
+	calls      map[string]int
+	callsSince time.Time
 }
 
 func (f *fakeSettings) Clients() []agent.Client {
@@ -473,6 +477,9 @@ type fakeCore struct {
 	*fakeSettings
 	*fakeProviders
 	pause *fakePause // the pause switch, when a test sets one (shell_fakes_test.go)
+	// activity is the activity log, when a test sets one; without it the
+	// log is empty (activity_fakes_test.go).
+	activity *fakeActivity
 }
 
 // newFakeCore fills in the fakes left nil.

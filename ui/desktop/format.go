@@ -157,6 +157,7 @@ type editorFields struct {
 	ReachableHosts                                 string // host:port, one per line
 	Starters                                       string // starter prompts, one per line
 	ClientMayApprove                               bool
+	LogArguments                                   bool   // keep calls' arguments and answers in the activity log
 	Icon                                           string // an emoji, or an image as a data: URI
 }
 
@@ -171,7 +172,8 @@ func fieldsOf(a agent.Agent) editorFields {
 	return editorFields{Name: a.Name, Slug: a.Slug, Description: a.Description, Prompt: a.Prompt, Model: a.Model,
 		Schema: string(a.ResponseSchema), Backend: backend, Provider: cmp.Or(a.Provider, agent.OllamaProvider), Routing: cmp.Or(a.Routing, agent.RouteClient), Conversations: a.Conversations, Enabled: a.Enabled,
 		Tools: a.Tools, Folders: strings.Join(a.Folders, "\n"), Starters: strings.Join(a.StarterPrompts, "\n"),
-		ReachableHosts: strings.Join(a.ReachableHosts, "\n"), ClientMayApprove: a.ClientMayApprove, Icon: a.Icon}
+		ReachableHosts: strings.Join(a.ReachableHosts, "\n"), ClientMayApprove: a.ClientMayApprove, Icon: a.Icon,
+		LogArguments: a.LogArguments}
 }
 
 // lines reads a list typed one item per line, blank lines ignored.
@@ -195,7 +197,7 @@ func (f editorFields) apply(base agent.Agent) (agent.Agent, error) {
 	base.Backend, base.Provider, base.Routing, base.Conversations, base.Enabled = f.Backend, f.Provider, f.Routing, f.Conversations, f.Enabled
 	base.Tools, base.Folders, base.StarterPrompts = f.Tools, lines(f.Folders), lines(f.Starters)
 	base.ReachableHosts, base.ClientMayApprove = lines(f.ReachableHosts), f.ClientMayApprove
-	base.Icon = f.Icon
+	base.Icon, base.LogArguments = f.Icon, f.LogArguments
 	base.ResponseSchema = nil
 	if s := strings.TrimSpace(f.Schema); s != "" {
 		base.ResponseSchema = json.RawMessage(s)
@@ -325,27 +327,49 @@ func turnStateName(s agent.TurnStatus) string {
 	return string(s)
 }
 
-// clientLabel is a client's line: its name and when its token was made
-// and last used.
-func clientLabel(c agent.Client, now time.Time) string {
-	last := "never used"
-	if !c.LastUsedAt.IsZero() {
-		last = "last used " + ago(now.Sub(c.LastUsedAt))
+// clientLabel is a client's second line: when its token was made, when
+// it was last seen, and how many tools it called today (calls < 0: not
+// known).
+func clientLabel(c agent.Client, calls int, now time.Time) string {
+	label := fmt.Sprintf("created %s · %s", c.CreatedAt.Local().Format("Jan 2 2006"), lastSeen(c.LastUsedAt, now))
+	if calls >= 0 {
+		label += " · " + callsToday(calls)
 	}
-	return fmt.Sprintf("%s · created %s · %s", c.Name, c.CreatedAt.Local().Format("Jan 2 2006"), last)
+	return label
 }
 
-// ago says how long ago, coarsely.
-func ago(d time.Duration) string {
+// lastSeen says when a client last called, coarsely: "last seen 5
+// minutes ago", or "never used".
+func lastSeen(used, now time.Time) string {
+	if used.IsZero() {
+		return "never used"
+	}
+	d := now.Sub(used)
 	switch {
 	case d < time.Minute:
-		return "just now"
+		return "last seen just now"
 	case d < time.Hour:
-		return fmt.Sprintf("%d min ago", int(d.Minutes()))
+		return "last seen " + countOf(int(d.Minutes()), "minute") + " ago"
+	case d < 24*time.Hour:
+		return "last seen " + countOf(int(d.Hours()), "hour") + " ago"
 	case d < 48*time.Hour:
-		return fmt.Sprintf("%d h ago", int(d.Hours()))
+		return "last seen yesterday"
 	}
-	return fmt.Sprintf("%d days ago", int(d.Hours()/24))
+	return "last seen " + countOf(int(d.Hours()/24), "day") + " ago"
+}
+
+// callsToday says how many tools a client called today.
+func callsToday(n int) string {
+	if n == 0 {
+		return "no calls today"
+	}
+	return countOf(n, "call") + " today"
+}
+
+// startOfDay is midnight of t's day, where t is.
+func startOfDay(t time.Time) time.Time {
+	y, m, d := t.Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, t.Location())
 }
 
 // addrProblem checks the address setting: "" when fine. A non-loopback

@@ -15,7 +15,7 @@ import (
 // tries before the focused widget (a shortcut on the canvas alone does
 // nothing while a text field has the focus), and the menu shows them.
 //
-//	Ctrl+1 … Ctrl+5  Agents, Questions, Conversations, Connect, Settings
+//	Ctrl+1 … Ctrl+6  Agents, Questions, Conversations, Connect, Settings, Log
 //	Ctrl+P           pause or resume serving
 //	Ctrl+Q           quit Deskhand
 //	Escape           close the topmost dialog (when no text field has the focus)
@@ -26,7 +26,7 @@ func shortcut(key fyne.KeyName) *desktop.CustomShortcut {
 }
 
 // tabKeys are the keys of the tabs, in their order.
-var tabKeys = []fyne.KeyName{fyne.Key1, fyne.Key2, fyne.Key3, fyne.Key4, fyne.Key5}
+var tabKeys = []fyne.KeyName{fyne.Key1, fyne.Key2, fyne.Key3, fyne.Key4, fyne.Key5, fyne.Key6}
 
 // setKeys gives the window its main menu with the shortcuts, and Escape.
 func (a *App) setKeys() {

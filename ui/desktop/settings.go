@@ -42,6 +42,10 @@ var advancedGroups = []struct {
 	{"Tools", []advancedSetting{
 		{"server.page_size", "Tools per page", "empty: 1000", false},
 	}},
+	{"Activity log", []advancedSetting{
+		{agent.SettingLogMaxAge, "Keep requests for", fmt.Sprintf("empty: %dd (days, like 30d, or hours, like 720h)", int(agent.DefaultLogMaxAge.Hours()/24)), false},
+		{agent.SettingLogMaxMB, "At most (MB)", fmt.Sprintf("empty: %d", agent.DefaultLogMaxMB), false},
+	}},
 	{"What clients are told about this server", []advancedSetting{
 		{"server.name", "Name", "empty: deskhand", false},
 		{"server.title", "Title", "empty: Deskhand", false},
@@ -58,6 +62,7 @@ var defaultInEffect = map[string]string{
 	"server.addr":             "127.0.0.1:7345",
 	"ollama.host":             "http://127.0.0.1:11434",
 	"server.insecure_no_auth": "false",
+	agent.SettingLogEnabled:   "true",
 }
 
 // effectNote says which value of a setting this run uses when it is not
@@ -68,8 +73,12 @@ func effectNote(key, stored, now string, known, changedHere bool) string {
 		return ""
 	}
 	shown := now
-	if key == "server.insecure_no_auth" {
+	switch key {
+	case "server.insecure_no_auth": // off unless "true"
 		stored = fmt.Sprint(stored == "true")
+		shown = map[string]string{"true": "on", "false": "off"}[now]
+	case agent.SettingLogEnabled: // on unless "false"
+		stored = fmt.Sprint(stored != "false")
 		shown = map[string]string{"true": "on", "false": "off"}[now]
 	}
 	if stored == now || stored == "" && now == defaultInEffect[key] {
@@ -88,6 +97,42 @@ func fieldNote(problem, effect string) (note string, wrong bool) {
 		return problem, true
 	}
 	return strings.TrimSpace(effect + " Applies at the next start."), false
+}
+
+// logAgeProblem checks how long the activity log keeps requests: "" when
+// fine.
+func logAgeProblem(text string) string {
+	if s := strings.TrimSpace(text); s != "" {
+		if _, err := agent.ParseLogAge(s); err != nil {
+			return fmt.Sprintf("Write an age such as 30d (days) or 720h (hours), or leave it empty for %d days.", int(agent.DefaultLogMaxAge.Hours()/24))
+		}
+	}
+	return ""
+}
+
+// logSizeProblem checks the activity log's size limit: "" when fine.
+func logSizeProblem(text string) string {
+	if s := strings.TrimSpace(text); s != "" {
+		if n, err := strconv.Atoi(s); err != nil || n < 1 {
+			return fmt.Sprintf("Write a whole number of megabytes above 0, or leave it empty for %d.", agent.DefaultLogMaxMB)
+		}
+	}
+	return ""
+}
+
+// The lines under the log's limits when they are fine: the core reads
+// them each time it prunes the log, every 10 minutes.
+const (
+	logAgeNote  = "Deskhand deletes older requests every 10 minutes: a change applies within 10 minutes."
+	logSizeNote = "Past this size, the oldest requests go first. Applies within 10 minutes."
+)
+
+// advancedProblems are the checks of the Advanced fields typed in, by
+// key (the address's depends on the insecure box too).
+var advancedProblems = map[string]func(string) string{
+	"server.page_size":     pageSizeProblem,
+	agent.SettingLogMaxAge: logAgeProblem,
+	agent.SettingLogMaxMB:  logSizeProblem,
 }
 
 // pageSizeProblem checks the tools-per-page setting: "" when fine.
@@ -122,6 +167,9 @@ type settingsCore interface {
 	Setting(ctx context.Context, key, def string) (string, error)
 	SetSetting(ctx context.Context, key, value string) error
 	InstalledModels(ctx context.Context) ([]string, error)
+	// ClientCalls counts each client's tool calls since a time, by ID
+	// (from the activity log: it reads the database).
+	ClientCalls(ctx context.Context, since time.Time) (map[string]int, error)
 	clientAgentsCore // which agents each client sees (clientagents.go)
 }
 
@@ -141,6 +189,10 @@ type settingsView struct {
 	clients     []agent.Client
 	newName     *widget.Entry
 	clientRows  *fyne.Container
+	clientLines map[string]*widget.Label // each client's second line, by ID
+	calls       map[string]int           // tool calls today, by client ID; nil until read
+	callsAsked  int                      // reads of the calls asked for; only the last one's answer is shown
+	now         func() time.Time
 	tokenStatus *widget.Label
 
 	advanced       *widget.Accordion
@@ -148,6 +200,8 @@ type settingsView struct {
 	notes          map[string]*widget.Label // under each Advanced field, by key
 	insecure       *widget.Check
 	session        *widget.Check
+	logOn          *widget.Check     // keep an activity log (log.enabled)
+	atStart        map[string]string // the first values read, for the settings in effect since (log.enabled)
 	advancedStatus *widget.Label
 	stored         map[string]string // the Advanced values as last read or saved
 	savedHere      map[string]bool   // keys saved since this run started
@@ -158,13 +212,15 @@ type settingsView struct {
 }
 
 func newSettingsView(app *App, core settingsCore) *settingsView {
-	v := &settingsView{app: app, core: core, newName: widget.NewEntry(), clientRows: container.NewVBox(),
+	v := &settingsView{app: app, core: core, newName: widget.NewEntry(), clientRows: container.NewVBox(), now: time.Now,
 		entries: map[string]*widget.Entry{}, notes: map[string]*widget.Label{}, stored: map[string]string{}, savedHere: map[string]bool{},
 		servers: plainNote(""), ollama: feedback(), loginStatus: feedback(), tokenStatus: feedback(), advancedStatus: feedback(),
 		launchesAtLogin: platform.LaunchesAtLogin, setLaunchAtLogin: platform.SetLaunchAtLogin}
 	v.login = widget.NewCheck("Start Deskhand when I log in", nil)
 	v.insecure = widget.NewCheck("Open local development: accept requests without a token (INSECURE)", func(bool) { v.checkField("server.addr") })
 	v.session = widget.NewCheck("Let each client list and read its own conversations (read-only tools)", nil)
+	v.logOn = widget.NewCheck("Keep a log of every request clients make (Log tab)", nil)
+	v.atStart = map[string]string{}
 	v.newName.SetPlaceHolder("the client's name, e.g. cursor")
 	v.newName.OnSubmitted = func(string) { v.create() }
 	for _, g := range advancedGroups {
@@ -184,6 +240,7 @@ func newSettingsView(app *App, core settingsCore) *settingsView {
 	}
 	v.notes["server.insecure_no_auth"] = plainNote("")
 	v.notes["server.session_tools"] = plainNote("")
+	v.notes[agent.SettingLogEnabled] = plainNote("")
 	for key := range v.notes {
 		v.checkField(key)
 	}
@@ -237,12 +294,15 @@ func (v *settingsView) content() fyne.CanvasObject {
 // advancedContent is what Advanced holds: the server's settings, which
 // apply at its next start, and where its data is.
 func (v *settingsView) advancedContent() fyne.CanvasObject {
-	box := container.NewVBox(plainNote("The server reads these when Deskhand starts: a change applies at the next start. Data folder: " +
+	box := container.NewVBox(plainNote("The server reads these when Deskhand starts: a change applies at the next start (the activity log's limits within 10 minutes). Data folder: " +
 		v.app.opts.DataDir + ". Endpoint: " + v.app.opts.ServerURL + "."))
 	// One form, so that the fields line up; each group under its title.
 	form := widget.NewForm()
 	for _, g := range advancedGroups {
 		form.Append("", settingsHeading(g.title))
+		if g.title == "Activity log" {
+			form.Append("", container.NewVBox(v.logOn, v.notes[agent.SettingLogEnabled]))
+		}
 		for _, s := range g.settings {
 			form.Append(s.label, container.NewVBox(v.entries[s.key], v.notes[s.key]))
 		}
@@ -289,11 +349,24 @@ func (v *settingsView) checkField(key string) {
 		if v.insecure != nil {
 			problem = addrProblem(v.entries[key].Text, v.insecure.Checked)
 		}
-	case "server.page_size":
-		problem = pageSizeProblem(v.entries[key].Text)
+	default:
+		if check := advancedProblems[key]; check != nil {
+			problem = check(v.entries[key].Text)
+		}
 	}
 	now, known := v.app.opts.InEffect[key]
-	note, wrong := fieldNote(problem, effectNote(key, v.stored[key], now, known, v.savedHere[key]))
+	changedHere := v.savedHere[key]
+	if key == agent.SettingLogEnabled { // no flag sets it: what was read first is in effect
+		at, read := v.atStart[key]
+		now, known, changedHere = fmt.Sprint(at != "false"), read, true
+	}
+	note, wrong := fieldNote(problem, effectNote(key, v.stored[key], now, known, changedHere))
+	if !wrong && key == agent.SettingLogMaxAge {
+		note = logAgeNote
+	}
+	if !wrong && key == agent.SettingLogMaxMB {
+		note = logSizeNote
+	}
 	if wrong {
 		label.Importance = widget.DangerImportance
 		note = "✖ " + note
@@ -305,7 +378,7 @@ func (v *settingsView) checkField(key string) {
 
 // settingKeys are every key Settings reads and saves.
 func settingKeys() []string {
-	keys := []string{"server.insecure_no_auth", "server.session_tools"}
+	keys := []string{"server.insecure_no_auth", "server.session_tools", agent.SettingLogEnabled}
 	for _, g := range advancedGroups {
 		for _, s := range g.settings {
 			keys = append(keys, s.key)
@@ -346,6 +419,12 @@ func (v *settingsView) refresh() {
 			}
 			v.insecure.SetChecked(values["server.insecure_no_auth"] == "true")
 			v.session.SetChecked(values["server.session_tools"] == "true")
+			if val, ok := values[agent.SettingLogEnabled]; ok {
+				if _, seen := v.atStart[agent.SettingLogEnabled]; !seen {
+					v.atStart[agent.SettingLogEnabled] = val // what this run started with
+				}
+				v.logOn.SetChecked(val != "false")
+			}
 			for key := range v.notes {
 				v.checkField(key)
 			}
@@ -374,26 +453,70 @@ func (v *settingsView) setLogin(on bool) {
 	})
 }
 
-// refreshClients re-reads the clients only (from memory), keeping unsaved
-// edits.
+// refreshClients re-reads the clients (from memory), keeping unsaved
+// edits, then their calls today (refreshCalls).
 func (v *settingsView) refreshClients() {
 	v.clients = v.core.Clients()
 	v.clientRows.RemoveAll()
-	now := time.Now()
+	v.clientLines = make(map[string]*widget.Label, len(v.clients))
 	for _, c := range v.clients {
-		label := widget.NewLabel(clientLabel(c, now) + " · sees " + v.clientAgents(c.Name))
+		label := widget.NewLabel(c.Name + " · sees " + v.clientAgents(c.Name))
 		label.Truncation = fyne.TextTruncateEllipsis
+		line := widget.NewLabel("")
+		line.Truncation, line.Importance = fyne.TextTruncateEllipsis, widget.LowImportance
+		v.clientLines[c.ID] = line
 		agents := widget.NewButton("Agents…", func() { v.chooseAgents(c.Name) })
 		rotate := widget.NewButton("Rotate…", func() { v.confirmRotate(c.Name) })
 		revoke := widget.NewButton("Revoke…", func() { v.confirmRevoke(c.Name) })
-		v.clientRows.Add(container.NewBorder(nil, nil, nil, container.NewHBox(agents, rotate, revoke), label))
+		v.clientRows.Add(container.NewBorder(nil, nil, nil, container.NewHBox(agents, rotate, revoke), container.NewVBox(label, line)))
 	}
+	v.showCalls()
+	v.refreshCalls()
 	if len(v.clients) == 0 {
 		none := widget.NewLabel("No client token yet.")
 		none.Importance = widget.LowImportance
 		v.clientRows.Add(none)
 	}
 	v.clientRows.Refresh()
+}
+
+// refreshCalls reads how many tools each client called today, off
+// fyne's goroutine (the activity log is in the database), and shows it.
+func (v *settingsView) refreshCalls() {
+	v.callsAsked++
+	asked := v.callsAsked
+	since := startOfDay(v.now())
+	v.app.background(func(ctx context.Context) func() {
+		calls, err := v.core.ClientCalls(ctx, since)
+		return func() {
+			if asked != v.callsAsked {
+				return // a later read answers
+			}
+			if err != nil {
+				v.app.log.Warn("count the calls of clients", "err", err)
+				calls = nil // not known: not said
+			} else if calls == nil {
+				calls = map[string]int{} // no log: none
+			}
+			v.calls = calls
+			v.showCalls()
+		}
+	})
+}
+
+// showCalls puts each client's second line: created, last seen, calls
+// today (once known).
+func (v *settingsView) showCalls() {
+	now := v.now()
+	for _, c := range v.clients {
+		calls := -1
+		if v.calls != nil {
+			calls = v.calls[c.ID]
+		}
+		if line := v.clientLines[c.ID]; line != nil {
+			line.SetText(clientLabel(c, calls, now))
+		}
+	}
 }
 
 // create makes a client token, off fyne's goroutine, and shows it once.
@@ -492,14 +615,18 @@ func (v *settingsView) rotate(name string) {
 
 // save stores the Advanced settings, once they are valid.
 func (v *settingsView) save() {
-	for _, key := range []string{"server.addr", "server.page_size"} {
+	wrong := addrProblem(v.entries["server.addr"].Text, v.insecure.Checked) != ""
+	v.checkField("server.addr")
+	for key, check := range advancedProblems {
 		v.checkField(key)
+		wrong = wrong || check(v.entries[key].Text) != ""
 	}
-	if addrProblem(v.entries["server.addr"].Text, v.insecure.Checked) != "" || pageSizeProblem(v.entries["server.page_size"].Text) != "" {
+	if wrong {
 		say(v.advancedStatus, "✖ Not saved: fix the field marked above.")
 		return
 	}
-	values := map[string]string{"server.insecure_no_auth": fmt.Sprint(v.insecure.Checked), "server.session_tools": fmt.Sprint(v.session.Checked)}
+	values := map[string]string{"server.insecure_no_auth": fmt.Sprint(v.insecure.Checked), "server.session_tools": fmt.Sprint(v.session.Checked),
+		agent.SettingLogEnabled: fmt.Sprint(v.logOn.Checked)}
 	for key, e := range v.entries {
 		values[key] = strings.TrimSpace(e.Text)
 	}
@@ -520,7 +647,7 @@ func (v *settingsView) save() {
 			for key := range v.notes {
 				v.checkField(key)
 			}
-			say(v.advancedStatus, "Saved. Deskhand uses them from its next start: quit Deskhand and open it again.")
+			say(v.advancedStatus, "Saved. Deskhand uses them from its next start: quit Deskhand and open it again. The activity log's limits apply within 10 minutes.")
 		}
 	})
 }
