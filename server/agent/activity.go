@@ -61,6 +61,20 @@ type ActivityRow struct {
 	// Arguments are a call's arguments or a question's answer, kept only
 	// for agents that log arguments (Agent.LogArguments), secrets redacted.
 	Arguments string `json:"arguments,omitempty"`
+	// ClientName is the client's name, set when rows are listed
+	// (NameClients); not stored.
+	ClientName string `json:"clientName,omitempty"`
+}
+
+// NameClients sets the ClientName of each row from clients.
+func NameClients(rows []ActivityRow, clients []Client) {
+	names := make(map[string]string, len(clients))
+	for _, c := range clients {
+		names[c.ID] = c.Name
+	}
+	for i := range rows {
+		rows[i].ClientName = names[rows[i].Client]
+	}
 }
 
 // ActivityFilter selects rows; its zero value selects the most recent.
@@ -117,18 +131,20 @@ type activity struct {
 }
 
 // RecordActivity records a row in the background and tells followers. It
-// never blocks and never writes on the caller's goroutine.
+// never blocks and never writes on the caller's goroutine. With the log
+// off it does nothing.
 func (c *Core) RecordActivity(row ActivityRow) {
+	if c.activity.rec == nil {
+		return
+	}
 	if row.Time.IsZero() {
 		row.Time = c.now()
 	}
-	if c.activity.rec != nil {
-		id, ok := c.activity.rec.RecordActivity(row)
-		if !ok {
-			return // dropped: the store counts it and says so in the log
-		}
-		row.ID = id
+	id, ok := c.activity.rec.RecordActivity(row)
+	if !ok {
+		return // dropped: the store counts it and says so in the log
 	}
+	row.ID = id
 	c.publish(Event{Kind: EventActivity, Time: row.Time, Agent: row.Agent, Conversation: row.Conversation, Activity: &row})
 }
 
@@ -136,7 +152,7 @@ func (c *Core) RecordActivity(row ActivityRow) {
 // surface records nothing when it does not.
 func (c *Core) LogsActivity() bool { return c.activity.rec != nil }
 
-// Activity lists the log; with no log, nothing.
+// Activity lists the log, with the clients' names; with no log, nothing.
 func (c *Core) Activity(ctx context.Context, f ActivityFilter) ([]ActivityRow, error) {
 	if c.activity.rec == nil {
 		return nil, nil
@@ -145,6 +161,7 @@ func (c *Core) Activity(ctx context.Context, f ActivityFilter) ([]ActivityRow, e
 	if err != nil {
 		return nil, fmt.Errorf("read the activity log: %w", err)
 	}
+	NameClients(rows, c.Clients())
 	return rows, nil
 }
 

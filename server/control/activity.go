@@ -24,13 +24,6 @@ type ActivityCore interface {
 	Subscribe(ctx context.Context, kinds ...agent.EventKind) <-chan agent.Event
 }
 
-// ActivityLine is a row as the command line prints and exports it (one
-// JSON object a line): the row, and its client's name.
-type ActivityLine struct {
-	agent.ActivityRow
-	ClientName string `json:"clientName,omitempty"`
-}
-
 // ActivityQuery selects rows: by client name, agent slug and age.
 type ActivityQuery struct {
 	Client string
@@ -71,19 +64,6 @@ func ActivityFilterOf(clients []agent.Client, q ActivityQuery) (agent.ActivityFi
 		}
 	}
 	return f, nil
-}
-
-// ActivityLines names the rows' clients.
-func ActivityLines(clients []agent.Client, rows []agent.ActivityRow) []ActivityLine {
-	names := make(map[string]string, len(clients))
-	for _, c := range clients {
-		names[c.ID] = c.Name
-	}
-	out := make([]ActivityLine, len(rows))
-	for i, r := range rows {
-		out[i] = ActivityLine{ActivityRow: r, ClientName: names[r.Client]}
-	}
-	return out
 }
 
 func parseActivityQuery(r *http.Request) (ActivityQuery, error) {
@@ -132,7 +112,7 @@ func activityRoutes(mux *http.ServeMux, core Core, closing <-chan struct{}) {
 			replyErr(w, err)
 			return
 		}
-		reply(w, http.StatusOK, ActivityLines(core.Clients(), rows))
+		reply(w, http.StatusOK, rows)
 	})
 	// The follower gets the page its query selects, oldest first, then
 	// each row as it is recorded: subscribed before the page is read, so
@@ -162,7 +142,7 @@ func activityRoutes(mux *http.ServeMux, core Core, closing <-chan struct{}) {
 		rc := http.NewResponseController(w)
 		enc := json.NewEncoder(w)
 		var last int64
-		for _, l := range slices.Backward(ActivityLines(core.Clients(), page)) {
+		for _, l := range slices.Backward(page) {
 			if enc.Encode(l) != nil {
 				return
 			}
@@ -175,7 +155,9 @@ func activityRoutes(mux *http.ServeMux, core Core, closing <-chan struct{}) {
 			if e.Activity == nil || e.Activity.ID <= last || !f.Matches(*e.Activity) {
 				continue
 			}
-			if enc.Encode(ActivityLines(core.Clients(), []agent.ActivityRow{*e.Activity})[0]) != nil || rc.Flush() != nil {
+			row := []agent.ActivityRow{*e.Activity}
+			agent.NameClients(row, core.Clients())
+			if enc.Encode(row[0]) != nil || rc.Flush() != nil {
 				return
 			}
 		}
@@ -183,8 +165,8 @@ func activityRoutes(mux *http.ServeMux, core Core, closing <-chan struct{}) {
 }
 
 // Activity lists the log, newest first.
-func (c *Client) Activity(ctx context.Context, q ActivityQuery) ([]ActivityLine, error) {
-	var out []ActivityLine
+func (c *Client) Activity(ctx context.Context, q ActivityQuery) ([]agent.ActivityRow, error) {
+	var out []agent.ActivityRow
 	err := c.do(ctx, http.MethodGet, "/v1/activity?"+q.values().Encode(), nil, &out)
 	return out, err
 }
@@ -192,7 +174,7 @@ func (c *Client) Activity(ctx context.Context, q ActivityQuery) ([]ActivityLine,
 // FollowActivity calls fn with each row of the page q selects, oldest
 // first, then with each row recorded from then on, until ctx ends (nil) or
 // fn fails. subscribed, when set, is called once the app follows.
-func (c *Client) FollowActivity(ctx context.Context, q ActivityQuery, subscribed func(), fn func(ActivityLine) error) error {
+func (c *Client) FollowActivity(ctx context.Context, q ActivityQuery, subscribed func(), fn func(agent.ActivityRow) error) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://deskhand/v1/activity/follow?"+q.values().Encode(), nil)
 	if err != nil {
 		return err
@@ -218,7 +200,7 @@ func (c *Client) FollowActivity(ctx context.Context, q ActivityQuery, subscribed
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		var line ActivityLine
+		var line agent.ActivityRow
 		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
 			return fmt.Errorf("control channel: decode a log row: %w", err)
 		}

@@ -25,11 +25,11 @@ func TestFollowActivity(t *testing.T) {
 		t.Fatal(err)
 	}
 	subscribed := make(chan struct{})
-	got := make(chan control.ActivityLine, 8)
+	got := make(chan agent.ActivityRow, 8)
 	errc := make(chan error, 1)
 	go func() {
 		errc <- c.FollowActivity(t.Context(), control.ActivityQuery{Client: "cursor"}, func() { close(subscribed) },
-			func(l control.ActivityLine) error { got <- l; return nil })
+			func(l agent.ActivityRow) error { got <- l; return nil })
 	}()
 	select {
 	case <-subscribed:

@@ -51,14 +51,14 @@ func runLog(ctx context.Context, inv *invocation, f *cmdFlags, words []string, u
 	if f.follow && ctl == nil {
 		return userf("--follow needs Deskhand running: start it, then run this again")
 	}
-	show := func(l control.ActivityLine) error { return printActivity(inv.stdout, l, f.json) }
+	show := func(l agent.ActivityRow) error { return printActivity(inv.stdout, l, f.json) }
 	if f.follow {
 		if f.logSince == "" {
 			q.Limit = followPage // as tail -f: the last few, then the new
 		}
 		return ctl.FollowActivity(ctx, q, nil, show)
 	}
-	var lines []control.ActivityLine
+	var lines []agent.ActivityRow
 	if ctl != nil {
 		lines, err = ctl.Activity(ctx, q)
 	} else {
@@ -79,21 +79,16 @@ func runLog(ctx context.Context, inv *invocation, f *cmdFlags, words []string, u
 }
 
 // coreActivity reads the log of a data folder opened here.
-func coreActivity(ctx context.Context, core *agent.Core, q control.ActivityQuery) ([]control.ActivityLine, error) {
-	clients := core.Clients()
-	filter, err := control.ActivityFilterOf(clients, q)
+func coreActivity(ctx context.Context, core *agent.Core, q control.ActivityQuery) ([]agent.ActivityRow, error) {
+	filter, err := control.ActivityFilterOf(core.Clients(), q)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := core.Activity(ctx, filter)
-	if err != nil {
-		return nil, err
-	}
-	return control.ActivityLines(clients, rows), nil
+	return core.Activity(ctx, filter)
 }
 
 // printActivity prints a row: one JSON object a line, or a line to read.
-func printActivity(w io.Writer, l control.ActivityLine, asJSON bool) error {
+func printActivity(w io.Writer, l agent.ActivityRow, asJSON bool) error {
 	if asJSON {
 		return json.NewEncoder(w).Encode(l)
 	}
@@ -102,7 +97,7 @@ func printActivity(w io.Writer, l control.ActivityLine, asJSON bool) error {
 }
 
 // activityText is a row as a person reads it.
-func activityText(l control.ActivityLine) string {
+func activityText(l agent.ActivityRow) string {
 	client := l.ClientName
 	if client == "" {
 		client = l.Client

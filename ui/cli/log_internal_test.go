@@ -11,15 +11,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/deskhand/deskhand/server/agent"
-	"github.com/deskhand/deskhand/server/control"
 )
 
-var logLines = []control.ActivityLine{
-	{ActivityRow: agent.ActivityRow{ID: 7, Time: time.Date(2026, 12, 1, 10, 0, 0, 5e6, time.UTC), Client: "id-1", Era: "2025-11-25",
+var logLines = []agent.ActivityRow{
+	{ID: 7, Time: time.Date(2026, 12, 1, 10, 0, 0, 5e6, time.UTC), Client: "id-1", Era: "2025-11-25",
 		Method: "tools/call", Agent: "researcher", Conversation: "c1", Duration: 1500 * time.Microsecond,
-		Outcome: agent.OutcomeToolError, BytesIn: 120, BytesOut: 300, Text: "the model \"x\" is not installed\nsecond line"}, ClientName: "cursor"},
-	{ActivityRow: agent.ActivityRow{ID: 8, Time: time.Date(2026, 12, 1, 10, 0, 1, 0, time.UTC), Method: "POST",
-		Outcome: agent.OutcomeRefused, Reason: "bad token"}},
+		Outcome: agent.OutcomeToolError, BytesIn: 120, BytesOut: 300, Text: "the model \"x\" is not installed\nsecond line", ClientName: "cursor"},
+	{ID: 8, Time: time.Date(2026, 12, 1, 10, 0, 1, 0, time.UTC), Method: "POST", Outcome: agent.OutcomeRefused, Reason: "bad token"},
 }
 
 // The JSON Lines export reads back as it was written.
@@ -34,9 +32,9 @@ func TestActivityJSONLinesRoundTrip(t *testing.T) {
 		t.Fatalf("%d lines, want %d:\n%s", n, len(logLines), buf.String())
 	}
 	dec := json.NewDecoder(&buf)
-	var got []control.ActivityLine
+	var got []agent.ActivityRow
 	for {
-		var l control.ActivityLine
+		var l agent.ActivityRow
 		err := dec.Decode(&l)
 		if errors.Is(err, io.EOF) {
 			break
@@ -53,7 +51,7 @@ func TestActivityJSONLinesRoundTrip(t *testing.T) {
 
 func TestActivityText(t *testing.T) {
 	for _, tc := range []struct {
-		line control.ActivityLine
+		line agent.ActivityRow
 		want []string
 	}{
 		{logLines[0], []string{"cursor", "tools/call", "researcher", "tool error", "1.5ms", "120B in, 300B out", "conversation c1", `is not installed second line`}},

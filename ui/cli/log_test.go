@@ -97,10 +97,10 @@ func TestLogCommand(t *testing.T) {
 				}
 			}
 			status, stdout, stderr := runLine(t, env, "log", "--json")
-			var lines []control.ActivityLine
+			var lines []agent.ActivityRow
 			dec := json.NewDecoder(strings.NewReader(stdout))
 			for dec.More() {
-				var l control.ActivityLine
+				var l agent.ActivityRow
 				if err := dec.Decode(&l); err != nil {
 					t.Fatalf("--json printed what is not JSON Lines: %v\n%s", err, stdout)
 				}

@@ -40,7 +40,7 @@ type activityCore interface {
 	Activity(ctx context.Context, f agent.ActivityFilter) ([]agent.ActivityRow, error)
 	Clients() []agent.Client
 	Subscribe(ctx context.Context, kinds ...agent.EventKind) <-chan agent.Event
-	Setting(ctx context.Context, key, def string) (string, error)
+	LogsActivity() bool
 }
 
 const (
@@ -73,7 +73,7 @@ type activityView struct {
 	shown  []agent.ActivityRow // rows that pass the filters
 	names  map[string]string   // client names by ID
 	loaded bool                // the first page was read
-	off    bool                // the log was turned off: rows show while Deskhand runs, none is kept
+	off    bool                // the core keeps no log: nothing comes
 
 	search  *widget.Entry
 	outcome *widget.Select
@@ -147,11 +147,8 @@ func (v *activityView) follow(ctx context.Context) {
 func (v *activityView) load() {
 	v.app.background(func(ctx context.Context) func() {
 		page, err := v.core.Activity(ctx, agent.ActivityFilter{Limit: activityKept})
-		// As read at start, this is what the core runs with (main reads it
-		// once); a failure to read it leaves the log taken for on.
-		on, _ := v.core.Setting(ctx, agent.SettingLogEnabled, "")
 		return func() {
-			v.loaded, v.off = true, on == "false"
+			v.loaded, v.off = true, !v.core.LogsActivity()
 			if err != nil {
 				v.app.log.Warn("read the activity log", "err", err)
 				say(v.status, "✖ The log could not be read: "+agent.UserMessage(err)+" New requests still show as they come.")
@@ -222,7 +219,7 @@ func activityNote(shown, held int, loaded, off bool) string {
 		note = fmt.Sprintf("%d of the last %d requests. Select one to open its conversation or see its details.", shown, held)
 	}
 	if off {
-		note += " The log is off: requests show here while Deskhand runs, but none is kept. Turn it on in Settings → Advanced."
+		note = "The activity log is off: nothing is recorded. Turn it on in Settings → Advanced; it applies at the next start."
 	}
 	return note
 }
@@ -272,7 +269,7 @@ func (v *activityView) exportTo(w fyne.URIWriteCloser) {
 			if err != nil {
 				return 0, err
 			}
-			return writeActivity(w, filterActivity(rows, names, query, outcome), names)
+			return writeActivity(w, filterActivity(rows, names, query, outcome))
 		}()
 		if cerr := w.Close(); err == nil && cerr != nil {
 			err = fmt.Errorf("close %s: %w", w.URI().Name(), cerr)
@@ -289,19 +286,12 @@ func (v *activityView) exportTo(w fyne.URIWriteCloser) {
 	})
 }
 
-// activityLine is a row as exported: the same JSON as `deskhand log
-// --json` writes (the row, and its client's name when known).
-type activityLine struct {
-	agent.ActivityRow
-	ClientName string `json:"clientName,omitempty"`
-}
-
 // writeActivity writes rows as JSON Lines; it returns how many it wrote.
-func writeActivity(w io.Writer, rows []agent.ActivityRow, names map[string]string) (int, error) {
+func writeActivity(w io.Writer, rows []agent.ActivityRow) (int, error) {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
 	for i, r := range rows {
-		if err := enc.Encode(activityLine{ActivityRow: r, ClientName: names[r.Client]}); err != nil {
+		if err := enc.Encode(r); err != nil {
 			return i, fmt.Errorf("write the log: %w", err)
 		}
 	}

@@ -23,7 +23,7 @@ type fakeActivity struct {
 	sub     chan agent.Event  // the last subscription; closed when its context ends
 	subKind []agent.EventKind // the kinds it asked for
 	subbed  chan struct{}     // closed at the first Subscribe
-	off     bool              // log.enabled is "false"
+	off     bool              // the core keeps no log
 }
 
 func newFakeActivity(rows ...agent.ActivityRow) *fakeActivity {
@@ -50,13 +50,10 @@ func (f *fakeActivity) Clients() []agent.Client {
 	return append([]agent.Client(nil), f.clients...)
 }
 
-func (f *fakeActivity) Setting(_ context.Context, key, def string) (string, error) {
+func (f *fakeActivity) LogsActivity() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if key == agent.SettingLogEnabled && f.off {
-		return "false", nil
-	}
-	return def, nil
+	return !f.off
 }
 
 // Subscribe hands out an unbuffered channel: send returns once the
@@ -108,6 +105,8 @@ func (f *fakeCore) Activity(ctx context.Context, filter agent.ActivityFilter) ([
 	}
 	return f.activity.Activity(ctx, filter)
 }
+
+func (f *fakeCore) LogsActivity() bool { return f.activity == nil || f.activity.LogsActivity() }
 
 func (f *fakeSettings) ClientCalls(_ context.Context, since time.Time) (map[string]int, error) {
 	f.mu.Lock()

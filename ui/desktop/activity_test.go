@@ -26,10 +26,10 @@ import (
 var logNow = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 
 var logRows = []agent.ActivityRow{
-	{ID: 3, Time: time.Date(2026, 12, 1, 10, 0, 3, 0, time.UTC), Client: "id-c", Method: "tools/call", Agent: "researcher", Conversation: "conv-1",
+	{ID: 3, Time: time.Date(2026, 12, 1, 10, 0, 3, 0, time.UTC), Client: "id-c", ClientName: "cursor", Method: "tools/call", Agent: "researcher", Conversation: "conv-1",
 		Outcome: agent.OutcomeToolError, Text: "the model is\nnot installed", Duration: 1500 * time.Millisecond},
 	{ID: 2, Time: time.Date(2026, 11, 30, 10, 0, 2, 0, time.UTC), Method: "POST", Outcome: agent.OutcomeRefused, Reason: "bad token"},
-	{ID: 1, Time: time.Date(2026, 12, 1, 10, 0, 1, 0, time.UTC), Client: "id-d", Method: "tools/list", Outcome: agent.OutcomeOK, Duration: 300 * time.Microsecond},
+	{ID: 1, Time: time.Date(2026, 12, 1, 10, 0, 1, 0, time.UTC), Client: "id-d", ClientName: "claude", Method: "tools/list", Outcome: agent.OutcomeOK, Duration: 300 * time.Microsecond},
 }
 
 var logNames = map[string]string{"id-c": "cursor", "id-d": "claude"}
@@ -125,8 +125,7 @@ func TestActivityTexts(t *testing.T) {
 		{activityNote(0, 0, false, false), "Reading the log…"},
 		{activityNote(0, 0, true, false), "No request yet: each request of a client shows here as it happens."},
 		{activityNote(2, 40, true, false), "2 of the last 40 requests. Select one to open its conversation or see its details."},
-		{activityNote(0, 1, true, true), "0 of the last 1 requests. Select one to open its conversation or see its details. " +
-			"The log is off: requests show here while Deskhand runs, but none is kept. Turn it on in Settings → Advanced."},
+		{activityNote(0, 0, true, true), "The activity log is off: nothing is recorded. Turn it on in Settings → Advanced; it applies at the next start."},
 		{durationText(0), ""},
 		{durationText(2*time.Second + 340*time.Millisecond), "2.3s"},
 	} {
@@ -153,7 +152,7 @@ func TestActivityTexts(t *testing.T) {
 
 func TestWriteActivity(t *testing.T) {
 	var b strings.Builder
-	n, err := writeActivity(&b, logRows, logNames)
+	n, err := writeActivity(&b, logRows)
 	if err != nil || n != len(logRows) {
 		t.Fatalf("wrote %d rows, err %v", n, err)
 	}
@@ -173,7 +172,7 @@ func TestWriteActivity(t *testing.T) {
 			t.Errorf("line %d (-want +got):\n%s", i, diff)
 		}
 	}
-	if !strings.Contains(lines[0], `"clientName":"cursor"`) || strings.Contains(lines[1], "clientName") {
+	if !strings.Contains(lines[0], `"clientName":"cursor"`) || strings.Contains(lines[1], "clientName") { // as the core names them
 		t.Errorf("client names:\n%s", b.String())
 	}
 }
@@ -264,12 +263,9 @@ func TestLogFollowsTheCore(t *testing.T) {
 	}
 }
 
-// TestLogKeepsTheLast: the tab holds the last activityKept rows, and
-// says so when the log is off (the rows then show only while Deskhand
-// runs).
+// TestLogKeepsTheLast: the tab holds the last activityKept rows.
 func TestLogKeepsTheLast(t *testing.T) {
 	log := newFakeActivity()
-	log.off = true
 	v, _, stop, _ := logScreen(t, log)
 	var rows []agent.ActivityRow
 	for i := range activityKept + 10 {
@@ -280,7 +276,19 @@ func TestLogKeepsTheLast(t *testing.T) {
 	if len(v.rows) != activityKept || v.rows[0].ID != activityKept+10 || v.rows[activityKept-1].ID != 11 {
 		t.Errorf("held %d rows, from %d to %d", len(v.rows), v.rows[0].ID, v.rows[len(v.rows)-1].ID)
 	}
-	if got := v.note.Text; !strings.HasPrefix(got, "1000 of the last 1000 requests.") || !strings.Contains(got, "The log is off") {
+	if got := v.note.Text; !strings.HasPrefix(got, "1000 of the last 1000 requests.") {
+		t.Errorf("note %q", got)
+	}
+}
+
+// TestLogSaysWhenOff: with the log off the tab says so, and how to turn
+// it on.
+func TestLogSaysWhenOff(t *testing.T) {
+	log := newFakeActivity()
+	log.off = true
+	v, _, stop, _ := logScreen(t, log)
+	stop()
+	if got := v.note.Text; !strings.HasPrefix(got, "The activity log is off") {
 		t.Errorf("note %q", got)
 	}
 }
