@@ -205,9 +205,16 @@ done
 bin/deskhand connect --status cursor --data "$data" | grep -q 'connected, verified' ||
 	fail "Cursor not connected from the Connect tab: $(cat "$HOME/.cursor/mcp.json")"
 grep -q '"github"' "$HOME/.cursor/mcp.json" || fail "the Connect tab lost Cursor's other servers"
+
+# 8. The Log tab shows this walk's requests; the command line reads the
+# same log through the running app.
+keys ctrl+6
+shoot 18-log
+bin/deskhand log --data "$data" --json | grep -q '"method":"tools/call","agent":"assistant"' ||
+	fail "the activity log lacks the walk's calls: $(bin/deskhand log --data "$data" | tail -5)"
 stop
 
-# 8. The window at 1.5× scale.
+# 9. The window at 1.5× scale.
 start FYNE_SCALE=1.5
-shoot 18-scale-1.5
+shoot 19-scale-1.5
 stop
