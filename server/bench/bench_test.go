@@ -162,11 +162,8 @@ func deskhand(b *testing.B, agents int) target {
 }
 
 func connect(b *testing.B, t target, era string) *client.Client {
-	opts := []transport.StreamableHTTPCOption{transport.WithHTTPLogger(quiet)}
-	if t.token != "" {
-		opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + t.token}))
-	}
-	tr, err := transport.NewStreamableHTTP(t.url, opts...)
+	tr, err := transport.NewStreamableHTTP(t.url, transport.WithHTTPLogger(quiet),
+		transport.WithHTTPBasicClient(&http.Client{Transport: &withToken{token: t.token}}))
 	if err != nil {
 		b.Fatal(err)
 	}

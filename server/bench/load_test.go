@@ -241,8 +241,7 @@ func checkLogComplete(t *testing.T, db *store.DB, posts []atomic.Int64, calls in
 // counting the POSTs the server answered.
 func loadClient(url, token, era string, posts *atomic.Int64) (*client.Client, error) {
 	tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPLogger(quiet),
-		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}),
-		transport.WithHTTPBasicClient(&http.Client{Transport: countingPosts{http.DefaultTransport, posts}}))
+		transport.WithHTTPBasicClient(&http.Client{Transport: &withToken{token: token, posts: posts}}))
 	if err != nil {
 		return nil, err
 	}
@@ -260,17 +259,24 @@ func loadClient(url, token, era string, posts *atomic.Int64) (*client.Client, er
 	return c, nil
 }
 
-// countingPosts counts the POSTs that got an answer: each is one request
-// the activity log must hold.
-type countingPosts struct {
-	http.RoundTripper
-	n *atomic.Int64
+// withToken sends a client's token with every request, the session's
+// closing DELETE included (mcp-go sends that one without the headers of
+// WithHTTPHeaders, and Deskhand would keep the session), and counts the
+// POSTs that got an answer, when posts is set: each is one request the
+// activity log must hold.
+type withToken struct {
+	token string
+	posts *atomic.Int64
 }
 
-func (c countingPosts) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := c.RoundTripper.RoundTrip(r)
-	if err == nil && r.Method == http.MethodPost {
-		c.n.Add(1)
+func (t *withToken) RoundTrip(r *http.Request) (*http.Response, error) {
+	if t.token != "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+t.token)
+	}
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err == nil && r.Method == http.MethodPost && t.posts != nil {
+		t.posts.Add(1)
 	}
 	return resp, err
 }

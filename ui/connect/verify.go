@@ -63,11 +63,7 @@ type Check struct {
 // verifyHTTP does what an HTTP client does at start: initialize, then
 // tools/list, with the entry's token.
 func verifyHTTP(ctx context.Context, url, token string) Check {
-	headers := map[string]string{}
-	if token != "" {
-		headers["Authorization"] = "Bearer " + token
-	}
-	tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPHeaders(headers))
+	tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPBasicClient(&http.Client{Transport: withToken{token, http.DefaultTransport}}))
 	if err != nil {
 		return Check{Health: Broken, Detail: fmt.Sprintf("%s is not a usable URL: %v", url, err)}
 	}
@@ -83,6 +79,24 @@ func verifyHTTP(ctx context.Context, url, token string) Check {
 		return Check{Health: NotRunning, Detail: fmt.Sprintf("nothing answers at %s: start Deskhand, then check again", url)}
 	}
 	return Check{Health: Broken, Detail: fmt.Sprintf("MCP handshake with %s failed: %v", url, err)}
+}
+
+// withToken sends the token with every request, the session's closing
+// DELETE included: mcp-go sends that DELETE without the headers given
+// with WithHTTPHeaders, so Deskhand would refuse it and keep the session
+// until it idles out.
+type withToken struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (t withToken) RoundTrip(r *http.Request) (*http.Response, error) {
+	if t.token == "" {
+		return t.next.RoundTrip(r)
+	}
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+t.token)
+	return t.next.RoundTrip(r)
 }
 
 // refused reports a connection that nobody accepted.
