@@ -172,18 +172,18 @@ func (s *Server) noteRPC(r *http.Request, msg *rpcPeek) {
 	var logArguments bool
 	switch msg.Method {
 	case string(mcp.MethodToolsCall):
-		if a, ok := s.core.ServedAgent(msg.Params.Name); ok {
+		if a, ok := s.core.AgentBySlug(msg.Params.Name); ok {
 			slug, logArguments = a.Slug, a.LogArguments
 		}
 	case string(mcp.MethodResourcesRead): // an agent's description
 		if name, ok := strings.CutPrefix(msg.Params.URI, AgentResourcePrefix); ok {
-			if a, ok := s.core.ServedAgent(name); ok {
+			if a, ok := s.core.AgentBySlug(name); ok {
 				slug = a.Slug
 			}
 		}
 	case string(mcp.MethodPromptsGet): // a starter prompt, named slug.N
 		if name, _, ok := strings.Cut(msg.Params.Name, "."); ok {
-			if a, ok := s.core.ServedAgent(name); ok {
+			if a, ok := s.core.AgentBySlug(name); ok {
 				slug = a.Slug
 			}
 		}

@@ -147,7 +147,7 @@ func (a *stdioActivity) request(line []byte) {
 	row := &agent.ActivityRow{Time: time.Now().UTC(), Client: agent.LocalPrincipal, Era: a.era, Method: msg.Method,
 		BytesIn: int64(len(line) + 1), Outcome: agent.OutcomeOK}
 	if msg.Method == string(mcp.MethodToolsCall) {
-		if ag, ok := a.s.core.ServedAgent(msg.Params.Name); ok {
+		if ag, ok := a.s.core.AgentBySlug(msg.Params.Name); ok {
 			row.Agent = ag.Slug
 			if ag.LogArguments {
 				row.Arguments = loggedArguments(msg.Params.Arguments)

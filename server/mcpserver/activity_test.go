@@ -339,3 +339,19 @@ func TestActivityNamesTheAgentOfAResource(t *testing.T) {
 		})
 	}
 }
+
+// A call made while serving is paused is a tool error of the agent it
+// was for.
+func TestActivityNamesThePausedAgent(t *testing.T) {
+	h := newHarness(t, mcpserver.GuardOptions{})
+	f := followActivity(t, h.core)
+	c := connect(t, h.URL, mcp.ProtocolVersion20260728, h.token("alice"))
+	h.core.SetPaused(true)
+	if res := call(t, c, "assistant", map[string]any{"message": "hi"}, nil); !res.IsError {
+		t.Fatalf("a paused call succeeded: %v", texts(res))
+	}
+	rows := f.waitFor(t, 1, func(r agent.ActivityRow) bool { return r.Method == string(mcp.MethodToolsCall) })
+	if rows[0].Agent != "assistant" || rows[0].Outcome != agent.OutcomeToolError || !strings.Contains(rows[0].Text, "paused") {
+		t.Errorf("row %+v, want the assistant's tool error saying it is paused", rows[0])
+	}
+}

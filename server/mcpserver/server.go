@@ -31,6 +31,9 @@ type Core interface {
 	EnabledAgents() []agent.Agent
 	// ServedAgent finds an agent served as a tool by its slug.
 	ServedAgent(slug string) (agent.Agent, bool)
+	// AgentBySlug finds an agent, served or not (the activity log names
+	// the agent a paused or disabled call was for).
+	AgentBySlug(slug string) (agent.Agent, bool)
 	// Paused reports whether the person paused serving.
 	Paused() bool
 	Agents() []agent.Agent
