@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/control"
 	"github.com/deskhand/deskhand/ui/connect"
 )
 
@@ -45,6 +47,30 @@ func fakeEnv(t *testing.T, vars map[string]string) (Env, *calls) {
 			return errNotWired
 		},
 	}, c
+}
+
+// coreEnv is a CLI whose data folder's core is core: opened here, or the
+// running app's behind its control channel.
+func coreEnv(t *testing.T, core *agent.Core, running bool) Env {
+	t.Helper()
+	data, err := os.MkdirTemp("", "dh") // short: a socket path is limited
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(data) })
+	env, _ := fakeEnv(t, map[string]string{"DESKHAND_DATA": data})
+	if running {
+		srv, err := control.Listen(control.SocketPath(data), core, control.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = srv.Close(context.Background()) })
+	} else {
+		env.Open = func(_ context.Context, g *Globals, _ io.Writer) (*Opened, error) {
+			return &Opened{Core: core, Close: func() {}}, nil
+		}
+	}
+	return env
 }
 
 // runLine runs args and returns the exit status with what was printed.

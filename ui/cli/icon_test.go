@@ -2,17 +2,14 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"image"
 	"image/png"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/deskhand/deskhand/server/agent"
-	"github.com/deskhand/deskhand/server/control"
 	"github.com/deskhand/deskhand/store/storetest"
 )
 
@@ -45,23 +42,7 @@ func TestAgentIconFlag(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(core.Close)
-			data, err := os.MkdirTemp("", "dh") // short: a socket path is limited
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { os.RemoveAll(data) })
-			env, _ := fakeEnv(t, map[string]string{"DESKHAND_DATA": data})
-			if running {
-				srv, err := control.Listen(control.SocketPath(data), core, control.Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { _ = srv.Close(context.Background()) })
-			} else {
-				env.Open = func(_ context.Context, g *Globals, _ io.Writer) (*Opened, error) {
-					return &Opened{Core: core, Close: func() {}}, nil
-				}
-			}
+			env := coreEnv(t, core, running)
 			icon := func() string {
 				a, _ := core.AgentBySlug("fox")
 				return a.Icon

@@ -6,40 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/deskhand/deskhand/server/agent"
-	"github.com/deskhand/deskhand/server/control"
 	"github.com/deskhand/deskhand/store/storetest"
 )
-
-// logEnv is a CLI whose data folder's core is core: opened here, or the
-// running app's behind its control channel.
-func logEnv(t *testing.T, core *agent.Core, running bool) Env {
-	t.Helper()
-	data, err := os.MkdirTemp("", "dh") // short: a socket path is limited
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(data) })
-	env, _ := fakeEnv(t, map[string]string{"DESKHAND_DATA": data})
-	if running {
-		srv, err := control.Listen(control.SocketPath(data), core, control.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = srv.Close(context.Background()) })
-	} else {
-		env.Open = func(_ context.Context, g *Globals, _ io.Writer) (*Opened, error) {
-			return &Opened{Core: core, Close: func() {}}, nil
-		}
-	}
-	return env
-}
 
 func newLogCore(t *testing.T) *agent.Core {
 	t.Helper()
@@ -58,7 +32,7 @@ func TestLogCommand(t *testing.T) {
 	for _, running := range []bool{false, true} {
 		t.Run(map[bool]string{false: "core", true: "control channel"}[running], func(t *testing.T) {
 			core := newLogCore(t)
-			env := logEnv(t, core, running)
+			env := coreEnv(t, core, running)
 			cursor, _, err := core.CreateClient(t.Context(), "cursor")
 			if err != nil {
 				t.Fatal(err)
@@ -139,7 +113,7 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 // and ends quietly at Ctrl-C; without the app running it says to start it.
 func TestLogFollow(t *testing.T) {
 	core := newLogCore(t)
-	env := logEnv(t, core, true)
+	env := coreEnv(t, core, true)
 	cursor, _, err := core.CreateClient(t.Context(), "cursor")
 	if err != nil {
 		t.Fatal(err)
@@ -192,7 +166,7 @@ func TestLogFollow(t *testing.T) {
 		t.Errorf("--follow ended with status %d at Ctrl-C: %s", status, errOut.String())
 	}
 
-	status, _, stderr := runLine(t, logEnv(t, core, false), "log", "--follow")
+	status, _, stderr := runLine(t, coreEnv(t, core, false), "log", "--follow")
 	if status != 1 || !strings.Contains(stderr, "--follow needs Deskhand running") {
 		t.Errorf("--follow without the app: status %d, %s", status, stderr)
 	}
@@ -200,7 +174,7 @@ func TestLogFollow(t *testing.T) {
 
 func TestAgentLogArgumentsFlag(t *testing.T) {
 	core := newLogCore(t)
-	env := logEnv(t, core, true)
+	env := coreEnv(t, core, true)
 	for _, tc := range []struct {
 		args []string
 		want bool

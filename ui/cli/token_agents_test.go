@@ -1,14 +1,10 @@
 package cli
 
 import (
-	"context"
-	"io"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/deskhand/deskhand/server/agent"
-	"github.com/deskhand/deskhand/server/control"
 	"github.com/deskhand/deskhand/store/storetest"
 )
 
@@ -37,23 +33,7 @@ func TestTokenAgents(t *testing.T) {
 			if _, _, err := core.CreateClient(t.Context(), "claude"); err != nil {
 				t.Fatal(err)
 			}
-			data, err := os.MkdirTemp("", "dh") // short: a socket path is limited
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { os.RemoveAll(data) })
-			env, _ := fakeEnv(t, map[string]string{"DESKHAND_DATA": data})
-			if running {
-				srv, err := control.Listen(control.SocketPath(data), core, control.Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { _ = srv.Close(context.Background()) })
-			} else {
-				env.Open = func(_ context.Context, g *Globals, _ io.Writer) (*Opened, error) {
-					return &Opened{Core: core, Close: func() {}}, nil
-				}
-			}
+			env := coreEnv(t, core, running)
 			tests := []struct {
 				args       []string
 				wantStatus int
