@@ -34,6 +34,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/deskhand/deskhand/server/agent"
 )
 
 // DefaultName is the entry name used when Entry.Name is empty.
@@ -53,12 +55,24 @@ var (
 	Windsurf      = Client{ID: "windsurf", Name: "Windsurf"}
 	Codex         = Client{ID: "codex", Name: "Codex"}
 	ClaudeDesktop = Client{ID: "claude-desktop", Name: "Claude Desktop"}
+	Gemini        = Client{ID: "gemini", Name: "Gemini CLI"}
+	Qwen          = Client{ID: "qwen", Name: "Qwen Code"}
+	OpenCode      = Client{ID: "opencode", Name: "opencode"}
+	Zed           = Client{ID: "zed", Name: "Zed"}
+	LMStudio      = Client{ID: "lmstudio", Name: "LM Studio"}
 )
 
 // Clients returns every supported client, in display order.
 func Clients() []Client {
-	return []Client{Cursor, ClaudeCode, VSCode, Windsurf, Codex, ClaudeDesktop}
+	return []Client{Cursor, ClaudeCode, VSCode, Windsurf, Codex, ClaudeDesktop, Gemini, Qwen, OpenCode, Zed, LMStudio}
 }
+
+// CallTimeout is the tool-call timeout written for the clients that have a
+// per-server setting (Gemini CLI, Qwen Code, Zed, Codex, Goose): a minute
+// more than Deskhand's question timeout, so that a turn waiting for the
+// user's answer ends on Deskhand's side, with an answer, before the client
+// gives up on the call.
+const CallTimeout = agent.DefaultQuestionTimeout + time.Minute
 
 // Lookup returns the client with the given ID.
 func Lookup(id string) (Client, bool) {
@@ -83,9 +97,11 @@ type Env struct {
 	// LockWait bounds the wait for another Deskhand editing the same file
 	// (see LockError); 2 minutes when zero.
 	LockWait time.Duration
-	// Project, when set, is a project folder: Cursor, Claude Code and VS Code
-	// then use their project files there (.cursor/mcp.json, .mcp.json,
-	// .vscode/mcp.json); the other clients have no project scope.
+	// Project, when set, is a project folder: Cursor, Claude Code, VS Code,
+	// Gemini CLI, Qwen Code, opencode and Zed then use their project files
+	// there (.cursor/mcp.json, .mcp.json, .vscode/mcp.json,
+	// .gemini/settings.json, .qwen/settings.json, opencode.json[c],
+	// .zed/settings.json); the other clients have no project scope.
 	Project string
 }
 
@@ -280,8 +296,36 @@ func Path(c Client, env Env) (string, error) {
 		return filepath.Join(codexHome(env), "config.toml"), nil
 	case ClaudeDesktop.ID:
 		return filepath.Join(claudeDesktopDir(env), "claude_desktop_config.json"), nil
+	case Gemini.ID:
+		root := h
+		if x := env.getenv("GEMINI_CLI_HOME"); x != "" {
+			root = x
+		}
+		return filepath.Join(root, ".gemini", "settings.json"), nil
+	case Qwen.ID:
+		return filepath.Join(h, ".qwen", "settings.json"), nil
+	case OpenCode.ID:
+		// xdg-basedir: $XDG_CONFIG_HOME or ~/.config on every system.
+		return openCodeFile(filepath.Join(env.configDir(), "opencode")), nil
+	case Zed.ID:
+		if env.os() == "windows" {
+			return filepath.Join(env.appData(), "Zed", "settings.json"), nil
+		}
+		return filepath.Join(env.configDir(), "zed", "settings.json"), nil
+	case LMStudio.ID:
+		return filepath.Join(h, ".lmstudio", "mcp.json"), nil
 	}
 	return "", fmt.Errorf("%w %q", ErrUnknownClient, c.ID)
+}
+
+// openCodeFile is opencode.jsonc in dir when only that one exists, else
+// opencode.json.
+func openCodeFile(dir string) string {
+	json, jsonc := filepath.Join(dir, "opencode.json"), filepath.Join(dir, "opencode.jsonc")
+	if !exists(json) && exists(jsonc) {
+		return jsonc
+	}
+	return json
 }
 
 // projectPath is client's configuration file in the project folder dir.
@@ -293,7 +337,15 @@ func projectPath(c Client, dir string) (string, error) {
 		return filepath.Join(dir, ".mcp.json"), nil
 	case VSCode.ID:
 		return filepath.Join(dir, ".vscode", "mcp.json"), nil
-	case Windsurf.ID, Codex.ID, ClaudeDesktop.ID:
+	case Gemini.ID:
+		return filepath.Join(dir, ".gemini", "settings.json"), nil
+	case Qwen.ID:
+		return filepath.Join(dir, ".qwen", "settings.json"), nil
+	case OpenCode.ID:
+		return openCodeFile(dir), nil
+	case Zed.ID:
+		return filepath.Join(dir, ".zed", "settings.json"), nil
+	case Windsurf.ID, Codex.ID, ClaudeDesktop.ID, LMStudio.ID:
 		return "", fmt.Errorf("connect: %s %w: connect it without a project folder", c.Name, ErrNoProjectScope)
 	}
 	return "", fmt.Errorf("%w %q", ErrUnknownClient, c.ID)
@@ -387,6 +439,14 @@ func formatOf(c Client) (format, error) {
 		return jsonFormat{key: "mcpServers", shape: shapeStdio}, nil
 	case Codex.ID:
 		return tomlFormat{}, nil
+	case Gemini.ID, Qwen.ID:
+		return jsonFormat{key: "mcpServers", shape: shapeGemini, jsonc: true}, nil
+	case OpenCode.ID:
+		return jsonFormat{key: "mcp", shape: shapeOpenCode, jsonc: true}, nil
+	case Zed.ID:
+		return jsonFormat{key: "context_servers", shape: shapeZed, jsonc: true}, nil
+	case LMStudio.ID:
+		return jsonFormat{key: "mcpServers", shape: shapeCursor}, nil
 	}
 	return nil, fmt.Errorf("%w %q", ErrUnknownClient, c.ID)
 }

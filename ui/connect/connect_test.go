@@ -42,6 +42,10 @@ func serversKey(c Client) string {
 		return "servers"
 	case Codex.ID:
 		return "mcp_servers"
+	case OpenCode.ID:
+		return "mcp"
+	case Zed.ID:
+		return "context_servers"
 	}
 	return "mcpServers"
 }
@@ -59,13 +63,22 @@ func decode(t *testing.T, c Client, data []byte) map[string]any {
 	if err != nil {
 		t.Fatalf("result is not valid JSONC: %v\n%s", err, data)
 	}
-	if c.ID != VSCode.ID && !bytes.Equal(std, data) {
+	if jf, ok := mustFormat(t, c).(jsonFormat); ok && !jf.jsonc && !bytes.Equal(std, data) {
 		t.Fatalf("result is not plain JSON:\n%s", data)
 	}
 	if err := json.Unmarshal(std, &m); err != nil {
 		t.Fatalf("result is not valid JSON: %v\n%s", err, data)
 	}
 	return m
+}
+
+func mustFormat(t *testing.T, c Client) format {
+	t.Helper()
+	f, err := formatOf(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 func wantEntry(c Client) map[string]any {
@@ -81,6 +94,15 @@ func wantEntry(c Client) map[string]any {
 		return map[string]any{"url": testURL, "http_headers": auth}
 	case ClaudeDesktop.ID:
 		return map[string]any{"command": testCmd, "args": []any{"stdio", "--client", "claude-desktop"}}
+	case Gemini.ID, Qwen.ID:
+		// A minute more than Deskhand's 10-minute question timeout, in ms.
+		return map[string]any{"httpUrl": testURL, "headers": auth, "timeout": float64(660000)}
+	case OpenCode.ID:
+		return map[string]any{"type": "remote", "url": testURL, "headers": auth, "enabled": true, "oauth": false}
+	case Zed.ID:
+		return map[string]any{"url": testURL, "headers": auth, "timeout": float64(660)}
+	case LMStudio.ID:
+		return map[string]any{"url": testURL, "headers": auth}
 	}
 	return nil
 }
@@ -128,6 +150,11 @@ var (
 	codexNoEntryCRLF    = fixture("codex-crlf.toml")
 	codexDotted         = fixture("codex-dotted.toml")
 	desktopFixture      = fixture("claude-desktop.json")
+	geminiFixture       = fixture("gemini-settings.json")
+	qwenFixture         = fixture("qwen-crlf.json")
+	openCodeFixture     = fixture("opencode.jsonc")
+	zedFixture          = fixture("zed-settings.json")
+	lmStudioFixture     = fixture("lmstudio-crlf-tabs.json")
 )
 
 func fixture(name string) string {
@@ -161,6 +188,18 @@ func TestConnectFixtures(t *testing.T) {
 		{"codex missing folder", Codex, nil},
 		{"claude-desktop other servers", ClaudeDesktop, ptr(desktopFixture)},
 		{"claude-desktop missing folder", ClaudeDesktop, nil},
+		{"gemini comments stale entry", Gemini, ptr(geminiFixture)},
+		{"gemini missing folder", Gemini, nil},
+		{"qwen CRLF no entry", Qwen, ptr(qwenFixture)},
+		{"qwen empty file", Qwen, ptr("")},
+		{"qwen missing folder", Qwen, nil},
+		{"opencode JSONC trailing commas", OpenCode, ptr(openCodeFixture)},
+		{"opencode no mcp", OpenCode, ptr(`{"$schema": "https://opencode.ai/config.json", "theme": "opencode"}`)},
+		{"opencode missing folder", OpenCode, nil},
+		{"zed comments stale stdio entry", Zed, ptr(zedFixture)},
+		{"zed missing folder", Zed, nil},
+		{"lmstudio CRLF tabs no entry", LMStudio, ptr(lmStudioFixture)},
+		{"lmstudio missing folder", LMStudio, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -282,6 +321,11 @@ func TestInvalidFileRefused(t *testing.T) {
 		{Codex, fixture("invalid/codex-unclosed-header.toml")},
 		{Codex, fixture("invalid/codex-servers-number.toml")},
 		{ClaudeDesktop, fixture("invalid/claude-desktop-trailing.json")},
+		{Gemini, fixture("invalid/gemini-unclosed.json")},
+		{Qwen, fixture("invalid/qwen-missing-comma.json")},
+		{OpenCode, fixture("invalid/opencode-mcp-array.json")},
+		{Zed, fixture("invalid/zed-missing-value.json")},
+		{LMStudio, fixture("invalid/lmstudio-trailing.json")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.client.ID, func(t *testing.T) {
@@ -388,6 +432,21 @@ func TestPath(t *testing.T) {
 		{Cursor, Env{Home: home, Project: "/p"}, filepath.Join("/p", ".cursor", "mcp.json")},
 		{ClaudeCode, Env{Home: home, Project: "/p"}, filepath.Join("/p", ".mcp.json")},
 		{VSCode, Env{OS: "darwin", Home: home, Project: "/p"}, filepath.Join("/p", ".vscode", "mcp.json")},
+		{Gemini, Env{OS: "windows", Home: home}, filepath.Join(home, ".gemini", "settings.json")},
+		{Gemini, Env{OS: "linux", Home: home, Getenv: getenv(map[string]string{"GEMINI_CLI_HOME": "/g"})}, filepath.Join("/g", ".gemini", "settings.json")},
+		{Gemini, Env{Home: home, Project: "/p"}, filepath.Join("/p", ".gemini", "settings.json")},
+		{Qwen, Env{OS: "darwin", Home: home}, filepath.Join(home, ".qwen", "settings.json")},
+		{Qwen, Env{Home: home, Project: "/p"}, filepath.Join("/p", ".qwen", "settings.json")},
+		{OpenCode, Env{OS: "darwin", Home: home}, filepath.Join(home, ".config", "opencode", "opencode.json")},
+		{OpenCode, Env{OS: "windows", Home: home}, filepath.Join(home, ".config", "opencode", "opencode.json")},
+		{OpenCode, Env{OS: "linux", Home: home, Getenv: getenv(map[string]string{"XDG_CONFIG_HOME": "/xdg"})}, filepath.Join("/xdg", "opencode", "opencode.json")},
+		{OpenCode, Env{Home: home, Project: "/p"}, filepath.Join("/p", "opencode.json")},
+		{Zed, Env{OS: "linux", Home: home}, filepath.Join(home, ".config", "zed", "settings.json")},
+		{Zed, Env{OS: "darwin", Home: home}, filepath.Join(home, ".config", "zed", "settings.json")},
+		{Zed, Env{OS: "windows", Home: home, AppData: "/appdata"}, filepath.Join("/appdata", "Zed", "settings.json")},
+		{Zed, Env{Home: home, Project: "/p"}, filepath.Join("/p", ".zed", "settings.json")},
+		{LMStudio, Env{OS: "windows", Home: home}, filepath.Join(home, ".lmstudio", "mcp.json")},
+		{LMStudio, Env{OS: "darwin", Home: home}, filepath.Join(home, ".lmstudio", "mcp.json")},
 		{ClaudeDesktop, Env{OS: "windows", Home: home, AppData: "/appdata", LocalAppData: msix},
 			filepath.Join(msix, "Packages", "Claude_pzs8sxrjxfjjc", "LocalCache", "Roaming", "Claude", "claude_desktop_config.json")},
 	}
@@ -400,7 +459,7 @@ func TestPath(t *testing.T) {
 	if !Installed(ClaudeDesktop, Env{OS: "windows", Home: home, LocalAppData: msix}) {
 		t.Error("MSIX Claude Desktop not detected as installed")
 	}
-	for _, c := range []Client{Windsurf, Codex, ClaudeDesktop} {
+	for _, c := range []Client{Windsurf, Codex, ClaudeDesktop, LMStudio} {
 		if _, err := Path(c, Env{Home: home, Project: "/p"}); !errors.Is(err, ErrNoProjectScope) {
 			t.Errorf("Path(%s) in a project: %v", c.ID, err)
 		}
@@ -408,7 +467,7 @@ func TestPath(t *testing.T) {
 	if _, err := Path(Client{ID: "nope"}, Env{Home: home}); !errors.Is(err, ErrUnknownClient) {
 		t.Errorf("unknown client: %v", err)
 	}
-	if len(Clients()) != 6 {
+	if len(Clients()) != 11 {
 		t.Errorf("Clients() = %v", Clients())
 	}
 	for _, c := range Clients() {
@@ -440,6 +499,37 @@ func TestBadEntries(t *testing.T) {
 	}
 	if st, err := Status(Cursor, env, ""); err != nil || st.Condition != NotInstalled {
 		t.Errorf("Status = %+v, %v", st, err)
+	}
+}
+
+// TestOpenCodeJSONC: opencode's file is opencode.jsonc when only that one
+// exists (in the user folder and in a project), else opencode.json.
+func TestOpenCodeJSONC(t *testing.T) {
+	for _, project := range []bool{false, true} {
+		env := testEnv(t)
+		dir := filepath.Join(env.Home, ".config", "opencode")
+		if project {
+			env.Project = t.TempDir()
+			dir = env.Project
+		}
+		if p, _ := Path(OpenCode, env); p != filepath.Join(dir, "opencode.json") {
+			t.Errorf("no file: Path = %s", p)
+		}
+		jsonc := filepath.Join(dir, "opencode.jsonc")
+		writeFile(t, jsonc, []byte(openCodeFixture), 0o644)
+		if p, _ := Path(OpenCode, env); p != jsonc {
+			t.Errorf("only .jsonc: Path = %s", p)
+		}
+		if _, err := Connect(OpenCode, env, entryFor(OpenCode)); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(readFile(t, jsonc), []byte(testToken)) || exists(filepath.Join(dir, "opencode.json")) {
+			t.Error("the entry did not go to opencode.jsonc")
+		}
+		writeFile(t, filepath.Join(dir, "opencode.json"), []byte("{}"), 0o644)
+		if p, _ := Path(OpenCode, env); p != filepath.Join(dir, "opencode.json") {
+			t.Errorf("both: Path = %s", p)
+		}
 	}
 }
 

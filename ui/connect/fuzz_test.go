@@ -17,7 +17,8 @@ import (
 // was; removing the entry again leaves the rest as it was too.
 func FuzzWriters(f *testing.F) {
 	seeds := []string{cursorFixture, claudeCodeFixture, vscodeFixture, windsurfFixture, codexFixture, desktopFixture,
-		codexDotted, codexNoEntryCRLF, vscodeNoEntry, "", "{}", "[]", "#", `{"mcpServers":null}`, "[mcp_servers]\n"}
+		codexDotted, codexNoEntryCRLF, vscodeNoEntry, geminiFixture, qwenFixture, openCodeFixture, zedFixture, lmStudioFixture,
+		"", "{}", "[]", "#", `{"mcpServers":null}`, "[mcp_servers]\n", `{"mcp":{"deskhand":{"oauth":{}}}}`, `{"context_servers":[]}`}
 	// Nesting past the limit, which is refused before parsing (and, as
 	// megabytes of it, used to overflow the parsers' stacks).
 	over := maxDepth + 1

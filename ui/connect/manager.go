@@ -378,6 +378,11 @@ var connectHints = map[string]string{
 	Windsurf.ID:      "In Windsurf, press Refresh in Cascade's MCP servers panel.",
 	Codex.ID:         "Start a new Codex session to use it.",
 	ClaudeDesktop.ID: "Quit Claude Desktop completely and start it again to load the entry.",
+	Gemini.ID:        "Start a new Gemini CLI session (or run /mcp refresh) to use it; Gemini CLI starts MCP servers only in folders you trust.",
+	Qwen.ID:          "Start a new Qwen Code session to use it.",
+	OpenCode.ID:      "Start a new opencode session to use it.",
+	Zed.ID:           "Zed loads it by itself: the dot beside deskhand in the Agent panel's settings turns green.",
+	LMStudio.ID:      "LM Studio loads it by itself; if deskhand is not in its Program tab, restart LM Studio.",
 }
 
 // removeHints say what a client needs before it forgets a removed entry.
@@ -392,8 +397,11 @@ func (m *Manager) hint(c Client) string {
 		p, _ := Path(c, m.Env)
 		base := filepath.Base(p)
 		h += fmt.Sprintf(" The project file holds a token: keep %s and %s.deskhand-* (its backups and lock) out of version control (add them to .gitignore).", base, base)
-		if c.ID == ClaudeCode.ID {
+		switch c.ID {
+		case ClaudeCode.ID:
 			h += " Claude Code asks you to approve servers from .mcp.json the first time."
+		case Gemini.ID, Qwen.ID, Zed.ID:
+			h += fmt.Sprintf(" %s reads a project's settings only once you trust the folder.", c.Name)
 		}
 	}
 	return h
