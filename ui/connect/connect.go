@@ -60,11 +60,12 @@ var (
 	OpenCode      = Client{ID: "opencode", Name: "opencode"}
 	Zed           = Client{ID: "zed", Name: "Zed"}
 	LMStudio      = Client{ID: "lmstudio", Name: "LM Studio"}
+	Goose         = Client{ID: "goose", Name: "Goose"}
 )
 
 // Clients returns every supported client, in display order.
 func Clients() []Client {
-	return []Client{Cursor, ClaudeCode, VSCode, Windsurf, Codex, ClaudeDesktop, Gemini, Qwen, OpenCode, Zed, LMStudio}
+	return []Client{Cursor, ClaudeCode, VSCode, Windsurf, Codex, ClaudeDesktop, Gemini, Qwen, OpenCode, Zed, LMStudio, Goose}
 }
 
 // CallTimeout is the tool-call timeout written for the clients that have a
@@ -238,7 +239,7 @@ type State struct {
 // never modified when this error is returned.
 type ParseError struct {
 	Path   string
-	Format string // "JSON", "JSONC" or "TOML"
+	Format string // "JSON", "JSONC", "TOML" or "YAML"
 	Err    error
 }
 
@@ -314,6 +315,13 @@ func Path(c Client, env Env) (string, error) {
 		return filepath.Join(env.configDir(), "zed", "settings.json"), nil
 	case LMStudio.ID:
 		return filepath.Join(h, ".lmstudio", "mcp.json"), nil
+	case Goose.ID:
+		// etcetera's app strategy: XDG on Linux and macOS, the roaming
+		// AppData of author "Block" on Windows.
+		if env.os() == "windows" {
+			return filepath.Join(env.appData(), "Block", "goose", "config", "config.yaml"), nil
+		}
+		return filepath.Join(env.configDir(), "goose", "config.yaml"), nil
 	}
 	return "", fmt.Errorf("%w %q", ErrUnknownClient, c.ID)
 }
@@ -345,7 +353,7 @@ func projectPath(c Client, dir string) (string, error) {
 		return openCodeFile(dir), nil
 	case Zed.ID:
 		return filepath.Join(dir, ".zed", "settings.json"), nil
-	case Windsurf.ID, Codex.ID, ClaudeDesktop.ID, LMStudio.ID:
+	case Windsurf.ID, Codex.ID, ClaudeDesktop.ID, LMStudio.ID, Goose.ID:
 		return "", fmt.Errorf("connect: %s %w: connect it without a project folder", c.Name, ErrNoProjectScope)
 	}
 	return "", fmt.Errorf("%w %q", ErrUnknownClient, c.ID)
@@ -447,6 +455,8 @@ func formatOf(c Client) (format, error) {
 		return jsonFormat{key: "context_servers", shape: shapeZed, jsonc: true}, nil
 	case LMStudio.ID:
 		return jsonFormat{key: "mcpServers", shape: shapeCursor}, nil
+	case Goose.ID:
+		return yamlFormat{}, nil
 	}
 	return nil, fmt.Errorf("%w %q", ErrUnknownClient, c.ID)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/tailscale/hujson"
+	"gopkg.in/yaml.v3"
 )
 
 const (
@@ -46,6 +47,8 @@ func serversKey(c Client) string {
 		return "mcp"
 	case Zed.ID:
 		return "context_servers"
+	case Goose.ID:
+		return "extensions"
 	}
 	return "mcpServers"
 }
@@ -56,6 +59,12 @@ func decode(t *testing.T, c Client, data []byte) map[string]any {
 	if c.ID == Codex.ID {
 		if err := toml.Unmarshal(data, &m); err != nil {
 			t.Fatalf("result is not valid TOML: %v\n%s", err, data)
+		}
+		return m
+	}
+	if c.ID == Goose.ID {
+		if err := yaml.Unmarshal(data, &m); err != nil {
+			t.Fatalf("result is not valid YAML: %v\n%s", err, data)
 		}
 		return m
 	}
@@ -103,6 +112,9 @@ func wantEntry(c Client) map[string]any {
 		return map[string]any{"url": testURL, "headers": auth, "timeout": float64(660)}
 	case LMStudio.ID:
 		return map[string]any{"url": testURL, "headers": auth}
+	case Goose.ID:
+		return map[string]any{"enabled": true, "type": "streamable_http", "name": "deskhand", "description": "Deskhand's agents",
+			"uri": testURL, "headers": auth, "envs": map[string]any{}, "env_keys": []any{}, "timeout": 660, "available_tools": []any{}}
 	}
 	return nil
 }
@@ -113,6 +125,9 @@ func rest(c Client, m map[string]any) map[string]any {
 	out := map[string]any{}
 	for k, v := range m {
 		out[k] = v
+	}
+	if c.ID == Goose.ID && m[serversKey(c)] == nil {
+		delete(out, serversKey(c)) // "extensions:" (null) reads as none
 	}
 	if s, ok := m[serversKey(c)].(map[string]any); ok {
 		s2 := map[string]any{}
@@ -155,6 +170,9 @@ var (
 	openCodeFixture     = fixture("opencode.jsonc")
 	zedFixture          = fixture("zed-settings.json")
 	lmStudioFixture     = fixture("lmstudio-crlf-tabs.json")
+	gooseFixture        = fixture("goose-config.yaml")
+	gooseCRLF           = fixture("goose-crlf-4space.yaml")
+	gooseEmpty          = fixture("goose-empty-extensions.yaml")
 )
 
 func fixture(name string) string {
@@ -200,6 +218,12 @@ func TestConnectFixtures(t *testing.T) {
 		{"zed missing folder", Zed, nil},
 		{"lmstudio CRLF tabs no entry", LMStudio, ptr(lmStudioFixture)},
 		{"lmstudio missing folder", LMStudio, nil},
+		{"goose stale sse entry comments", Goose, ptr(gooseFixture)},
+		{"goose CRLF 4-space no entry", Goose, ptr(gooseCRLF)},
+		{"goose empty extensions", Goose, ptr(gooseEmpty)},
+		{"goose no extensions", Goose, ptr("# mine KEEP-1\nGOOSE_PROVIDER: ollama\n")},
+		{"goose empty file", Goose, ptr("")},
+		{"goose missing folder", Goose, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -326,6 +350,9 @@ func TestInvalidFileRefused(t *testing.T) {
 		{OpenCode, fixture("invalid/opencode-mcp-array.json")},
 		{Zed, fixture("invalid/zed-missing-value.json")},
 		{LMStudio, fixture("invalid/lmstudio-trailing.json")},
+		{Goose, fixture("invalid/goose-unclosed.yaml")},
+		{Goose, fixture("invalid/goose-extensions-list.yaml")},
+		{Goose, fixture("invalid/goose-duplicate-key.yaml")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.client.ID, func(t *testing.T) {
@@ -447,6 +474,9 @@ func TestPath(t *testing.T) {
 		{Zed, Env{Home: home, Project: "/p"}, filepath.Join("/p", ".zed", "settings.json")},
 		{LMStudio, Env{OS: "windows", Home: home}, filepath.Join(home, ".lmstudio", "mcp.json")},
 		{LMStudio, Env{OS: "darwin", Home: home}, filepath.Join(home, ".lmstudio", "mcp.json")},
+		{Goose, Env{OS: "linux", Home: home}, filepath.Join(home, ".config", "goose", "config.yaml")},
+		{Goose, Env{OS: "darwin", Home: home}, filepath.Join(home, ".config", "goose", "config.yaml")},
+		{Goose, Env{OS: "windows", Home: home, AppData: "/appdata"}, filepath.Join("/appdata", "Block", "goose", "config", "config.yaml")},
 		{ClaudeDesktop, Env{OS: "windows", Home: home, AppData: "/appdata", LocalAppData: msix},
 			filepath.Join(msix, "Packages", "Claude_pzs8sxrjxfjjc", "LocalCache", "Roaming", "Claude", "claude_desktop_config.json")},
 	}
@@ -459,7 +489,7 @@ func TestPath(t *testing.T) {
 	if !Installed(ClaudeDesktop, Env{OS: "windows", Home: home, LocalAppData: msix}) {
 		t.Error("MSIX Claude Desktop not detected as installed")
 	}
-	for _, c := range []Client{Windsurf, Codex, ClaudeDesktop, LMStudio} {
+	for _, c := range []Client{Windsurf, Codex, ClaudeDesktop, LMStudio, Goose} {
 		if _, err := Path(c, Env{Home: home, Project: "/p"}); !errors.Is(err, ErrNoProjectScope) {
 			t.Errorf("Path(%s) in a project: %v", c.ID, err)
 		}
@@ -467,7 +497,7 @@ func TestPath(t *testing.T) {
 	if _, err := Path(Client{ID: "nope"}, Env{Home: home}); !errors.Is(err, ErrUnknownClient) {
 		t.Errorf("unknown client: %v", err)
 	}
-	if len(Clients()) != 11 {
+	if len(Clients()) != 12 {
 		t.Errorf("Clients() = %v", Clients())
 	}
 	for _, c := range Clients() {
@@ -609,4 +639,30 @@ func fileMode(t *testing.T, p string) os.FileMode {
 		t.Fatal(err)
 	}
 	return fi.Mode().Perm()
+}
+
+// TestGooseRefusesWhatItCannotEditByLine: a config.yaml whose extensions
+// are not an indented block (Goose never writes one) is refused with a
+// clear error and left as it was.
+func TestGooseRefusesWhatItCannotEditByLine(t *testing.T) {
+	for _, body := range []string{
+		"{GOOSE_PROVIDER: ollama}\n",
+		"extensions: {memory: {enabled: true, type: builtin, name: memory}}\n",
+		"extensions: {deskhand: {enabled: true, type: sse, uri: 'http://x/sse'}}\n",
+	} {
+		env := testEnv(t)
+		p, _ := Path(Goose, env)
+		writeFile(t, p, []byte(body), 0o644)
+		_, errC := Connect(Goose, env, entryFor(Goose))
+		_, errD := Disconnect(Goose, env, "")
+		if !errors.Is(errC, errUnsafeEdit) || !strings.Contains(errC.Error(), "edit it by hand") {
+			t.Errorf("%q: Connect error = %v", body, errC)
+		}
+		if strings.Contains(body, "deskhand") && !errors.Is(errD, errUnsafeEdit) {
+			t.Errorf("%q: Disconnect error = %v", body, errD)
+		}
+		if got := readFile(t, p); string(got) != body || len(backups(p)) != 0 {
+			t.Errorf("%q: file changed to %q or backed up", body, got)
+		}
+	}
 }

@@ -262,8 +262,11 @@ func (m *Manager) Preview(c Client) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, ok := f.(tomlFormat); ok {
+	switch f.(type) {
+	case tomlFormat:
 		return tomlBlock("\n", name, e), nil
+	case yamlFormat:
+		return yamlServers + ":\n" + yamlBlock("\n", "  ", "  ", name, e), nil
 	}
 	jf := f.(jsonFormat)
 	out, err := marshal(map[string]any{jf.key: map[string]any{name: jf.shape.entry(e)}}, "  ")
@@ -383,6 +386,7 @@ var connectHints = map[string]string{
 	OpenCode.ID:      "Start a new opencode session to use it.",
 	Zed.ID:           "Zed loads it by itself: the dot beside deskhand in the Agent panel's settings turns green.",
 	LMStudio.ID:      "LM Studio loads it by itself; if deskhand is not in its Program tab, restart LM Studio.",
+	Goose.ID:         "Start a new Goose session to use it; quit Goose Desktop first if it is open, since it rewrites config.yaml.",
 }
 
 // removeHints say what a client needs before it forgets a removed entry.

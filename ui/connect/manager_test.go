@@ -168,7 +168,7 @@ func realFiles(t *testing.T, env Env) map[string][]byte {
 	for c, text := range map[Client]string{
 		Cursor: cursorFixture, ClaudeCode: claudeCodeFixture, VSCode: vscodeFixture,
 		Windsurf: windsurfFixture, Codex: codexFixture, ClaudeDesktop: desktopFixture,
-		Gemini: geminiFixture, Qwen: qwenFixture, OpenCode: openCodeFixture, Zed: zedFixture, LMStudio: lmStudioFixture,
+		Gemini: geminiFixture, Qwen: qwenFixture, OpenCode: openCodeFixture, Zed: zedFixture, LMStudio: lmStudioFixture, Goose: gooseFixture,
 	} {
 		p, _ := Path(c, env)
 		writeFile(t, p, []byte(text), 0o644)
@@ -223,7 +223,7 @@ func TestManagerConnectsEveryClient(t *testing.T) {
 		}
 	}
 	// Each client has its own token; Claude Desktop's is in the keychain.
-	if got, want := tokenNames(r.core), []string{"claude-code", "claude-desktop", "codex", "cursor", "gemini", "lmstudio", "opencode", "qwen", "vscode", "windsurf", "zed"}; !cmp.Equal(got, want) {
+	if got, want := tokenNames(r.core), []string{"claude-code", "claude-desktop", "codex", "cursor", "gemini", "goose", "lmstudio", "opencode", "qwen", "vscode", "windsurf", "zed"}; !cmp.Equal(got, want) {
 		t.Errorf("tokens = %v, want %v", got, want)
 	}
 	if tok, err := secrets.Get(SecretKey(ClaudeDesktop.ID)); err != nil || !strings.HasPrefix(tok, "dh_") {
