@@ -100,7 +100,7 @@ func wantEntry(c Client) map[string]any {
 	case Windsurf.ID:
 		return map[string]any{"serverUrl": testURL, "headers": auth}
 	case Codex.ID:
-		return map[string]any{"url": testURL, "http_headers": auth}
+		return map[string]any{"url": testURL, "http_headers": auth, "tool_timeout_sec": int64(660)}
 	case ClaudeDesktop.ID:
 		return map[string]any{"command": testCmd, "args": []any{"stdio", "--client", "claude-desktop"}}
 	case Gemini.ID, Qwen.ID:
@@ -574,7 +574,7 @@ func TestConnectWithoutTokenKeepsMode(t *testing.T) {
 		t.Errorf("mode = %v, want 0640", mode)
 	}
 	got := decode(t, Codex, readFile(t, p))["mcp_servers"].(map[string]any)[DefaultName]
-	if !reflect.DeepEqual(got, map[string]any{"url": testURL}) {
+	if !reflect.DeepEqual(got, map[string]any{"url": testURL, "tool_timeout_sec": int64(660)}) {
 		t.Errorf("entry = %v", got)
 	}
 }

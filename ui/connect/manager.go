@@ -178,7 +178,7 @@ func (m *Manager) Connect(ctx context.Context, c Client, opts ConnectOptions) (R
 		return r, fmt.Errorf("%s %w (no %s): install it first", c.Name, ErrNotInstalled, filepath.Dir(r.State.Path))
 	}
 	if !opts.Rotate && (r.Check.Health == Verified || r.Check.Health == NotRunning) {
-		return r, nil
+		return m.refresh(c, r, opts.DryRun)
 	}
 	if opts.DryRun {
 		r.Action = WouldWrite
@@ -212,6 +212,42 @@ func (m *Manager) Connect(ctx context.Context, c Client, opts ConnectOptions) (R
 		r.Check = Check{Health: Broken, Detail: "the entry is gone from the file right after writing it: another program rewrote it"}
 	}
 	r.Hint = m.hint(c)
+	return r, nil
+}
+
+// refresh brings an HTTP entry that verifies up to date with the token it
+// has, when it lacks a field this Deskhand writes (the tool-call timeout
+// of an entry written before there was one, say); an entry that is
+// already what Connect would write is left alone, byte for byte.
+func (m *Manager) refresh(c Client, r Report, dryRun bool) (Report, error) {
+	if r.Check.Health != Verified || c.ID == ClaudeDesktop.ID || r.State.token == "" {
+		return r, nil
+	}
+	e := Entry{Name: m.Name, URL: m.URL, Token: r.State.token}
+	f, err := formatOf(c)
+	if err != nil {
+		return r, err
+	}
+	fl, err := open(r.State.Path, m.Env, f)
+	if err != nil {
+		return r, err
+	}
+	name, err := checkName(m.Name)
+	if err != nil {
+		return r, err
+	}
+	e.Name = name
+	if _, same, err := f.set(r.State.Path, fl.data, name, e); err != nil || same {
+		return r, err
+	}
+	if dryRun {
+		r.Action = WouldWrite
+		return r, nil
+	}
+	if r.Result, err = connectFile(c, m.Env, e); err != nil {
+		return r, err
+	}
+	r.Action, r.Hint = Wrote, m.hint(c)
 	return r, nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -494,5 +495,55 @@ func TestManagerRefusesALinkOutOfTheProject(t *testing.T) {
 	}
 	if len(r.core.Clients()) != 0 || string(readFile(t, outside)) != `{"mcpServers": {}}` || fileMode(t, outside) != 0o644 {
 		t.Errorf("a token was issued or the file outside written: %v", tokenNames(r.core))
+	}
+}
+
+// TestManagerBringsAWorkingEntryUpToDate: an entry that verifies but was
+// written before Deskhand wrote a tool-call timeout gets the timeout, with
+// the token it has (none minted, none revoked); then it is left alone.
+func TestManagerBringsAWorkingEntryUpToDate(t *testing.T) {
+	r := startDeskhand(t)
+	env := testEnv(t)
+	realFiles(t, env)
+	m, _ := newManager(t, r, env)
+	ctx := t.Context()
+	timeoutLine := regexp.MustCompile(`(?m),\s*"timeout": 660\d*|^.*timeout.* 660\r?\n`)
+	for _, c := range []Client{Codex, Gemini, Zed, Goose} {
+		if rep, err := m.Connect(ctx, c, ConnectOptions{}); err != nil || rep.Action != Wrote {
+			t.Fatalf("Connect(%s) = %+v, %v", c.ID, rep, err)
+		}
+		p, _ := Path(c, env)
+		full := readFile(t, p)
+		old := timeoutLine.ReplaceAll(full, nil)
+		if bytes.Equal(old, full) {
+			t.Fatalf("%s: no timeout written:\n%s", c.ID, full)
+		}
+		writeFile(t, p, old, 0o600)
+		before, _ := Status(c, env, "")
+		if rep, err := m.Connect(ctx, c, ConnectOptions{DryRun: true}); err != nil || rep.Action != WouldWrite || !bytes.Equal(readFile(t, p), old) {
+			t.Errorf("dry run (%s) = %+v, %v", c.ID, rep, err)
+		}
+		rep, err := m.Connect(ctx, c, ConnectOptions{})
+		if err != nil || rep.Action != Wrote || rep.Result.Backup == "" {
+			t.Fatalf("Connect(%s) of an entry without a timeout = %+v, %v", c.ID, rep, err)
+		}
+		if got := readFile(t, p); !bytes.Equal(got, full) {
+			t.Errorf("%s: entry not brought up to date:\n%s\nwant:\n%s", c.ID, got, full)
+		}
+		if after, _ := Status(c, env, ""); after.token != before.token {
+			t.Errorf("%s: the token changed", c.ID)
+		}
+		if rep, err := m.Status(ctx, c); err != nil || rep.Check.Health != Verified {
+			t.Errorf("Status(%s) = %+v, %v", c.ID, rep.Check, err)
+		}
+		if rep, err := m.Connect(ctx, c, ConnectOptions{}); err != nil || rep.Action != NoAction {
+			t.Errorf("third Connect(%s) = %+v, %v", c.ID, rep, err)
+		}
+	}
+	if got := len(r.core.Clients()); got != 4 {
+		t.Errorf("%d tokens, want 4 (one per client, none rotated away)", got)
+	}
+	if preview, err := m.Preview(Goose); err != nil || !strings.Contains(preview, "extensions:\n  deskhand:\n") || !strings.Contains(preview, "<a new token for goose>") {
+		t.Errorf("goose preview = %q, %v", preview, err)
 	}
 }
