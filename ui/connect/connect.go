@@ -1,6 +1,47 @@
 // Package connect writes, reads back and removes Deskhand's entry in the
 // configuration files of MCP clients (Cursor, Claude Code, VS Code, Windsurf,
-// Codex and Claude Desktop).
+// Codex, Claude Desktop, Gemini CLI, Qwen Code, opencode, Zed, LM Studio and
+// Goose).
+//
+// The clients added for issue 18, each file and entry from the client's own
+// documentation or source (none yet proven against the client itself):
+//
+//   - Gemini CLI: ~/.gemini/settings.json ($GEMINI_CLI_HOME/.gemini), project
+//     .gemini/settings.json; mcpServers.NAME {httpUrl, headers, timeout (ms)}.
+//     httpUrl is Streamable HTTP in every version (a bare url was SSE in older
+//     ones); timeout bounds each tool call, default 600000.
+//     (google-gemini/gemini-cli docs/tools/mcp-server.md,
+//     packages/core/src/tools/mcp-client.ts)
+//   - Qwen Code: ~/.qwen/settings.json, project .qwen/settings.json; the same
+//     entry (Qwen's url is SSE). (QwenLM/qwen-code
+//     docs/users/features/mcp.md; timeout honoured per server since
+//     QwenLM/qwen-code#574)
+//   - opencode: opencode.json, or opencode.jsonc when only that exists, in
+//     $XDG_CONFIG_HOME/opencode (~/.config/opencode on every system) or the
+//     project folder; mcp.NAME {type: "remote", url, headers, enabled: true,
+//     oauth: false}, the V1 shape V2 still reads; oauth false, or opencode
+//     tries OAuth. No timeout: V1's is the tool-listing wait, V2's an object.
+//     (opencode.ai/docs/mcp-servers, opencode.ai/docs/migrate-v1)
+//   - Zed: ~/.config/zed/settings.json ($XDG_CONFIG_HOME/zed on Linux,
+//     %APPDATA%\Zed on Windows), project .zed/settings.json, JSON with
+//     comments; context_servers.NAME {url, headers, timeout (s)}, the tool-call
+//     timeout, else context_server_timeout, 60. (zed.dev/docs/ai/mcp,
+//     zed.dev/docs/configuring-zed, crates/settings_content/src/project.rs)
+//   - LM Studio: ~/.lmstudio/mcp.json (%USERPROFILE%\.lmstudio on Windows);
+//     Cursor's mcpServers.NAME {url, headers}; no timeout setting.
+//     (lmstudio.ai/docs/app/mcp; the path as LM Studio's docs give it, quoted
+//     in lmstudio-ai/lmstudio-bug-tracker#1371; timeout: #727)
+//   - Goose: ~/.config/goose/config.yaml ($XDG_CONFIG_HOME/goose),
+//     %APPDATA%\Block\goose\config\config.yaml on Windows; extensions.NAME
+//     {enabled, type: streamable_http, name, description, uri, headers, envs,
+//     env_keys, timeout (s), available_tools}, default timeout 300.
+//     (block/goose documentation/docs/guides/config-files.md,
+//     crates/goose/src/agents/extension.rs, config/extensions.rs)
+//
+// Every client here takes a URL and headers, so none needs the stdio bridge
+// (only Claude Desktop does). Where a client has a per-server tool-call
+// timeout (Gemini CLI, Qwen Code, Zed, Goose, and Codex's tool_timeout_sec),
+// the entry sets it to CallTimeout.
 //
 // Every edit follows the same rules: a file too large or too deeply nested
 // is refused before it is parsed (LimitError); the file is parsed strictly
