@@ -666,3 +666,18 @@ func TestGooseRefusesWhatItCannotEditByLine(t *testing.T) {
 		}
 	}
 }
+
+// TestGooseLastExtensionRemoved: removing the only extension leaves
+// "extensions: {}" (Goose refuses a null), the key line's comment kept.
+func TestGooseLastExtensionRemoved(t *testing.T) {
+	for body, want := range map[string]string{
+		"extensions: # extensions: mine\n  deskhand:\n    uri: x\nGOOSE_MODE: auto\n": "extensions: {} # extensions: mine\nGOOSE_MODE: auto\n",
+		"extensions:\r\n  deskhand:\r\n    uri: x\r\n":                                "extensions: {}\r\n",
+		"!t extensions:  \n  deskhand:":                                               "!t extensions: {}  \n",
+	} {
+		out, found, err := yamlFormat{}.remove("f", []byte(body), DefaultName)
+		if err != nil || !found || string(out) != want {
+			t.Errorf("remove(%q) = %q, %v, %v; want %q", body, out, found, err, want)
+		}
+	}
+}

@@ -253,13 +253,9 @@ func skipMultiline(data []byte, i, line int, quote byte) (int, int) {
 func checkYAMLDepth(path string, data []byte, limit int) error {
 	var stack []int // the columns of the open block levels
 	flow := 0
-	for line, rest := 1, data; len(rest) > 0; line++ {
-		text := rest
-		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
-			text, rest = rest[:i], rest[i+1:]
-		} else {
-			rest = nil
-		}
+	for i, text := range yamlLines(data) {
+		line := i + 1
+		text = bytes.TrimRight(text, "\r\n")
 		col := len(text) - len(bytes.TrimLeft(text, " "))
 		body := bytes.TrimRight(text[col:], " \t\r")
 		if flow == 0 && len(body) > 0 && body[0] != '#' {

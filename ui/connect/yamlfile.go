@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -160,17 +161,30 @@ func splitYAML(data []byte) yamlText {
 	if bytes.Contains(data, []byte("\r\n")) {
 		t.nl = "\r\n"
 	}
-	s := string(data)
-	for s != "" {
-		i := strings.IndexByte(s, '\n')
-		if i < 0 {
-			t.lines = append(t.lines, s)
-			break
-		}
-		t.lines = append(t.lines, s[:i+1])
-		s = s[i+1:]
+	for _, l := range yamlLines(data) {
+		t.lines = append(t.lines, string(l))
 	}
 	return t
+}
+
+// yamlLines splits data into lines, each with its line break, which YAML
+// (and yaml.v3's line numbers) take to be "\r\n", "\n" or a lone "\r".
+func yamlLines(data []byte) [][]byte {
+	var lines [][]byte
+	for len(data) > 0 {
+		i := bytes.IndexAny(data, "\r\n")
+		if i < 0 {
+			lines = append(lines, data)
+			break
+		}
+		n := i + 1
+		if data[i] == '\r' && n < len(data) && data[n] == '\n' {
+			n++
+		}
+		lines = append(lines, data[:n])
+		data = data[n:]
+	}
+	return lines
 }
 
 // end returns the line (0-based) where the block starting at line start
@@ -248,7 +262,7 @@ func (f yamlFormat) splice(path string, data []byte, doc yamlDoc, name string, e
 		last := ev.Content[len(ev.Content)-2]
 		end := t.end(last.Line-1, nextKeyLine(nil, -1, doc.root, ei))
 		out = append(out, t.lines[:end]...)
-		if end > 0 && !strings.HasSuffix(out[len(out)-1], "\n") {
+		if end > 0 && !strings.HasSuffix(out[len(out)-1], "\n") && !strings.HasSuffix(out[len(out)-1], "\r") {
 			out[len(out)-1] += t.nl
 		}
 		out = append(out, yamlBlock(t.nl, indent, unit, name, *e))
@@ -268,7 +282,7 @@ func (f yamlFormat) splice(path string, data []byte, doc yamlDoc, name string, e
 		out = append(out, t.lines[end:]...)
 	default:
 		out = append(out, t.lines...)
-		if n := len(out); n > 0 && !strings.HasSuffix(out[n-1], "\n") {
+		if n := len(out); n > 0 && !strings.HasSuffix(out[n-1], "\n") && !strings.HasSuffix(out[n-1], "\r") {
 			out[n-1] += t.nl
 		}
 		if doc.root != nil && doc.root.Style&yaml.FlowStyle != 0 {
@@ -279,20 +293,26 @@ func (f yamlFormat) splice(path string, data []byte, doc yamlDoc, name string, e
 	return []byte(strings.Join(out, "")), nil
 }
 
-// emptyExtensions replaces lines [start, end) (the last extension) and
-// the extensions key's line with "extensions: {}".
+// emptyExtensions removes lines [start, end) (the last extension) and
+// makes the extensions key's line say "extensions: {}", its comment kept.
 func (yamlFormat) emptyExtensions(t yamlText, ek *yaml.Node, start, end int, refuse func(string) ([]byte, error)) ([]byte, error) {
 	kl := ek.Line - 1
-	if ek.Column != 1 || strings.TrimSpace(t.lines[kl]) != yamlServers+":" {
+	m := yamlKeyLineRE.FindStringSubmatchIndex(t.lines[kl])
+	if m == nil {
 		return refuse(fmt.Sprintf("the %q line holds more than its key", yamlServers))
 	}
+	line := t.lines[kl]
 	var out []string
 	out = append(out, t.lines[:kl]...)
-	out = append(out, yamlServers+": {}"+t.nl)
+	out = append(out, line[:m[3]]+" {}"+line[m[3]:])
 	out = append(out, t.lines[kl+1:start]...)
 	out = append(out, t.lines[end:]...)
 	return []byte(strings.Join(out, "")), nil
 }
+
+// yamlKeyLineRE is a line holding the extensions key and nothing after its
+// colon but spaces, a comment and the line break; group 1 ends at the colon.
+var yamlKeyLineRE = regexp.MustCompile(`^(.*?\b` + yamlServers + `[ \t]*:)[ \t]*(#.*)?[\r\n]*$`)
 
 func yamlOurs(m map[string]any, name string) (any, bool) {
 	s, _ := m[yamlServers].(map[string]any)
@@ -378,6 +398,11 @@ func (f yamlFormat) verify(path string, old map[string]any, out []byte, name str
 	}
 	if !reflect.DeepEqual(yamlWithout(old, name), yamlWithout(doc.value, name)) {
 		return fail("other settings would change")
+	}
+	if _, was := old[yamlServers].(map[string]any); was {
+		if _, is := doc.value[yamlServers].(map[string]any); !is {
+			return fail(fmt.Sprintf("%q would be left null, which Goose refuses", yamlServers))
+		}
 	}
 	return nil
 }
