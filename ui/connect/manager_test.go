@@ -368,8 +368,9 @@ func TestManagerProjectScope(t *testing.T) {
 	env.Project = t.TempDir()
 	m, _ := newManager(t, r, env)
 	ctx := t.Context()
-	want := map[string]string{Cursor.ID: ".cursor/mcp.json", ClaudeCode.ID: ".mcp.json", VSCode.ID: ".vscode/mcp.json"}
-	for _, c := range []Client{Cursor, ClaudeCode, VSCode} {
+	want := map[string]string{Cursor.ID: ".cursor/mcp.json", ClaudeCode.ID: ".mcp.json", VSCode.ID: ".vscode/mcp.json",
+		Gemini.ID: ".gemini/settings.json", Qwen.ID: ".qwen/settings.json", OpenCode.ID: "opencode.json", Zed.ID: ".zed/settings.json"}
+	for _, c := range []Client{Cursor, ClaudeCode, VSCode, Gemini, Qwen, OpenCode, Zed} {
 		rep, err := m.Connect(ctx, c, ConnectOptions{})
 		if err != nil || rep.Check.Health != Verified {
 			t.Fatalf("Connect(%s) in a project = %+v, %v", c.ID, rep, err)
@@ -384,8 +385,15 @@ func TestManagerProjectScope(t *testing.T) {
 	if _, err := Path(Cursor, Env{Home: env.Home}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Connect(ctx, Windsurf, ConnectOptions{}); !errors.Is(err, ErrNoProjectScope) {
-		t.Errorf("Windsurf in a project: %v", err)
+	for _, c := range []Client{Windsurf, LMStudio, Goose} {
+		if _, err := m.Connect(ctx, c, ConnectOptions{}); !errors.Is(err, ErrNoProjectScope) {
+			t.Errorf("%s in a project: %v", c.Name, err)
+		}
+	}
+	for _, c := range []Client{Gemini, Qwen, Zed} {
+		if h := m.hint(c); !strings.Contains(h, "trust the folder") {
+			t.Errorf("%s: project hint %q", c.ID, h)
+		}
 	}
 	// The user-level Cursor file was not touched.
 	if p, _ := Path(Cursor, Env{Home: env.Home}); exists(p) {
