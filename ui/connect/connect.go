@@ -1,6 +1,47 @@
 // Package connect writes, reads back and removes Deskhand's entry in the
 // configuration files of MCP clients (Cursor, Claude Code, VS Code, Windsurf,
-// Codex and Claude Desktop).
+// Codex, Claude Desktop, Gemini CLI, Qwen Code, opencode, Zed, LM Studio and
+// Goose).
+//
+// The clients added for issue 18, each file and entry from the client's own
+// documentation or source (none yet proven against the client itself):
+//
+//   - Gemini CLI: ~/.gemini/settings.json ($GEMINI_CLI_HOME/.gemini), project
+//     .gemini/settings.json; mcpServers.NAME {httpUrl, headers, timeout (ms)}.
+//     httpUrl is Streamable HTTP in every version (a bare url was SSE in older
+//     ones); timeout bounds each tool call, default 600000.
+//     (google-gemini/gemini-cli docs/tools/mcp-server.md,
+//     packages/core/src/tools/mcp-client.ts)
+//   - Qwen Code: ~/.qwen/settings.json, project .qwen/settings.json; the same
+//     entry (Qwen's url is SSE). (QwenLM/qwen-code
+//     docs/users/features/mcp.md; timeout honoured per server since
+//     QwenLM/qwen-code#574)
+//   - opencode: opencode.json, or opencode.jsonc when only that exists, in
+//     $XDG_CONFIG_HOME/opencode (~/.config/opencode on every system) or the
+//     project folder; mcp.NAME {type: "remote", url, headers, enabled: true,
+//     oauth: false}, the V1 shape V2 still reads; oauth false, or opencode
+//     tries OAuth. No timeout: V1's is the tool-listing wait, V2's an object.
+//     (opencode.ai/docs/mcp-servers, opencode.ai/docs/migrate-v1)
+//   - Zed: ~/.config/zed/settings.json ($XDG_CONFIG_HOME/zed on Linux,
+//     %APPDATA%\Zed on Windows), project .zed/settings.json, JSON with
+//     comments; context_servers.NAME {url, headers, timeout (s)}, the tool-call
+//     timeout, else context_server_timeout, 60. (zed.dev/docs/ai/mcp,
+//     zed.dev/docs/configuring-zed, crates/settings_content/src/project.rs)
+//   - LM Studio: ~/.lmstudio/mcp.json (%USERPROFILE%\.lmstudio on Windows);
+//     Cursor's mcpServers.NAME {url, headers}; no timeout setting.
+//     (lmstudio.ai/docs/app/mcp; the path as LM Studio's docs give it, quoted
+//     in lmstudio-ai/lmstudio-bug-tracker#1371; timeout: #727)
+//   - Goose: ~/.config/goose/config.yaml ($XDG_CONFIG_HOME/goose),
+//     %APPDATA%\Block\goose\config\config.yaml on Windows; extensions.NAME
+//     {enabled, type: streamable_http, name, description, uri, headers, envs,
+//     env_keys, timeout (s), available_tools}, default timeout 300.
+//     (block/goose documentation/docs/guides/config-files.md,
+//     crates/goose/src/agents/extension.rs, config/extensions.rs)
+//
+// Every client here takes a URL and headers, so none needs the stdio bridge
+// (only Claude Desktop does). Where a client has a per-server tool-call
+// timeout (Gemini CLI, Qwen Code, Zed, Goose, and Codex's tool_timeout_sec),
+// the entry sets it to CallTimeout.
 //
 // Every edit follows the same rules: a file too large or too deeply nested
 // is refused before it is parsed (LimitError); the file is parsed strictly
@@ -34,6 +75,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/deskhand/deskhand/server/agent"
 )
 
 // DefaultName is the entry name used when Entry.Name is empty.
@@ -53,12 +96,25 @@ var (
 	Windsurf      = Client{ID: "windsurf", Name: "Windsurf"}
 	Codex         = Client{ID: "codex", Name: "Codex"}
 	ClaudeDesktop = Client{ID: "claude-desktop", Name: "Claude Desktop"}
+	Gemini        = Client{ID: "gemini", Name: "Gemini CLI"}
+	Qwen          = Client{ID: "qwen", Name: "Qwen Code"}
+	OpenCode      = Client{ID: "opencode", Name: "opencode"}
+	Zed           = Client{ID: "zed", Name: "Zed"}
+	LMStudio      = Client{ID: "lmstudio", Name: "LM Studio"}
+	Goose         = Client{ID: "goose", Name: "Goose"}
 )
 
 // Clients returns every supported client, in display order.
 func Clients() []Client {
-	return []Client{Cursor, ClaudeCode, VSCode, Windsurf, Codex, ClaudeDesktop}
+	return []Client{Cursor, ClaudeCode, VSCode, Windsurf, Codex, ClaudeDesktop, Gemini, Qwen, OpenCode, Zed, LMStudio, Goose}
 }
+
+// CallTimeout is the tool-call timeout written for the clients that have a
+// per-server setting (Gemini CLI, Qwen Code, Zed, Codex, Goose): a minute
+// more than Deskhand's question timeout, so that a turn waiting for the
+// user's answer ends on Deskhand's side, with an answer, before the client
+// gives up on the call.
+const CallTimeout = agent.DefaultQuestionTimeout + time.Minute
 
 // Lookup returns the client with the given ID.
 func Lookup(id string) (Client, bool) {
@@ -83,9 +139,11 @@ type Env struct {
 	// LockWait bounds the wait for another Deskhand editing the same file
 	// (see LockError); 2 minutes when zero.
 	LockWait time.Duration
-	// Project, when set, is a project folder: Cursor, Claude Code and VS Code
-	// then use their project files there (.cursor/mcp.json, .mcp.json,
-	// .vscode/mcp.json); the other clients have no project scope.
+	// Project, when set, is a project folder: Cursor, Claude Code, VS Code,
+	// Gemini CLI, Qwen Code, opencode and Zed then use their project files
+	// there (.cursor/mcp.json, .mcp.json, .vscode/mcp.json,
+	// .gemini/settings.json, .qwen/settings.json, opencode.json[c],
+	// .zed/settings.json); the other clients have no project scope.
 	Project string
 }
 
@@ -222,7 +280,7 @@ type State struct {
 // never modified when this error is returned.
 type ParseError struct {
 	Path   string
-	Format string // "JSON", "JSONC" or "TOML"
+	Format string // "JSON", "JSONC", "TOML" or "YAML"
 	Err    error
 }
 
@@ -280,8 +338,43 @@ func Path(c Client, env Env) (string, error) {
 		return filepath.Join(codexHome(env), "config.toml"), nil
 	case ClaudeDesktop.ID:
 		return filepath.Join(claudeDesktopDir(env), "claude_desktop_config.json"), nil
+	case Gemini.ID:
+		root := h
+		if x := env.getenv("GEMINI_CLI_HOME"); x != "" {
+			root = x
+		}
+		return filepath.Join(root, ".gemini", "settings.json"), nil
+	case Qwen.ID:
+		return filepath.Join(h, ".qwen", "settings.json"), nil
+	case OpenCode.ID:
+		// xdg-basedir: $XDG_CONFIG_HOME or ~/.config on every system.
+		return openCodeFile(filepath.Join(env.configDir(), "opencode")), nil
+	case Zed.ID:
+		if env.os() == "windows" {
+			return filepath.Join(env.appData(), "Zed", "settings.json"), nil
+		}
+		return filepath.Join(env.configDir(), "zed", "settings.json"), nil
+	case LMStudio.ID:
+		return filepath.Join(h, ".lmstudio", "mcp.json"), nil
+	case Goose.ID:
+		// etcetera's app strategy: XDG on Linux and macOS, the roaming
+		// AppData of author "Block" on Windows.
+		if env.os() == "windows" {
+			return filepath.Join(env.appData(), "Block", "goose", "config", "config.yaml"), nil
+		}
+		return filepath.Join(env.configDir(), "goose", "config.yaml"), nil
 	}
 	return "", fmt.Errorf("%w %q", ErrUnknownClient, c.ID)
+}
+
+// openCodeFile is opencode.jsonc in dir when only that one exists, else
+// opencode.json.
+func openCodeFile(dir string) string {
+	json, jsonc := filepath.Join(dir, "opencode.json"), filepath.Join(dir, "opencode.jsonc")
+	if !exists(json) && exists(jsonc) {
+		return jsonc
+	}
+	return json
 }
 
 // projectPath is client's configuration file in the project folder dir.
@@ -293,7 +386,15 @@ func projectPath(c Client, dir string) (string, error) {
 		return filepath.Join(dir, ".mcp.json"), nil
 	case VSCode.ID:
 		return filepath.Join(dir, ".vscode", "mcp.json"), nil
-	case Windsurf.ID, Codex.ID, ClaudeDesktop.ID:
+	case Gemini.ID:
+		return filepath.Join(dir, ".gemini", "settings.json"), nil
+	case Qwen.ID:
+		return filepath.Join(dir, ".qwen", "settings.json"), nil
+	case OpenCode.ID:
+		return openCodeFile(dir), nil
+	case Zed.ID:
+		return filepath.Join(dir, ".zed", "settings.json"), nil
+	case Windsurf.ID, Codex.ID, ClaudeDesktop.ID, LMStudio.ID, Goose.ID:
 		return "", fmt.Errorf("connect: %s %w: connect it without a project folder", c.Name, ErrNoProjectScope)
 	}
 	return "", fmt.Errorf("%w %q", ErrUnknownClient, c.ID)
@@ -387,6 +488,16 @@ func formatOf(c Client) (format, error) {
 		return jsonFormat{key: "mcpServers", shape: shapeStdio}, nil
 	case Codex.ID:
 		return tomlFormat{}, nil
+	case Gemini.ID, Qwen.ID:
+		return jsonFormat{key: "mcpServers", shape: shapeGemini, jsonc: true}, nil
+	case OpenCode.ID:
+		return jsonFormat{key: "mcp", shape: shapeOpenCode, jsonc: true}, nil
+	case Zed.ID:
+		return jsonFormat{key: "context_servers", shape: shapeZed, jsonc: true}, nil
+	case LMStudio.ID:
+		return jsonFormat{key: "mcpServers", shape: shapeCursor}, nil
+	case Goose.ID:
+		return yamlFormat{}, nil
 	}
 	return nil, fmt.Errorf("%w %q", ErrUnknownClient, c.ID)
 }

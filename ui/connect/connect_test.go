@@ -13,6 +13,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/tailscale/hujson"
+	"gopkg.in/yaml.v3"
 )
 
 const (
@@ -42,6 +43,12 @@ func serversKey(c Client) string {
 		return "servers"
 	case Codex.ID:
 		return "mcp_servers"
+	case OpenCode.ID:
+		return "mcp"
+	case Zed.ID:
+		return "context_servers"
+	case Goose.ID:
+		return "extensions"
 	}
 	return "mcpServers"
 }
@@ -55,17 +62,32 @@ func decode(t *testing.T, c Client, data []byte) map[string]any {
 		}
 		return m
 	}
+	if c.ID == Goose.ID {
+		if err := yaml.Unmarshal(data, &m); err != nil {
+			t.Fatalf("result is not valid YAML: %v\n%s", err, data)
+		}
+		return m
+	}
 	std, err := hujson.Standardize(append([]byte(nil), data...))
 	if err != nil {
 		t.Fatalf("result is not valid JSONC: %v\n%s", err, data)
 	}
-	if c.ID != VSCode.ID && !bytes.Equal(std, data) {
+	if jf, ok := mustFormat(t, c).(jsonFormat); ok && !jf.jsonc && !bytes.Equal(std, data) {
 		t.Fatalf("result is not plain JSON:\n%s", data)
 	}
 	if err := json.Unmarshal(std, &m); err != nil {
 		t.Fatalf("result is not valid JSON: %v\n%s", err, data)
 	}
 	return m
+}
+
+func mustFormat(t *testing.T, c Client) format {
+	t.Helper()
+	f, err := formatOf(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 func wantEntry(c Client) map[string]any {
@@ -78,9 +100,21 @@ func wantEntry(c Client) map[string]any {
 	case Windsurf.ID:
 		return map[string]any{"serverUrl": testURL, "headers": auth}
 	case Codex.ID:
-		return map[string]any{"url": testURL, "http_headers": auth}
+		return map[string]any{"url": testURL, "http_headers": auth, "tool_timeout_sec": int64(660)}
 	case ClaudeDesktop.ID:
 		return map[string]any{"command": testCmd, "args": []any{"stdio", "--client", "claude-desktop"}}
+	case Gemini.ID, Qwen.ID:
+		// A minute more than Deskhand's 10-minute question timeout, in ms.
+		return map[string]any{"httpUrl": testURL, "headers": auth, "timeout": float64(660000)}
+	case OpenCode.ID:
+		return map[string]any{"type": "remote", "url": testURL, "headers": auth, "enabled": true, "oauth": false}
+	case Zed.ID:
+		return map[string]any{"url": testURL, "headers": auth, "timeout": float64(660)}
+	case LMStudio.ID:
+		return map[string]any{"url": testURL, "headers": auth}
+	case Goose.ID:
+		return map[string]any{"enabled": true, "type": "streamable_http", "name": "deskhand", "description": "Deskhand's agents",
+			"uri": testURL, "headers": auth, "envs": map[string]any{}, "env_keys": []any{}, "timeout": 660, "available_tools": []any{}}
 	}
 	return nil
 }
@@ -91,6 +125,9 @@ func rest(c Client, m map[string]any) map[string]any {
 	out := map[string]any{}
 	for k, v := range m {
 		out[k] = v
+	}
+	if c.ID == Goose.ID && m[serversKey(c)] == nil {
+		delete(out, serversKey(c)) // "extensions:" (null) reads as none
 	}
 	if s, ok := m[serversKey(c)].(map[string]any); ok {
 		s2 := map[string]any{}
@@ -128,6 +165,14 @@ var (
 	codexNoEntryCRLF    = fixture("codex-crlf.toml")
 	codexDotted         = fixture("codex-dotted.toml")
 	desktopFixture      = fixture("claude-desktop.json")
+	geminiFixture       = fixture("gemini-settings.json")
+	qwenFixture         = fixture("qwen-crlf.json")
+	openCodeFixture     = fixture("opencode.jsonc")
+	zedFixture          = fixture("zed-settings.json")
+	lmStudioFixture     = fixture("lmstudio-crlf-tabs.json")
+	gooseFixture        = fixture("goose-config.yaml")
+	gooseCRLF           = fixture("goose-crlf-4space.yaml")
+	gooseEmpty          = fixture("goose-empty-extensions.yaml")
 )
 
 func fixture(name string) string {
@@ -161,6 +206,24 @@ func TestConnectFixtures(t *testing.T) {
 		{"codex missing folder", Codex, nil},
 		{"claude-desktop other servers", ClaudeDesktop, ptr(desktopFixture)},
 		{"claude-desktop missing folder", ClaudeDesktop, nil},
+		{"gemini comments stale entry", Gemini, ptr(geminiFixture)},
+		{"gemini missing folder", Gemini, nil},
+		{"qwen CRLF no entry", Qwen, ptr(qwenFixture)},
+		{"qwen empty file", Qwen, ptr("")},
+		{"qwen missing folder", Qwen, nil},
+		{"opencode JSONC trailing commas", OpenCode, ptr(openCodeFixture)},
+		{"opencode no mcp", OpenCode, ptr(`{"$schema": "https://opencode.ai/config.json", "theme": "opencode"}`)},
+		{"opencode missing folder", OpenCode, nil},
+		{"zed comments stale stdio entry", Zed, ptr(zedFixture)},
+		{"zed missing folder", Zed, nil},
+		{"lmstudio CRLF tabs no entry", LMStudio, ptr(lmStudioFixture)},
+		{"lmstudio missing folder", LMStudio, nil},
+		{"goose stale sse entry comments", Goose, ptr(gooseFixture)},
+		{"goose CRLF 4-space no entry", Goose, ptr(gooseCRLF)},
+		{"goose empty extensions", Goose, ptr(gooseEmpty)},
+		{"goose no extensions", Goose, ptr("# mine KEEP-1\nGOOSE_PROVIDER: ollama\n")},
+		{"goose empty file", Goose, ptr("")},
+		{"goose missing folder", Goose, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -282,6 +345,14 @@ func TestInvalidFileRefused(t *testing.T) {
 		{Codex, fixture("invalid/codex-unclosed-header.toml")},
 		{Codex, fixture("invalid/codex-servers-number.toml")},
 		{ClaudeDesktop, fixture("invalid/claude-desktop-trailing.json")},
+		{Gemini, fixture("invalid/gemini-unclosed.json")},
+		{Qwen, fixture("invalid/qwen-missing-comma.json")},
+		{OpenCode, fixture("invalid/opencode-mcp-array.json")},
+		{Zed, fixture("invalid/zed-missing-value.json")},
+		{LMStudio, fixture("invalid/lmstudio-trailing.json")},
+		{Goose, fixture("invalid/goose-unclosed.yaml")},
+		{Goose, fixture("invalid/goose-extensions-list.yaml")},
+		{Goose, fixture("invalid/goose-duplicate-key.yaml")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.client.ID, func(t *testing.T) {
@@ -388,6 +459,24 @@ func TestPath(t *testing.T) {
 		{Cursor, Env{Home: home, Project: "/p"}, filepath.Join("/p", ".cursor", "mcp.json")},
 		{ClaudeCode, Env{Home: home, Project: "/p"}, filepath.Join("/p", ".mcp.json")},
 		{VSCode, Env{OS: "darwin", Home: home, Project: "/p"}, filepath.Join("/p", ".vscode", "mcp.json")},
+		{Gemini, Env{OS: "windows", Home: home}, filepath.Join(home, ".gemini", "settings.json")},
+		{Gemini, Env{OS: "linux", Home: home, Getenv: getenv(map[string]string{"GEMINI_CLI_HOME": "/g"})}, filepath.Join("/g", ".gemini", "settings.json")},
+		{Gemini, Env{Home: home, Project: "/p"}, filepath.Join("/p", ".gemini", "settings.json")},
+		{Qwen, Env{OS: "darwin", Home: home}, filepath.Join(home, ".qwen", "settings.json")},
+		{Qwen, Env{Home: home, Project: "/p"}, filepath.Join("/p", ".qwen", "settings.json")},
+		{OpenCode, Env{OS: "darwin", Home: home}, filepath.Join(home, ".config", "opencode", "opencode.json")},
+		{OpenCode, Env{OS: "windows", Home: home}, filepath.Join(home, ".config", "opencode", "opencode.json")},
+		{OpenCode, Env{OS: "linux", Home: home, Getenv: getenv(map[string]string{"XDG_CONFIG_HOME": "/xdg"})}, filepath.Join("/xdg", "opencode", "opencode.json")},
+		{OpenCode, Env{Home: home, Project: "/p"}, filepath.Join("/p", "opencode.json")},
+		{Zed, Env{OS: "linux", Home: home}, filepath.Join(home, ".config", "zed", "settings.json")},
+		{Zed, Env{OS: "darwin", Home: home}, filepath.Join(home, ".config", "zed", "settings.json")},
+		{Zed, Env{OS: "windows", Home: home, AppData: "/appdata"}, filepath.Join("/appdata", "Zed", "settings.json")},
+		{Zed, Env{Home: home, Project: "/p"}, filepath.Join("/p", ".zed", "settings.json")},
+		{LMStudio, Env{OS: "windows", Home: home}, filepath.Join(home, ".lmstudio", "mcp.json")},
+		{LMStudio, Env{OS: "darwin", Home: home}, filepath.Join(home, ".lmstudio", "mcp.json")},
+		{Goose, Env{OS: "linux", Home: home}, filepath.Join(home, ".config", "goose", "config.yaml")},
+		{Goose, Env{OS: "darwin", Home: home}, filepath.Join(home, ".config", "goose", "config.yaml")},
+		{Goose, Env{OS: "windows", Home: home, AppData: "/appdata"}, filepath.Join("/appdata", "Block", "goose", "config", "config.yaml")},
 		{ClaudeDesktop, Env{OS: "windows", Home: home, AppData: "/appdata", LocalAppData: msix},
 			filepath.Join(msix, "Packages", "Claude_pzs8sxrjxfjjc", "LocalCache", "Roaming", "Claude", "claude_desktop_config.json")},
 	}
@@ -400,7 +489,7 @@ func TestPath(t *testing.T) {
 	if !Installed(ClaudeDesktop, Env{OS: "windows", Home: home, LocalAppData: msix}) {
 		t.Error("MSIX Claude Desktop not detected as installed")
 	}
-	for _, c := range []Client{Windsurf, Codex, ClaudeDesktop} {
+	for _, c := range []Client{Windsurf, Codex, ClaudeDesktop, LMStudio, Goose} {
 		if _, err := Path(c, Env{Home: home, Project: "/p"}); !errors.Is(err, ErrNoProjectScope) {
 			t.Errorf("Path(%s) in a project: %v", c.ID, err)
 		}
@@ -408,7 +497,7 @@ func TestPath(t *testing.T) {
 	if _, err := Path(Client{ID: "nope"}, Env{Home: home}); !errors.Is(err, ErrUnknownClient) {
 		t.Errorf("unknown client: %v", err)
 	}
-	if len(Clients()) != 6 {
+	if len(Clients()) != 12 {
 		t.Errorf("Clients() = %v", Clients())
 	}
 	for _, c := range Clients() {
@@ -443,6 +532,37 @@ func TestBadEntries(t *testing.T) {
 	}
 }
 
+// TestOpenCodeJSONC: opencode's file is opencode.jsonc when only that one
+// exists (in the user folder and in a project), else opencode.json.
+func TestOpenCodeJSONC(t *testing.T) {
+	for _, project := range []bool{false, true} {
+		env := testEnv(t)
+		dir := filepath.Join(env.Home, ".config", "opencode")
+		if project {
+			env.Project = t.TempDir()
+			dir = env.Project
+		}
+		if p, _ := Path(OpenCode, env); p != filepath.Join(dir, "opencode.json") {
+			t.Errorf("no file: Path = %s", p)
+		}
+		jsonc := filepath.Join(dir, "opencode.jsonc")
+		writeFile(t, jsonc, []byte(openCodeFixture), 0o644)
+		if p, _ := Path(OpenCode, env); p != jsonc {
+			t.Errorf("only .jsonc: Path = %s", p)
+		}
+		if _, err := Connect(OpenCode, env, entryFor(OpenCode)); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(readFile(t, jsonc), []byte(testToken)) || exists(filepath.Join(dir, "opencode.json")) {
+			t.Error("the entry did not go to opencode.jsonc")
+		}
+		writeFile(t, filepath.Join(dir, "opencode.json"), []byte("{}"), 0o644)
+		if p, _ := Path(OpenCode, env); p != filepath.Join(dir, "opencode.json") {
+			t.Errorf("both: Path = %s", p)
+		}
+	}
+}
+
 func TestConnectWithoutTokenKeepsMode(t *testing.T) {
 	env := testEnv(t)
 	p, _ := Path(Codex, env)
@@ -454,7 +574,7 @@ func TestConnectWithoutTokenKeepsMode(t *testing.T) {
 		t.Errorf("mode = %v, want 0640", mode)
 	}
 	got := decode(t, Codex, readFile(t, p))["mcp_servers"].(map[string]any)[DefaultName]
-	if !reflect.DeepEqual(got, map[string]any{"url": testURL}) {
+	if !reflect.DeepEqual(got, map[string]any{"url": testURL, "tool_timeout_sec": int64(660)}) {
 		t.Errorf("entry = %v", got)
 	}
 }
@@ -519,4 +639,45 @@ func fileMode(t *testing.T, p string) os.FileMode {
 		t.Fatal(err)
 	}
 	return fi.Mode().Perm()
+}
+
+// TestGooseRefusesWhatItCannotEditByLine: a config.yaml whose extensions
+// are not an indented block (Goose never writes one) is refused with a
+// clear error and left as it was.
+func TestGooseRefusesWhatItCannotEditByLine(t *testing.T) {
+	for _, body := range []string{
+		"{GOOSE_PROVIDER: ollama}\n",
+		"extensions: {memory: {enabled: true, type: builtin, name: memory}}\n",
+		"extensions: {deskhand: {enabled: true, type: sse, uri: 'http://x/sse'}}\n",
+	} {
+		env := testEnv(t)
+		p, _ := Path(Goose, env)
+		writeFile(t, p, []byte(body), 0o644)
+		_, errC := Connect(Goose, env, entryFor(Goose))
+		_, errD := Disconnect(Goose, env, "")
+		if !errors.Is(errC, errUnsafeEdit) || !strings.Contains(errC.Error(), "edit it by hand") {
+			t.Errorf("%q: Connect error = %v", body, errC)
+		}
+		if strings.Contains(body, "deskhand") && !errors.Is(errD, errUnsafeEdit) {
+			t.Errorf("%q: Disconnect error = %v", body, errD)
+		}
+		if got := readFile(t, p); string(got) != body || len(backups(p)) != 0 {
+			t.Errorf("%q: file changed to %q or backed up", body, got)
+		}
+	}
+}
+
+// TestGooseLastExtensionRemoved: removing the only extension leaves
+// "extensions: {}" (Goose refuses a null), the key line's comment kept.
+func TestGooseLastExtensionRemoved(t *testing.T) {
+	for body, want := range map[string]string{
+		"extensions: # extensions: mine\n  deskhand:\n    uri: x\nGOOSE_MODE: auto\n": "extensions: {} # extensions: mine\nGOOSE_MODE: auto\n",
+		"extensions:\r\n  deskhand:\r\n    uri: x\r\n":                                "extensions: {}\r\n",
+		"!t extensions:  \n  deskhand:":                                               "!t extensions: {}  \n",
+	} {
+		out, found, err := yamlFormat{}.remove("f", []byte(body), DefaultName)
+		if err != nil || !found || string(out) != want {
+			t.Errorf("remove(%q) = %q, %v, %v; want %q", body, out, found, err, want)
+		}
+	}
 }

@@ -9,15 +9,18 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/tailscale/hujson"
+	"gopkg.in/yaml.v3"
 )
 
 // FuzzWriters: whatever a client's file holds, an edit either refuses it
 // with a ParseError or a LimitError (the file left as it was) or writes a file that a
 // standard parser reads, with our entry set and everything else as it
-// was; removing the entry again leaves the rest as it was too.
+// was; removing the entry again leaves the rest as it was too. The YAML
+// writer may also refuse a file it cannot edit line by line (errUnsafeEdit).
 func FuzzWriters(f *testing.F) {
 	seeds := []string{cursorFixture, claudeCodeFixture, vscodeFixture, windsurfFixture, codexFixture, desktopFixture,
-		codexDotted, codexNoEntryCRLF, vscodeNoEntry, "", "{}", "[]", "#", `{"mcpServers":null}`, "[mcp_servers]\n"}
+		codexDotted, codexNoEntryCRLF, vscodeNoEntry, geminiFixture, qwenFixture, openCodeFixture, zedFixture, lmStudioFixture, gooseFixture, gooseCRLF, gooseEmpty,
+		"", "{}", "[]", "#", `{"mcpServers":null}`, "[mcp_servers]\n", `{"mcp":{"deskhand":{"oauth":{}}}}`, `{"context_servers":[]}`, "extensions:\n", "extensions: {a: 1}\n", "a: &x {b: 1}\nextensions:\n  c: *x\n"}
 	// Nesting past the limit, which is refused before parsing (and, as
 	// megabytes of it, used to overflow the parsers' stacks).
 	over := maxDepth + 1
@@ -45,7 +48,7 @@ func FuzzWriters(f *testing.F) {
 		if err != nil {
 			var pe *ParseError
 			var le *LimitError
-			if !errors.As(err, &pe) && !errors.As(err, &le) {
+			if !errors.As(err, &pe) && !errors.As(err, &le) && !errors.Is(err, errUnsafeEdit) {
 				if _, _, rerr := fm.read("f", []byte(content), DefaultName); rerr == nil {
 					t.Fatalf("set refused a file read accepts: %v", err)
 				}
@@ -80,6 +83,9 @@ func tryDecode(c Client, data []byte) (map[string]any, bool) {
 	m := map[string]any{}
 	if c.ID == Codex.ID {
 		return m, toml.Unmarshal(data, &m) == nil
+	}
+	if c.ID == Goose.ID {
+		return m, yaml.Unmarshal(data, &m) == nil
 	}
 	std, err := hujson.Standardize(append([]byte(nil), data...))
 	if err != nil || json.Unmarshal(std, &m) != nil {

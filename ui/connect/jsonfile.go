@@ -2,6 +2,7 @@ package connect
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -18,6 +19,9 @@ const (
 	shapeTypedHTTP              // {type:"http", url, headers}
 	shapeWindsurf               // {serverUrl, headers}
 	shapeStdio                  // {command, args}
+	shapeGemini                 // {httpUrl, headers, timeout (ms)}
+	shapeOpenCode               // {type:"remote", url, headers, enabled, oauth:false}
+	shapeZed                    // {url, headers, timeout (s)}
 )
 
 // jsonEntry is our entry in every JSON dialect; field order is write order.
@@ -25,9 +29,13 @@ type jsonEntry struct {
 	Type      string            `json:"type,omitempty"`
 	URL       string            `json:"url,omitempty"`
 	ServerURL string            `json:"serverUrl,omitempty"`
+	HTTPURL   string            `json:"httpUrl,omitempty"`
 	Headers   map[string]string `json:"headers,omitempty"`
 	Command   string            `json:"command,omitempty"`
 	Args      []string          `json:"args,omitempty"`
+	Timeout   int64             `json:"timeout,omitempty"`
+	Enabled   *bool             `json:"enabled,omitempty"`
+	OAuth     *bool             `json:"oauth,omitempty"`
 }
 
 func (s shape) entry(e Entry) jsonEntry {
@@ -45,6 +53,13 @@ func (s shape) entry(e Entry) jsonEntry {
 		je.Type, je.URL = "http", e.URL
 	case shapeWindsurf:
 		je.ServerURL = e.URL
+	case shapeGemini:
+		je.HTTPURL, je.Timeout = e.URL, CallTimeout.Milliseconds()
+	case shapeOpenCode:
+		yes, no := true, false
+		je.Type, je.URL, je.Enabled, je.OAuth = "remote", e.URL, &yes, &no
+	case shapeZed:
+		je.URL, je.Timeout = e.URL, int64(CallTimeout.Seconds())
 	default:
 		je.URL = e.URL
 	}
@@ -218,7 +233,17 @@ func (f jsonFormat) read(path string, data []byte, name string) (State, bool, er
 	if i < 0 {
 		return State{}, false, nil
 	}
-	var je jsonEntry
+	// Only the fields Status reports are read, so that a field the client
+	// spells its own way (opencode's oauth object, a command array) is no
+	// error.
+	var je struct {
+		URL       string            `json:"url"`
+		ServerURL string            `json:"serverUrl"`
+		HTTPURL   string            `json:"httpUrl"`
+		Headers   map[string]string `json:"headers"`
+		Command   string            `json:"command"`
+		Args      []string          `json:"args"`
+	}
 	raw, err := hujson.Standardize(servers.Members[i].Value.Pack())
 	if err == nil {
 		err = json.Unmarshal(raw, &je)
@@ -226,10 +251,7 @@ func (f jsonFormat) read(path string, data []byte, name string) (State, bool, er
 	if err != nil {
 		return State{}, true, fmt.Errorf("connect: %s: entry %q has an unexpected shape: %v", path, name, err)
 	}
-	st := State{URL: je.URL, Command: je.Command, Args: je.Args}
-	if je.ServerURL != "" {
-		st.URL = je.ServerURL
-	}
+	st := State{URL: cmp.Or(je.HTTPURL, je.ServerURL, je.URL), Command: je.Command, Args: je.Args}
 	for k, h := range je.Headers {
 		if strings.EqualFold(k, "Authorization") && h != "" {
 			st.HasToken, st.token = true, bearer(h)

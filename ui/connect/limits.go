@@ -243,3 +243,54 @@ func skipMultiline(data []byte, i, line int, quote byte) (int, int) {
 	}
 	return i, line
 }
+
+// checkYAMLDepth refuses YAML that nests more than limit (maxDepth) deep:
+// flow collections ('[' and '{' outside quotes and comments) plus block
+// levels (each deeper indentation, and each "- " of a compact sequence
+// such as "- - - x"). Like the other checks it does not judge the syntax,
+// and it may count a deeply indented block scalar as nesting: such a file
+// is refused, never misread.
+func checkYAMLDepth(path string, data []byte, limit int) error {
+	var stack []int // the columns of the open block levels
+	flow := 0
+	for i, text := range yamlLines(data) {
+		line := i + 1
+		text = bytes.TrimRight(text, "\r\n")
+		col := len(text) - len(bytes.TrimLeft(text, " "))
+		body := bytes.TrimRight(text[col:], " \t\r")
+		if flow == 0 && len(body) > 0 && body[0] != '#' {
+			for len(stack) > 0 && stack[len(stack)-1] >= col {
+				stack = stack[:len(stack)-1]
+			}
+			stack = append(stack, col)
+			for (bytes.HasPrefix(body, []byte("- ")) || bytes.HasPrefix(body, []byte("? "))) && len(stack) <= limit {
+				n := len(body) - len(bytes.TrimLeft(body[1:], " ")) // "-" and its spaces
+				col += n
+				body = body[n:]
+				stack = append(stack, col)
+			}
+		}
+		if len(stack) > limit {
+			return &LimitError{Path: path, Limit: int64(limit), Line: line}
+		}
+		for i := 0; i < len(body); i++ {
+			switch c := body[i]; c {
+			case '#':
+				if i == 0 || body[i-1] == ' ' || body[i-1] == '\t' {
+					i = len(body)
+				}
+			case '"', '\'':
+				if i == 0 || bytes.IndexByte([]byte(" \t[{,:"), body[i-1]) >= 0 {
+					i, _ = skipString(body, i+1, line, c, c == '"')
+				}
+			case '[', '{':
+				if flow++; flow+len(stack) > limit {
+					return &LimitError{Path: path, Limit: int64(limit), Line: line}
+				}
+			case ']', '}':
+				flow = max(flow-1, 0)
+			}
+		}
+	}
+	return nil
+}

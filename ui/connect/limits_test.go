@@ -53,8 +53,12 @@ func TestHostileFilesRefusedBeforeParsing(t *testing.T) {
 		{"one level too deep", jsonClients, nested(`{"mcpServers": {}, "x": `, "[", "", "]", maxDepth) + "}", true},
 		{"one level too deep after a comment", []Client{VSCode}, "// [[[\n/* ]]] */" + nested(`{"x": `, "[", "", "]", maxDepth) + "}", true},
 		{"one level too deep", []Client{Codex}, nested("x = ", "[", "", "]", maxDepth), true},
+		{"one level too deep", []Client{Goose}, nested("x: ", "[", "", "]", maxDepth), true},
+		{"one block level too deep", []Client{Goose}, blockNested(maxDepth + 1), true},
+		{"a compact sequence too deep", []Client{Goose}, "x:\n" + strings.Repeat("- ", maxDepth) + "y\n", true},
+		{"2 MB of - ", []Client{Goose}, strings.Repeat("- ", twoMB/2), true},
 		{"one level too deep in a table", []Client{Codex}, "[a.b]\n" + nested("c = ", "[", "", "]", maxDepth-2), true},
-		{"too large", []Client{Cursor, VSCode, Windsurf, Codex, ClaudeDesktop}, "#" + strings.Repeat(" ", maxSize), false},
+		{"too large", []Client{Cursor, VSCode, Windsurf, Codex, ClaudeDesktop, Goose}, "#" + strings.Repeat(" ", maxSize), false},
 	}
 	for _, tc := range tests {
 		for _, c := range tc.clients {
@@ -88,6 +92,16 @@ func TestHostileFilesRefusedBeforeParsing(t *testing.T) {
 	}
 }
 
+// blockNested is YAML mappings nested n levels deep by indentation.
+func blockNested(n int) string {
+	var b strings.Builder
+	for i := range n - 1 {
+		b.WriteString(strings.Repeat(" ", i) + "a:\n")
+	}
+	b.WriteString(strings.Repeat(" ", n-1) + "a: 1\n")
+	return b.String()
+}
+
 // TestNestingWithinTheLimitAccepted: files nested exactly to the limit,
 // and brackets inside strings and comments, are read and edited.
 func TestNestingWithinTheLimitAccepted(t *testing.T) {
@@ -99,6 +113,9 @@ func TestNestingWithinTheLimitAccepted(t *testing.T) {
 		{Cursor, nested(`{"x": `, "[", "", "]", maxDepth-1) + "}"},
 		{ClaudeCode, `{"s": "` + brackets + `", "t": "\"[[[\\"}`},
 		{VSCode, "// " + brackets + "\n/* " + brackets + " */\n{\"s\": \"" + brackets + "\",}"},
+		{Goose, nested("x: ", "[", "", "]", maxDepth-1) + "\n"},
+		{Goose, blockNested(maxDepth)},
+		{Goose, "# " + brackets + "\ns: \"" + brackets + "\\\"\"\nl: '" + brackets + "'''\nextensions:\n  a: {b: '[[['}\n"},
 		{Codex, nested("x = ", "[", "", "]", maxDepth-1) + "\n"},
 		{Codex, "[a.b]\n" + nested("c = ", "{d=", "1", "}", maxDepth/2-2) + "\n"},
 		{Codex, "# " + brackets + "\ns = \"" + brackets + "\\\"\"\nl = '" + brackets + "'\n" +

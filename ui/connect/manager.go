@@ -178,7 +178,7 @@ func (m *Manager) Connect(ctx context.Context, c Client, opts ConnectOptions) (R
 		return r, fmt.Errorf("%s %w (no %s): install it first", c.Name, ErrNotInstalled, filepath.Dir(r.State.Path))
 	}
 	if !opts.Rotate && (r.Check.Health == Verified || r.Check.Health == NotRunning) {
-		return r, nil
+		return m.refresh(c, r, opts.DryRun)
 	}
 	if opts.DryRun {
 		r.Action = WouldWrite
@@ -212,6 +212,42 @@ func (m *Manager) Connect(ctx context.Context, c Client, opts ConnectOptions) (R
 		r.Check = Check{Health: Broken, Detail: "the entry is gone from the file right after writing it: another program rewrote it"}
 	}
 	r.Hint = m.hint(c)
+	return r, nil
+}
+
+// refresh brings an HTTP entry that verifies up to date with the token it
+// has, when it lacks a field this Deskhand writes (the tool-call timeout
+// of an entry written before there was one, say); an entry that is
+// already what Connect would write is left alone, byte for byte.
+func (m *Manager) refresh(c Client, r Report, dryRun bool) (Report, error) {
+	if r.Check.Health != Verified || c.ID == ClaudeDesktop.ID || r.State.token == "" {
+		return r, nil
+	}
+	e := Entry{Name: m.Name, URL: m.URL, Token: r.State.token}
+	f, err := formatOf(c)
+	if err != nil {
+		return r, err
+	}
+	fl, err := open(r.State.Path, m.Env, f)
+	if err != nil {
+		return r, err
+	}
+	name, err := checkName(m.Name)
+	if err != nil {
+		return r, err
+	}
+	e.Name = name
+	if _, same, err := f.set(r.State.Path, fl.data, name, e); err != nil || same {
+		return r, err
+	}
+	if dryRun {
+		r.Action = WouldWrite
+		return r, nil
+	}
+	if r.Result, err = connectFile(c, m.Env, e); err != nil {
+		return r, err
+	}
+	r.Action, r.Hint = Wrote, m.hint(c)
 	return r, nil
 }
 
@@ -262,8 +298,11 @@ func (m *Manager) Preview(c Client) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, ok := f.(tomlFormat); ok {
+	switch f.(type) {
+	case tomlFormat:
 		return tomlBlock("\n", name, e), nil
+	case yamlFormat:
+		return yamlServers + ":\n" + yamlBlock("\n", "  ", "  ", name, e), nil
 	}
 	jf := f.(jsonFormat)
 	out, err := marshal(map[string]any{jf.key: map[string]any{name: jf.shape.entry(e)}}, "  ")
@@ -378,6 +417,12 @@ var connectHints = map[string]string{
 	Windsurf.ID:      "In Windsurf, press Refresh in Cascade's MCP servers panel.",
 	Codex.ID:         "Start a new Codex session to use it.",
 	ClaudeDesktop.ID: "Quit Claude Desktop completely and start it again to load the entry.",
+	Gemini.ID:        "Start a new Gemini CLI session (or run /mcp refresh) to use it; Gemini CLI starts MCP servers only in folders you trust.",
+	Qwen.ID:          "Start a new Qwen Code session to use it.",
+	OpenCode.ID:      "Start a new opencode session to use it.",
+	Zed.ID:           "Zed loads it by itself: the dot beside deskhand in the Agent panel's settings turns green.",
+	LMStudio.ID:      "LM Studio loads it by itself; if deskhand is not in its Program tab, restart LM Studio.",
+	Goose.ID:         "Start a new Goose session to use it; quit Goose Desktop first if it is open, since it rewrites config.yaml.",
 }
 
 // removeHints say what a client needs before it forgets a removed entry.
@@ -392,8 +437,11 @@ func (m *Manager) hint(c Client) string {
 		p, _ := Path(c, m.Env)
 		base := filepath.Base(p)
 		h += fmt.Sprintf(" The project file holds a token: keep %s and %s.deskhand-* (its backups and lock) out of version control (add them to .gitignore).", base, base)
-		if c.ID == ClaudeCode.ID {
+		switch c.ID {
+		case ClaudeCode.ID:
 			h += " Claude Code asks you to approve servers from .mcp.json the first time."
+		case Gemini.ID, Qwen.ID, Zed.ID:
+			h += fmt.Sprintf(" %s reads a project's settings only once you trust the folder.", c.Name)
 		}
 	}
 	return h

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -168,6 +169,7 @@ func realFiles(t *testing.T, env Env) map[string][]byte {
 	for c, text := range map[Client]string{
 		Cursor: cursorFixture, ClaudeCode: claudeCodeFixture, VSCode: vscodeFixture,
 		Windsurf: windsurfFixture, Codex: codexFixture, ClaudeDesktop: desktopFixture,
+		Gemini: geminiFixture, Qwen: qwenFixture, OpenCode: openCodeFixture, Zed: zedFixture, LMStudio: lmStudioFixture, Goose: gooseFixture,
 	} {
 		p, _ := Path(c, env)
 		writeFile(t, p, []byte(text), 0o644)
@@ -222,7 +224,7 @@ func TestManagerConnectsEveryClient(t *testing.T) {
 		}
 	}
 	// Each client has its own token; Claude Desktop's is in the keychain.
-	if got, want := tokenNames(r.core), []string{"claude-code", "claude-desktop", "codex", "cursor", "vscode", "windsurf"}; !cmp.Equal(got, want) {
+	if got, want := tokenNames(r.core), []string{"claude-code", "claude-desktop", "codex", "cursor", "gemini", "goose", "lmstudio", "opencode", "qwen", "vscode", "windsurf", "zed"}; !cmp.Equal(got, want) {
 		t.Errorf("tokens = %v, want %v", got, want)
 	}
 	if tok, err := secrets.Get(SecretKey(ClaudeDesktop.ID)); err != nil || !strings.HasPrefix(tok, "dh_") {
@@ -366,8 +368,9 @@ func TestManagerProjectScope(t *testing.T) {
 	env.Project = t.TempDir()
 	m, _ := newManager(t, r, env)
 	ctx := t.Context()
-	want := map[string]string{Cursor.ID: ".cursor/mcp.json", ClaudeCode.ID: ".mcp.json", VSCode.ID: ".vscode/mcp.json"}
-	for _, c := range []Client{Cursor, ClaudeCode, VSCode} {
+	want := map[string]string{Cursor.ID: ".cursor/mcp.json", ClaudeCode.ID: ".mcp.json", VSCode.ID: ".vscode/mcp.json",
+		Gemini.ID: ".gemini/settings.json", Qwen.ID: ".qwen/settings.json", OpenCode.ID: "opencode.json", Zed.ID: ".zed/settings.json"}
+	for _, c := range []Client{Cursor, ClaudeCode, VSCode, Gemini, Qwen, OpenCode, Zed} {
 		rep, err := m.Connect(ctx, c, ConnectOptions{})
 		if err != nil || rep.Check.Health != Verified {
 			t.Fatalf("Connect(%s) in a project = %+v, %v", c.ID, rep, err)
@@ -382,8 +385,15 @@ func TestManagerProjectScope(t *testing.T) {
 	if _, err := Path(Cursor, Env{Home: env.Home}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Connect(ctx, Windsurf, ConnectOptions{}); !errors.Is(err, ErrNoProjectScope) {
-		t.Errorf("Windsurf in a project: %v", err)
+	for _, c := range []Client{Windsurf, LMStudio, Goose} {
+		if _, err := m.Connect(ctx, c, ConnectOptions{}); !errors.Is(err, ErrNoProjectScope) {
+			t.Errorf("%s in a project: %v", c.Name, err)
+		}
+	}
+	for _, c := range []Client{Gemini, Qwen, Zed} {
+		if h := m.hint(c); !strings.Contains(h, "trust the folder") {
+			t.Errorf("%s: project hint %q", c.ID, h)
+		}
 	}
 	// The user-level Cursor file was not touched.
 	if p, _ := Path(Cursor, Env{Home: env.Home}); exists(p) {
@@ -493,5 +503,55 @@ func TestManagerRefusesALinkOutOfTheProject(t *testing.T) {
 	}
 	if len(r.core.Clients()) != 0 || string(readFile(t, outside)) != `{"mcpServers": {}}` || fileMode(t, outside) != 0o644 {
 		t.Errorf("a token was issued or the file outside written: %v", tokenNames(r.core))
+	}
+}
+
+// TestManagerBringsAWorkingEntryUpToDate: an entry that verifies but was
+// written before Deskhand wrote a tool-call timeout gets the timeout, with
+// the token it has (none minted, none revoked); then it is left alone.
+func TestManagerBringsAWorkingEntryUpToDate(t *testing.T) {
+	r := startDeskhand(t)
+	env := testEnv(t)
+	realFiles(t, env)
+	m, _ := newManager(t, r, env)
+	ctx := t.Context()
+	timeoutLine := regexp.MustCompile(`(?m),\s*"timeout": 660\d*|^.*timeout.* 660\r?\n`)
+	for _, c := range []Client{Codex, Gemini, Zed, Goose} {
+		if rep, err := m.Connect(ctx, c, ConnectOptions{}); err != nil || rep.Action != Wrote {
+			t.Fatalf("Connect(%s) = %+v, %v", c.ID, rep, err)
+		}
+		p, _ := Path(c, env)
+		full := readFile(t, p)
+		old := timeoutLine.ReplaceAll(full, nil)
+		if bytes.Equal(old, full) {
+			t.Fatalf("%s: no timeout written:\n%s", c.ID, full)
+		}
+		writeFile(t, p, old, 0o600)
+		before, _ := Status(c, env, "")
+		if rep, err := m.Connect(ctx, c, ConnectOptions{DryRun: true}); err != nil || rep.Action != WouldWrite || !bytes.Equal(readFile(t, p), old) {
+			t.Errorf("dry run (%s) = %+v, %v", c.ID, rep, err)
+		}
+		rep, err := m.Connect(ctx, c, ConnectOptions{})
+		if err != nil || rep.Action != Wrote || rep.Result.Backup == "" {
+			t.Fatalf("Connect(%s) of an entry without a timeout = %+v, %v", c.ID, rep, err)
+		}
+		if got := readFile(t, p); !bytes.Equal(got, full) {
+			t.Errorf("%s: entry not brought up to date:\n%s\nwant:\n%s", c.ID, got, full)
+		}
+		if after, _ := Status(c, env, ""); after.token != before.token {
+			t.Errorf("%s: the token changed", c.ID)
+		}
+		if rep, err := m.Status(ctx, c); err != nil || rep.Check.Health != Verified {
+			t.Errorf("Status(%s) = %+v, %v", c.ID, rep.Check, err)
+		}
+		if rep, err := m.Connect(ctx, c, ConnectOptions{}); err != nil || rep.Action != NoAction {
+			t.Errorf("third Connect(%s) = %+v, %v", c.ID, rep, err)
+		}
+	}
+	if got := len(r.core.Clients()); got != 4 {
+		t.Errorf("%d tokens, want 4 (one per client, none rotated away)", got)
+	}
+	if preview, err := m.Preview(Goose); err != nil || !strings.Contains(preview, "extensions:\n  deskhand:\n") || !strings.Contains(preview, "<a new token for goose>") {
+		t.Errorf("goose preview = %q, %v", preview, err)
 	}
 }

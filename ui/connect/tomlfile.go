@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
@@ -13,7 +14,7 @@ import (
 )
 
 // tomlFormat edits Codex's config.toml: our entry is the table
-// [mcp_servers.NAME] with url and http_headers. The file is edited as text
+// [mcp_servers.NAME] with url, http_headers and tool_timeout_sec. The file is edited as text
 // (only the lines of our table change, so comments, other tables and line
 // endings stay byte-for-byte) and every edit is checked by parsing the result
 // and comparing it with the original, minus our entry.
@@ -53,8 +54,14 @@ func (f tomlFormat) decode(path string, data []byte) (map[string]any, error) {
 	return m, nil
 }
 
+// codexToolTimeout is tool_timeout_sec, in seconds. (startup_timeout_sec,
+// the wait for the handshake, is left to Codex: Deskhand answers it at once
+// when it runs, and a longer wait would only hold Codex up when it does
+// not.)
+var codexToolTimeout = int64(CallTimeout.Seconds())
+
 func tomlEntry(e Entry) map[string]any {
-	m := map[string]any{"url": e.URL}
+	m := map[string]any{"url": e.URL, "tool_timeout_sec": codexToolTimeout}
 	if e.Token != "" {
 		m["http_headers"] = map[string]any{"Authorization": "Bearer " + e.Token}
 	}
@@ -202,6 +209,7 @@ func tomlBlock(nl, name string, e Entry) string {
 	if e.Token != "" {
 		b.WriteString("http_headers = { Authorization = " + tomlString("Bearer "+e.Token) + " }" + nl)
 	}
+	b.WriteString("tool_timeout_sec = " + strconv.FormatInt(codexToolTimeout, 10) + nl)
 	return b.String()
 }
 
