@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -13,21 +14,27 @@ import (
 )
 
 // The activity log (agent.ActivityRecorder). A recorded row waits in a
-// bounded buffer in memory and is written by the writer goroutine inside
-// the next group of writes it commits, so recording adds no commit of its
-// own and no write on the recorder's goroutine. When nothing else is
-// written for activityLinger, the writer commits the rows on their own.
-// A full buffer drops rows and counts them; the next rows written carry a
-// row that says how many went.
+// bounded buffer in memory and is written by the writer goroutine, never
+// on the recorder's. Under load it rides a group of writes the writer
+// commits anyway (a group of several, or any once activityRide rows wait),
+// adding no commit; otherwise the rows wait up to activityLinger for a
+// commit of their own, so that a lone client's call never waits on log
+// rows: at most a few extra commits a second, whatever the load. A full
+// buffer drops rows and counts them; the next rows written carry a row
+// that says how many went.
 
 var _ agent.ActivityRecorder = (*DB)(nil)
 
 // activityBuffer bounds the rows waiting for a commit.
 const activityBuffer = 8192
 
-// activityLinger is how long recorded rows wait for another write's
-// commit before they are committed on their own.
-const activityLinger = 250 * time.Millisecond
+// activityLinger is how long recorded rows wait for a group of writes
+// to ride before they are committed on their own; activityRide is how
+// many make any group take them along.
+const (
+	activityLinger = 250 * time.Millisecond
+	activityRide   = 256
+)
 
 // activityRowOverhead approximates a row's bytes besides its text.
 const activityRowOverhead = 96
@@ -37,6 +44,7 @@ type activityBuf struct {
 	rows    []agent.ActivityRow
 	dropped int64
 	max     int   // activityBuffer unless a test sets it
+	ride    int   // activityRide unless a test sets it
 	lastID  int64 // the last ID given: rows have theirs before they are written
 }
 
@@ -99,6 +107,19 @@ func (db *DB) requeueActivity(rows []agent.ActivityRow) {
 	b.rows = all
 }
 
+// activityRides reports whether a group commits the buffered rows: it
+// carries several writes (under load), a job asks for them, or enough
+// wait.
+func (db *DB) activityRides(group []*writeJob) bool {
+	if len(group) > 1 || slices.ContainsFunc(group, func(j *writeJob) bool { return j.activity }) {
+		return true
+	}
+	b := &db.activity
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.rows) >= cmp.Or(b.ride, activityRide)
+}
+
 func (db *DB) activityPending() bool {
 	b := &db.activity
 	b.mu.Lock()
@@ -106,41 +127,25 @@ func (db *DB) activityPending() bool {
 	return len(b.rows) > 0 || b.dropped > 0
 }
 
-// writeActivity inserts the buffered rows in the group's transaction,
-// under a savepoint: a row that fails loses the log's rows, never the
-// group's writes. It returns the rows written, to put back if the commit
-// fails.
+// insertActivity is one row's insert. Executed with arguments, it runs
+// from the connection's statement cache: no prepare per commit.
+const insertActivity = `INSERT INTO activity (id, at, client, era, method, agent, conversation,
+	duration_us, outcome, reason, bytes_in, bytes_out, text, arguments, size) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// writeActivity inserts the buffered rows in the group's transaction and
+// returns those written, to put back if the commit fails. A row that
+// fails (SQLite undoes just that statement) is dropped with the rows after
+// it, counted, and never fails the group's writes.
 func (db *DB) writeActivity(ctx context.Context, tx *sql.Tx) []agent.ActivityRow {
 	rows := db.takeActivity()
-	if len(rows) == 0 {
-		return nil
-	}
-	err := func() error {
-		if _, err := tx.ExecContext(ctx, "SAVEPOINT activity"); err != nil {
-			return err
+	for i, r := range rows {
+		if _, err := tx.ExecContext(ctx, insertActivity, r.ID, millis(r.Time), r.Client, r.Era, r.Method, r.Agent, r.Conversation,
+			r.Duration.Microseconds(), string(r.Outcome), r.Reason, r.BytesIn, r.BytesOut, r.Text, r.Arguments, rowSize(r)); err != nil {
+			db.activity.mu.Lock()
+			db.activity.dropped += int64(len(rows) - i)
+			db.activity.mu.Unlock()
+			return rows[:i]
 		}
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO activity (id, at, client, era, method, agent, conversation,
-			duration_us, outcome, reason, bytes_in, bytes_out, text, arguments, size) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
-		for _, r := range rows {
-			if _, err := stmt.ExecContext(ctx, r.ID, millis(r.Time), r.Client, r.Era, r.Method, r.Agent, r.Conversation,
-				r.Duration.Microseconds(), string(r.Outcome), r.Reason, r.BytesIn, r.BytesOut, r.Text, r.Arguments, rowSize(r)); err != nil {
-				return err
-			}
-		}
-		_, err = tx.ExecContext(ctx, "RELEASE activity")
-		return err
-	}()
-	if err != nil {
-		_, _ = tx.ExecContext(ctx, "ROLLBACK TO activity")
-		_, _ = tx.ExecContext(ctx, "RELEASE activity")
-		db.activity.mu.Lock()
-		db.activity.dropped += int64(len(rows))
-		db.activity.mu.Unlock()
-		return nil
 	}
 	return rows
 }
@@ -150,11 +155,18 @@ func rowSize(r agent.ActivityRow) int64 {
 		len(r.Conversation) + len(r.Outcome) + len(r.Reason) + len(r.Text) + len(r.Arguments))
 }
 
-// flushActivity commits the buffered rows, if any, on their own.
+// flushActivity commits the buffered rows, if any, on their own (on the
+// writer's goroutine).
 func (db *DB) flushActivity() {
 	if db.activityPending() {
-		db.commitGroup([]*writeJob{{ctx: context.Background(), fn: noWrite, done: make(chan error, 1)}})
+		db.commitGroup([]*writeJob{activityJob(context.Background())})
 	}
+}
+
+// activityJob is a write that writes nothing but commits the buffered
+// rows.
+func activityJob(ctx context.Context) *writeJob {
+	return &writeJob{ctx: ctx, fn: noWrite, activity: true, done: make(chan error, 1)}
 }
 
 // noWrite is a write that writes nothing but commits what rides with it.
@@ -165,7 +177,7 @@ func noWrite(context.Context, *sql.Tx) error { return nil }
 func (db *DB) settleActivity(ctx context.Context) error {
 	settle := db.caughtUp
 	if db.activityPending() {
-		settle = func(ctx context.Context) error { return db.inTx(ctx, noWrite) }
+		settle = func(ctx context.Context) error { return db.enqueue(activityJob(ctx))() }
 	}
 	if err := settle(ctx); err != nil {
 		return fmt.Errorf("write the buffered activity: %w", err)
@@ -231,7 +243,9 @@ func (db *DB) Activity(ctx context.Context, f agent.ActivityFilter) ([]agent.Act
 // rest take at most maxBytes (0: no bound by size).
 func (db *DB) PruneActivity(ctx context.Context, before time.Time, maxBytes int64) (int64, error) {
 	var n int64
-	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	// The buffered rows are written first, so that they count.
+	j := activityJob(ctx)
+	j.fn = func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, "DELETE FROM activity WHERE at < ?", millis(before))
 		if err != nil {
 			return err
@@ -249,7 +263,8 @@ func (db *DB) PruneActivity(ctx context.Context, before time.Time, maxBytes int6
 		m, _ := res.RowsAffected()
 		n += m
 		return nil
-	})
+	}
+	err := db.enqueue(j)()
 	if err != nil {
 		return 0, fmt.Errorf("prune activity: %w", busy(err))
 	}

@@ -21,5 +21,13 @@ func (db *DB) SetActivityBuffer(n int) {
 	db.activity.mu.Unlock()
 }
 
+// SetActivityRide sets how many buffered activity rows make any group of
+// writes take them along.
+func (db *DB) SetActivityRide(n int) {
+	db.activity.mu.Lock()
+	db.activity.ride = n
+	db.activity.mu.Unlock()
+}
+
 // ActivityPending reports whether activity rows wait for a commit.
 func (db *DB) ActivityPending() bool { return db.activityPending() }

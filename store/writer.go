@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/deskhand/deskhand/server/agent"
 )
 
 // Writes are committed in groups: callers hand their transaction to one
@@ -30,7 +32,10 @@ type writeJob struct {
 	// behind marks a write nobody waits for yet: its commit may wait a
 	// moment (linger) for an awaited write to share it.
 	behind bool
-	done   chan error
+	// activity makes the group commit the activity log's buffered rows
+	// (activity.go), however few.
+	activity bool
+	done     chan error
 }
 
 // linger is how long a group of writes nobody waits for yet waits for one
@@ -218,9 +223,10 @@ func (db *DB) runGroup(group []*writeJob) ([]error, error) {
 	if err != nil {
 		return nil, fmt.Errorf("begin transaction: %w", busy(err))
 	}
-	// Recorded activity rides this commit, written first so that the
-	// group's writes (a prune) see it.
-	activity := db.writeActivity(ctx, tx)
+	var activity []agent.ActivityRow
+	if db.activityRides(group) {
+		activity = db.writeActivity(ctx, tx)
+	}
 	errs := make([]error, len(group))
 	for i, j := range group {
 		if errs[i] = j.ctx.Err(); errs[i] != nil || j.fn == nil {
@@ -264,7 +270,12 @@ func (db *DB) queue(ctx context.Context, behind bool, fn func(ctx context.Contex
 	if behind {
 		ctx = context.WithoutCancel(ctx)
 	}
-	j := &writeJob{ctx: ctx, fn: fn, behind: behind, done: make(chan error, 1)}
+	return db.enqueue(&writeJob{ctx: ctx, fn: fn, behind: behind, done: make(chan error, 1)})
+}
+
+// enqueue hands a job to the writer and returns a function that waits for
+// its commit.
+func (db *DB) enqueue(j *writeJob) (committed func() error) {
 	select {
 	case db.jobs <- j:
 	case <-db.closing:
