@@ -127,25 +127,55 @@ func (db *DB) activityPending() bool {
 	return len(b.rows) > 0 || b.dropped > 0
 }
 
-// insertActivity is one row's insert. Executed with arguments, it runs
-// from the connection's statement cache: no prepare per commit.
-const insertActivity = `INSERT INTO activity (id, at, client, era, method, agent, conversation,
-	duration_us, outcome, reason, bytes_in, bytes_out, text, arguments, size) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+// activityColumns are the columns a row fills; insertActivityRows(n) is
+// the insert of n rows. Rows go in chunks of activityChunk, one statement
+// each, and the rest one at a time: both statements, executed with
+// arguments, run from the connection's statement cache, so a commit
+// prepares nothing.
+const (
+	activityColumns = "id, at, client, era, method, agent, conversation, duration_us, outcome, reason, bytes_in, bytes_out, text, arguments, size"
+	activityChunk   = 32
+)
+
+var (
+	insertActivityRow   = insertActivityRows(1)
+	insertActivityChunk = insertActivityRows(activityChunk)
+)
+
+func insertActivityRows(n int) string {
+	row := "(" + strings.Repeat("?, ", strings.Count(activityColumns, ",")) + "?)"
+	return "INSERT INTO activity (" + activityColumns + ") VALUES " + strings.Repeat(row+", ", n-1) + row
+}
+
+// activityArgs appends a row's values, in activityColumns' order.
+func activityArgs(args []any, r agent.ActivityRow) []any {
+	return append(args, r.ID, millis(r.Time), r.Client, r.Era, r.Method, r.Agent, r.Conversation,
+		r.Duration.Microseconds(), string(r.Outcome), r.Reason, r.BytesIn, r.BytesOut, r.Text, r.Arguments, rowSize(r))
+}
 
 // writeActivity inserts the buffered rows in the group's transaction and
-// returns those written, to put back if the commit fails. A row that
-// fails (SQLite undoes just that statement) is dropped with the rows after
-// it, counted, and never fails the group's writes.
+// returns those written, to put back if the commit fails. A statement that
+// fails (SQLite undoes just that statement) drops its rows and the rest,
+// counted, and never fails the group's writes.
 func (db *DB) writeActivity(ctx context.Context, tx *sql.Tx) []agent.ActivityRow {
 	rows := db.takeActivity()
-	for i, r := range rows {
-		if _, err := tx.ExecContext(ctx, insertActivity, r.ID, millis(r.Time), r.Client, r.Era, r.Method, r.Agent, r.Conversation,
-			r.Duration.Microseconds(), string(r.Outcome), r.Reason, r.BytesIn, r.BytesOut, r.Text, r.Arguments, rowSize(r)); err != nil {
-			db.activity.mu.Lock()
-			db.activity.dropped += int64(len(rows) - i)
-			db.activity.mu.Unlock()
-			return rows[:i]
+	args := make([]any, 0, activityChunk*15)
+	for done := 0; done < len(rows); {
+		n, query := 1, insertActivityRow
+		if len(rows)-done >= activityChunk {
+			n, query = activityChunk, insertActivityChunk
 		}
+		args = args[:0]
+		for _, r := range rows[done : done+n] {
+			args = activityArgs(args, r)
+		}
+		if _, err := tx.ExecContext(ctx, query, args...); err != nil {
+			db.activity.mu.Lock()
+			db.activity.dropped += int64(len(rows) - done)
+			db.activity.mu.Unlock()
+			return rows[:done]
+		}
+		done += n
 	}
 	return rows
 }

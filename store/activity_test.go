@@ -185,3 +185,24 @@ func TestPruneActivity(t *testing.T) {
 
 // rowBytes is the size an activityRow counts for.
 const rowBytes = int64(96 + len("cursor") + len("2025-11-25") + len("tools/call") + 2*len("researcher") + len("c-") + len("ok"))
+
+// Rows are written in chunks and one at a time: every row of a burst that
+// is not a multiple of the chunk arrives, in order.
+func TestActivityBurst(t *testing.T) {
+	db := storetest.Open(t)
+	const n = 2*32 + 5
+	for i := range n {
+		if _, ok := db.RecordActivity(activityRow(i, "cursor", "researcher")); !ok {
+			t.Fatal("dropped")
+		}
+	}
+	got := activity(t, db, agent.ActivityFilter{})
+	if len(got) != n {
+		t.Fatalf("%d rows, want %d", len(got), n)
+	}
+	for i, r := range got {
+		if want := int64(n - i); r.ID != want || !r.Time.Equal(at(int(want-1))) {
+			t.Errorf("row %d: ID %d at %v, want ID %d at %v", i, r.ID, r.Time, want, at(int(want-1)))
+		}
+	}
+}

@@ -21,5 +21,4 @@ CREATE TABLE activity (
 	size         INTEGER NOT NULL DEFAULT 0
 ) STRICT;
 CREATE INDEX activity_at ON activity (at);
-CREATE INDEX activity_client_at ON activity (client, at);
 ALTER TABLE agents ADD COLUMN log_arguments INTEGER NOT NULL DEFAULT 0 CHECK (log_arguments IN (0, 1));
