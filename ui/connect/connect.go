@@ -272,6 +272,10 @@ type State struct {
 	Command   string   // the command it runs (stdio entries)
 	Args      []string // the command's arguments (stdio entries)
 	HasToken  bool     // an Authorization header is present
+	// Disabled says why the client will not use the entry although it is
+	// there (its own switch, the client's exclude list); "" when nothing
+	// turns it off.
+	Disabled string
 
 	token string // the bearer token in the entry, for verification; never shown
 }
@@ -659,6 +663,7 @@ func Status(c Client, env Env, name string) (State, error) {
 	if found {
 		got.Path, got.Real = p, st.Real
 		got.Condition = Connected
+		got.Disabled = disabledIn(c, fl.data, name)
 		return got, nil
 	}
 	return st, nil

@@ -119,6 +119,9 @@ func (m *Manager) Status(ctx context.Context, c Client) (Report, error) {
 }
 
 func (m *Manager) verify(ctx context.Context, c Client, st State) Check {
+	if st.Disabled != "" {
+		return Check{Health: Disabled, Detail: fmt.Sprintf("%s will not use it: %s; turn it on there", c.Name, st.Disabled)}
+	}
 	ctx, cancel := context.WithTimeout(ctx, m.timeout())
 	defer cancel()
 	if c.ID != ClaudeDesktop.ID {

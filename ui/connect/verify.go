@@ -31,6 +31,7 @@ const (
 	NoToken                    // the entry (or the keychain, for Claude Desktop) holds no token
 	Stale                      // the entry points elsewhere than this Deskhand
 	Broken                     // anything else; Check.Detail says what
+	Disabled                   // the client turned the entry off (State.Disabled says how)
 )
 
 func (h Health) String() string {
@@ -49,6 +50,8 @@ func (h Health) String() string {
 		return "stale"
 	case Broken:
 		return "broken"
+	case Disabled:
+		return "disabled by the client"
 	}
 	return fmt.Sprintf("Health(%d)", int(h))
 }
