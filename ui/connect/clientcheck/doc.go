@@ -1,0 +1,23 @@
+// Package clientcheck holds only tests: they prove what deskhand connect
+// writes with the clients' own commands. The clients are the npm packages
+// pinned in testdata/package.json and testdata/package-lock.json
+// (@anthropic-ai/claude-code, @openai/codex, @google/gemini-cli), installed
+// by "npm ci" into testdata/node_modules when it is missing or was installed
+// from another lock. The test builds deskhand, runs "deskhand serve" and
+// "deskhand connect claude-code codex gemini" in a fake HOME, then asks each
+// client, in that HOME with no API key:
+//
+//   - claude mcp list: the deskhand line says Connected (its own health check);
+//   - codex mcp get deskhand: the URL and an Authorization header;
+//   - gemini mcp list, in a folder trusted in ~/.gemini/trustedFolders.json
+//     as a user would trust it: the deskhand line says Connected.
+//
+// and deskhand connect --status must agree. Node is DESKHAND_NODE (a node
+// binary; npm beside it when there is one), else the Node.js 22 that make
+// node22 (part of make test) installs under .cache/node22, else node on
+// PATH. The test skips when node or npm is missing or node is older than 22
+// (it fails instead when the environment variable CI is "true"), and with
+// -short.
+//
+//	go test -race -count=1 -v ./ui/connect/clientcheck/
+package clientcheck

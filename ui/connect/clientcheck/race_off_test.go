@@ -1,0 +1,5 @@
+//go:build !race
+
+package clientcheck_test
+
+const raceEnabled = false
