@@ -4,20 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -30,15 +25,10 @@ const (
 	module        = "github.com/deskhand/deskhand"
 	fakeOllamaPkg = module + "/models/ollama/ollamatest/testdata/fakeollama"
 
-	npmTimeout    = 5 * time.Minute
 	buildTimeout  = 5 * time.Minute
 	startTimeout  = 30 * time.Second
 	stopTimeout   = 10 * time.Second
 	scriptTimeout = 3 * time.Minute
-	stampName     = ".deskhand-interop-stamp"
-	// node22Relative is where .ci/node22.sh (make node22, part of make test) puts node, npm and
-	// npx of Node 22, under the module's root.
-	node22Relative = ".cache/node22/node_modules/.bin/node"
 )
 
 // binDir holds the binaries built once per test binary.
@@ -54,17 +44,6 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-// skipOrFail skips the test, or fails it when CI is "true" (a CI runner
-// must have what the test needs).
-func skipOrFail(t *testing.T, format string, args ...any) {
-	t.Helper()
-	reason := fmt.Sprintf(format, args...)
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s (CI=true, so this fails instead of skipping)", reason)
-	}
-	t.Skip(reason)
 }
 
 // testdataDir is the absolute path of testdata (tests run in the package
@@ -101,7 +80,7 @@ func (s nodeSetup) env(extra ...string) []string {
 func (s nodeSetup) require22(t *testing.T) {
 	t.Helper()
 	if s.node22Reason != "" {
-		skipOrFail(t, "%s", s.node22Reason)
+		servertest.SkipOrFail(t, "%s", s.node22Reason)
 	}
 }
 
@@ -114,43 +93,13 @@ func setupNode(t *testing.T) nodeSetup {
 	if testing.Short() {
 		t.Skip("interop tests run npm, build binaries and start servers; skipped with -short")
 	}
-	var s nodeSetup
-	var err error
-	if s.node = os.Getenv("DESKHAND_NODE"); s.node != "" {
-		if s.major, err = nodeMajor(s.node); err != nil {
-			skipOrFail(t, "DESKHAND_NODE=%s does not run: %v", s.node, err)
-		}
-	} else {
-		root, err := moduleRoot()
-		if err != nil {
-			t.Fatal(err)
-		}
-		local := filepath.Join(root, filepath.FromSlash(node22Relative))
-		if _, err := os.Stat(local); err == nil {
-			if s.major, err = nodeMajor(local); err == nil {
-				s.node = local
-			} else {
-				t.Logf("the Node 22 in %s does not run here (%v); using node on PATH", local, err)
-			}
-		}
-		if s.node == "" {
-			if s.node, err = exec.LookPath("node"); err != nil {
-				skipOrFail(t, "node is not installed (need Node.js >= 22 with npm: run make node22, or set DESKHAND_NODE): %v", err)
-			}
-			if s.major, err = nodeMajor(s.node); err != nil {
-				skipOrFail(t, "cannot run %s: %v", s.node, err)
-			}
-		}
+	n, err := servertest.FindNodeJS()
+	if err != nil {
+		servertest.SkipOrFail(t, "%v", err)
 	}
-	s.path = filepath.Dir(s.node) + string(os.PathListSeparator) + os.Getenv("PATH")
-	s.npm = filepath.Join(filepath.Dir(s.node), exe("npm"))
-	if _, err := os.Stat(s.npm); err != nil {
-		if s.npm, err = exec.LookPath("npm"); err != nil {
-			skipOrFail(t, "npm is not installed (need Node.js >= 22 with npm: run make node22, or set DESKHAND_NODE): %v", err)
-		}
-	}
+	s := nodeSetup{node: n.Node, npm: n.NPM, path: n.Path, major: n.Major}
 	if s.major < 20 {
-		skipOrFail(t, "%s is Node.js %d; the TypeScript SDKs need Node.js >= 20", s.node, s.major)
+		servertest.SkipOrFail(t, "%s is Node.js %d; the TypeScript SDKs need Node.js >= 20", s.node, s.major)
 	}
 	if s.major < 22 {
 		s.node22Reason = fmt.Sprintf("%s is Node.js %d, and @modelcontextprotocol/conformance needs Node.js >= 22 (fs.globSync): "+
@@ -158,101 +107,12 @@ func setupNode(t *testing.T) nodeSetup {
 			s.node, s.major, runtime.GOOS, runtime.GOARCH)
 	}
 	s.dir = testdataDir(t)
-	installNodeModules(t, s)
-	t.Logf("node: %s (Node.js %d), npm: %s", s.node, s.major, s.npm)
+	log, err := n.InstallModules(s.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("node: %s (Node.js %d), npm: %s; %s", s.node, s.major, s.npm, log)
 	return s
-}
-
-func nodeMajor(node string) (int, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, node, "-p", "process.versions.node").CombinedOutput()
-	if err != nil {
-		return 0, fmt.Errorf("%v: %s", err, bytes.TrimSpace(out))
-	}
-	major, _, _ := strings.Cut(strings.TrimSpace(string(out)), ".")
-	return strconv.Atoi(major)
-}
-
-var (
-	npmOnce sync.Once
-	npmErr  error
-	npmLog  string
-)
-
-// installNodeModules runs npm once per test binary, when node_modules is
-// missing or was installed from another package-lock.json.
-func installNodeModules(t *testing.T, s nodeSetup) {
-	t.Helper()
-	ran := false
-	npmOnce.Do(func() { ran = true; npmLog, npmErr = ensureNodeModules(s) })
-	if npmErr != nil {
-		t.Fatal(npmErr)
-	}
-	if ran {
-		t.Log(npmLog)
-	}
-}
-
-func ensureNodeModules(s nodeSetup) (string, error) {
-	dir := s.dir
-	stampFile := filepath.Join(dir, "node_modules", stampName)
-	want, haveLock, err := lockStamp(dir)
-	if err != nil {
-		return "", err
-	}
-	if haveLock {
-		if got, err := os.ReadFile(stampFile); err == nil && string(got) == want {
-			return "node_modules is up to date with package-lock.json", nil
-		}
-	}
-	args := []string{"ci", "--no-audit", "--no-fund"}
-	if !haveLock {
-		args[0] = "install"
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), npmTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, s.npm, args...)
-	cmd.Dir = dir
-	cmd.Env = s.env()
-	cmd.WaitDelay = 10 * time.Second
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	start := time.Now()
-	err = cmd.Run()
-	took := time.Since(start).Round(100 * time.Millisecond)
-	if ctx.Err() != nil {
-		err = fmt.Errorf("timed out after %s", npmTimeout)
-	}
-	if err != nil {
-		return "", fmt.Errorf("%s %s in %s failed (%s): %v\n%s", s.npm, strings.Join(args, " "), dir, took, err, out.String())
-	}
-	if want, _, err = lockStamp(dir); err != nil { // npm install writes the lock
-		return "", err
-	}
-	if err := os.WriteFile(stampFile, []byte(want), 0o644); err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("npm %s took %s", strings.Join(args, " "), took), nil
-}
-
-// lockStamp identifies an installation: package.json, package-lock.json and
-// the platform (optional packages depend on it).
-func lockStamp(dir string) (stamp string, haveLock bool, err error) {
-	h := sha256.New()
-	fmt.Fprintf(h, "%s/%s\n", runtime.GOOS, runtime.GOARCH)
-	for _, name := range []string{"package.json", "package-lock.json"} {
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if errors.Is(err, os.ErrNotExist) && name == "package-lock.json" {
-			return hex.EncodeToString(h.Sum(nil)), false, nil
-		}
-		if err != nil {
-			return "", false, err
-		}
-		fmt.Fprintf(h, "%s %d\n", name, len(b))
-		h.Write(b)
-	}
-	return hex.EncodeToString(h.Sum(nil)), true, nil
 }
 
 var (
@@ -264,22 +124,15 @@ var (
 // binaries are the deskhand command and the fake Ollama.
 type binaries struct{ deskhand, fakeOllama string }
 
-func exe(name string) string {
-	if runtime.GOOS == "windows" {
-		return name + ".exe"
-	}
-	return name
-}
-
 // buildBinaries builds both commands once per test binary (with -race when
 // the tests run with it).
 func buildBinaries(t *testing.T) binaries {
 	t.Helper()
-	b := binaries{deskhand: filepath.Join(binDir, exe("deskhand")), fakeOllama: filepath.Join(binDir, exe("fakeollama"))}
+	b := binaries{deskhand: filepath.Join(binDir, servertest.Exe("deskhand")), fakeOllama: filepath.Join(binDir, servertest.Exe("fakeollama"))}
 	ran := false
 	buildOnce.Do(func() {
 		ran = true
-		if buildErr = consultSources(); buildErr != nil {
+		if buildErr = servertest.ConsultSources(); buildErr != nil {
 			return
 		}
 		start := time.Now()
@@ -306,50 +159,6 @@ func buildBinaries(t *testing.T) binaries {
 		t.Log(buildLog)
 	}
 	return b
-}
-
-// consultSources stats the module's source files. go test caches a passing
-// result keyed on the test binary and on the files and environment variables
-// the test binary itself consults; deskhand is built by a subprocess, so
-// without this a cached PASS would survive changes to the server or to the
-// Node scripts.
-func consultSources() error {
-	root, err := moduleRoot()
-	if err != nil {
-		return err
-	}
-	watched := map[string]bool{".go": true, ".sql": true, ".mod": true, ".sum": true, ".mjs": true, ".json": true}
-	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		switch {
-		case errors.Is(err, fs.ErrNotExist): // removed while walking
-			return nil
-		case err != nil:
-			return err
-		case d.IsDir() && path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "bin"):
-			return filepath.SkipDir
-		case !d.IsDir() && watched[filepath.Ext(path)]:
-			_, _ = os.Stat(path) // only the recording matters
-		}
-		return nil
-	})
-}
-
-// moduleRoot is the folder of go.mod, above the test's directory.
-func moduleRoot() (string, error) {
-	root, err := filepath.Abs(".")
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
-			return root, nil
-		}
-		parent := filepath.Dir(root)
-		if parent == root {
-			return "", errors.New("go.mod not found above the test's directory")
-		}
-		root = parent
-	}
 }
 
 // goEnv is the environment of the binaries built here: a -race binary

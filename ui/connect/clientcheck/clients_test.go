@@ -28,7 +28,7 @@ const (
 func TestClientsTheirOwnCommands(t *testing.T) {
 	s := setupNode(t)
 	for _, name := range []string{"claude", "codex", "gemini"} {
-		if _, err := os.Stat(filepath.Join(s.bin, exe(name))); err != nil {
+		if _, err := os.Stat(filepath.Join(s.bin, servertest.Exe(name))); err != nil {
 			t.Fatalf("npm ci did not install %s: %v", name, err)
 		}
 	}
@@ -72,7 +72,7 @@ func TestClientsTheirOwnCommands(t *testing.T) {
 	t.Logf("deskhand connect:\n%s", out)
 
 	t.Run("claude mcp list", func(t *testing.T) {
-		out, err := run(t, env, home, filepath.Join(s.bin, exe("claude")), "mcp", "list")
+		out, err := run(t, env, home, filepath.Join(s.bin, servertest.Exe("claude")), "mcp", "list")
 		if err != nil {
 			t.Fatalf("claude mcp list: %v\n%s", err, out)
 		}
@@ -85,7 +85,7 @@ func TestClientsTheirOwnCommands(t *testing.T) {
 		}
 	})
 	t.Run("codex mcp get deskhand", func(t *testing.T) {
-		out, err := run(t, env, home, filepath.Join(s.bin, exe("codex")), "mcp", "get", "deskhand")
+		out, err := run(t, env, home, filepath.Join(s.bin, servertest.Exe("codex")), "mcp", "get", "deskhand")
 		if err != nil {
 			t.Fatalf("codex mcp get deskhand: %v\n%s", err, out)
 		}
@@ -97,7 +97,7 @@ func TestClientsTheirOwnCommands(t *testing.T) {
 		}
 	})
 	t.Run("gemini mcp list", func(t *testing.T) {
-		out, err := run(t, env, home, filepath.Join(s.bin, exe("gemini")), "mcp", "list")
+		out, err := run(t, env, home, filepath.Join(s.bin, servertest.Exe("gemini")), "mcp", "list")
 		if err != nil {
 			t.Fatalf("gemini mcp list: %v\n%s", err, out)
 		}
