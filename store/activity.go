@@ -231,11 +231,6 @@ func (db *DB) Activity(ctx context.Context, f agent.ActivityFilter) ([]agent.Act
 	if !f.Since.IsZero() {
 		where, args = append(where, "at >= ?"), append(args, millis(f.Since))
 	}
-	order := "DESC"
-	if f.After > 0 {
-		where, args = append(where, "id > ?"), append(args, f.After)
-		order = "ASC"
-	}
 	q := `SELECT id, at, client, era, method, agent, conversation, duration_us, outcome, reason, bytes_in, bytes_out, text, arguments FROM activity`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
@@ -244,7 +239,7 @@ func (db *DB) Activity(ctx context.Context, f agent.ActivityFilter) ([]agent.Act
 	if limit <= 0 {
 		limit = 1000
 	}
-	q += " ORDER BY id " + order + " LIMIT ?"
+	q += " ORDER BY id DESC LIMIT ?"
 	args = append(args, limit)
 	rows, err := db.db.QueryContext(ctx, q, args...)
 	if err != nil {

@@ -77,19 +77,17 @@ func NameClients(rows []ActivityRow, clients []Client) {
 	}
 }
 
-// ActivityFilter selects rows; its zero value selects the most recent.
+// ActivityFilter selects rows, newest first; its zero value selects the
+// most recent.
 type ActivityFilter struct {
 	Client string // principal id
 	Agent  string // slug
 	Since  time.Time
-	// After returns rows with IDs above it, oldest first (for following);
-	// without it rows are newest first.
-	After int64
-	Limit int // default 1000
+	Limit  int // default 1000
 }
 
 // Matches reports whether a row passes the filter's client, agent and
-// time (not After or Limit).
+// time (not Limit).
 func (f ActivityFilter) Matches(r ActivityRow) bool {
 	return (f.Client == "" || r.Client == f.Client) &&
 		(f.Agent == "" || r.Agent == f.Agent) &&

@@ -53,7 +53,8 @@ const (
 type activityNote struct {
 	mu           sync.Mutex
 	principal    string
-	known        bool // past the guard
+	known        bool   // past the guard
+	refused      string // why the guard refused it (guardRefuses)
 	method       string
 	era          string // an initialize's protocolVersion
 	agent        string
@@ -104,7 +105,7 @@ func (s *Server) recordActivity(next http.Handler) http.Handler {
 		note.mu.Lock()
 		row.Client, row.Method, row.Agent, row.Conversation = note.principal, note.method, note.agent, note.conversation
 		row.Outcome, row.Text, row.Arguments = note.outcome, note.text, note.arguments
-		known := note.known
+		known, refused := note.known, note.refused
 		if row.Era == "" {
 			row.Era = note.era
 		}
@@ -114,8 +115,12 @@ func (s *Server) recordActivity(next http.Handler) http.Handler {
 		}
 		status := cw.status()
 		switch {
+		case refused != "":
+			row.Outcome, row.Reason = agent.OutcomeRefused, refused
+		case !known && status == http.StatusRequestTimeout:
+			row.Outcome, row.Reason = agent.OutcomeRefused, "body too slow"
 		case !known && status >= 400:
-			row.Outcome, row.Reason = agent.OutcomeRefused, s.refusal(r, status)
+			row.Outcome, row.Reason = agent.OutcomeRefused, http.StatusText(status)
 		case row.Outcome != "":
 		case status >= 400:
 			row.Outcome, row.Reason = agent.OutcomeProtocolError, http.StatusText(status)
@@ -126,27 +131,6 @@ func (s *Server) recordActivity(next http.Handler) http.Handler {
 		}
 		rec.RecordActivity(row)
 	})
-}
-
-// refusal says why the guard refused a request: never with the token.
-func (s *Server) refusal(r *http.Request, status int) string {
-	switch status {
-	case http.StatusForbidden:
-		if !hostAllowed(r.Host, s.opts.Guard.AllowedHosts) {
-			return "bad Host"
-		}
-		return "bad Origin"
-	case http.StatusUnauthorized:
-		if _, ok := bearerToken(r.Header.Get("Authorization")); !ok {
-			return "missing token"
-		}
-		return "bad token"
-	case http.StatusRequestEntityTooLarge:
-		return "body too large"
-	case http.StatusRequestTimeout:
-		return "body too slow"
-	}
-	return http.StatusText(status)
 }
 
 // notePrincipal, just inside the guard, records who is calling.

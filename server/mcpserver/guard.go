@@ -53,6 +53,17 @@ func PrincipalFrom(ctx context.Context) string {
 	return p
 }
 
+// guardRefuses answers a request the guard turns away, and tells the activity
+// log why (never with the token).
+func guardRefuses(w http.ResponseWriter, r *http.Request, why, text string, status int) {
+	if n := noteFrom(r.Context()); n != nil {
+		n.mu.Lock()
+		n.refused = why
+		n.mu.Unlock()
+	}
+	http.Error(w, text, status)
+}
+
 // Guard wraps next with the localhost checks described in the package doc.
 func Guard(auth Authenticator, opts GuardOptions, next http.Handler) http.Handler {
 	public := make(map[string]bool, len(opts.Public)+1)
@@ -65,11 +76,11 @@ func Guard(auth Authenticator, opts GuardOptions, next http.Handler) http.Handle
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Cache-Control", "no-store")
 		if !hostAllowed(r.Host, opts.AllowedHosts) {
-			http.Error(w, "Forbidden: the Host header is not this computer's loopback address (DNS rebinding protection)", http.StatusForbidden)
+			guardRefuses(w, r, "bad Host", "Forbidden: the Host header is not this computer's loopback address (DNS rebinding protection)", http.StatusForbidden)
 			return
 		}
 		if origin, present := r.Header["Origin"]; present && !originAllowed(origin, r, opts.AllowedOrigins) {
-			http.Error(w, "Forbidden: requests from this Origin are not allowed", http.StatusForbidden)
+			guardRefuses(w, r, "bad Origin", "Forbidden: requests from this Origin are not allowed", http.StatusForbidden)
 			return
 		}
 		if public[r.URL.Path] || isBrowserVisit(r) {
@@ -86,13 +97,17 @@ func Guard(auth Authenticator, opts GuardOptions, next http.Handler) http.Handle
 			if !found {
 				metadata := (&url.URL{Scheme: "http", Host: r.Host, Path: opts.MetadataPath}).String()
 				h.Set("WWW-Authenticate", fmt.Sprintf(`Bearer resource_metadata=%q`, metadata))
-				http.Error(w, "Unauthorized: send 'Authorization: Bearer <token>'. Create a token with 'deskhand token create NAME'.", http.StatusUnauthorized)
+				why := "bad token"
+				if !ok {
+					why = "missing token"
+				}
+				guardRefuses(w, r, why, "Unauthorized: send 'Authorization: Bearer <token>'. Create a token with 'deskhand token create NAME'.", http.StatusUnauthorized)
 				return
 			}
 			principal = client.ID
 		}
 		if r.ContentLength > MaxBodyBytes {
-			http.Error(w, fmt.Sprintf("Request body too large: the limit is %d bytes", MaxBodyBytes), http.StatusRequestEntityTooLarge)
+			guardRefuses(w, r, "body too large", fmt.Sprintf("Request body too large: the limit is %d bytes", MaxBodyBytes), http.StatusRequestEntityTooLarge)
 			return
 		}
 		if r.Body != nil && r.Body != http.NoBody && r.ContentLength < 0 {
@@ -103,7 +118,7 @@ func Guard(auth Authenticator, opts GuardOptions, next http.Handler) http.Handle
 				return
 			}
 			if len(body) > MaxBodyBytes {
-				http.Error(w, fmt.Sprintf("Request body too large: the limit is %d bytes", MaxBodyBytes), http.StatusRequestEntityTooLarge)
+				guardRefuses(w, r, "body too large", fmt.Sprintf("Request body too large: the limit is %d bytes", MaxBodyBytes), http.StatusRequestEntityTooLarge)
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
