@@ -305,6 +305,9 @@ func Describe(r connect.Report, err error) (string, bool) {
 	case connect.NotRunning:
 		// Written (or left as it was), but not provable until the app runs.
 		return verb + ", not verified: Deskhand is not running", true
+	case connect.AwaitsApproval:
+		// Working, once the person says yes in the client.
+		return verb + ", verified, " + r.Check.Health.String(), true
 	}
 	return verb + ", " + r.Check.Health.String(), false
 }

@@ -66,6 +66,7 @@
 package connect
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -276,6 +277,13 @@ type State struct {
 	// there (its own switch, the client's exclude list); "" when nothing
 	// turns it off.
 	Disabled string
+	// Pending says what the person must approve in the client before it
+	// uses the entry (Claude Code and a project's .mcp.json); "" when
+	// nothing.
+	Pending string
+	// TurnedOffIn lists the project folders where the client turned this
+	// user-level entry off (Claude Code's /mcp disable).
+	TurnedOffIn []string
 
 	token string // the bearer token in the entry, for verification; never shown
 }
@@ -664,6 +672,9 @@ func Status(c Client, env Env, name string) (State, error) {
 		got.Path, got.Real = p, st.Real
 		got.Condition = Connected
 		got.Disabled = disabledIn(c, fl.data, name)
+		out := stateOutside(c, env, fl.data, name)
+		got.Disabled = cmp.Or(got.Disabled, out.disabled)
+		got.Pending, got.TurnedOffIn = out.pending, out.offIn
 		return got, nil
 	}
 	return st, nil

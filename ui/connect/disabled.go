@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
 	"path"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
@@ -20,9 +24,8 @@ import (
 func disabledIn(c Client, data []byte, name string) string {
 	switch c.ID {
 	case OpenCode.ID, Zed.ID, Gemini.ID, Qwen.ID:
-		std, err := hujson.Standardize(bytes.Clone(data))
-		var doc map[string]any
-		if err != nil || json.Unmarshal(std, &doc) != nil {
+		doc := parseDoc(data)
+		if doc == nil {
 			return ""
 		}
 		switch c.ID {
@@ -104,3 +107,141 @@ func field(doc map[string]any, keys ...string) any {
 }
 
 func joinKey(key []string) string { return strings.Join(key, ".") }
+
+// outsideState is what the client keeps about our entry outside the file
+// that holds it.
+type outsideState struct {
+	disabled string   // why the client will not use it (see State.Disabled)
+	pending  string   // what the person must approve before the client uses it
+	offIn    []string // project folders where the client turned it off
+}
+
+// stateOutside reads the switches a client keeps in files of its own
+// rather than in the entry's file (checked against Gemini CLI 0.61 and
+// Claude Code 2.1.332):
+//   - Gemini CLI: `gemini mcp disable NAME` writes {"name": {"enabled":
+//     false}} to ~/.gemini/mcp-server-enablement.json, names lower-cased.
+//   - Claude Code, a project's .mcp.json: the server runs only once
+//     approved (enabledMcpjsonServers, or enableAllProjectMcpServers) and
+//     not turned off (disabledMcpjsonServers), in the project's entry in
+//     ~/.claude.json, ~/.claude/settings.json, or the project's own
+//     .claude/settings.json and settings.local.json (these two only in a
+//     folder the person trusted).
+//   - Claude Code, ~/.claude.json: `/mcp disable` turns a user server off
+//     per project (disabledMcpServers in that project's entry); data is
+//     that file, read already.
+//
+// Files that are missing or do not parse turn nothing off.
+func stateOutside(c Client, env Env, data []byte, name string) outsideState {
+	switch c.ID {
+	case Gemini.ID:
+		p, err := Path(c, Env{Home: env.Home, Getenv: env.Getenv})
+		if err != nil {
+			return outsideState{}
+		}
+		p = filepath.Join(filepath.Dir(p), "mcp-server-enablement.json")
+		if enabled, ok := field(readDoc(p, maxSize), strings.ToLower(name), "enabled").(bool); ok && !enabled {
+			return outsideState{disabled: fmt.Sprintf("`gemini mcp disable` turned it off (%s); `gemini mcp enable %s` turns it back on", p, name)}
+		}
+	case ClaudeCode.ID:
+		if env.Project == "" {
+			return outsideState{offIn: projectsTurningOff(parseDoc(data), name)}
+		}
+		return claudeProjectState(env, name)
+	}
+	return outsideState{}
+}
+
+// claudeProjectState is whether Claude Code uses the server name of the
+// project folder env.Project's .mcp.json.
+func claudeProjectState(env Env, name string) outsideState {
+	global := filepath.Join(env.Home, ".claude.json")
+	globalDoc := readDoc(global, maxSizeClaudeCode)
+	project, _ := field(globalDoc, "projects", env.Project).(map[string]any)
+	type source struct {
+		path string
+		doc  map[string]any
+	}
+	sources := []source{{global, project}}
+	userSettings := filepath.Join(env.Home, ".claude", "settings.json")
+	sources = append(sources, source{userSettings, readDoc(userSettings, maxSize)})
+	if trustedFolder(globalDoc, env.Project) {
+		for _, base := range []string{"settings.json", "settings.local.json"} {
+			p := filepath.Join(env.Project, ".claude", base)
+			sources = append(sources, source{p, readDoc(p, maxSize)})
+		}
+	}
+	approved := false
+	for _, s := range sources {
+		if matchesExactly(s.doc["disabledMcpjsonServers"], name) {
+			return outsideState{disabled: fmt.Sprintf("it is turned off for this project (disabledMcpjsonServers in %s)", s.path)}
+		}
+		all, _ := s.doc["enableAllProjectMcpServers"].(bool)
+		approved = approved || all || matchesExactly(s.doc["enabledMcpjsonServers"], name)
+	}
+	if !approved {
+		return outsideState{pending: fmt.Sprintf("Claude Code runs it once you approve it: start claude in %s and choose to use %s", env.Project, name)}
+	}
+	return outsideState{}
+}
+
+// trustedFolder reports whether the person trusted dir, or a folder
+// that holds it, in Claude Code's trust dialog.
+func trustedFolder(doc map[string]any, dir string) bool {
+	for {
+		if trusted, _ := field(doc, "projects", dir, "hasTrustDialogAccepted").(bool); trusted {
+			return true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return false
+		}
+		dir = parent
+	}
+}
+
+// projectsTurningOff lists the project folders whose entry in
+// ~/.claude.json turns the user server name off, sorted.
+func projectsTurningOff(doc map[string]any, name string) []string {
+	projects, _ := doc["projects"].(map[string]any)
+	var off []string
+	for dir, p := range projects {
+		if entry, ok := p.(map[string]any); ok && matchesExactly(entry["disabledMcpServers"], name) {
+			off = append(off, dir)
+		}
+	}
+	slices.Sort(off)
+	return off
+}
+
+// matchesExactly reports whether a list of names holds name (Claude Code
+// takes no globs).
+func matchesExactly(list any, name string) bool {
+	names, _ := list.([]any)
+	return slices.Contains(names, any(name))
+}
+
+// readDoc parses the JSON (with comments) file p of at most limit bytes;
+// nil when it is missing, larger or does not parse.
+func readDoc(p string, limit int64) map[string]any {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil || int64(len(data)) > limit || checkJSONDepth(p, data, maxDepth) != nil {
+		return nil
+	}
+	return parseDoc(data)
+}
+
+// parseDoc parses JSON with comments; nil when it does not parse.
+func parseDoc(data []byte) map[string]any {
+	std, err := hujson.Standardize(bytes.Clone(data))
+	var doc map[string]any
+	if err != nil || json.Unmarshal(std, &doc) != nil {
+		return nil
+	}
+	return doc
+}

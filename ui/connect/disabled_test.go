@@ -3,6 +3,8 @@ package connect
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -76,4 +78,121 @@ func TestDisabledByTheClient(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTurnedOffOutsideItsFile: the switches a client keeps in files of
+// its own (Gemini CLI's `gemini mcp disable`; Claude Code's approval and
+// per-project lists) are read as the clients read them (checked against
+// gemini 0.61 and claude 2.1.332), and connecting again leaves such an
+// entry alone.
+func TestTurnedOffOutsideItsFile(t *testing.T) {
+	r := startDeskhand(t)
+	ctx := t.Context()
+	status := func(t *testing.T, m *Manager, c Client, want Health, detail string) Report {
+		t.Helper()
+		rep, err := m.Status(ctx, c)
+		if err != nil || rep.Check.Health != want || !strings.Contains(rep.Check.Detail, detail) {
+			t.Fatalf("Status = %v (%s), %v; want %v saying %q", rep.Check.Health, rep.Check.Detail, err, want, detail)
+		}
+		return rep
+	}
+	// connectAgain checks that Connect keeps the entry byte for byte.
+	connectAgain := func(t *testing.T, m *Manager, c Client, want Health) {
+		t.Helper()
+		p, _ := Path(c, m.Env)
+		before := readFile(t, p)
+		rep, err := m.Connect(ctx, c, ConnectOptions{})
+		if err != nil || rep.Action == Wrote || rep.Check.Health != want || !bytes.Equal(readFile(t, p), before) {
+			t.Fatalf("Connect again = %v, %v, %v: want the entry left alone", rep.Action, rep.Check.Health, err)
+		}
+	}
+
+	t.Run("gemini mcp disable", func(t *testing.T) {
+		env := testEnv(t)
+		realFiles(t, env)
+		m, _ := newManager(t, r, env)
+		if rep, err := m.Connect(ctx, Gemini, ConnectOptions{}); err != nil || rep.Check.Health != Verified {
+			t.Fatalf("Connect = %+v, %v", rep.Check, err)
+		}
+		enablement := filepath.Join(env.Home, ".gemini", "mcp-server-enablement.json")
+		writeFile(t, enablement, []byte(`{"github": {"enabled": false}, "deskhand": {"enabled": false}}`), 0o644)
+		status(t, m, Gemini, Disabled, "gemini mcp enable deskhand")
+		connectAgain(t, m, Gemini, Disabled)
+		writeFile(t, enablement, []byte(`{"github": {"enabled": false}}`), 0o644)
+		status(t, m, Gemini, Verified, "")
+	})
+
+	t.Run("claude /mcp disable in a project", func(t *testing.T) {
+		env := testEnv(t)
+		realFiles(t, env)
+		m, _ := newManager(t, r, env)
+		if _, err := m.Connect(ctx, ClaudeCode, ConnectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		p, _ := Path(ClaudeCode, env)
+		data := readFile(t, p)
+		doc := parseDoc(data)
+		doc["projects"] = map[string]any{
+			"/home/me/b": map[string]any{"disabledMcpServers": []any{"deskhand"}},
+			"/home/me/a": map[string]any{"disabledMcpServers": []any{"deskhand", "github"}},
+			"/home/me/c": map[string]any{"disabledMcpServers": []any{"desk*"}}, // no globs in Claude Code
+		}
+		out, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, p, out, 0o600)
+		rep := status(t, m, ClaudeCode, Verified, "")
+		if want := "turned off in /home/me/a, /home/me/b: /mcp enable deskhand there"; !strings.Contains(rep.Hint, want) {
+			t.Errorf("hint %q, want it to say %q", rep.Hint, want)
+		}
+	})
+
+	t.Run("claude project approval", func(t *testing.T) {
+		env := testEnv(t)
+		realFiles(t, env)
+		parent := t.TempDir()
+		env.Project = filepath.Join(parent, "repo")
+		if err := os.Mkdir(env.Project, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		m, _ := newManager(t, r, env)
+		rep, err := m.Connect(ctx, ClaudeCode, ConnectOptions{})
+		if err != nil || rep.Check.Health != AwaitsApproval || rep.Check.Tools == 0 || !strings.Contains(rep.Check.Detail, "start claude in "+env.Project) {
+			t.Fatalf("Connect = %+v, %v; want it verified and awaiting approval", rep.Check, err)
+		}
+		connectAgain(t, m, ClaudeCode, AwaitsApproval)
+
+		global := filepath.Join(env.Home, ".claude.json")
+		original := readFile(t, global)
+		setGlobal := func(projects map[string]any) {
+			doc := parseDoc(original)
+			doc["projects"] = projects
+			out, err := json.Marshal(doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, global, out, 0o600)
+		}
+		local := filepath.Join(env.Project, ".claude", "settings.local.json")
+		userSettings := filepath.Join(env.Home, ".claude", "settings.json")
+		// The project's own settings count only in a folder the person trusted.
+		writeFile(t, local, []byte(`{"enabledMcpjsonServers": ["deskhand"]}`), 0o644)
+		status(t, m, ClaudeCode, AwaitsApproval, "approve")
+		setGlobal(map[string]any{parent: map[string]any{"hasTrustDialogAccepted": true}})
+		status(t, m, ClaudeCode, Verified, "")
+		if err := os.Remove(local); err != nil {
+			t.Fatal(err)
+		}
+		status(t, m, ClaudeCode, AwaitsApproval, "approve")
+
+		setGlobal(map[string]any{env.Project: map[string]any{"enabledMcpjsonServers": []any{"deskhand"}}})
+		status(t, m, ClaudeCode, Verified, "")
+		setGlobal(nil)
+		writeFile(t, userSettings, []byte(`{"enableAllProjectMcpServers": true}`), 0o644)
+		status(t, m, ClaudeCode, Verified, "")
+		setGlobal(map[string]any{env.Project: map[string]any{"disabledMcpjsonServers": []any{"deskhand"}}})
+		status(t, m, ClaudeCode, Disabled, "disabledMcpjsonServers in "+global)
+		connectAgain(t, m, ClaudeCode, Disabled)
+	})
 }

@@ -2,6 +2,7 @@ package connect
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -115,13 +116,32 @@ func (m *Manager) Status(ctx context.Context, c Client) (Report, error) {
 		return r, err
 	}
 	r.Check = m.verify(ctx, c, st)
+	if len(st.TurnedOffIn) > 0 {
+		r.Hint = fmt.Sprintf("%s has it turned off in %s: /mcp enable %s there turns it back on.", c.Name, strings.Join(st.TurnedOffIn, ", "), cmp.Or(m.Name, DefaultName))
+	}
 	return r, nil
 }
 
+// verify checks the entry, then says what the client does with it: an
+// entry that is broken is told first, since connecting again mends it;
+// one that works but that the client turned off, or has yet to approve,
+// is told as such.
 func (m *Manager) verify(ctx context.Context, c Client, st State) Check {
-	if st.Disabled != "" {
-		return Check{Health: Disabled, Detail: fmt.Sprintf("%s will not use it: %s; turn it on there", c.Name, st.Disabled)}
+	chk := m.verifyEntry(ctx, c, st)
+	if chk.Health != Verified && chk.Health != NotRunning {
+		return chk
 	}
+	switch {
+	case st.Disabled != "":
+		return Check{Health: Disabled, Detail: fmt.Sprintf("%s will not use it: %s; turn it on there", c.Name, st.Disabled)}
+	case st.Pending != "" && chk.Health == Verified:
+		return Check{Health: AwaitsApproval, Tools: chk.Tools, Detail: st.Pending}
+	}
+	return chk
+}
+
+// verifyEntry proves the entry as its client would use it.
+func (m *Manager) verifyEntry(ctx context.Context, c Client, st State) Check {
 	ctx, cancel := context.WithTimeout(ctx, m.timeout())
 	defer cancel()
 	if c.ID != ClaudeDesktop.ID {
@@ -180,7 +200,9 @@ func (m *Manager) Connect(ctx context.Context, c Client, opts ConnectOptions) (R
 	if r.State.Condition == NotInstalled {
 		return r, fmt.Errorf("%s %w (no %s): install it first", c.Name, ErrNotInstalled, filepath.Dir(r.State.Path))
 	}
-	if !opts.Rotate && (r.Check.Health == Verified || r.Check.Health == NotRunning) {
+	// An entry the client turned off, or has yet to approve, works
+	// (verify says so only then): it is left as the person left it.
+	if !opts.Rotate && (r.Check.Health == Verified || r.Check.Health == NotRunning || r.Check.Health == Disabled || r.Check.Health == AwaitsApproval) {
 		return m.refresh(c, r, opts.DryRun)
 	}
 	if opts.DryRun {

@@ -24,14 +24,15 @@ type Health int
 
 // Health values, from "nothing checked" to the failures a person can act on.
 const (
-	Unchecked    Health = iota // no entry to verify
-	Verified                   // a real MCP handshake and tools/list succeeded
-	NotRunning                 // nothing answers at the entry's URL: Deskhand is not running
-	TokenRefused               // Deskhand refused the token: revoked, rotated or unknown
-	NoToken                    // the entry (or the keychain, for Claude Desktop) holds no token
-	Stale                      // the entry points elsewhere than this Deskhand
-	Broken                     // anything else; Check.Detail says what
-	Disabled                   // the client turned the entry off (State.Disabled says how)
+	Unchecked      Health = iota // no entry to verify
+	Verified                     // a real MCP handshake and tools/list succeeded
+	NotRunning                   // nothing answers at the entry's URL: Deskhand is not running
+	TokenRefused                 // Deskhand refused the token: revoked, rotated or unknown
+	NoToken                      // the entry (or the keychain, for Claude Desktop) holds no token
+	Stale                        // the entry points elsewhere than this Deskhand
+	Broken                       // anything else; Check.Detail says what
+	Disabled                     // the client turned the entry off (State.Disabled says how)
+	AwaitsApproval               // the entry works, once the person approves it in the client (State.Pending)
 )
 
 func (h Health) String() string {
@@ -52,6 +53,8 @@ func (h Health) String() string {
 		return "broken"
 	case Disabled:
 		return "disabled by the client"
+	case AwaitsApproval:
+		return "awaits your approval in the client"
 	}
 	return fmt.Sprintf("Health(%d)", int(h))
 }

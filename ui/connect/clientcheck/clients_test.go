@@ -118,6 +118,7 @@ func TestClientsTheirOwnCommands(t *testing.T) {
 			}
 		}
 	})
+	turnedOff(t, s, bin, data, home, url)
 }
 
 // cleanEnv is the environment of deskhand and the clients: HOME is the fake
