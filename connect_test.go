@@ -24,6 +24,7 @@ import (
 	"github.com/deskhand/deskhand/models/ollama/ollamatest"
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/store"
+	"github.com/deskhand/deskhand/ui/connect"
 )
 
 // asMainEnv makes the test binary run main() instead of the tests, so that
@@ -59,9 +60,11 @@ func holdWriteLock(path string) {
 	_, _ = io.Copy(io.Discard, os.Stdin)
 }
 
-// fakeHome gives the test a home folder where all six clients are
-// installed, with files like a real user's, and no keychain (secrets go
-// to the data folder's fallback file, never to a real keychain).
+// fakeHome gives the test a home folder where all twelve clients are
+// installed, with files like a real user's (the new clients' from
+// ui/connect's fixtures: comments, CRLF, other servers, stale entries),
+// and no keychain (secrets go to the data folder's fallback file, never
+// to a real keychain).
 func fakeHome(t *testing.T) string {
 	t.Helper()
 	home := t.TempDir()
@@ -78,6 +81,20 @@ func fakeHome(t *testing.T) string {
 		".codex/config.toml":                        "# mine\nmodel = \"o3\"\n",
 		".config/Claude/claude_desktop_config.json": `{"mcpServers": {"weather": {"command": "node"}}}`,
 	}
+	for name, fixture := range map[string]string{
+		".gemini/settings.json":           "gemini-settings.json",
+		".qwen/settings.json":             "qwen-crlf.json",
+		".config/opencode/opencode.jsonc": "opencode.jsonc",
+		".config/zed/settings.json":       "zed-settings.json",
+		".lmstudio/mcp.json":              "lmstudio-crlf-tabs.json",
+		".config/goose/config.yaml":       "goose-config.yaml",
+	} {
+		text, err := os.ReadFile(filepath.Join("ui", "connect", "testdata", fixture))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = string(text)
+	}
 	for name, text := range files {
 		p := filepath.Join(home, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
@@ -90,13 +107,14 @@ func fakeHome(t *testing.T) string {
 	return home
 }
 
-// TestConnectCommand: connect --all writes and verifies all six clients
+// TestConnectCommand: connect --all writes and verifies all twelve clients
 // (Claude Desktop's entry run as Claude Desktop runs it), a second run
 // writes nothing, --status tells a revoked token, and disconnect undoes it.
 func TestConnectCommand(t *testing.T) {
 	home := fakeHome(t)
 	srv := startServe(t, ollamatest.NewServer(t))
 	data := []string{"--data", srv.dir}
+	clients := len(connect.Clients())
 
 	if out, _, err := deskhand(t, append(data, "connect", "--all", "--dry-run")...); err != nil || !strings.Contains(out, "would connect") || strings.Contains(out, "dh_") {
 		t.Fatalf("dry run: %v\n%s", err, out)
@@ -106,7 +124,7 @@ func TestConnectCommand(t *testing.T) {
 	}
 
 	out, stderr, err := deskhand(t, append(data, "connect", "--all")...)
-	if err != nil || strings.Count(out, "written, verified") != 6 {
+	if err != nil || strings.Count(out, "written, verified") != clients {
 		t.Fatalf("connect --all: %v\n%s\n%s", err, out, stderr)
 	}
 	if !strings.Contains(out, "Quit Claude Desktop completely") {
@@ -127,18 +145,21 @@ func TestConnectCommand(t *testing.T) {
 	c.Close()
 
 	before := mtimes(t, home)
-	if out, _, err := deskhand(t, append(data, "connect", "--all")...); err != nil || strings.Count(out, "connected, verified") != 6 {
+	if out, _, err := deskhand(t, append(data, "connect", "--all")...); err != nil || strings.Count(out, "connected, verified") != clients {
 		t.Fatalf("second connect --all: %v\n%s", err, out)
 	}
 	if after := mtimes(t, home); after != before {
 		t.Errorf("a second run touched files:\n%s\n%s", before, after)
 	}
 
+	if out, _, err := deskhand(t, append(data, "connect", "--status")...); err != nil || strings.Count(out, "connected, verified") != clients {
+		t.Errorf("--status after connect --all: %v\n%s", err, out)
+	}
 	if _, _, err := deskhand(t, append(data, "token", "revoke", "claude-desktop")...); err != nil {
 		t.Fatal(err)
 	}
 	out, _, err = deskhand(t, append(data, "connect", "--status")...)
-	if err == nil || !regexp.MustCompile(`Claude Desktop\s+connected, token refused`).MatchString(out) || strings.Count(out, "connected, verified") != 5 {
+	if err == nil || !regexp.MustCompile(`Claude Desktop\s+connected, token refused`).MatchString(out) || strings.Count(out, "connected, verified") != clients-1 {
 		t.Errorf("status after a revoke: %v\n%s", err, out)
 	}
 
@@ -148,7 +169,7 @@ func TestConnectCommand(t *testing.T) {
 	}
 
 	out, _, err = deskhand(t, append(data, "disconnect", "--all")...)
-	if err != nil || strings.Count(out, "disconnected, token revoked") != 6 {
+	if err != nil || strings.Count(out, "disconnected, token revoked") != clients {
 		t.Errorf("disconnect --all: %v\n%s", err, out)
 	}
 	if list, _, _ := deskhand(t, append(data, "token", "list")...); strings.Count(list, "\n") != 1 {
