@@ -357,7 +357,7 @@ func Path(c Client, env Env) (string, error) {
 		}
 		return filepath.Join(root, ".gemini", "settings.json"), nil
 	case Qwen.ID:
-		return filepath.Join(h, ".qwen", "settings.json"), nil
+		return filepath.Join(qwenHome(env), "settings.json"), nil
 	case OpenCode.ID:
 		// xdg-basedir: $XDG_CONFIG_HOME or ~/.config on every system.
 		return openCodeFile(filepath.Join(env.configDir(), "opencode")), nil
@@ -410,6 +410,14 @@ func projectPath(c Client, dir string) (string, error) {
 		return "", fmt.Errorf("connect: %s %w: connect it without a project folder", c.Name, ErrNoProjectScope)
 	}
 	return "", fmt.Errorf("%w %q", ErrUnknownClient, c.ID)
+}
+
+// qwenHome is Qwen Code's own folder: $QWEN_HOME, else ~/.qwen.
+func qwenHome(env Env) string {
+	if x := env.getenv("QWEN_HOME"); x != "" && filepath.IsAbs(x) {
+		return x
+	}
+	return filepath.Join(env.Home, ".qwen")
 }
 
 func codexHome(env Env) string {

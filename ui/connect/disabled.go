@@ -2,6 +2,8 @@ package connect
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -127,6 +129,11 @@ type outsideState struct {
 //     ~/.claude.json, ~/.claude/settings.json, or the project's own
 //     .claude/settings.json and settings.local.json (these two only in a
 //     folder the person trusted).
+//   - Qwen Code (checked against 0.24.4), a project's .qwen/settings.json:
+//     the server runs only once `qwen mcp approve` recorded it in
+//     ~/.qwen/mcpApprovals.json ($QWEN_CODE_MCP_APPROVALS_PATH), bound to a
+//     hash of the entry, so an entry with a new token waits for approval
+//     again.
 //   - Claude Code, ~/.claude.json: `/mcp disable` turns a user server off
 //     per project (disabledMcpServers in that project's entry); data is
 //     that file, read already.
@@ -142,6 +149,10 @@ func stateOutside(c Client, env Env, data []byte, name string) outsideState {
 		p = filepath.Join(filepath.Dir(p), "mcp-server-enablement.json")
 		if enabled, ok := field(readDoc(p, maxSize), strings.ToLower(name), "enabled").(bool); ok && !enabled {
 			return outsideState{disabled: fmt.Sprintf("`gemini mcp disable` turned it off (%s); `gemini mcp enable %s` turns it back on", p, name)}
+		}
+	case Qwen.ID:
+		if env.Project != "" {
+			return qwenProjectState(env, data, name)
 		}
 	case ClaudeCode.ID:
 		if env.Project == "" {
@@ -198,6 +209,55 @@ func trustedFolder(doc map[string]any, dir string) bool {
 		}
 		dir = parent
 	}
+}
+
+// qwenProjectState is whether Qwen Code runs the server name of the
+// project folder env.Project's settings, whose content is data.
+func qwenProjectState(env Env, data []byte, name string) outsideState {
+	approvals := env.getenv("QWEN_CODE_MCP_APPROVALS_PATH")
+	if approvals == "" {
+		approvals = filepath.Join(qwenHome(Env{Home: env.Home, Getenv: env.Getenv}), "mcpApprovals.json")
+	}
+	approve := fmt.Sprintf("run `qwen mcp approve %s` in %s", name, env.Project)
+	project := env.Project
+	if env.os() == "windows" {
+		project = strings.ToLower(project) // as Qwen Code keys it there
+	}
+	record, _ := field(readDoc(approvals, maxSize), project, name).(map[string]any)
+	entry, _ := field(parseDoc(data), "mcpServers", name).(map[string]any)
+	switch {
+	case record == nil:
+		return outsideState{pending: "Qwen Code runs it once you approve it: " + approve}
+	case record["hash"] != qwenConfigHash(entry):
+		return outsideState{pending: "the entry changed since you approved it in Qwen Code (a new token, say), so it waits for approval again: " + approve}
+	case record["status"] == "rejected":
+		return outsideState{disabled: fmt.Sprintf("`qwen mcp reject` turned it off for this project (%s)", approvals)}
+	case record["status"] != "approved":
+		return outsideState{pending: "Qwen Code runs it once you approve it: " + approve}
+	}
+	return outsideState{}
+}
+
+// qwenConfigHash is Qwen Code's hashMcpServerConfig: the SHA-256 of the
+// entry as JSON.stringify writes it with every object's keys sorted,
+// leaving out the fields that do not change what runs.
+func qwenConfigHash(entry map[string]any) string {
+	behavioral := map[string]any{}
+	for k, v := range entry {
+		switch k {
+		case "scope", "extensionName", "description":
+		default:
+			behavioral[k] = v
+		}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b) // sorts map keys, as the hash wants
+	enc.SetEscapeHTML(false)   // as JSON.stringify
+	if enc.Encode(behavioral) != nil {
+		return ""
+	}
+	sum := sha256.Sum256(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+	return hex.EncodeToString(sum[:])
 }
 
 // projectsTurningOff lists the project folders whose entry in

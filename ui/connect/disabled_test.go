@@ -196,3 +196,52 @@ func TestTurnedOffOutsideItsFile(t *testing.T) {
 		connectAgain(t, m, ClaudeCode, Disabled)
 	})
 }
+
+// TestQwenConfigHash: the hash Qwen Code 0.24.4 recorded in
+// mcpApprovals.json when `qwen mcp approve deskhand` approved this entry.
+func TestQwenConfigHash(t *testing.T) {
+	entry := parseDoc([]byte(`{"httpUrl": "http://127.0.0.1:9/mcp", "timeout": 660000, "headers": {"Authorization": "Bearer x"}, "description": "not hashed"}`))
+	if got, want := qwenConfigHash(entry), "d2eec3262ee9fdcad434015fe0ad1024e7e8312bc856fb4ce9e1d002dc5b0728"; got != want {
+		t.Errorf("qwenConfigHash = %s, want %s", got, want)
+	}
+}
+
+// TestQwenProjectApproval: Qwen Code runs a project's server only once
+// approved, bound to the entry's hash; a new token waits for approval
+// again, and a rejection turns it off.
+func TestQwenProjectApproval(t *testing.T) {
+	r := startDeskhand(t)
+	ctx := t.Context()
+	env := testEnv(t)
+	env.Project = t.TempDir()
+	m, _ := newManager(t, r, env)
+	rep, err := m.Connect(ctx, Qwen, ConnectOptions{})
+	if err != nil || rep.Check.Health != AwaitsApproval || !strings.Contains(rep.Check.Detail, "qwen mcp approve deskhand") {
+		t.Fatalf("Connect = %+v, %v; want it awaiting approval", rep.Check, err)
+	}
+	record := func(status string) {
+		p, _ := Path(Qwen, env)
+		entry := field(parseDoc(readFile(t, p)), "mcpServers", "deskhand").(map[string]any)
+		out, err := json.Marshal(map[string]any{env.Project: map[string]any{"deskhand": map[string]any{"hash": qwenConfigHash(entry), "status": status}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(env.Home, ".qwen", "mcpApprovals.json"), out, 0o600)
+	}
+	status := func(want Health, detail string) {
+		t.Helper()
+		rep, err := m.Status(ctx, Qwen)
+		if err != nil || rep.Check.Health != want || !strings.Contains(rep.Check.Detail, detail) {
+			t.Errorf("Status = %v (%s), %v; want %v saying %q", rep.Check.Health, rep.Check.Detail, err, want, detail)
+		}
+	}
+	record("approved")
+	status(Verified, "")
+	record("rejected")
+	status(Disabled, "qwen mcp reject")
+	record("approved")
+	if rep, err := m.Connect(ctx, Qwen, ConnectOptions{Rotate: true}); err != nil || rep.Check.Health != AwaitsApproval {
+		t.Fatalf("Connect --rotate = %+v, %v", rep.Check, err)
+	}
+	status(AwaitsApproval, "changed since you approved it")
+}

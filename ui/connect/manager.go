@@ -465,7 +465,9 @@ func (m *Manager) hint(c Client) string {
 		switch c.ID {
 		case ClaudeCode.ID:
 			h += " Claude Code asks you to approve servers from .mcp.json the first time."
-		case Gemini.ID, Qwen.ID, Zed.ID:
+		case Qwen.ID:
+			h += " Qwen Code reads a project's settings only once you trust the folder, and runs its servers once you approve each (qwen mcp approve deskhand), again after each new token."
+		case Gemini.ID, Zed.ID:
 			h += fmt.Sprintf(" %s reads a project's settings only once you trust the folder.", c.Name)
 		}
 	}
