@@ -146,9 +146,12 @@ func stateOutside(c Client, env Env, data []byte, name string) outsideState {
 		if err != nil {
 			return outsideState{}
 		}
-		p = filepath.Join(filepath.Dir(p), "mcp-server-enablement.json")
-		if enabled, ok := field(readDoc(p, maxSize), strings.ToLower(name), "enabled").(bool); ok && !enabled {
-			return outsideState{disabled: fmt.Sprintf("`gemini mcp disable` turned it off (%s); `gemini mcp enable %s` turns it back on", p, name)}
+		enablement := filepath.Join(filepath.Dir(p), "mcp-server-enablement.json")
+		if enabled, ok := field(readDoc(enablement, maxSize), strings.ToLower(name), "enabled").(bool); ok && !enabled {
+			return outsideState{disabled: fmt.Sprintf("`gemini mcp disable` turned it off (%s); `gemini mcp enable %s` turns it back on", enablement, name)}
+		}
+		if env.Project != "" {
+			return geminiTrust(env, p)
 		}
 	case Qwen.ID:
 		if env.Project != "" {
@@ -161,6 +164,55 @@ func stateOutside(c Client, env Env, data []byte, name string) outsideState {
 		return claudeProjectState(env, name)
 	}
 	return outsideState{}
+}
+
+// geminiTrust is whether Gemini CLI (0.61) reads the settings of the
+// project folder env.Project, given its user settings file: only in a
+// folder the person trusted, when folder trust is on (the default). The
+// longest rule of trustedFolders.json that holds the folder decides;
+// TRUST_PARENT trusts the rule's parent folder.
+func geminiTrust(env Env, userSettings string) outsideState {
+	switch {
+	case env.getenv("GEMINI_RESTRICTED_MODE") == "true", env.getenv("GEMINI_CLI_TRUST_WORKSPACE") == "false":
+		return outsideState{disabled: "it runs in restricted mode, trusting no folder (GEMINI_RESTRICTED_MODE or GEMINI_CLI_TRUST_WORKSPACE)"}
+	case env.getenv("GEMINI_CLI_TRUST_WORKSPACE") == "true":
+		return outsideState{}
+	}
+	if on, ok := field(readDoc(userSettings, maxSize), "security", "folderTrust", "enabled").(bool); ok && !on {
+		return outsideState{}
+	}
+	rules := env.getenv("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
+	if rules == "" {
+		rules = filepath.Join(filepath.Dir(userSettings), "trustedFolders.json")
+	}
+	fold := func(p string) string {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			p = real
+		}
+		if env.os() == "windows" || env.os() == "darwin" {
+			p = strings.ToLower(p)
+		}
+		return filepath.Clean(p)
+	}
+	dir := fold(env.Project)
+	longest, level := -1, ""
+	for rule, v := range readDoc(rules, maxSize) {
+		trust, _ := v.(string)
+		holder := rule
+		if trust == "TRUST_PARENT" {
+			holder = filepath.Dir(rule)
+		}
+		if rel, err := filepath.Rel(fold(holder), dir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && len(rule) > longest {
+			longest, level = len(rule), trust
+		}
+	}
+	switch level {
+	case "TRUST_FOLDER", "TRUST_PARENT":
+		return outsideState{}
+	case "DO_NOT_TRUST":
+		return outsideState{disabled: fmt.Sprintf("you told it not to trust %s (%s)", env.Project, rules)}
+	}
+	return outsideState{pending: fmt.Sprintf("Gemini CLI reads this folder's settings once you trust it: start gemini in %s and trust the folder", env.Project)}
 }
 
 // claudeProjectState is whether Claude Code uses the server name of the

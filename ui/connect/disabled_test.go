@@ -2,6 +2,7 @@ package connect
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -244,4 +245,55 @@ func TestQwenProjectApproval(t *testing.T) {
 		t.Fatalf("Connect --rotate = %+v, %v", rep.Check, err)
 	}
 	status(AwaitsApproval, "changed since you approved it")
+}
+
+// TestGeminiFolderTrust: Gemini CLI reads a project's settings only in a
+// folder the person trusted; the longest rule of trustedFolders.json that
+// holds the folder decides, as in Gemini CLI 0.61.
+func TestGeminiFolderTrust(t *testing.T) {
+	r := startDeskhand(t)
+	ctx := t.Context()
+	env := testEnv(t)
+	parent := t.TempDir()
+	env.Project = filepath.Join(parent, "repo")
+	if err := os.Mkdir(env.Project, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := newManager(t, r, env)
+	if _, err := m.Connect(ctx, Gemini, ConnectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rules := filepath.Join(env.Home, ".gemini", "trustedFolders.json")
+	for _, tc := range []struct {
+		name     string
+		rules    map[string]string
+		settings string // ~/.gemini/settings.json
+		env      map[string]string
+		want     Health
+	}{
+		{"no rule: Gemini asks", nil, "", nil, AwaitsApproval},
+		{"the folder trusted", map[string]string{env.Project: "TRUST_FOLDER"}, "", nil, Verified},
+		{"its parent trusted", map[string]string{parent: "TRUST_FOLDER"}, "", nil, Verified},
+		{"TRUST_PARENT of a sibling", map[string]string{filepath.Join(parent, "other"): "TRUST_PARENT"}, "", nil, Verified},
+		{"TRUST_PARENT of the folder itself trusts its parent", map[string]string{env.Project: "TRUST_PARENT"}, "", nil, Verified},
+		{"a folder beside it", map[string]string{env.Project + "2": "TRUST_FOLDER"}, "", nil, AwaitsApproval},
+		{"distrusted inside a trusted parent", map[string]string{parent: "TRUST_FOLDER", env.Project: "DO_NOT_TRUST"}, "", nil, Disabled},
+		{"trusted inside a distrusted parent", map[string]string{parent: "DO_NOT_TRUST", env.Project: "TRUST_FOLDER"}, "", nil, Verified},
+		{"folder trust off", nil, `{"security": {"folderTrust": {"enabled": false}}}`, nil, Verified},
+		{"trusted by the environment", nil, "", map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"}, Verified},
+		{"restricted mode", map[string]string{env.Project: "TRUST_FOLDER"}, "", map[string]string{"GEMINI_RESTRICTED_MODE": "true"}, Disabled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := json.Marshal(tc.rules)
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, rules, out, 0o600)
+			writeFile(t, filepath.Join(env.Home, ".gemini", "settings.json"), []byte(cmp.Or(tc.settings, "{}")), 0o600)
+			m.Env.Getenv = func(k string) string { return tc.env[k] }
+			if rep, err := m.Status(ctx, Gemini); err != nil || rep.Check.Health != tc.want {
+				t.Errorf("Status = %v (%s), %v; want %v", rep.Check.Health, rep.Check.Detail, err, tc.want)
+			}
+		})
+	}
 }

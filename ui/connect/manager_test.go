@@ -373,8 +373,8 @@ func TestManagerProjectScope(t *testing.T) {
 	for _, c := range []Client{Cursor, ClaudeCode, VSCode, Gemini, Qwen, OpenCode, Zed} {
 		rep, err := m.Connect(ctx, c, ConnectOptions{})
 		want := Verified
-		if c == ClaudeCode || c == Qwen {
-			want = AwaitsApproval // see TestTurnedOffOutsideItsFile, TestQwenProjectApproval
+		if c == ClaudeCode || c == Qwen || c == Gemini {
+			want = AwaitsApproval // see TestTurnedOffOutsideItsFile, TestQwenProjectApproval, TestGeminiFolderTrust
 		}
 		if err != nil || rep.Check.Health != want {
 			t.Fatalf("Connect(%s) in a project = %+v, %v", c.ID, rep, err)

@@ -13,7 +13,7 @@ import (
 
 // turnedOff turns the entries off the way each client does and checks
 // that deskhand connect --status tells what the client's own command
-// tells: Gemini CLI's `gemini mcp disable` list, Codex's enabled switch,
+// tells: Gemini CLI's `gemini mcp disable` list and folder trust, Codex's enabled switch,
 // Claude Code's approval of a project's .mcp.json and its per-project
 // switches. home holds the three clients, connected and verified.
 func turnedOff(t *testing.T, s nodeSetup, bin, data, home, url string) {
@@ -69,6 +69,42 @@ func turnedOff(t *testing.T, s nodeSetup, bin, data, home, url string) {
 		}
 		if got := status(t, env, home, "Codex", "codex"); !regexp.MustCompile(`^Codex\s+connected, disabled by the client`).MatchString(got) {
 			t.Errorf("deskhand connect --status: %s", got)
+		}
+	})
+
+	t.Run("gemini project folder trust", func(t *testing.T) {
+		// A home of its own: no user-level entry of the same name.
+		home := t.TempDir()
+		env := cleanEnv(home, s.path)
+		writeFile(t, filepath.Join(home, ".gemini", "settings.json"), []byte("{}\n"))
+		project := filepath.Join(home, "repo")
+		if err := os.Mkdir(project, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		out, err := run(t, env, project, bin, "connect", "gemini", "--project", project, "--data", data)
+		if err != nil || !regexp.MustCompile(`Gemini CLI\s+written, verified, awaits your approval in the client`).MatchString(out) {
+			t.Fatalf("deskhand connect --project: %v\n%s", err, out)
+		}
+		trust := func(level string) {
+			writeFile(t, filepath.Join(home, ".gemini", "trustedFolders.json"), []byte(`{"`+project+`": "`+level+`"}`))
+		}
+		for _, tc := range []struct{ trust, gemini, deskhand string }{
+			// Gemini CLI shows a folder it was never told to trust as
+			// Disabled; deskhand says what to do about it.
+			{"", "Disabled", "connected, verified, awaits your approval"},
+			{"TRUST_FOLDER", "Connected", `connected, verified \(`},
+			{"DO_NOT_TRUST", "Disabled", "connected, disabled by the client"},
+		} {
+			if tc.trust != "" {
+				trust(tc.trust)
+			}
+			out, err := run(t, env, project, filepath.Join(s.bin, servertest.Exe("gemini")), "mcp", "list")
+			if line := lineOf(out, "deskhand: "); err != nil || !strings.HasSuffix(line, "deskhand: "+url+" (http) - "+tc.gemini) {
+				t.Errorf("trust %q: gemini mcp list says %q for deskhand (%v), want %s\n%s", tc.trust, line, err, tc.gemini, out)
+			}
+			if got := status(t, env, project, "Gemini CLI", "gemini", "--project", project); !regexp.MustCompile(`^Gemini CLI\s+` + tc.deskhand).MatchString(got) {
+				t.Errorf("trust %q: deskhand connect --status: %s", tc.trust, got)
+			}
 		}
 	})
 
