@@ -100,7 +100,7 @@ func newActivityView(a *App, core activityCore) *activityView {
 		},
 		func(id widget.TableCellID, o fyne.CanvasObject) {
 			if id.Row >= 0 && id.Row < len(v.shown) && id.Col >= 0 && id.Col < len(activityColumns) {
-				o.(*widget.Label).SetText(activityCells(v.shown[id.Row], v.names, v.now())[id.Col])
+				o.(*widget.Label).SetText(activityCell(v.shown[id.Row], id.Col, v.names, v.now()))
 			}
 		})
 	v.table.ShowHeaderColumn = false
@@ -310,27 +310,38 @@ var activityColumns = []activityColumn{
 	{"Time", 120}, {"Client", 120}, {"Agent", 120}, {"Outcome", 170}, {"Request", 460},
 }
 
-// activityCells are a row's cells, as activityColumns: the time (with the
-// day when it is not now's), the client's name, the agent, the outcome
-// with its reason, and the request (method, text, duration).
-func activityCells(r agent.ActivityRow, names map[string]string, now time.Time) []string {
-	at := r.Time.In(now.Location())
-	when := at.Format("Jan 2 15:04")
-	if y, m, d := at.Date(); now.Year() == y && now.Month() == m && now.Day() == d {
-		when = at.Format(time.TimeOnly)
+// activityCell is one cell of a row, computed alone since the table asks
+// cell by cell: the time (with the day when it is not now's), the
+// client's name, the agent, the outcome with its reason, and the request
+// (method, text, duration).
+func activityCell(r agent.ActivityRow, col int, names map[string]string, now time.Time) string {
+	switch col {
+	case 0:
+		at := r.Time.In(now.Location())
+		if y, m, d := at.Date(); now.Year() == y && now.Month() == m && now.Day() == d {
+			return at.Format(time.TimeOnly)
+		}
+		return at.Format("Jan 2 15:04")
+	case 1:
+		return logClient(r.Client, names)
+	case 2:
+		return r.Agent
+	case 3:
+		if r.Reason != "" {
+			return string(r.Outcome) + " (" + r.Reason + ")"
+		}
+		return string(r.Outcome)
+	case 4:
+		request := r.Method
+		if r.Text != "" {
+			request += ": " + oneLine(r.Text)
+		}
+		if d := durationText(r.Duration); d != "" {
+			request += " · " + d
+		}
+		return request
 	}
-	outcome := string(r.Outcome)
-	if r.Reason != "" {
-		outcome += " (" + r.Reason + ")"
-	}
-	request := r.Method
-	if r.Text != "" {
-		request += ": " + oneLine(r.Text)
-	}
-	if d := durationText(r.Duration); d != "" {
-		request += " · " + d
-	}
-	return []string{when, logClient(r.Client, names), r.Agent, outcome, request}
+	return ""
 }
 
 // logClient names a row's client as the rest of the desktop does

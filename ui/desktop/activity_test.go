@@ -470,3 +470,12 @@ func TestLogWithTheRealCore(t *testing.T) {
 		t.Errorf("client %q", got)
 	}
 }
+
+// activityCells are a row's cells, as activityColumns.
+func activityCells(r agent.ActivityRow, names map[string]string, now time.Time) []string {
+	cells := make([]string, len(activityColumns))
+	for col := range cells {
+		cells[col] = activityCell(r, col, names, now)
+	}
+	return cells
+}
