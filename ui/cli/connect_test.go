@@ -204,7 +204,7 @@ func TestConnectExtensionRefused(t *testing.T) {
 		{[]string{"connect", "claude-desktop", "--extension-program", script}, 2, "--extension-program needs --extension FILE"},
 		{[]string{"connect", "claude-desktop", "--extension", ""}, 2, "--extension-program needs --extension FILE"},
 		{[]string{"disconnect", "claude-desktop", "--extension", "OUT"}, 2, "takes no flag --extension"},
-		{[]string{"connect", "claude-desktop", "--extension", "OUT", "--extension-program", script}, 1, "is not a Deskhand program Claude Desktop can run\ncause: not a program for Windows, macOS or Linux"},
+		{[]string{"connect", "claude-desktop", "--extension", "OUT", "--extension-program", script}, 1, "is not a program Claude Desktop can run\ncause: not a program for Windows, macOS or Linux"},
 		{[]string{"connect", "claude-desktop", "--extension", "OUT", "--extension-program", filepath.Join(dir, "missing")}, 1, "cannot read the program"},
 		{[]string{"connect", "claude-desktop", "--extension", "OUT"}, 1, "cannot read the program /usr/bin/deskhand"}, // fakeEnv's Executable
 		{[]string{"connect", "claude-desktop", "--extension", filepath.Join(dir, "Deskhand.zip"), "--extension-program", script}, 1, "does not end in .mcpb"},

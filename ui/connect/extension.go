@@ -249,7 +249,7 @@ func WriteExtension(ctx context.Context, path string, x Extension) (platform str
 	}
 	platform, err = ProgramPlatform(prog)
 	if err != nil {
-		return fail(err, "%s is not a Deskhand program Claude Desktop can run", x.Program)
+		return fail(err, "%s is not a program Claude Desktop can run", x.Program)
 	}
 	entry, _ := entryPoint(platform)
 	if out, err := os.Lstat(path); err == nil {

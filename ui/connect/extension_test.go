@@ -405,7 +405,7 @@ func TestWriteExtensionRefuses(t *testing.T) {
 		ctx     context.Context
 		wantErr string
 	}{
-		{"a script", []byte("#!/bin/sh\n"), "Deskhand.mcpb", nil, nil, "is not a Deskhand program Claude Desktop can run"},
+		{"a script", []byte("#!/bin/sh\n"), "Deskhand.mcpb", nil, nil, "is not a program Claude Desktop can run"},
 		{"a Windows library", peProgram(t, pe.IMAGE_FILE_EXECUTABLE_IMAGE|pe.IMAGE_FILE_DLL), "Deskhand.mcpb", nil, nil, "a Windows library"},
 		{"no program", nil, "Deskhand.mcpb", nil, nil, "cannot read the program"},
 		{"not .mcpb", good, "Deskhand.zip", nil, nil, "does not end in .mcpb"},
