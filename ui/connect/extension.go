@@ -3,6 +3,7 @@ package connect
 import (
 	"archive/zip"
 	"bytes"
+	"compress/flate"
 	"context"
 	"debug/elf"
 	"debug/macho"
@@ -309,6 +310,12 @@ func WriteExtension(ctx context.Context, path string, x Extension) (platform str
 // (mode 0755) and icon.png.
 func writeBundle(ctx context.Context, w io.Writer, prog io.Reader, info fs.FileInfo, entry string, manifest []byte, x Extension) error {
 	z := zip.NewWriter(w)
+	// The fastest deflate: a third of the default level's time (on an
+	// 80 MB program, under a second instead of about three) for a file
+	// some 9% larger.
+	z.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) {
+		return flate.NewWriter(w, flate.BestSpeed)
+	})
 	add := func(name string, mode fs.FileMode) (io.Writer, error) {
 		h := &zip.FileHeader{Name: name, Method: zip.Deflate, Modified: info.ModTime()}
 		h.SetMode(mode)
