@@ -99,17 +99,21 @@ $(FYNE):
 	GOBIN=$(dir $(FYNE)) $(GO) install $(FYNE_TOOL)
 
 # The fyne tool adds one to FyneApp.toml's Build after each package: the
-# file is put back, so that packaging leaves the tree as it was.
-package: deps $(FYNE) ## build the Linux bundle (Deskhand.tar.xz) and the Windows program (Deskhand.exe, cross-built with mingw-w64)
+# file is put back, so that packaging leaves the tree as it was. The
+# Claude Desktop extension is written by the Linux deskhand just built
+# (bin/deskhand), around the Windows program; DESKHAND_DATA is unset so
+# that the extension uses the default data folder on the Windows machine.
+package: deps $(FYNE) build ## build the Linux bundle (Deskhand.tar.xz), the Windows program (Deskhand.exe, cross-built with mingw-w64) and its Claude Desktop extension (Deskhand.mcpb)
 	cp FyneApp.toml .cache/FyneApp.toml.kept
 	$(FYNE) package --os linux --release && \
 	$(WINDOWS_ENV) $(FYNE) package --os windows --release; \
 	status=$$?; cp .cache/FyneApp.toml.kept FyneApp.toml; exit $$status
+	env -u DESKHAND_DATA $(BIN) connect claude-desktop --extension Deskhand.mcpb --extension-program Deskhand.exe
 
 tidy-check: ## fail when go.mod/go.sum are not tidy
 	$(GO) mod tidy -diff
 
 clean: ## remove build output
-	rm -rf bin artifacts Deskhand.tar.xz Deskhand.exe
+	rm -rf bin artifacts Deskhand.tar.xz Deskhand.exe Deskhand.mcpb
 
 .PHONY: help deps node22 build run lint cross test gui-check package bench load fuzz tidy-check clean

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 
@@ -68,7 +70,8 @@ func runDesktop(ctx context.Context, g cli.Globals, stderr io.Writer) error {
 	} else if m, err := cli.NewManager(g, "", defaultDataDir(), exe, srv.url, cli.CoreTokens{Core: a.core}, a.secrets); err != nil {
 		a.log.Warn("connecting clients is not available", "err", err)
 	} else {
-		conn = connector{m}
+		conn = connector{m: m, log: a.log, extensionPath: filepath.Join(g.Data, connect.ExtensionFile),
+			extension: connect.Extension{Program: exe, Version: version, Icon: assets.Icon.Content()}}
 	}
 	opts := desktop.Options{Tray: tray, ServerURL: srv.url, DataDir: g.Data, Logger: a.log, Connector: conn,
 		Icon: assets.Icon, PausedIcon: assets.PausedIcon, QuestionIcon: assets.QuestionIcon,
@@ -107,8 +110,14 @@ func runDesktop(ctx context.Context, g cli.Globals, stderr io.Writer) error {
 	}
 }
 
-// connector gives the desktop's Connect tab the config writers.
-type connector struct{ m *connect.Manager }
+// connector gives the desktop's Connect tab the config writers, and the
+// Claude Desktop extension of this program.
+type connector struct {
+	m             *connect.Manager
+	log           *slog.Logger
+	extension     connect.Extension // this program, its version and icon
+	extensionPath string            // where it is written: the data folder
+}
 
 func (c connector) state(r connect.Report, err error) desktop.ClientState {
 	status, _ := cli.Describe(r, err)
@@ -118,6 +127,7 @@ func (c connector) state(r connect.Report, err error) desktop.ClientState {
 		Connected: r.State.Condition == connect.Connected,
 		Working:   r.State.Condition == connect.Connected && r.Check.Health == connect.Verified,
 		HasLink:   r.Client.ID == connect.Cursor.ID || r.Client.ID == connect.VSCode.ID,
+		Extension: r.Client.ID == connect.ClaudeDesktop.ID,
 		Detail:    r.Hint,
 	}
 	switch {
@@ -183,6 +193,24 @@ func (c connector) LinkPreview(ctx context.Context, id string) (string, bool, er
 		return "", false, err
 	}
 	return c.m.LinkPreview(ctx, cl)
+}
+
+// Extension writes the Claude Desktop extension of this program, started
+// with the arguments of the config file's entry (the data folder when it
+// is not the default one).
+func (c connector) Extension(ctx context.Context, progress func(done, total int64)) (string, bool, error) {
+	x := c.extension
+	x.Args, x.Progress = c.m.Args, progress
+	platform, err := connect.WriteExtension(ctx, c.extensionPath, x)
+	if err != nil {
+		c.log.Warn("cannot write the Claude Desktop extension", "path", c.extensionPath, "err", err)
+		var xerr *connect.ExtensionError
+		if errors.As(err, &xerr) {
+			return "", false, errors.New(xerr.Problem)
+		}
+		return "", false, err
+	}
+	return c.extensionPath, platform == connect.PlatformWindows || platform == connect.PlatformMac, nil
 }
 
 func (c connector) Link(ctx context.Context, id string) (string, string, error) {

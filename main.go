@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/deskhand/deskhand/assets"
 	"github.com/deskhand/deskhand/models/providers"
 	"github.com/deskhand/deskhand/models/sampling"
 	"github.com/deskhand/deskhand/server/agent"
@@ -57,6 +58,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		EndpointPath:   mcpserver.EndpointPath,
 		Getenv:         os.Getenv,
 		Executable:     os.Executable,
+		ExtensionIcon:  assets.Icon.Content(),
 		Desktop:        runDesktop,
 		Serve:          serve,
 		ServeStdio:     serveStdio,

@@ -43,6 +43,8 @@ type Env struct {
 
 	Getenv     func(key string) string
 	Executable func() (string, error) // this binary, for the entries connect writes
+	// ExtensionIcon is the PNG a Claude Desktop extension shows; may be nil.
+	ExtensionIcon []byte
 
 	// Desktop runs the tray app (headless when there is no display).
 	Desktop func(ctx context.Context, g Globals, stderr io.Writer) error
@@ -264,6 +266,7 @@ type cmdFlags struct {
 	decline                            bool   // answer
 	comment                            string // answer
 	all, dryRun, rotate, status, link  bool   // connect (disconnect: all)
+	extension, extensionProgram        string // connect: the .mcpb to write, the program it carries
 	project                            string // connect, disconnect
 	name, prompt, description, backend string // agent add and edit
 	provider                           string // agent add and edit
@@ -298,7 +301,7 @@ func init() {
 		{name: "token", synopsis: tokenSynopsis, flags: tokenFlags, run: runToken},
 		{name: "agent", synopsis: agentSynopsis, flags: agentFlags, run: runAgent},
 		{name: "provider", synopsis: providerSynopsis, flags: providerFlags, run: runProvider},
-		{name: "connect", synopsis: "deskhand connect CLIENT...|--all [--project DIR] [--dry-run] [--rotate]\n       deskhand connect --status [CLIENT...]\n       deskhand connect --link CLIENT", flags: connectFlags, run: runConnect},
+		{name: "connect", synopsis: "deskhand connect CLIENT...|--all [--project DIR] [--dry-run] [--rotate]\n       deskhand connect --status [CLIENT...]\n       deskhand connect --link CLIENT\n       deskhand connect claude-desktop --extension FILE [--extension-program PROGRAM]", flags: connectFlags, run: runConnect},
 		{name: "disconnect", synopsis: "deskhand disconnect CLIENT...|--all [--project DIR]", flags: disconnectFlags, run: runDisconnect},
 		{name: "questions", synopsis: "deskhand questions [flags]", run: runQuestions},
 		{name: "answer", synopsis: "deskhand answer ID TEXT | answer ID approve|deny [--comment TEXT] | answer ID approve --always [--client] [--folder DIR] [--host HOST] | answer ID --decline", flags: answerFlags, run: runAnswer},
@@ -374,6 +377,10 @@ Commands:
                         report each client's entry: connected and verified, token
                         refused, Deskhand not running, stale, not connected
   connect --link CLIENT print Cursor's or VS Code's install link (it holds a token)
+  connect claude-desktop --extension FILE [--extension-program PROGRAM]
+                        write a Claude Desktop extension (FILE, a .mcpb) carrying this program
+                        (or PROGRAM: a Windows, macOS or Linux deskhand); open it with
+                        Claude Desktop to install it; touches no config file or token
   disconnect CLIENT...|--all
                         remove Deskhand's entry and revoke that client's token
   token create NAME     create a bearer token for the client NAME; prints the token alone

@@ -25,6 +25,8 @@ func connectFlags(fs *flag.FlagSet, f *cmdFlags) {
 	fs.BoolVar(&f.rotate, "rotate", false, "issue new tokens even where the entry works")
 	fs.BoolVar(&f.status, "status", false, "report each client's entry and verify it")
 	fs.BoolVar(&f.link, "link", false, "print the client's install link (Cursor, VS Code)")
+	fs.StringVar(&f.extension, "extension", "", "claude-desktop only: write a Claude Desktop extension (a .mcpb `FILE`) instead of its config file")
+	fs.StringVar(&f.extensionProgram, "extension-program", "", "the deskhand `PROGRAM` the extension carries (default: this one)")
 }
 
 func disconnectFlags(fs *flag.FlagSet, f *cmdFlags) {
@@ -55,11 +57,17 @@ func NewManager(g Globals, project, defaultDataDir, exe, url string, tokens conn
 			return nil, agent.Userf(err, "--project %q", project)
 		}
 	}
+	return &connect.Manager{Env: env, URL: url, Command: exe, Args: stdioArgs(g, defaultDataDir), Tokens: tokens, Secrets: secrets}, nil
+}
+
+// stdioArgs are the arguments Claude Desktop runs deskhand with: the data
+// folder is named unless it is the default one.
+func stdioArgs(g Globals, defaultDataDir string) []string {
 	args := append([]string(nil), connect.StdioArgs...)
 	if g.Data != defaultDataDir {
 		args = append(args, "--data", g.Data)
 	}
-	return &connect.Manager{Env: env, URL: url, Command: exe, Args: args, Tokens: tokens, Secrets: secrets}, nil
+	return args
 }
 
 func (inv *invocation) newManager(f *cmdFlags, url string, tokens connect.Tokens, secrets agent.Secrets) (*connect.Manager, error) {
@@ -71,7 +79,58 @@ func (inv *invocation) newManager(f *cmdFlags, url string, tokens connect.Tokens
 }
 
 func runConnect(ctx context.Context, inv *invocation, f *cmdFlags, words []string, usage string) error {
+	if inv.set["extension"] || inv.set["extension-program"] {
+		return inv.writeExtension(ctx, f, words, usage)
+	}
 	return inv.connect(ctx, f, false, words)
+}
+
+// writeExtension runs 'deskhand connect claude-desktop --extension FILE':
+// it writes the bundle and touches no config file, keychain or running app.
+func (inv *invocation) writeExtension(ctx context.Context, f *cmdFlags, words []string, usage string) error {
+	if !inv.set["extension"] || f.extension == "" {
+		return usagef(usage, "--extension-program needs --extension FILE: the .mcpb file to write")
+	}
+	if len(words) != 1 || words[0] != connect.ClaudeDesktop.ID {
+		return usagef(usage, "--extension is for Claude Desktop alone: deskhand connect %s --extension FILE", connect.ClaudeDesktop.ID)
+	}
+	for _, other := range []string{"all", "project", "dry-run", "rotate", "status", "link"} {
+		if inv.set[other] {
+			return usagef(usage, "--extension writes a file and connects nothing: it takes no --%s", other)
+		}
+	}
+	program := f.extensionProgram
+	if program == "" {
+		exe, err := inv.env.Executable()
+		if err != nil {
+			return agent.Userf(err, "cannot find the path of this deskhand binary")
+		}
+		program = exe
+	}
+	platform, err := connect.WriteExtension(ctx, f.extension, connect.Extension{
+		Program: program, Version: inv.env.Version, Args: stdioArgs(inv.g, inv.env.DefaultDataDir), Icon: inv.env.ExtensionIcon,
+	})
+	var xerr *connect.ExtensionError
+	if errors.As(err, &xerr) {
+		return agent.Userf(xerr.Err, "%s", xerr.Problem)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(inv.stdout, ExtensionWritten(f.extension, platform))
+	return nil
+}
+
+// ExtensionWritten says what a written extension is for and what to do
+// with it.
+func ExtensionWritten(path, platform string) string {
+	system := map[string]string{connect.PlatformWindows: "Windows", connect.PlatformMac: "macOS", connect.PlatformLinux: "Linux"}[platform]
+	out := fmt.Sprintf("Wrote %s: a Claude Desktop extension for %s.\n", path, system)
+	if platform == connect.PlatformLinux {
+		return out + "Claude Desktop runs on Windows and macOS, not Linux: build the extension there (deskhand connect claude-desktop --extension FILE), or keep this one to check it.\n"
+	}
+	return out + "Open it with Claude Desktop to install it: double-click it, or in Claude Desktop go to Settings, Extensions, Advanced settings, Install Extension.\n" +
+		"It runs 'deskhand stdio', which takes Claude Desktop's token from the system keychain. If Claude Desktop also has Deskhand in its config file ('deskhand connect claude-desktop'), run 'deskhand disconnect claude-desktop', or Claude Desktop lists Deskhand twice.\n"
 }
 
 func runDisconnect(ctx context.Context, inv *invocation, f *cmdFlags, words []string, usage string) error {

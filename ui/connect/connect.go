@@ -63,6 +63,16 @@
 //
 // Paths are resolved from an Env so that callers (and tests) can point the
 // package at any home folder and operating system.
+//
+// Claude Desktop also installs Deskhand as an extension: WriteExtension
+// writes a .mcpb bundle, a ZIP with manifest.json (manifest version 0.3)
+// at its root and the deskhand program under server/, started with the
+// same stdio arguments as the config-file entry. The format is
+// modelcontextprotocol/mcpb's MANIFEST.md and
+// schemas/mcpb-manifest-v0.3.schema.json at commit 27083dc; the launch
+// command is computed as its src/shared/config.ts getMcpConfigForManifest
+// does (${__dirname} is the folder the bundle is unpacked into), and its
+// src/cli/unpack.ts restores the Unix modes stored in the ZIP.
 package connect
 
 import (

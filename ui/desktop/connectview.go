@@ -4,7 +4,9 @@ import (
 	"context"
 	"image/color"
 	"net/url"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -34,6 +36,13 @@ type Connector interface {
 	// Link is the client's install link and the JSON it carries. It may
 	// issue the client a new token: called only once the person agreed.
 	Link(ctx context.Context, id string) (link, config string, err error)
+	// Extension writes the Claude Desktop extension (.mcpb) of this
+	// program into the data folder and returns its path, and whether it is
+	// for a system Claude Desktop runs on (Windows, macOS), where opening
+	// it installs it; progress is told, off fyne's goroutine, how much of
+	// the program is in it so far. A cancelled ctx stops it and leaves no
+	// file.
+	Extension(ctx context.Context, progress func(done, total int64)) (path string, installable bool, err error)
 }
 
 // ClientState is one client as the Connect tab shows it.
@@ -46,6 +55,7 @@ type ClientState struct {
 	Status    string // e.g. "connected, verified (3 tools)"
 	Detail    string // what is wrong, or what to do in the client
 	HasLink   bool   // the client has an install link (Cursor, VS Code)
+	Extension bool   // the client installs Deskhand as an extension too (Claude Desktop)
 }
 
 // clientChip is a client's state in a word, and its colour.
@@ -81,12 +91,15 @@ const (
 	rotateToken
 	disconnectClient
 	openLink
+	installExtension
 	showDetails
 )
 
 // clientMenu is what a client's "⋯" menu offers: copying the entry and
 // the details always; the token and the entry's removal once connected;
-// the install link only for an installed client that has one.
+// the install link only for an installed client that has one; the
+// extension for the client that takes one, installed here or not (it is
+// a file to carry to another computer too).
 func clientMenu(c ClientState) []clientAction {
 	actions := []clientAction{copyEntry}
 	if c.Connected {
@@ -94,6 +107,9 @@ func clientMenu(c ClientState) []clientAction {
 	}
 	if c.HasLink && c.Installed {
 		actions = append(actions, openLink)
+	}
+	if c.Extension {
+		actions = append(actions, installExtension)
 	}
 	return append(actions, showDetails)
 }
@@ -108,8 +124,41 @@ func (a clientAction) label(c ClientState) string {
 		return "Disconnect…"
 	case openLink:
 		return "Open in " + c.Name + "…"
+	case installExtension:
+		return "Install as a " + c.Name + " extension…"
 	}
 	return "Details…"
+}
+
+// extensionDone says what happens to the extension written at path: a
+// note for the client's row, the text of the dialog that follows, and
+// whether to hand the file to the system, which opens it in Claude
+// Desktop. installable: the extension is for a system Claude Desktop runs
+// on (this one); configEntry: Claude Desktop's config file has Deskhand's
+// entry too.
+func extensionDone(installable bool, path string, configEntry bool) (note, text string, open bool) {
+	if !installable {
+		return "Saved the extension: " + path,
+			"Deskhand saved its Claude Desktop extension as " + path + ".\n\n" +
+				"Claude Desktop runs on Windows and macOS, not on this system, and this extension carries the program for this system: it is useful only to check. " +
+				"On a Windows PC or a Mac, install Deskhand and choose this menu item there.", false
+	}
+	text = "Deskhand saved its Claude Desktop extension as " + path + " and opened it: Claude Desktop asks whether to install Deskhand. " +
+		"If it does not ask, open Claude Desktop's Settings, Extensions, Advanced settings, Install Extension…, and choose that file.\n\n" +
+		"The extension runs this Deskhand program, which takes Claude Desktop's own token from the system keychain: the file holds no token."
+	if configEntry {
+		text += "\n\nClaude Desktop also has Deskhand in its config file: once the extension is installed, choose Disconnect… in this menu, or Claude Desktop starts Deskhand twice."
+	}
+	return "Opened the extension: Claude Desktop asks to install it.", text, true
+}
+
+// fileURL is the file: URL of a local path, for the system to open.
+func fileURL(path string) *url.URL {
+	p := filepath.ToSlash(path)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p // C:/Users/…
+	}
+	return &url.URL{Scheme: "file", Path: p}
 }
 
 // copyNote says what a copied entry holds, and what to do with it.
@@ -170,10 +219,13 @@ type connectView struct {
 	rows    *fyne.Container
 	status  *widget.Label
 	busy    bool
+	writing bool                 // the extension is being written
+	open    func(*url.URL) error // hands a file to the system (fyne's OpenURL)
 }
 
 func newConnectView(app *App, conn Connector) *connectView {
-	v := &connectView{app: app, conn: conn, rows: container.NewVBox(), status: feedback(), notes: map[string]rowNote{}}
+	v := &connectView{app: app, conn: conn, rows: container.NewVBox(), status: feedback(), notes: map[string]rowNote{},
+		open: app.fy.OpenURL}
 	return v
 }
 
@@ -276,6 +328,8 @@ func (v *connectView) do(c ClientState, a clientAction) {
 		v.confirmDisconnect(c)
 	case openLink:
 		v.confirmLink(c)
+	case installExtension:
+		v.writeExtension(c)
 	case showDetails:
 		v.details(c)
 	}
@@ -444,6 +498,63 @@ func (v *connectView) openLink(c ClientState) {
 				return
 			}
 			v.note(c.ID, "Opened the link: "+c.Name+" asks you to add the server.", false)
+		}
+	})
+}
+
+// writeExtension writes the Claude Desktop extension of this program off
+// fyne's goroutine (it carries the whole program: seconds), with its
+// progress in a dialog whose Cancel stops it, then hands the file to the
+// system, which opens it in Claude Desktop, and says what happens next.
+func (v *connectView) writeExtension(c ClientState) {
+	if v.writing {
+		return
+	}
+	v.writing = true
+	ctx, cancel := context.WithCancel(v.app.ctx)
+	bar := widget.NewProgressBar()
+	body := container.NewVBox(plainNote("Deskhand is writing its "+c.Name+" extension: this program and a manifest, in one file in its data folder."), bar)
+	d := dialog.NewCustom(c.Name+" extension", "Cancel", body, v.app.win)
+	d.Resize(fyne.NewSize(480, 160))
+	v.app.showDialog(d, cancel)
+	v.note(c.ID, "Writing the extension…", false)
+	var shown atomic.Int64 // the percentage on screen
+	shown.Store(-1)
+	progress := func(done, total int64) {
+		if total <= 0 {
+			return
+		}
+		if pct := done * 100 / total; shown.Swap(pct) != pct {
+			v.app.onUI(func() { bar.SetValue(float64(pct) / 100) })
+		}
+	}
+	v.app.background(func(context.Context) func() {
+		path, installable, err := v.conn.Extension(ctx, progress)
+		return func() {
+			cancelled := ctx.Err() != nil
+			v.writing = false
+			d.Hide()
+			cancel()
+			switch {
+			case cancelled:
+				v.note(c.ID, "Stopped: no extension was written.", false)
+				return
+			case err != nil:
+				v.note(c.ID, "✖ "+err.Error(), true)
+				return
+			}
+			note, text, open := extensionDone(installable, path, c.Connected)
+			if open {
+				if err := v.open(fileURL(path)); err != nil {
+					note = "✖ Saved the extension, but could not open it: " + err.Error()
+					text = "Deskhand saved its " + c.Name + " extension as " + path + ", but the system could not open it (" + err.Error() + "). " +
+						"Open it yourself: double-click it, or in " + c.Name + " open Settings, Extensions, Advanced settings, Install Extension…, and choose that file."
+				}
+			}
+			v.note(c.ID, note, strings.HasPrefix(note, "✖"))
+			done := dialog.NewCustom(c.Name+" extension", "Close", plainNote(text), v.app.win)
+			done.Resize(fyne.NewSize(520, 260))
+			v.app.showDialog(done, nil)
 		}
 	})
 }

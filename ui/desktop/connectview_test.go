@@ -3,6 +3,8 @@ package desktop
 import (
 	"context"
 	"errors"
+	"net/url"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +21,21 @@ type fakeConnector struct {
 	states map[string]ClientState
 	calls  []string
 	fail   error
+	// extension stands in for writing the extension; nil: written at
+	// /data/Deskhand.mcpb for a system Claude Desktop runs on.
+	extension func(ctx context.Context, progress func(done, total int64)) (string, bool, error)
+}
+
+func (f *fakeConnector) Extension(ctx context.Context, progress func(done, total int64)) (string, bool, error) {
+	f.mu.Lock()
+	f.calls = append(f.calls, "extension")
+	write := f.extension
+	f.mu.Unlock()
+	if write == nil {
+		progress(100, 100)
+		return "/data/Deskhand.mcpb", true, nil
+	}
+	return write(ctx, progress)
 }
 
 func (f *fakeConnector) Clients(context.Context) []ClientState {
@@ -96,6 +113,10 @@ func TestClientRowLogic(t *testing.T) {
 		{installed, "Not connected", "Connect", []string{"Copy the entry…", "Open in Cursor…", "Details…"}},
 		{broken, "Needs repair", "Repair", []string{"Copy the entry…", "Rotate token…", "Disconnect…", "Open in Cursor…", "Details…"}},
 		{working, "Connected", "", []string{"Copy the entry…", "Rotate token…", "Disconnect…", "Details…"}},
+		{ClientState{Name: "Claude Desktop", Extension: true}, "Not installed", "", []string{"Copy the entry…", "Install as a Claude Desktop extension…", "Details…"}},
+		{ClientState{Name: "Claude Desktop", Installed: true, Extension: true}, "Not connected", "Connect", []string{"Copy the entry…", "Install as a Claude Desktop extension…", "Details…"}},
+		{ClientState{Name: "Claude Desktop", Installed: true, Connected: true, Working: true, Extension: true}, "Connected", "",
+			[]string{"Copy the entry…", "Rotate token…", "Disconnect…", "Install as a Claude Desktop extension…", "Details…"}},
 	}
 	for _, tc := range tests {
 		chip, _ := clientChip(tc.state)
@@ -317,4 +338,151 @@ func TestConnectTabWithoutConnector(t *testing.T) {
 	if !strings.Contains(a.connect.status.Text, "not available") {
 		t.Errorf("status = %q", a.connect.status.Text)
 	}
+}
+
+func TestExtensionDone(t *testing.T) {
+	const path = `C:\Users\ann\AppData\Roaming\Deskhand\Deskhand.mcpb`
+	tests := []struct {
+		name                    string
+		installable, configured bool
+		wantOpen                bool
+		want, wantNot           []string // in the dialog's text
+	}{
+		{"Windows or macOS", true, false, true, []string{path, "Claude Desktop asks whether to install", "Install Extension", "keychain"}, []string{"Disconnect"}},
+		{"and a config entry", true, true, true, []string{"Claude Desktop asks whether to install", "choose Disconnect…", "twice"}, nil},
+		{"Linux", false, true, false, []string{path, "Claude Desktop runs on Windows and macOS", "saved"}, []string{"opened"}},
+	}
+	for _, tt := range tests {
+		note, text, open := extensionDone(tt.installable, path, tt.configured)
+		if open != tt.wantOpen || note == "" {
+			t.Errorf("%s: open %v, note %q", tt.name, open, note)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(text, w) {
+				t.Errorf("%s: %q is not in %q", tt.name, w, text)
+			}
+		}
+		for _, w := range tt.wantNot {
+			if strings.Contains(text, w) {
+				t.Errorf("%s: %q is in %q", tt.name, w, text)
+			}
+		}
+	}
+	for in, want := range map[string]string{
+		`C:\Users\a b\Deskhand.mcpb`:       "file:///C:/Users/a%20b/Deskhand.mcpb",
+		"/Users/ann/Library/Deskhand.mcpb": "file:///Users/ann/Library/Deskhand.mcpb",
+	} {
+		// ToSlash turns backslashes only on Windows: build the Windows
+		// case from slashes elsewhere.
+		if got := fileURL(filepath.FromSlash(strings.ReplaceAll(in, `\`, "/"))).String(); got != want {
+			t.Errorf("fileURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestConnectTabExtension: Claude Desktop's menu writes the extension in
+// the background, with its progress, then opens it with the system (where
+// Claude Desktop runs) and says what happens next; a failure, a refusal to
+// open and a cancel are said in the row.
+func TestConnectTabExtension(t *testing.T) {
+	claude := ClientState{ID: "claude-desktop", Name: "Claude Desktop", Installed: true, Connected: true, Working: true, Extension: true, Status: "connected, verified (1 tool)"}
+	setup := func(t *testing.T, write func(context.Context, func(int64, int64)) (string, bool, error)) (*connectView, *testUI, *fakeConnector, *[]string) {
+		conn := &fakeConnector{states: map[string]ClientState{"cursor": claude, "codex": {ID: "codex", Name: "Codex"}}, extension: write}
+		a, ui := withTestUI(t, New(test.NewTempApp(t), newFakeCore(fakeCore{}), Options{Connector: conn}))
+		a.win.Resize(fyne.NewSize(900, 600))
+		a.tabs.SelectIndex(tabConnect)
+		ui.settle()
+		var opened []string
+		a.connect.open = func(u *url.URL) error {
+			opened = append(opened, u.String())
+			if strings.Contains(u.Path, "unopenable") {
+				return errors.New("no program opens .mcpb files")
+			}
+			return nil
+		}
+		return a.connect, ui, conn, &opened
+	}
+	const label = "Install as a Claude Desktop extension…"
+	tests := []struct {
+		name       string
+		write      func(context.Context, func(int64, int64)) (string, bool, error)
+		wantOpened []string
+		wantRow    string
+		wantDialog string // "" when none follows
+	}{
+		{"Windows or macOS", nil, []string{"file:///data/Deskhand.mcpb"}, "Opened the extension", "choose Disconnect…"},
+		{"Linux", func(_ context.Context, progress func(int64, int64)) (string, bool, error) {
+			progress(1, 1)
+			return "/data/Deskhand.mcpb", false, nil
+		}, nil, "Saved the extension: /data/Deskhand.mcpb", "Claude Desktop runs on Windows and macOS"},
+		{"the system cannot open it", func(context.Context, func(int64, int64)) (string, bool, error) {
+			return "/data/unopenable.mcpb", true, nil
+		}, []string{"file:///data/unopenable.mcpb"}, "could not open it: no program opens .mcpb files", "Open it yourself"},
+		{"not written", func(context.Context, func(int64, int64)) (string, bool, error) {
+			return "", false, errors.New("cannot write in /data")
+		}, nil, "✖ cannot write in /data", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, ui, conn, opened := setup(t, tt.write)
+			menuItem(t, v, 0, label).Action()
+			ui.settle()
+			if calls := conn.called(); !cmp.Equal(calls, []string{"extension"}) {
+				t.Errorf("calls %v, want [extension]", calls)
+			}
+			if !cmp.Equal(*opened, tt.wantOpened) {
+				t.Errorf("opened %v, want %v", *opened, tt.wantOpened)
+			}
+			if row := texts(t, v.rows.Objects[0]); !strings.Contains(row, tt.wantRow) {
+				t.Errorf("row %q, want %q in it", row, tt.wantRow)
+			}
+			top := v.app.win.Canvas().Overlays().Top()
+			switch {
+			case tt.wantDialog == "" && top != nil:
+				t.Errorf("a dialog is left: %q", texts(t, top))
+			case tt.wantDialog != "" && (top == nil || !strings.Contains(texts(t, top), tt.wantDialog)):
+				t.Errorf("no dialog saying %q: %v", tt.wantDialog, top)
+			}
+		})
+	}
+
+	t.Run("progress, then cancelled", func(t *testing.T) {
+		v, ui, _, opened := setup(t, func(ctx context.Context, progress func(int64, int64)) (string, bool, error) {
+			progress(40, 100)
+			<-ctx.Done()
+			return "", false, ctx.Err()
+		})
+		menuItem(t, v, 0, label).Action()
+		menuItem(t, v, 0, label).Action() // a second one while writing does nothing
+		ui.waitQueued(1)                  // the progress
+		ui.mu.Lock()
+		queued := ui.queued
+		ui.queued = nil
+		ui.mu.Unlock()
+		for _, f := range queued {
+			f()
+		}
+		top := v.app.win.Canvas().Overlays().Top()
+		var bar *widget.ProgressBar
+		walk(t, top, func(o fyne.CanvasObject) bool {
+			if b, ok := o.(*widget.ProgressBar); ok {
+				bar = b
+			}
+			return bar != nil
+		})
+		if bar == nil || bar.Value != 0.4 {
+			t.Fatalf("progress bar %v in %q, want 0.4", bar, texts(t, top))
+		}
+		if row := texts(t, v.rows.Objects[0]); !strings.Contains(row, "Writing the extension") {
+			t.Errorf("row while writing: %q", row)
+		}
+		test.Tap(buttons(t, top)["Cancel"])
+		ui.settle()
+		if row := texts(t, v.rows.Objects[0]); !strings.Contains(row, "Stopped: no extension was written") {
+			t.Errorf("row after cancel: %q", row)
+		}
+		if len(*opened) != 0 || v.app.win.Canvas().Overlays().Top() != nil {
+			t.Errorf("after cancel: opened %v, dialog %v", *opened, v.app.win.Canvas().Overlays().Top())
+		}
+	})
 }

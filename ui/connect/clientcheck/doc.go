@@ -12,7 +12,18 @@
 //   - gemini mcp list, in a folder trusted in ~/.gemini/trustedFolders.json
 //     as a user would trust it: the deskhand line says Connected.
 //
-// and deskhand connect --status must agree. Node is DESKHAND_NODE (a node
+// and deskhand connect --status must agree.
+//
+// TestClaudeDesktopExtension proves the Claude Desktop extension the same
+// way, with the format's own package (@anthropic-ai/mcpb, pinned beside
+// the clients with @modelcontextprotocol/sdk): deskhand connect
+// claude-desktop --extension writes the bundle of the built deskhand, mcpb
+// validate checks its manifest, and testdata/mcpb-launch.mjs installs and
+// starts it as Claude Desktop does (unpackExtension, getMcpConfigForManifest,
+// the SDK's stdio client); the tools it lists must be the served app's
+// agents, reached as the client claude-desktop (deskhand token list).
+//
+// Node is DESKHAND_NODE (a node
 // binary; npm beside it when there is one), else the Node.js 22 that make
 // node22 (part of make test) installs under .cache/node22, else node on
 // PATH. The test skips when node or npm is missing or node is older than 22
