@@ -369,13 +369,16 @@ Commands:
   connect CLIENT...|--all
                         write Deskhand into each client's config with a token of its own,
                         read it back and verify it with a real MCP handshake; clients:
-                        cursor, claude-code, vscode, windsurf, codex, claude-desktop
-      --project DIR     the project's file instead (Cursor, Claude Code, VS Code)
+                        cursor, claude-code, vscode, windsurf, codex, claude-desktop,
+                        gemini, qwen, opencode, zed, lmstudio, goose
+      --project DIR     the project's file instead (Cursor, Claude Code, VS Code, Gemini CLI,
+                        Qwen Code, opencode, Zed)
       --dry-run         show what would be written, write nothing
       --rotate          issue new tokens even where the entry works
   connect --status [CLIENT...]
                         report each client's entry: connected and verified, token
-                        refused, Deskhand not running, stale, not connected
+                        refused, Deskhand not running, stale, disabled by the client,
+                        awaiting your approval in the client, not connected
   connect --link CLIENT print Cursor's or VS Code's install link (it holds a token)
   connect claude-desktop --extension FILE [--extension-program PROGRAM]
                         write a Claude Desktop extension (FILE, a .mcpb) carrying this program

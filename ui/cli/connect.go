@@ -31,7 +31,7 @@ func connectFlags(fs *flag.FlagSet, f *cmdFlags) {
 
 func disconnectFlags(fs *flag.FlagSet, f *cmdFlags) {
 	fs.BoolVar(&f.all, "all", false, "every installed client")
-	fs.StringVar(&f.project, "project", "", "the project folder's configuration (Cursor, Claude Code, VS Code)")
+	fs.StringVar(&f.project, "project", "", "the project folder's configuration (Cursor, Claude Code, VS Code, Gemini CLI, Qwen Code, opencode, Zed)")
 }
 
 // endpointURL is the MCP endpoint that serving on addr gives, for when the
