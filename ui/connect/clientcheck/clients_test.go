@@ -22,12 +22,12 @@ const (
 	clientTimeout = 90 * time.Second
 )
 
-// TestClientsTheirOwnCommands connects Claude Code, Codex and Gemini CLI
+// TestClientsTheirOwnCommands connects Claude Code, Codex, Gemini CLI and Qwen Code
 // with deskhand connect in a fake HOME and asks each client, with its own
 // command, whether the entry works.
 func TestClientsTheirOwnCommands(t *testing.T) {
 	s := setupNode(t)
-	for _, name := range []string{"claude", "codex", "gemini"} {
+	for _, name := range []string{"claude", "codex", "gemini", "qwen"} {
 		if _, err := os.Stat(filepath.Join(s.bin, servertest.Exe(name))); err != nil {
 			t.Fatalf("npm ci did not install %s: %v", name, err)
 		}
@@ -35,7 +35,7 @@ func TestClientsTheirOwnCommands(t *testing.T) {
 	bin := buildDeskhand(t, t.TempDir())
 
 	home := t.TempDir()
-	for _, dir := range []string{".codex", ".gemini"} {
+	for _, dir := range []string{".codex", ".gemini", ".qwen"} {
 		if err := os.Mkdir(filepath.Join(home, dir), 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +65,7 @@ func TestClientsTheirOwnCommands(t *testing.T) {
 	env := cleanEnv(home, s.path)
 	url := serve(t, bin, data, env)
 
-	out, err := run(t, env, home, bin, "connect", "claude-code", "codex", "gemini", "--data", data)
+	out, err := run(t, env, home, bin, "connect", "claude-code", "codex", "gemini", "qwen", "--data", data)
 	if err != nil {
 		t.Fatalf("deskhand connect: %v\n%s", err, out)
 	}
@@ -107,12 +107,23 @@ func TestClientsTheirOwnCommands(t *testing.T) {
 			t.Errorf("gemini mcp list says %q for deskhand, want \"✓ %s\"", line, want)
 		}
 	})
+	t.Run("qwen mcp list", func(t *testing.T) {
+		out, err := run(t, env, home, filepath.Join(s.bin, servertest.Exe("qwen")), "mcp", "list")
+		if err != nil {
+			t.Fatalf("qwen mcp list: %v\n%s", err, out)
+		}
+		t.Logf("qwen mcp list:\n%s", out)
+		line := lineOf(out, "deskhand: ")
+		if want := "deskhand: " + url + " (http) - Connected"; !strings.HasSuffix(line, want) {
+			t.Errorf("qwen mcp list says %q for deskhand, want \"✓ %s\"", line, want)
+		}
+	})
 	t.Run("deskhand connect --status", func(t *testing.T) {
-		out, err := run(t, env, home, bin, "connect", "--status", "claude-code", "codex", "gemini", "--data", data)
+		out, err := run(t, env, home, bin, "connect", "--status", "claude-code", "codex", "gemini", "qwen", "--data", data)
 		if err != nil {
 			t.Fatalf("deskhand connect --status: %v\n%s", err, out)
 		}
-		for _, client := range []string{"Claude Code", "Codex", "Gemini CLI"} {
+		for _, client := range []string{"Claude Code", "Codex", "Gemini CLI", "Qwen Code"} {
 			if line := lineOf(out, client+" "); !regexp.MustCompile(`^` + client + `\s+connected, verified`).MatchString(line) {
 				t.Errorf("deskhand connect --status says %q for %s, want \"connected, verified\"\n%s", line, client, out)
 			}
@@ -209,10 +220,14 @@ func run(t *testing.T, env []string, dir, bin string, args ...string) (string, e
 	return out.String(), err
 }
 
+// colour is a terminal colour sequence: Qwen Code writes them even with
+// NO_COLOR and no terminal.
+var colour = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
 // lineOf is the first line of out that has prefix after its leading
-// glyphs and spaces, trimmed; "" when there is none.
+// glyphs, colours and spaces, trimmed; "" when there is none.
 func lineOf(out, prefix string) string {
-	for _, line := range strings.Split(out, "\n") {
+	for _, line := range strings.Split(colour.ReplaceAllString(out, ""), "\n") {
 		line = strings.TrimSpace(line)
 		if i := strings.Index(line, prefix); i >= 0 && !strings.ContainsAny(line[:i], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") {
 			return line

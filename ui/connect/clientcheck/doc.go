@@ -1,18 +1,24 @@
 // Package clientcheck holds only tests: they prove what deskhand connect
 // writes with the clients' own commands. The clients are the npm packages
 // pinned in testdata/package.json and testdata/package-lock.json
-// (@anthropic-ai/claude-code, @openai/codex, @google/gemini-cli), installed
+// (@anthropic-ai/claude-code, @openai/codex, @google/gemini-cli,
+// @qwen-code/qwen-code), installed
 // by "npm ci" into testdata/node_modules when it is missing or was installed
 // from another lock. The test builds deskhand, runs "deskhand serve" and
-// "deskhand connect claude-code codex gemini" in a fake HOME, then asks each
+// "deskhand connect claude-code codex gemini qwen" in a fake HOME, then asks each
 // client, in that HOME with no API key:
 //
 //   - claude mcp list: the deskhand line says Connected (its own health check);
 //   - codex mcp get deskhand: the URL and an Authorization header;
 //   - gemini mcp list, in a folder trusted in ~/.gemini/trustedFolders.json
-//     as a user would trust it: the deskhand line says Connected.
+//     as a user would trust it: the deskhand line says Connected;
+//   - qwen mcp list: the deskhand line says Connected.
 //
-// and deskhand connect --status must agree.
+// and deskhand connect --status must agree. Then each client turns the
+// entry off its own way (gemini's enablement file and folder trust, Codex's
+// enabled switch, Claude Code's and Qwen Code's approval of a project's
+// servers, qwen mcp approve and reject run for real, Claude Code's
+// per-project switches), and --status must say what the client says.
 //
 // TestClaudeDesktopExtension proves the Claude Desktop extension the same
 // way, with the format's own package (@anthropic-ai/mcpb, pinned beside

@@ -13,7 +13,8 @@ import (
 
 // turnedOff turns the entries off the way each client does and checks
 // that deskhand connect --status tells what the client's own command
-// tells: Gemini CLI's `gemini mcp disable` list and folder trust, Codex's enabled switch,
+// tells: Gemini CLI's `gemini mcp disable` list and folder trust, Qwen
+// Code's approval of a project's servers, Codex's enabled switch,
 // Claude Code's approval of a project's .mcp.json and its per-project
 // switches. home holds the three clients, connected and verified.
 func turnedOff(t *testing.T, s nodeSetup, bin, data, home, url string) {
@@ -106,6 +107,49 @@ func turnedOff(t *testing.T, s nodeSetup, bin, data, home, url string) {
 				t.Errorf("trust %q: deskhand connect --status: %s", tc.trust, got)
 			}
 		}
+	})
+
+	t.Run("qwen project approval", func(t *testing.T) {
+		// A home of its own: no user-level entry of the same name.
+		home := t.TempDir()
+		env := cleanEnv(home, s.path)
+		writeFile(t, filepath.Join(home, ".qwen", "settings.json"), []byte("{}\n"))
+		project := filepath.Join(home, "repo")
+		if err := os.Mkdir(project, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		qwen := filepath.Join(s.bin, servertest.Exe("qwen"))
+		connect := func(args ...string) {
+			t.Helper()
+			out, err := run(t, env, project, bin, append([]string{"connect", "qwen", "--project", project, "--data", data}, args...)...)
+			if err != nil || !regexp.MustCompile(`Qwen Code\s+written, verified, awaits your approval in the client`).MatchString(out) {
+				t.Fatalf("deskhand connect qwen --project %s: %v\n%s", strings.Join(args, " "), err, out)
+			}
+		}
+		check := func(step, qwenSays, deskhandSays string) {
+			t.Helper()
+			out, err := run(t, env, project, qwen, "mcp", "list")
+			if line := lineOf(out, "deskhand: "); err != nil || !strings.HasSuffix(line, "deskhand: "+url+" (http) - "+qwenSays) {
+				t.Errorf("%s: qwen mcp list says %q for deskhand (%v), want %s\n%s", step, line, err, qwenSays, out)
+			}
+			if got := status(t, env, project, "Qwen Code", "qwen", "--project", project); !regexp.MustCompile(`^Qwen Code\s+` + deskhandSays).MatchString(got) {
+				t.Errorf("%s: deskhand connect --status: %s", step, got)
+			}
+		}
+		connect()
+		check("written", "Pending approval", "connected, verified, awaits your approval")
+		// Qwen Code's own approval, bound to the entry's hash.
+		if out, err := run(t, env, project, qwen, "mcp", "approve", "deskhand"); err != nil || !strings.Contains(out, `Approved MCP server "deskhand"`) {
+			t.Fatalf("qwen mcp approve deskhand: %v\n%s", err, out)
+		}
+		check("approved", "Connected", `connected, verified \(`)
+		// A new token is a new entry: Qwen Code wants a new approval.
+		connect("--rotate")
+		check("rotated", "Pending approval", "connected, verified, awaits your approval")
+		if out, err := run(t, env, project, qwen, "mcp", "reject", "deskhand"); err != nil || !strings.Contains(out, `Rejected MCP server "deskhand"`) {
+			t.Fatalf("qwen mcp reject deskhand: %v\n%s", err, out)
+		}
+		check("rejected", "Rejected", "connected, disabled by the client")
 	})
 
 	t.Run("claude /mcp disable in one project", func(t *testing.T) {
