@@ -279,6 +279,7 @@ func TestCloseLeavesNoProcess(t *testing.T) {
 		t.Fatalf("spawn: %+v", res)
 	}
 	child := statusOf(t, m, "helper").PID
+	killLater(t, grandchild)
 	exits := map[int]func() bool{}
 	for _, pid := range []int{child, grandchild} {
 		if !alive(t, pid) {

@@ -179,13 +179,16 @@ func DefinitionHash(tool, description string, inputSchema json.RawMessage, a Ann
 	if err := json.Unmarshal(ann, &annAny); err != nil {
 		return "", err
 	}
-	// encoding/json writes map keys sorted: the canonical form.
-	canon, err := json.Marshal(map[string]any{
+	// encoding/json writes map keys sorted; without HTML escaping the
+	// text is what other languages' sorted compact JSON writes.
+	var canon bytes.Buffer
+	enc := json.NewEncoder(&canon)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(map[string]any{
 		"name": tool, "description": description, "inputSchema": schema, "annotations": annAny,
-	})
-	if err != nil {
+	}); err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(canon)
+	sum := sha256.Sum256(bytes.TrimSuffix(canon.Bytes(), []byte("\n")))
 	return "sha256:" + hex.EncodeToString(sum[:]), nil
 }

@@ -39,3 +39,9 @@ func killPID(t *testing.T, pid int) {
 		t.Fatal(err)
 	}
 }
+
+// killLater kills pid at the end of the test, should a failing test leave
+// it running.
+func killLater(t *testing.T, pid int) {
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+}
