@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 )
 
 // DefaultMaxLogBytes caps a server's log file; the older half lives on
@@ -91,7 +92,8 @@ func (l *serverLog) open() error {
 
 // Printf writes one line of Deskhand's own about the server.
 func (l *serverLog) Printf(format string, args ...any) {
-	_, _ = l.Write([]byte("[deskhand] " + strings.TrimRight(fmt.Sprintf(format, args...), "\n") + "\n"))
+	line := fmt.Sprintf("[deskhand %s] %s\n", time.Now().Format(time.RFC3339), strings.TrimRight(fmt.Sprintf(format, args...), "\n"))
+	_, _ = l.Write([]byte(line))
 }
 
 // Tail returns the last lines written (up to n lines, about 2 KB),
@@ -108,7 +110,7 @@ func (l *serverLog) Tail(n int) string {
 	}
 	var lines []string
 	for _, line := range strings.Split(strings.ToValidUTF8(string(t), "\uFFFD"), "\n") {
-		if line = strings.TrimRight(line, "\r "); line != "" && !strings.HasPrefix(line, "[deskhand] ") {
+		if line = strings.TrimRight(line, "\r "); line != "" && !strings.HasPrefix(line, "[deskhand ") {
 			lines = append(lines, line)
 		}
 	}

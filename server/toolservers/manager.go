@@ -99,11 +99,12 @@ type conn struct {
 	startedAt time.Time
 
 	// Guarded by Manager.mu:
-	inflight     int
-	calls        map[string]*call // by progress token
-	idle         Timer
-	refreshing   bool
-	refreshAgain bool
+	inflight       int
+	calls          map[string]*call // by progress token
+	idle           Timer
+	refreshing     bool
+	refreshAgain   bool
+	refreshPending bool // a list_changed came while it started
 
 	lostOnce   sync.Once
 	lost       chan struct{}
@@ -145,6 +146,7 @@ func (m *Manager) Set(configs []Config) error {
 	}
 	var stops []*conn
 	var events []Event
+	var logs []*serverLog // of the servers replaced or removed
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -156,6 +158,7 @@ func (m *Manager) Set(configs []Config) error {
 			continue
 		}
 		s.removed = true
+		logs = append(logs, s.log)
 		if s.conn != nil {
 			stops = append(stops, s.conn)
 			s.conn = nil
@@ -177,6 +180,9 @@ func (m *Manager) Set(configs []Config) error {
 	for _, c := range stops {
 		c.s.log.Printf("stopping: its configuration changed or it was removed")
 		m.closeConn(c)
+	}
+	for _, l := range logs {
+		l.Close()
 	}
 	for _, e := range events {
 		m.emit(e)
@@ -328,6 +334,18 @@ func (m *Manager) acquire(ctx context.Context, name string) (*conn, error) {
 		switch s.state {
 		case StateRunning:
 			c := s.conn
+			if c.isLost() {
+				// It died and its watcher has not noticed yet: record the
+				// crash here, and start it again if that is due.
+				s.conn = nil
+				note := m.crashedLocked(s, c, now)
+				e := Event{Server: name, Status: m.statusLocked(s)}
+				m.mu.Unlock()
+				s.log.Printf("%s", note)
+				m.closeConn(c)
+				m.emit(e)
+				continue
+			}
 			c.inflight++
 			if c.idle != nil {
 				c.idle.Stop()
@@ -377,9 +395,12 @@ func (m *Manager) acquire(ctx context.Context, name string) (*conn, error) {
 			continue // a new configuration took its place
 		}
 		if err != nil {
-			m.failLocked(s, now, err.Error())
+			note := m.failLocked(s, now, err.Error())
 			e := Event{Server: name, Status: m.statusLocked(s)}
 			m.mu.Unlock()
+			if note != "" {
+				s.log.Printf("%s", note)
+			}
 			m.emit(e)
 			return nil, agent.Userf(err, "the tool server %s could not start: %s", name, err.Error())
 		}
@@ -388,21 +409,26 @@ func (m *Manager) acquire(ctx context.Context, name string) (*conn, error) {
 		c.inflight++
 		m.wg.Add(1)
 		go m.watch(c)
+		pending := c.refreshPending
 		e = Event{Server: name, Status: m.statusLocked(s), ToolsChanged: changed}
 		m.mu.Unlock()
 		m.emit(e)
+		if pending {
+			m.refresh(c)
+		}
 		return c, nil
 	}
 }
 
 // failLocked records a failure: backing off, or failed after too many.
-func (m *Manager) failLocked(s *server, now time.Time, why string) {
+// It returns a line for the server's log ("" if none), to be written
+// once m.mu is released.
+func (m *Manager) failLocked(s *server, now time.Time, why string) (note string) {
 	s.failures++
 	s.lastErr = why
 	if s.failures >= m.o.MaxFailures {
 		s.state, s.since = StateFailed, now
-		s.log.Printf("failed %d times in a row; turned off until the person looks at it", s.failures)
-		return
+		return fmt.Sprintf("failed %d times in a row; turned off until the person looks at it", s.failures)
 	}
 	wait := time.Duration(0)
 	if s.failures > 1 {
@@ -412,6 +438,7 @@ func (m *Manager) failLocked(s *server, now time.Time, why string) {
 		}
 	}
 	s.state, s.since, s.retryAt = StateBackingOff, now, now.Add(wait)
+	return ""
 }
 
 // release ends a use of c; the last one arms the idle timer.
@@ -457,16 +484,26 @@ func (m *Manager) watch(c *conn) {
 		return
 	}
 	s.conn = nil
-	now := m.o.Clock.Now()
+	note := m.crashedLocked(s, c, m.o.Clock.Now())
+	e := Event{Server: s.cfg.Name, Status: m.statusLocked(s)}
+	m.mu.Unlock()
+	s.log.Printf("%s", note)
+	m.closeConn(c)
+	m.emit(e)
+}
+
+// crashedLocked records that c, which was running, is gone. A crash
+// sooner than StableAfter after its start counts towards MaxFailures.
+// It returns the line for the server's log.
+func (m *Manager) crashedLocked(s *server, c *conn, now time.Time) (note string) {
 	if now.Sub(c.startedAt) >= m.o.StableAfter {
 		s.failures = 0
 	}
-	m.failLocked(s, now, c.lostReason)
-	e := Event{Server: s.cfg.Name, Status: m.statusLocked(s)}
-	m.mu.Unlock()
-	s.log.Printf("stopped on its own: %s", c.lostReason)
-	m.closeConn(c)
-	m.emit(e)
+	note = "stopped on its own: " + c.lostReason
+	if more := m.failLocked(s, now, c.lostReason); more != "" {
+		note += "\n" + more
+	}
+	return note
 }
 
 // markLost records that c is gone (once) and returns why, in words.
@@ -563,10 +600,14 @@ func (m *Manager) Close() error {
 	m.stop()
 	m.wg.Wait()
 	m.mu.Lock()
+	var logs []*serverLog
 	for _, s := range m.servers {
-		s.log.Close()
+		logs = append(logs, s.log)
 	}
 	m.mu.Unlock()
+	for _, l := range logs {
+		l.Close()
+	}
 	return nil
 }
 

@@ -22,7 +22,7 @@ func (m *Manager) start(s *server) (*conn, []ToolInfo, error) {
 	c := &conn{s: s, ctx: ctx, cancel: cancel, startedAt: m.o.Clock.Now(),
 		calls: map[string]*call{}, lost: make(chan struct{}), closed: make(chan struct{})}
 	s.log.resetTail()
-	s.log.Printf("starting %s at %s", cfg.Where(), time.Now().Format(time.RFC3339))
+	s.log.Printf("starting %s", cfg.Where())
 
 	var tr transport.Interface
 	if cfg.IsStdio() {
@@ -203,7 +203,14 @@ func (m *Manager) onNotification(c *conn, n mcp.JSONRPCNotification) {
 // background; notifications that come meanwhile make one more round.
 func (m *Manager) refresh(c *conn) {
 	m.mu.Lock()
-	if m.closed || c.s.conn != c && c.s.state != StateStarting {
+	if m.closed || c.ctx.Err() != nil {
+		m.mu.Unlock()
+		return
+	}
+	if c.s.conn != c {
+		// Still starting: the list the start is taking may be the old
+		// one; list again once it runs.
+		c.refreshPending = true
 		m.mu.Unlock()
 		return
 	}
