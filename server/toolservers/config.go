@@ -155,3 +155,36 @@ func validateSet(configs []Config) error {
 	}
 	return nil
 }
+
+// minSecretLength is the shortest environment or header value scrub
+// hides: shorter ones ("1", "true") would blot out ordinary words.
+const minSecretLength = 8
+
+// scrub hides the configuration's secrets in text meant for a person, a
+// model or a log (a server's error may quote its URL with a key in the
+// query, its stderr may print a token): the URL becomes its redacted
+// form, header and environment values are replaced.
+func (c Config) scrub(text string) string {
+	if c.URL != "" {
+		text = strings.ReplaceAll(text, c.URL, redactURL(c.URL))
+	}
+	for _, m := range []map[string]string{c.Headers, c.Env} {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if v := m[k]; len(v) >= minSecretLength {
+				text = strings.ReplaceAll(text, v, "["+k+" hidden]")
+			}
+		}
+	}
+	return text
+}
+
+// scrubError is err with its text scrubbed (nil stays nil).
+func (c Config) scrubError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if s := c.scrub(err.Error()); s != err.Error() {
+		return errors.New(s)
+	}
+	return err
+}

@@ -299,6 +299,7 @@ func (m *Manager) Call(ctx context.Context, name, tool string, args json.RawMess
 		err = errors.New("no result")
 	}
 	if err != nil {
+		err = cfg.scrubError(err)
 		switch {
 		case ctx.Err() != nil:
 			return Result{}, fmt.Errorf("call %s on tool server %s: %w", tool, name, context.Cause(ctx))
@@ -520,7 +521,7 @@ func (m *Manager) markLost(c *conn, err error) string {
 		if why == "" {
 			why = "the connection failed: " + err.Error()
 		}
-		c.lostReason = m.withStderr(c, why)
+		c.lostReason = c.s.cfg.scrub(m.withStderr(c, why))
 		close(c.lost)
 	})
 	<-c.lost

@@ -72,3 +72,18 @@ func TestServerLogIsCapped(t *testing.T) {
 		t.Errorf("tail = %q", tail)
 	}
 }
+
+func TestSecretsStayHidden(t *testing.T) {
+	url := refusingURL(t) + "?api_key=supersecretkey"
+	m, _ := newManager(t, Options{}, Config{Name: "web", URL: url, Headers: map[string]string{"Authorization": "Bearer tokentokentoken"}})
+	_, err := m.Tools(t.Context(), "web")
+	for _, text := range []string{err.Error(), statusOf(t, m, "web").LastError} {
+		if !strings.Contains(text, "refused") || strings.Contains(text, "supersecretkey") || strings.Contains(text, "tokentoken") {
+			t.Errorf("error shows a secret or no reason: %s", text)
+		}
+	}
+	c := Config{Name: "x", Command: "x", Env: map[string]string{"GITHUB_TOKEN": "ghp_abcdefghijkl", "DEBUG": "1"}}
+	if got := c.scrub("auth failed for ghp_abcdefghijkl, DEBUG=1"); got != "auth failed for [GITHUB_TOKEN hidden], DEBUG=1" {
+		t.Errorf("scrub = %q", got)
+	}
+}

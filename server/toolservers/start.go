@@ -96,7 +96,7 @@ func (m *Manager) start(s *server) (*conn, []ToolInfo, error) {
 		}
 		s.log.Printf("start failed: %s", why)
 		m.closeConn(c)
-		return nil, nil, errors.New(why)
+		return nil, nil, errors.New(cfg.scrub(why))
 	}
 	s.log.Printf("running: %d tools", len(tools))
 	return c, tools, nil
