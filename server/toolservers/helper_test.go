@@ -83,6 +83,11 @@ func helperServer() *mcpsrv.MCPServer {
 	s.AddTool(mcp.NewTool("fail"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultError("the thing you asked for does not exist"), nil
 	})
+	s.AddTool(mcp.NewTool("die"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		fmt.Fprintln(os.Stderr, "die: out of memory, giving up")
+		os.Exit(7)
+		return nil, nil
+	})
 	s.AddTool(mcp.NewTool("big"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultText(strings.Repeat("é", 3000)), nil
 	})

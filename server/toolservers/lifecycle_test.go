@@ -231,6 +231,20 @@ func TestCrashThenRestart(t *testing.T) {
 	}
 }
 
+func TestDiesDuringCall(t *testing.T) {
+	m, rec := newManager(t, Options{Clock: newFakeClock()}, helperConfig("helper", "mcp"))
+	mustCall(t, m, "helper", "echo", `{"message":"hi"}`)
+	_, err := m.Call(t.Context(), "helper", "die", nil)
+	msg := agent.UserMessage(err)
+	if !strings.Contains(msg, "stopped while running die: it exited with status 7") || !strings.Contains(msg, "die: out of memory, giving up") {
+		t.Errorf("died during the call: %v", err)
+	}
+	rec.wait(t, 0, "backing off after dying", stateIs("helper", StateBackingOff))
+	if got := mustCall(t, m, "helper", "echo", `{"message":"back"}`); got.Text != "echo: back" {
+		t.Errorf("after restart: %+v", got)
+	}
+}
+
 func TestExitAtOnceEndsFailed(t *testing.T) {
 	clock := newFakeClock()
 	m, _ := newManager(t, Options{Clock: clock, MaxFailures: 3}, helperConfig("bad", "exit"))

@@ -299,6 +299,8 @@ func (m *Manager) Call(ctx context.Context, name, tool string, args json.RawMess
 		err = errors.New("no result")
 	}
 	if err != nil {
+		var te *transport.Error
+		broken := errors.As(err, &te) || errors.Is(err, transport.ErrTransportClosed) || c.isLost()
 		err = cfg.scrubError(err)
 		switch {
 		case ctx.Err() != nil:
@@ -307,8 +309,7 @@ func (m *Manager) Call(ctx context.Context, name, tool string, args json.RawMess
 			c.s.log.Printf("call %s (%s) cut after %s", tool, cl.id, m.o.CallTimeout)
 			return Result{}, agent.Userf(err, "the tool server %s did not answer %s within %s; the call was cancelled", name, tool, m.o.CallTimeout)
 		}
-		var te *transport.Error
-		if !errors.As(err, &te) && !errors.Is(err, transport.ErrTransportClosed) && !c.isLost() {
+		if !broken {
 			return Result{}, agent.Userf(err, "the tool server %s refused the call to %s: %s", name, tool, err.Error())
 		}
 		reason := m.markLost(c, err)
