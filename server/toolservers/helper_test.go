@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -47,6 +49,27 @@ func helperMain(mode string) {
 		os.Exit(0)
 	case "mcp":
 		serveHelper()
+		os.Exit(0)
+	case "stubborn":
+		// Neither its stdin's end nor a broken stderr pipe ends it.
+		signal.Ignore(syscall.SIGPIPE, syscall.SIGHUP)
+		serveHelper()
+		time.Sleep(24 * time.Hour) // does not exit when its stdin closes
+		os.Exit(0)
+	case "manager":
+		// A Deskhand stand-in: it runs a tool server, says its pid, and
+		// waits to be killed.
+		m := New(Options{})
+		if err := m.Set([]Config{helperConfig("helper", "stubborn")}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		if _, err := m.Tools(context.Background(), "helper"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Println(m.Status()[0].PID)
+		time.Sleep(24 * time.Hour)
 		os.Exit(0)
 	}
 	fmt.Fprintln(os.Stderr, "unknown helper mode", mode)
