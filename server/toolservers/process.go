@@ -23,6 +23,7 @@ type process struct {
 	stdout *os.File // our end of the child's stdout
 	done   chan struct{}
 	err    error // cmd.Wait's, once done is closed
+	group  group // what kills the child's descendants too
 
 	stopOnce sync.Once
 }
@@ -62,6 +63,7 @@ func startProcess(cfg Config, log io.Writer) (*process, error) {
 		return nil, err
 	}
 	p := &process{cmd: cmd, pid: cmd.Process.Pid, stdin: inW, stdout: outR, done: make(chan struct{})}
+	p.group = joinGroup(cmd)
 	go func() {
 		p.err = cmd.Wait()
 		close(p.done)
@@ -98,15 +100,16 @@ func (p *process) stop(grace time.Duration) {
 		select {
 		case <-p.done:
 		case <-time.After(grace):
-			terminateGroup(p.cmd)
+			terminateGroup(p.cmd, p.group)
 			select {
 			case <-p.done:
 			case <-time.After(grace):
-				killGroup(p.cmd)
+				killGroup(p.cmd, p.group)
 				<-p.done
 			}
 		}
-		killGroup(p.cmd) // grandchildren that outlived the leader
+		killGroup(p.cmd, p.group) // descendants that outlived the child
+		p.group.release()
 		_ = p.stdout.Close()
 	})
 	<-p.done
