@@ -8,7 +8,8 @@
 // started again after a crash with an exponential backoff (a server that
 // keeps failing at once ends [StateFailed] with its last stderr lines),
 // and is stopped with its whole process group on [Manager.Close]: on
-// Linux a child also dies with Deskhand. Each server's stderr goes to its
+// Linux (parent-death signal) and Windows (a job object) a child also dies
+// with Deskhand, even killed. Each server's stderr goes to its
 // own size-capped log file. A notifications/tools/list_changed from a
 // server refreshes its tool list, and [Options.OnChange] hears of it.
 //
