@@ -86,6 +86,9 @@ type Source struct {
 	// Pending says what the person must approve in the client before it
 	// uses the entry; "" when nothing.
 	Pending string
+	// TurnedOffIn lists the project folders where the client turned this
+	// user-level entry off (Claude Code's /mcp disable), sorted.
+	TurnedOffIn []string
 }
 
 func (s Source) String() string {
@@ -160,9 +163,14 @@ type FoundServer struct {
 
 	Secrets []Secret
 	Refs    []Ref
-	// SecretArgs are the indexes of Args that look like secrets: kept (the
-	// server needs them) but never printed.
+	// SecretArgs are the indexes of Args that look like secrets (a key, a
+	// URL with a password), and SecretURL says that URL carries one (a
+	// password, a key in its query): kept, since the server needs them,
+	// but never printed; the caller asks the person to move them to an
+	// environment variable or header before saving, since argv and URLs
+	// are not kept in the keychain.
 	SecretArgs []int
+	SecretURL  bool
 	// Notes tell the person what was changed or left out, e.g. a rename.
 	Notes []string
 }
@@ -468,7 +476,7 @@ func serversIn(c Client, file importFile, data []byte) ([]FoundServer, []Skipped
 			if g.folder != "" {
 				src.Scope, src.Folder = ScopeLocal, g.folder
 			}
-			src.Disabled, src.Pending = entrySwitches(c, file, data, doc, g.folder, gi > 0 && c.ID == OpenCode.ID, name, asMap(g.entries[name]))
+			src.Disabled, src.Pending, src.TurnedOffIn = entrySwitches(c, file, data, doc, g.folder, gi > 0 && c.ID == OpenCode.ID, name, asMap(g.entries[name]))
 			m, ok := g.entries[name].(map[string]any)
 			if !ok {
 				skipped = append(skipped, Skipped{src, "the entry is not an object"})
@@ -487,29 +495,30 @@ func serversIn(c Client, file importFile, data []byte) ([]FoundServer, []Skipped
 
 // entrySwitches says why the client does not use the entry, and what it
 // waits for, reusing what Status reads for Deskhand's own entry.
-func entrySwitches(c Client, file importFile, data []byte, doc map[string]any, folder string, v2 bool, name string, m map[string]any) (disabled, pending string) {
+func entrySwitches(c Client, file importFile, data []byte, doc map[string]any, folder string, v2 bool, name string, m map[string]any) (disabled, pending string, offIn []string) {
 	if folder != "" { // Claude Code's local scope
 		if matchesExactly(field(doc, "projects", folder, "disabledMcpServers"), name) {
-			return "Claude Code has it turned off in " + folder, ""
+			return "Claude Code has it turned off in " + folder, "", nil
 		}
-		return "", ""
+		return "", "", nil
 	}
 	if v2 {
 		if d, ok := m["disabled"].(bool); ok && d {
-			return `its entry under mcp.servers says "disabled": true`, ""
+			return `its entry under mcp.servers says "disabled": true`, "", nil
 		}
-		return "", ""
+		return "", "", nil
 	}
 	disabled = disabledIn(c, data, name)
 	if d, ok := m["disabled"].(bool); ok && d && disabled == "" && c.ID != OpenCode.ID {
 		disabled = `its entry says "disabled": true`
 	}
-	out := stateOutside(c, file.env, data, name)
-	if c.ID == ClaudeCode.ID && file.scope == ScopeUser && len(out.offIn) > 0 {
-		// Turned off in some projects only: the server is still in use.
-		out.disabled = ""
+	if c.ID == ClaudeCode.ID && file.scope == ScopeUser {
+		// As stateOutside does, from the document parsed already (the file
+		// may be large).
+		return disabled, "", projectsTurningOff(doc, name)
 	}
-	return cmp.Or(disabled, out.disabled), out.pending
+	out := stateOutside(c, file.env, data, name)
+	return cmp.Or(disabled, out.disabled), out.pending, out.offIn
 }
 
 func asMap(v any) map[string]any {
@@ -864,6 +873,7 @@ func (d definition) server(src Source) FoundServer {
 		s.Notes = append(s.Notes, "some of its arguments look like secrets: move them to environment variables, which Deskhand keeps in the keychain")
 	}
 	if s.URL != "" && redactURL(s.URL) != s.URL {
+		s.SecretURL = true
 		s.Notes = append(s.Notes, "its URL carries what looks like a secret: move it to a header, which Deskhand keeps in the keychain")
 	}
 	for _, v := range append([]string{s.Command, s.Dir, s.URL}, s.Args...) {
@@ -897,8 +907,8 @@ func classify(kind ValueKind, values map[string]string, inputs map[string]string
 }
 
 // refRE matches what clients fill in: ${env:X}, ${input:x}, ${X},
-// ${workspaceFolder}, $X and opencode's {env:X}.
-var refRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*):([^}]+)\}|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}|\$([A-Za-z_][A-Za-z0-9_]*)|\{env:([A-Za-z_][A-Za-z0-9_]*)\}`)
+// ${workspaceFolder}, $X and opencode's {env:X} and {file:PATH}.
+var refRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*):([^}]+)\}|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}|\$([A-Za-z_][A-Za-z0-9_]*)|\{env:([A-Za-z_][A-Za-z0-9_]*)\}|\{file:([^}]+)\}`)
 
 // references describes what the references in v need; nil when it has
 // none.
@@ -919,6 +929,8 @@ func references(v string, inputs map[string]string) []string {
 			needs = append(needs, "environment variable "+m[4])
 		case m[5] != "":
 			needs = append(needs, "environment variable "+m[5])
+		case m[6] != "":
+			needs = append(needs, "the content of the file "+m[6])
 		}
 	}
 	return needs

@@ -86,9 +86,15 @@ func describe(s FoundServer) string {
 	if len(s.SecretArgs) > 0 {
 		fmt.Fprintf(&b, " secret-args:%v", s.SecretArgs)
 	}
+	if s.SecretURL {
+		b.WriteString(" secret-url")
+	}
 	for _, src := range s.Sources {
 		if src.Disabled != "" {
 			fmt.Fprintf(&b, " [off in %s %s%s: %s]", src.Client.ID, src.Scope, src.Folder, src.Disabled)
+		}
+		if len(src.TurnedOffIn) > 0 {
+			fmt.Fprintf(&b, " [off in %s %s for %s]", src.Client.ID, src.Scope, strings.Join(src.TurnedOffIn, ","))
 		}
 		if src.Pending != "" {
 			fmt.Fprintf(&b, " [pending in %s %s]", src.Client.ID, src.Scope)
@@ -138,7 +144,7 @@ func TestFindServers(t *testing.T) {
 			`cursor user old-sse: it uses SSE, which Deskhand does not run (only stdio and Streamable HTTP)`,
 		}},
 		{ClaudeCode, []string{
-			`github: npx -y @modelcontextprotocol/server-github env:GITHUB_TOOLSETS=repos,issues secret-env:GITHUB_PERSONAL_ACCESS_TOKEN sources:claude-code/user/github,claude-code/local/home/ana/blog/github`,
+			`github: npx -y @modelcontextprotocol/server-github env:GITHUB_TOOLSETS=repos,issues secret-env:GITHUB_PERSONAL_ACCESS_TOKEN [off in claude-code user for /home/ana/shop] sources:claude-code/user/github,claude-code/local/home/ana/blog/github`,
 			`sentry: https://mcp.sentry.dev/mcp ref-header:Authorization(variable SENTRY_TOKEN)`,
 			`memory: npx -y @modelcontextprotocol/server-memory [off in claude-code local/home/ana/blog: Claude Code has it turned off in /home/ana/blog]`,
 			`postgres: npx -y @modelcontextprotocol/server-postgres postgresql://shop:hunter2hunter2@localhost/shop secret-args:[2] note:"some of its arguments look like secrets: move them to environment variables, which Deskhand keeps in the keychain"`,
@@ -199,7 +205,7 @@ func TestFindServers(t *testing.T) {
 			`qwen user sse-one: its url is SSE in Qwen Code (httpUrl is Streamable HTTP), which Deskhand does not run`,
 		}},
 		{OpenCode, []string{
-			`context7: https://mcp.context7.com/mcp note:"opencode may sign in to it with OAuth, which Deskhand does not do: give it an Authorization header if it needs one"`,
+			`context7: https://mcp.context7.com/mcp ref-header:CONTEXT7_API_KEY(the content of the file ~/.secrets/context7) note:"opencode may sign in to it with OAuth, which Deskhand does not do: give it an Authorization header if it needs one"`,
 			`github: npx -y @modelcontextprotocol/server-github env:GITHUB_TOOLSETS=repos,issues ref-env:GITHUB_PERSONAL_ACCESS_TOKEN(environment variable GITHUB_TOKEN)`,
 			`sentry: https://mcp.sentry.dev/mcp secret-header:Authorization [off in opencode user: its entry says "enabled": false]`,
 		}, []string{
@@ -219,6 +225,7 @@ func TestFindServers(t *testing.T) {
 		{LMStudio, []string{
 			`hf: https://huggingface.co/mcp secret-header:Authorization`,
 			`playwright: npx @playwright/mcp@latest`,
+			`search: https://mcp.example.org/mcp?api_key=FAKEqueryKEY0123&region=eu secret-url note:"its URL carries what looks like a secret: move it to a header, which Deskhand keeps in the keychain"`,
 		}, []string{
 			`lmstudio user deskhand: it is Deskhand's own entry (by its name)`,
 			`lmstudio user local-agents: it is Deskhand's own entry (it points at Deskhand's address)`,
@@ -313,7 +320,7 @@ func TestFindServersProject(t *testing.T) {
 	}
 	servers, skipped := describeAll(found)
 	want := []string{
-		`github: npx -y @modelcontextprotocol/server-github env:GITHUB_TOOLSETS=repos,issues secret-env:GITHUB_PERSONAL_ACCESS_TOKEN sources:claude-code/user/github,claude-code/local/home/ana/blog/github`,
+		`github: npx -y @modelcontextprotocol/server-github env:GITHUB_TOOLSETS=repos,issues secret-env:GITHUB_PERSONAL_ACCESS_TOKEN [off in claude-code user for /home/ana/shop] sources:claude-code/user/github,claude-code/local/home/ana/blog/github`,
 		`sentry: https://mcp.sentry.dev/mcp ref-header:Authorization(variable SENTRY_TOKEN)`,
 		`memory: npx -y @modelcontextprotocol/server-memory [off in claude-code local/home/ana/blog: Claude Code has it turned off in /home/ana/blog]`,
 		`postgres: npx -y @modelcontextprotocol/server-postgres postgresql://shop:hunter2hunter2@localhost/shop secret-args:[2] note:"some of its arguments look like secrets: move them to environment variables, which Deskhand keeps in the keychain"`,
@@ -351,7 +358,7 @@ func TestFindServersAcrossClients(t *testing.T) {
 	}
 	wantNames := []string{"filesystem", "github", "linear", "sentry", "memory", "postgres", "context7", "fetch", "perplexity",
 		"brave-search", "figma", "puppeteer", "notion", "filesystem-2", "slack", "docs", "excluded-one", "stripe",
-		"remote", "tavily", "old-style", "postgres-2", "hf", "playwright"}
+		"remote", "tavily", "old-style", "postgres-2", "hf", "playwright", "search"}
 	if !slices.Equal(names, wantNames) {
 		t.Errorf("names %q\nwant %q", names, wantNames)
 	}
@@ -397,7 +404,7 @@ func TestFindServersBadFiles(t *testing.T) {
 	opt := importOptions
 	opt.Clients = []Client{Cursor, Windsurf, LMStudio}
 	found := FindServers(env, opt)
-	if len(found.Servers) != 2 {
+	if len(found.Servers) != 3 {
 		t.Errorf("servers: %v", found.Servers)
 	}
 	var pe *ParseError
@@ -415,7 +422,7 @@ func TestFindServersBadFiles(t *testing.T) {
 
 // secretValues are the secret values in the fixtures.
 var secretValues = []string{"ghp_FAKE", "lin_api_FAKE", "dh_FAKE", "ctx7sk-FAKE", "BSAfake", "figd_FAKE", "ntn_FAKE", "xoxb-FAKE",
-	"sk-live-FAKE", "tvly-FAKE", "abc123abc123", "sntrys_FAKE", "s3cretpass", "FAKEfakeFAKEfake0123", "hf_FAKE", "hunter2hunter2", "sk-FAKEarg"}
+	"sk-live-FAKE", "tvly-FAKE", "abc123abc123", "sntrys_FAKE", "s3cretpass", "FAKEfakeFAKEfake0123", "hf_FAKE", "hunter2hunter2", "sk-FAKEarg", "FAKEqueryKEY"}
 
 // TestImportPrintsNoSecret: no secret value shows in String, GoString,
 // %v, %+v, slog (text and JSON) or error text, for any fixture.
@@ -535,4 +542,23 @@ func FuzzImport(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestFindServersOwnNames: Deskhand's entry under the name the person
+// gave it is skipped by that name alone (no address known).
+func TestFindServersOwnNames(t *testing.T) {
+	env := testEnv(t)
+	place(t, Cursor, env, readFixture(t, "cursor.json"))
+	for _, tc := range []struct{ names []string }{{nil}, {[]string{"my agents"}}} {
+		found := FindServers(env, ImportOptions{Names: tc.names, Clients: []Client{Cursor}})
+		_, skipped := describeAll(found)
+		var names []string
+		for _, s := range found.Servers {
+			names = append(names, s.Name)
+		}
+		own := slices.ContainsFunc(skipped, func(s string) bool { return strings.Contains(s, "my agents: it is Deskhand's own entry (by its name)") })
+		if own != (tc.names != nil) || slices.Contains(names, "my-agents") == (tc.names != nil) {
+			t.Errorf("names %q: servers %q, skipped %q", tc.names, names, skipped)
+		}
+	}
 }
