@@ -894,7 +894,7 @@ func classify(kind ValueKind, values map[string]string, inputs map[string]string
 			refs = append(refs, Ref{Kind: kind, Key: k, Value: v, Needs: needs})
 			continue
 		}
-		if secretName(kind, k) || secretValue(v) {
+		if v != "" && (secretName(kind, k) || secretValue(v)) {
 			secrets = append(secrets, Secret{Kind: kind, Key: k, value: v})
 			continue
 		}
@@ -1009,13 +1009,22 @@ func redactURL(s string) string {
 // deskhands says why s is Deskhand's own entry; "" when it is not.
 func deskhands(s FoundServer, opt ImportOptions) string {
 	name := s.Sources[0].Name
-	if name == DefaultName || slices.Contains(opt.Names, name) {
+	if strings.EqualFold(name, DefaultName) || slices.Contains(opt.Names, name) {
 		return "it is Deskhand's own entry (by its name)"
 	}
 	if s.URL != "" {
 		for _, own := range opt.URLs {
 			if sameEndpoint(s.URL, own) {
 				return "it is Deskhand's own entry (it points at Deskhand's address)"
+			}
+		}
+		// A client token of Deskhand's (server/agent's tokens start dh_)
+		// sent to this machine.
+		if u, err := url.Parse(s.URL); err == nil && loopback(u.Hostname()) {
+			for _, sec := range s.Secrets {
+				if sec.Kind == Header && strings.HasPrefix(bearer(sec.value), "dh_") {
+					return "it is Deskhand's own entry (it sends a Deskhand token to this machine)"
+				}
 			}
 		}
 	}
@@ -1039,7 +1048,7 @@ func sameEndpoint(a, b string) bool {
 	}
 	host := func(u *url.URL) string {
 		h := strings.ToLower(u.Hostname())
-		if h == "localhost" || h == "::1" || strings.HasPrefix(h, "127.") {
+		if loopback(h) {
 			h = "loopback"
 		}
 		port := u.Port()
@@ -1049,6 +1058,12 @@ func sameEndpoint(a, b string) bool {
 		return h + ":" + port
 	}
 	return host(ua) == host(ub)
+}
+
+// loopback reports whether host names this machine.
+func loopback(host string) bool {
+	host = strings.ToLower(host)
+	return host == "localhost" || host == "::1" || strings.HasPrefix(host, "127.")
 }
 
 // SanitizeName makes name a tool server's name: letters, digits, '_' and
@@ -1086,12 +1101,13 @@ func sameDefinition(a, b FoundServer) bool {
 // merge names the servers, merges the duplicates and renames the clashes.
 func merge(all []FoundServer) []FoundServer {
 	var out []FoundServer
-	byName := map[string]int{}
+	byName := map[string][]int{} // base name → the servers of that base
 	used := map[string]bool{}
 	for _, s := range all {
 		orig := s.Sources[0].Name
 		base := SanitizeName(orig)
-		if i, ok := byName[base]; ok && sameDefinition(out[i], s) {
+		if j := slices.IndexFunc(byName[base], func(i int) bool { return sameDefinition(out[i], s) }); j >= 0 {
+			i := byName[base][j]
 			if !maps.Equal(out[i].Env, s.Env) || !maps.Equal(out[i].Headers, s.Headers) || !sameSecrets(out[i].Secrets, s.Secrets) {
 				out[i].Notes = append(out[i].Notes, fmt.Sprintf("%s gives it other environment variables or headers; those of %s are kept", s.Sources[0], out[i].Sources[0]))
 			}
@@ -1113,9 +1129,7 @@ func merge(all []FoundServer) []FoundServer {
 		}
 		s.Name = name
 		used[name] = true
-		if _, ok := byName[base]; !ok {
-			byName[base] = len(out)
-		}
+		byName[base] = append(byName[base], len(out))
 		out = append(out, s)
 	}
 	return out

@@ -458,7 +458,7 @@ func TestImportPrintsNoSecret(t *testing.T) {
 	for _, sk := range found.Skipped {
 		out.WriteString(sk.String() + "\n")
 	}
-	if nsecrets < 15 {
+	if nsecrets < 12 {
 		t.Fatalf("only %d secrets found", nsecrets)
 	}
 	text := out.String()
@@ -498,15 +498,15 @@ func TestMergeRenames(t *testing.T) {
 	mk := func(name, cmd string) FoundServer {
 		return FoundServer{Name: name, Command: cmd, Sources: []Source{{Client: Cursor, Name: name}}}
 	}
-	got := merge([]FoundServer{mk(long, "a"), mk(long, "b"), mk(long, "c"), mk(long, "a"), mk("x-2", "d")})
+	got := merge([]FoundServer{mk(long, "a"), mk(long, "b"), mk(long, "c"), mk(long, "a"), mk("x-2", "d"), mk(long, "b")})
 	var names []string
 	for _, s := range got {
 		names = append(names, s.Name)
 	}
 	x32, x30 := strings.Repeat("x", 32), strings.Repeat("x", 30)
 	want := []string{x32, x30 + "-2", x30 + "-3", "x-2"}
-	if !slices.Equal(names, want) || len(got[0].Sources) != 2 {
-		t.Errorf("names %q (first from %d sources), want %q", names, len(got[0].Sources), want)
+	if !slices.Equal(names, want) || len(got[0].Sources) != 2 || len(got[1].Sources) != 2 {
+		t.Errorf("names %q (first from %d sources, second from %d), want %q", names, len(got[0].Sources), len(got[1].Sources), want)
 	}
 }
 
@@ -544,21 +544,54 @@ func FuzzImport(f *testing.F) {
 	})
 }
 
-// TestFindServersOwnNames: Deskhand's entry under the name the person
-// gave it is skipped by that name alone (no address known).
-func TestFindServersOwnNames(t *testing.T) {
-	env := testEnv(t)
-	place(t, Cursor, env, readFixture(t, "cursor.json"))
-	for _, tc := range []struct{ names []string }{{nil}, {[]string{"my agents"}}} {
+// TestFindServersOwnEntry: Deskhand's entry under the name the person
+// gave it is skipped by that name, or by the Deskhand token it sends to
+// this machine, with no address known.
+func TestFindServersOwnEntry(t *testing.T) {
+	for _, tc := range []struct {
+		entry string
+		names []string
+		want  string // the reason it is skipped; "" when imported
+	}{
+		{`{"url": "http://127.0.0.1:47111/mcp"}`, nil, ""},
+		{`{"url": "http://127.0.0.1:47111/mcp"}`, []string{"my agents"}, "it is Deskhand's own entry (by its name)"},
+		{`{"url": "http://localhost:47111/mcp", "headers": {"Authorization": "Bearer dh_FAKEfakeFAKEfake0123456789"}}`, nil, "it is Deskhand's own entry (it sends a Deskhand token to this machine)"},
+		{`{"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer dh_FAKEfakeFAKEfake0123456789"}}`, nil, ""},
+		{`{"command": "/usr/local/bin/deskhand", "args": ["stdio"]}`, nil, "it is Deskhand's own entry (it runs deskhand stdio)"},
+		{`{"command": "/usr/local/bin/deskhand", "args": ["version"]}`, nil, ""},
+	} {
+		env := testEnv(t)
+		place(t, Cursor, env, []byte(`{"mcpServers": {"my agents": `+tc.entry+`}}`))
 		found := FindServers(env, ImportOptions{Names: tc.names, Clients: []Client{Cursor}})
-		_, skipped := describeAll(found)
-		var names []string
-		for _, s := range found.Servers {
-			names = append(names, s.Name)
+		var reason string
+		if len(found.Skipped) == 1 {
+			reason = found.Skipped[0].Reason
 		}
-		own := slices.ContainsFunc(skipped, func(s string) bool { return strings.Contains(s, "my agents: it is Deskhand's own entry (by its name)") })
-		if own != (tc.names != nil) || slices.Contains(names, "my-agents") == (tc.names != nil) {
-			t.Errorf("names %q: servers %q, skipped %q", tc.names, names, skipped)
+		if reason != tc.want || len(found.Servers)+len(found.Skipped) != 1 {
+			t.Errorf("%s, names %q: servers %v, skipped %v; want skipped because %q", tc.entry, tc.names, found.Servers, found.Skipped, tc.want)
 		}
+	}
+}
+
+// TestFindServersOpenCodeV2: opencode 2's mcp.servers holds servers,
+// with disabled in place of enabled.
+func TestFindServersOpenCodeV2(t *testing.T) {
+	env := testEnv(t)
+	place(t, OpenCode, env, []byte(`{"mcp": {
+  "servers": {
+    "time": {"type": "local", "command": ["uvx", "mcp-server-time"], "disabled": true},
+    "docs": {"type": "remote", "url": "https://docs.example.com/mcp", "oauth": false},
+  },
+  "fetch": {"type": "local", "command": ["uvx", "mcp-server-fetch"]},
+}}`))
+	found := FindServers(env, ImportOptions{Clients: []Client{OpenCode}})
+	servers, skipped := describeAll(found)
+	want := []string{
+		`fetch: uvx mcp-server-fetch`,
+		`docs: https://docs.example.com/mcp`,
+		`time: uvx mcp-server-time [off in opencode user: its entry under mcp.servers says "disabled": true]`,
+	}
+	if !slices.Equal(servers, want) || len(skipped) != 0 || len(found.Errors) != 0 {
+		t.Errorf("servers:\n%s\nskipped %q, errors %v", strings.Join(servers, "\n"), skipped, found.Errors)
 	}
 }
