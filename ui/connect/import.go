@@ -27,7 +27,7 @@ package connect
 //     customization/mcp-servers, "Configuration format").
 //   - Codex: [mcp_servers.NAME] command, args, env, env_vars, cwd, or url,
 //     http_headers, env_http_headers, bearer_token_env_var; enabled
-//     (openai/codex docs/config.md "MCP servers", research18 §7).
+//     (openai/codex codex-rs/core/src/config/types.rs McpServerConfig, codex-rs/cli/src/mcp_cmd.rs).
 //   - Gemini CLI, Qwen Code: mcpServers.NAME {command, args, env, cwd} or
 //     {httpUrl, headers}, or {url, type: "http"}; a bare url is SSE in Qwen
 //     Code and older Gemini CLI, Streamable HTTP in current Gemini CLI
@@ -482,7 +482,7 @@ func serversIn(c Client, file importFile, data []byte) ([]FoundServer, []Skipped
 				skipped = append(skipped, Skipped{src, "the entry is not an object"})
 				continue
 			}
-			d, reason := parseEntry(c, file.scope, m, doc)
+			d, reason := parseEntry(c, m, doc)
 			if reason != "" {
 				skipped = append(skipped, Skipped{src, reason})
 				continue
@@ -634,7 +634,7 @@ func scalar(v any) (string, bool) {
 }
 
 // parseEntry reads entry m of client c; reason says why it is skipped.
-func parseEntry(c Client, scope string, m map[string]any, doc map[string]any) (definition, string) {
+func parseEntry(c Client, m map[string]any, doc map[string]any) (definition, string) {
 	r := &reader{m: m}
 	var d definition
 	var reason string
