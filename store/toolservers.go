@@ -92,7 +92,7 @@ func (db *DB) DeleteToolServer(ctx context.Context, name string) error {
 // AgentToolServers returns every attachment, by agent then server, each
 // with its tools by name.
 func (db *DB) AgentToolServers(ctx context.Context) ([]agent.AgentToolServer, error) {
-	rows, err := db.db.QueryContext(ctx, `SELECT a.agent_id, a.server, a.all_tools, t.tool, t.ask_first, t.pinned_hash
+	rows, err := db.db.QueryContext(ctx, `SELECT a.agent_id, a.server, a.all_tools, t.tool, t.ask_first, t.pinned_hash, t.pinned_definition
 		FROM agent_tool_servers a LEFT JOIN agent_tool_server_tools t ON t.agent_id = a.agent_id AND t.server = a.server
 		ORDER BY a.agent_id, a.server, t.tool`)
 	if err != nil {
@@ -104,10 +104,10 @@ func (db *DB) AgentToolServers(ctx context.Context) ([]agent.AgentToolServer, er
 		var (
 			agentID, server string
 			all             int64
-			tool, hash      sql.NullString
+			tool, hash, def sql.NullString
 			ask             sql.NullInt64
 		)
-		if err := rows.Scan(&agentID, &server, &all, &tool, &ask, &hash); err != nil {
+		if err := rows.Scan(&agentID, &server, &all, &tool, &ask, &hash, &def); err != nil {
 			return nil, fmt.Errorf("read agent's tool server: %w", err)
 		}
 		if n := len(out); n == 0 || out[n-1].AgentID != agentID || out[n-1].Server != server {
@@ -115,7 +115,7 @@ func (db *DB) AgentToolServers(ctx context.Context) ([]agent.AgentToolServer, er
 		}
 		if tool.Valid {
 			last := &out[len(out)-1]
-			last.Tools = append(last.Tools, agent.AttachedTool{Tool: tool.String, AskFirst: ask.Int64 == 1, Hash: hash.String})
+			last.Tools = append(last.Tools, agent.AttachedTool{Tool: tool.String, AskFirst: ask.Int64 == 1, Hash: hash.String, Definition: def.String})
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -137,8 +137,8 @@ func (db *DB) PutAgentToolServer(ctx context.Context, a agent.AgentToolServer) e
 			return err
 		}
 		for _, t := range a.Tools {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO agent_tool_server_tools (agent_id, server, tool, ask_first, pinned_hash)
-				VALUES (?, ?, ?, ?, ?)`, a.AgentID, a.Server, t.Tool, boolInt(t.AskFirst), t.Hash); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO agent_tool_server_tools (agent_id, server, tool, ask_first, pinned_hash, pinned_definition)
+				VALUES (?, ?, ?, ?, ?, ?)`, a.AgentID, a.Server, t.Tool, boolInt(t.AskFirst), t.Hash, t.Definition); err != nil {
 				return err
 			}
 		}

@@ -53,7 +53,7 @@ func TestToolServersRoundTripAndCascade(t *testing.T) {
 	}
 
 	attachments := []agent.AgentToolServer{
-		{AgentID: "a1", Server: "fs", Tools: []agent.AttachedTool{{Tool: "list_directory", Hash: "sha256:1"}, {Tool: "read_text_file", AskFirst: true, Hash: "sha256:2"}}},
+		{AgentID: "a1", Server: "fs", Tools: []agent.AttachedTool{{Tool: "list_directory", Hash: "sha256:1"}, {Tool: "read_text_file", AskFirst: true, Hash: "sha256:2", Definition: `{"description":"read"}`}}},
 		{AgentID: "a1", Server: "web", AllTools: true},
 		{AgentID: "a2", Server: "fs", AllTools: true, Tools: []agent.AttachedTool{{Tool: "write_file", AskFirst: true, Hash: "sha256:3"}}},
 	}

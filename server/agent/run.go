@@ -209,6 +209,9 @@ type turnRun struct {
 	turn  *Turn
 	tools map[string]agentTool
 	asked int // questions asked so far
+	// held are tool server tools held since their definition changed:
+	// the refusal the model reads, by name (toolservers_run.go).
+	held map[string]string
 }
 
 type agentTool struct {
@@ -222,6 +225,7 @@ func (c *Core) loop(ctx context.Context, agent Agent, turn *Turn, past []Message
 		return nil, err
 	}
 	run := &turnRun{agent: agent, turn: turn, tools: c.agentTools(agent)}
+	c.addServerTools(ctx, run)
 	specs := []ToolSpec{askUserSpec}
 	for _, t := range run.tools {
 		specs = append(specs, t.Spec())
@@ -296,6 +300,9 @@ func (c *Core) agentTools(agent Agent) map[string]agentTool {
 func (c *Core) callTool(ctx context.Context, run *turnRun, call ToolCall) (string, error) {
 	if call.Name == askUserTool {
 		return c.askUser(ctx, run, call.Arguments)
+	}
+	if why, held := run.held[call.Name]; held {
+		return "error: " + why, nil
 	}
 	t, ok := run.tools[call.Name]
 	if !ok {

@@ -62,6 +62,9 @@ type AttachedTool struct {
 	// Hash is the tool's definition hash when the person attached it (or
 	// looked again): a tool whose current hash differs is held.
 	Hash string
+	// Definition is the definition Hash was taken of (JSON text), to show
+	// what changed.
+	Definition string
 }
 
 // ToolServerStore keeps tool servers and agents' attachments (never
