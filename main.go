@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/deskhand/deskhand/assets"
 	"github.com/deskhand/deskhand/models/providers"
@@ -23,6 +24,7 @@ import (
 	"github.com/deskhand/deskhand/server/bridge"
 	"github.com/deskhand/deskhand/server/mcpserver"
 	"github.com/deskhand/deskhand/server/tools"
+	"github.com/deskhand/deskhand/server/toolservers"
 	"github.com/deskhand/deskhand/store"
 	"github.com/deskhand/deskhand/store/keychain"
 	"github.com/deskhand/deskhand/ui/cli"
@@ -98,6 +100,8 @@ type wiring struct {
 	// unreachable is what no agent's fetch may reach: Deskhand's own
 	// endpoint and the providers' servers.
 	unreachable *tools.Unreachable
+	// toolServers runs the person's MCP servers (toolservers_wiring.go).
+	toolServers *toolservers.Manager
 }
 
 // open wires store, keychain, models and core.
@@ -146,6 +150,8 @@ func open(ctx context.Context, g *cli.Globals, log *slog.Logger, desktop bool) (
 		},
 		Reached: func(name, url string) { unreachable.Set("provider/"+name, url) },
 	}
+	var coreRef atomic.Pointer[agent.Core]
+	toolServers := newToolServers(g.Data, log, &coreRef)
 	core, err := agent.New(ctx, agent.Config{
 		History:      db,
 		Models:       map[agent.Backend]agent.Model{agent.BackendClient: sampling.Model{}},
@@ -158,12 +164,16 @@ func open(ctx context.Context, g *cli.Globals, log *slog.Logger, desktop bool) (
 		// The log is on unless the person turned it off.
 		NoActivityLog: saved[agent.SettingLogEnabled] == "false",
 		// The response schema must compile as mcp-go will use it.
-		CheckSchema: mcpserver.CheckSchema,
+		CheckSchema:     mcpserver.CheckSchema,
+		ToolServerStore: db,
+		ToolServers:     toolServerSet{toolServers},
 	})
 	if err != nil {
+		toolServers.Close()
 		db.Close()
 		return nil, err
 	}
+	coreRef.Store(core)
 	// Every provider's server is out of the agents' reach from the start,
 	// not only once an agent used it.
 	if list, err := db.Providers(ctx); err == nil {
@@ -171,7 +181,7 @@ func open(ctx context.Context, g *cli.Globals, log *slog.Logger, desktop bool) (
 			unreachable.Set("provider/"+p.Name, connector.Address(p))
 		}
 	}
-	return &wiring{db: db, core: core, secrets: secrets, connector: connector, log: log, unreachable: unreachable}, nil
+	return &wiring{db: db, core: core, secrets: secrets, connector: connector, log: log, unreachable: unreachable, toolServers: toolServers}, nil
 }
 
 // osReason is the OS's own words for a file error ("read-only file
@@ -192,6 +202,10 @@ func secretsIn(data string, warn func(string)) *keychain.Store {
 
 func (a *wiring) close() {
 	a.core.Close()
+	// The tool servers stop after the turns that use them, before the store.
+	if err := a.toolServers.Close(); err != nil {
+		a.log.Error("stop tool servers", "err", err)
+	}
 	if err := a.db.Close(); err != nil {
 		a.log.Error("close database", "err", err)
 	}
