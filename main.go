@@ -15,7 +15,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 
 	"github.com/deskhand/deskhand/assets"
 	"github.com/deskhand/deskhand/models/providers"
@@ -24,7 +23,6 @@ import (
 	"github.com/deskhand/deskhand/server/bridge"
 	"github.com/deskhand/deskhand/server/mcpserver"
 	"github.com/deskhand/deskhand/server/tools"
-	"github.com/deskhand/deskhand/server/toolservers"
 	"github.com/deskhand/deskhand/store"
 	"github.com/deskhand/deskhand/store/keychain"
 	"github.com/deskhand/deskhand/ui/cli"
@@ -100,8 +98,7 @@ type wiring struct {
 	// unreachable is what no agent's fetch may reach: Deskhand's own
 	// endpoint and the providers' servers.
 	unreachable *tools.Unreachable
-	// toolServers runs the person's MCP servers (toolservers_wiring.go).
-	toolServers *toolservers.Manager
+	toolServers io.Closer // the person's MCP servers (toolservers_wiring.go)
 }
 
 // open wires store, keychain, models and core.
@@ -150,8 +147,7 @@ func open(ctx context.Context, g *cli.Globals, log *slog.Logger, desktop bool) (
 		},
 		Reached: func(name, url string) { unreachable.Set("provider/"+name, url) },
 	}
-	var coreRef atomic.Pointer[agent.Core]
-	toolServers := newToolServers(g.Data, log, &coreRef)
+	toolServers, toolServerPort, coreBuilt := newToolServers(g.Data, log)
 	core, err := agent.New(ctx, agent.Config{
 		History:      db,
 		Models:       map[agent.Backend]agent.Model{agent.BackendClient: sampling.Model{}},
@@ -165,15 +161,14 @@ func open(ctx context.Context, g *cli.Globals, log *slog.Logger, desktop bool) (
 		NoActivityLog: saved[agent.SettingLogEnabled] == "false",
 		// The response schema must compile as mcp-go will use it.
 		CheckSchema:     mcpserver.CheckSchema,
-		ToolServerStore: db,
-		ToolServers:     toolServerSet{toolServers},
+		ToolServerStore: db, ToolServers: toolServerPort,
 	})
 	if err != nil {
 		toolServers.Close()
 		db.Close()
 		return nil, err
 	}
-	coreRef.Store(core)
+	coreBuilt(core)
 	// Every provider's server is out of the agents' reach from the start,
 	// not only once an agent used it.
 	if list, err := db.Providers(ctx); err == nil {
@@ -184,16 +179,6 @@ func open(ctx context.Context, g *cli.Globals, log *slog.Logger, desktop bool) (
 	return &wiring{db: db, core: core, secrets: secrets, connector: connector, log: log, unreachable: unreachable, toolServers: toolServers}, nil
 }
 
-// osReason is the OS's own words for a file error ("read-only file
-// system"), without the path and operation around them.
-func osReason(err error) string {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
-}
-
 // secretsIn is the keychain, with its fallback file in the data folder;
 // warn is told when a secret goes to (or stays in) that file.
 func secretsIn(data string, warn func(string)) *keychain.Store {
@@ -202,10 +187,7 @@ func secretsIn(data string, warn func(string)) *keychain.Store {
 
 func (a *wiring) close() {
 	a.core.Close()
-	// The tool servers stop after the turns that use them, before the store.
-	if err := a.toolServers.Close(); err != nil {
-		a.log.Error("stop tool servers", "err", err)
-	}
+	a.stopToolServers() // after the turns, before the store
 	if err := a.db.Close(); err != nil {
 		a.log.Error("close database", "err", err)
 	}

@@ -21,12 +21,13 @@ type toolServerSet struct {
 
 var _ agent.ToolServers = toolServerSet{}
 
-// newToolServers makes the Manager of the person's tool servers: logs
-// under DATA/toolservers/, questions from the servers routed by the core
-// (which is set once it exists). Sampling is not offered: a server that
-// asks for it is refused.
-func newToolServers(data string, log *slog.Logger, core *atomic.Pointer[agent.Core]) *toolservers.Manager {
-	return toolservers.New(toolservers.Options{
+// newToolServers makes the Manager of the person's tool servers (logs
+// under DATA/toolservers/) and the core's port over it; coreBuilt hands
+// it the core once made, to which the servers' questions go. Sampling is
+// not offered: a server that asks for it is refused.
+func newToolServers(data string, log *slog.Logger) (m *toolservers.Manager, port agent.ToolServers, coreBuilt func(*agent.Core)) {
+	core := &atomic.Pointer[agent.Core]{}
+	m = toolservers.New(toolservers.Options{
 		LogDir: filepath.Join(data, "toolservers"),
 		Logger: log,
 		Elicit: func(ctx context.Context, from toolservers.Origin, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
@@ -49,6 +50,14 @@ func newToolServers(data string, log *slog.Logger, core *atomic.Pointer[agent.Co
 			return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept, Content: content}}, nil
 		},
 	})
+	return m, toolServerSet{m}, core.Store
+}
+
+// stopToolServers stops the person's MCP servers with their processes.
+func (a *wiring) stopToolServers() {
+	if err := a.toolServers.Close(); err != nil {
+		a.log.Error("stop tool servers", "err", err)
+	}
 }
 
 // Set implements agent.ToolServers.
