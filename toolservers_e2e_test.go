@@ -1,8 +1,6 @@
 package main
 
 import (
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,9 +12,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/deskhand/deskhand/models/ollama/ollamatest"
-	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/server/servertest"
-	"github.com/deskhand/deskhand/ui/cli"
 )
 
 // filesystemServer installs the pinned @modelcontextprotocol/server-filesystem
@@ -87,27 +83,17 @@ func TestAgentUsesServerFilesystem(t *testing.T) {
 				return ollamatest.Reply{Content: "the file says: " + results[1]}
 			}))
 
-			// Register the server and attach it, as the command line will.
-			dir := t.TempDir()
-			g := &cli.Globals{Data: dir, Ollama: fake.URL}
-			a, err := open(t.Context(), g, slog.New(slog.NewTextHandler(io.Discard, nil)), false)
-			if err != nil {
-				t.Fatal(err)
+			// Register the server and attach it on the running app, from the command line.
+			srv := startServe(t, fake)
+			dir := srv.dir
+			for _, args := range [][]string{
+				append([]string{"toolserver", "add", "fs", "--command", command, "--"}, args...),
+				{"agent", "edit", "assistant", "--toolserver", "fs:list_directory,read_text_file", "--ask-first", "read_text_file"},
+			} {
+				if _, errOut, err := deskhandIn(t, "", append([]string{"--data", dir}, args...)...); err != nil {
+					t.Fatalf("deskhand %v: %v\n%s", args, err, errOut)
+				}
 			}
-			if err := a.ensureAssistant(t.Context(), ""); err != nil {
-				t.Fatal(err)
-			}
-			if err := a.core.AddToolServer(t.Context(), agent.ToolServer{Name: "fs", Command: command, Args: args}, agent.ToolServerSecrets{}); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := a.core.AttachToolServer(t.Context(), "assistant", agent.ToolServerAttachment{
-				Server: "fs", Tools: []string{"list_directory", "read_text_file"}, AskFirst: []string{"read_text_file"},
-			}); err != nil {
-				t.Fatal(err)
-			}
-			a.close()
-
-			srv := startServeIn(t, fake, dir)
 			token, _, err := deskhand(t, "--data", dir, "token", "create", "e2e")
 			if err != nil {
 				t.Fatal(err)
