@@ -112,6 +112,9 @@ func (s toolServerSet) Call(ctx context.Context, server, tool string, args json.
 	return agent.ToolServerResult{Text: res.Text, IsError: res.IsError}, nil
 }
 
+// Reset implements agent.ToolServers.
+func (s toolServerSet) Reset(server string) error { return s.m.Reset(server) }
+
 // Status implements agent.ToolServers.
 func (s toolServerSet) Status() []agent.ToolServerStatus {
 	list := s.m.Status()

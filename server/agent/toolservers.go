@@ -139,6 +139,9 @@ type ToolServers interface {
 	// Call runs a tool. An error is for what kept the tool from answering
 	// (a *UserError the model may read) or ctx's end.
 	Call(ctx context.Context, server, tool string, args json.RawMessage) (ToolServerResult, error)
+	// Reset clears a server's failures, so that its next use starts it
+	// (the person's "try again").
+	Reset(server string) error
 	// Status lists the servers' states, by name.
 	Status() []ToolServerStatus
 	// Names gives each tool of one agent's set its model-facing name

@@ -340,6 +340,7 @@ func (c *Core) RemoveToolServer(ctx context.Context, name string) error {
 	ts.mu.Unlock()
 	c.resetToolServers()
 	c.deleteToolServerSecrets(s, func(string, string) bool { return true })
+	c.toolServersChanged()
 	return nil
 }
 
@@ -357,9 +358,9 @@ type ToolServerCheck struct {
 	Error string
 }
 
-// CheckToolServer starts the server if need be and lists its tools with
-// their namespaced names. A server that fails is not an error: Error and
-// Status say what happened.
+// CheckToolServer starts the server if need be (a server that failed is
+// tried again) and lists its tools with their namespaced names. A server
+// that fails is not an error: Error and Status say what happened.
 func (c *Core) CheckToolServer(ctx context.Context, name string) (ToolServerCheck, error) {
 	if err := c.toolServersOn(); err != nil {
 		return ToolServerCheck{}, err
@@ -371,6 +372,9 @@ func (c *Core) CheckToolServer(ctx context.Context, name string) (ToolServerChec
 		return ToolServerCheck{}, Userf(ErrNotFound, "there is no tool server named %q", name)
 	}
 	var out ToolServerCheck
+	if err := c.toolServers.running.Reset(name); err != nil {
+		c.log.Warn("reset a tool server", "server", name, "err", err)
+	}
 	tools, err := c.toolServers.running.Tools(ctx, name)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -504,6 +508,7 @@ func (c *Core) AttachToolServer(ctx context.Context, slug string, req ToolServer
 		}
 	}
 	ts.mu.Unlock()
+	c.toolServersChanged()
 	if lerr != nil {
 		c.log.Warn("tool server attached without asking it", "server", req.Server, "agent", slug, "err", lerr)
 	}
@@ -535,6 +540,7 @@ func (c *Core) DetachToolServer(ctx context.Context, slug, server string) error 
 		}
 	}
 	ts.mu.Unlock()
+	c.toolServersChanged()
 	return nil
 }
 
@@ -600,6 +606,7 @@ func (c *Core) RepinToolServerTool(ctx context.Context, slug, server, tool strin
 	}
 	delete(ts.held, heldKey{a.ID, server, tool})
 	ts.mu.Unlock()
+	c.toolServersChanged()
 	return nil
 }
 
@@ -620,4 +627,37 @@ func cmpOr(a, b int) int {
 		return a
 	}
 	return b
+}
+
+// toolServerEffects is what the agent can do through its tool servers'
+// tools, as their pinned definitions say: a tool its server marks
+// read-only reads (and may reach the network); any other may do anything,
+// and so may a server given with all its tools (it may add one).
+func (c *Core) toolServerEffects(a Agent) Effects {
+	ts := &c.toolServers
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	var all Effects
+	for _, att := range ts.attached[a.ID] {
+		if att.AllTools {
+			return EffectsUnknown
+		}
+		for _, t := range att.Tools {
+			var def struct {
+				ReadOnly bool `json:"readOnly"`
+			}
+			if json.Unmarshal([]byte(t.Definition), &def) != nil || !def.ReadOnly {
+				return EffectsUnknown
+			}
+			all |= EffectReads | EffectFetches
+		}
+	}
+	return all
+}
+
+// toolServersChanged tells the MCP surface that agents' reach changed
+// (their annotations).
+func (c *Core) toolServersChanged() {
+	c.agentsRev.Add(1)
+	c.publish(Event{Kind: EventAgentsChanged})
 }

@@ -55,6 +55,8 @@ func (f *fakeServers) Call(ctx context.Context, server, tool string, args json.R
 	return call(ctx, server, tool, args)
 }
 
+func (f *fakeServers) Reset(string) error { return nil }
+
 func (f *fakeServers) Status() []agent.ToolServerStatus {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -435,5 +437,26 @@ func TestToolServerElicitationReachesThePerson(t *testing.T) {
 	// Outside a turn there is nobody to route to: declined.
 	if _, ok, err := f.core.ElicitForToolServer(t.Context(), "fs", "?", json.RawMessage(`{"properties":{"a":{"type":"string"}}}`)); ok || err != nil {
 		t.Errorf("outside a turn: %v, %v", ok, err)
+	}
+}
+
+func TestToolServerToolsCountInTheAgentsAnnotations(t *testing.T) {
+	f := newToolServerFixture(t)
+	if h := f.core.AgentHints(f.agent); !h.ReadOnly || h.Destructive {
+		t.Fatalf("no tools: %+v", h)
+	}
+	if _, err := f.core.AttachToolServer(t.Context(), "helper", agent.ToolServerAttachment{Server: "fs", Tools: []string{"list"}}); err != nil {
+		t.Fatal(err)
+	}
+	if h := f.core.AgentHints(f.agent); !h.ReadOnly || !h.OpenWorld {
+		t.Errorf("a read-only server tool: %+v", h)
+	}
+	for _, req := range []agent.ToolServerAttachment{{Server: "fs", Tools: []string{"list", "write"}}, {Server: "fs"}} {
+		if _, err := f.core.AttachToolServer(t.Context(), "helper", req); err != nil {
+			t.Fatal(err)
+		}
+		if h := f.core.AgentHints(f.agent); h.ReadOnly || !h.Destructive {
+			t.Errorf("%+v: %+v", req, h)
+		}
 	}
 }
