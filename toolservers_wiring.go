@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"maps"
 	"path/filepath"
@@ -23,8 +24,8 @@ var _ agent.ToolServers = toolServerSet{}
 
 // newToolServers makes the Manager of the person's tool servers (logs
 // under DATA/toolservers/) and the core's port over it; coreBuilt hands
-// it the core once made, to which the servers' questions go. Sampling is
-// not offered: a server that asks for it is refused.
+// it the core once made, to which the servers' questions go, and their
+// requests for a model (sampling, for servers allowed to).
 func newToolServers(data string, log *slog.Logger) (m *toolservers.Manager, port agent.ToolServers, coreBuilt func(*agent.Core)) {
 	core := &atomic.Pointer[agent.Core]{}
 	m = toolservers.New(toolservers.Options{
@@ -49,8 +50,48 @@ func newToolServers(data string, log *slog.Logger) (m *toolservers.Manager, port
 			}
 			return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept, Content: content}}, nil
 		},
+		Sample: sample(core),
 	})
 	return m, toolServerSet{m}, core.Store
+}
+
+// sample answers a server's sampling/createMessage with the core (text
+// messages only).
+func sample(core *atomic.Pointer[agent.Core]) toolservers.SampleFunc {
+	return func(ctx context.Context, from toolservers.Origin, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+		c := core.Load()
+		if c == nil {
+			return nil, errors.New("Deskhand is starting")
+		}
+		msgs := make([]agent.Message, 0, len(req.CreateMessageParams.Messages))
+		for _, m := range req.CreateMessageParams.Messages {
+			text, ok := samplingText(m.Content)
+			if !ok {
+				return nil, errors.New("Deskhand answers sampling requests of text only")
+			}
+			msgs = append(msgs, agent.Message{Role: agent.Role(m.Role), Content: text})
+		}
+		text, model, err := c.SampleForToolServer(ctx, from.Server, req.CreateMessageParams.SystemPrompt, msgs)
+		if err != nil {
+			return nil, errors.New(agent.UserMessage(err))
+		}
+		return &mcp.CreateMessageResult{Model: model, StopReason: "endTurn", SamplingMessage: mcp.SamplingMessage{
+			Role: mcp.RoleAssistant, Content: mcp.NewTextContent(text)}}, nil
+	}
+}
+
+// samplingText is a sampling message's text content.
+func samplingText(content any) (string, bool) {
+	switch c := content.(type) {
+	case mcp.TextContent:
+		return c.Text, true
+	case *mcp.TextContent:
+		return c.Text, c != nil
+	case map[string]any:
+		text, ok := c["text"].(string)
+		return text, ok && c["type"] == "text"
+	}
+	return "", false
 }
 
 // stopToolServers stops the person's MCP servers with their processes.

@@ -242,3 +242,47 @@ func (c *Core) ElicitForToolServer(ctx context.Context, server, message string, 
 	}
 	return map[string]any{field: v}, true, nil
 }
+
+// SampleForToolServer answers a tool server's request for a model
+// (sampling) with the model of the agent whose call it came from, for a
+// server the person allowed to (AllowSampling): it spends their model.
+// msgs are the server's messages (user or assistant text); the reply is
+// the model's text, never given tools. Outside an agent's call it is
+// refused.
+func (c *Core) SampleForToolServer(ctx context.Context, server, system string, msgs []Message) (text, model string, err error) {
+	c.toolServers.mu.Lock()
+	s, ok := c.toolServers.servers[server]
+	c.toolServers.mu.Unlock()
+	if !ok || !s.AllowSampling {
+		return "", "", Userf(nil, "Deskhand does not let the tool server %s use the person's model (allow sampling for it first)", server)
+	}
+	run, _ := ctx.Value(turnRunKey{}).(*turnRun)
+	if run == nil {
+		return "", "", Userf(nil, "Deskhand answers a tool server's request for a model only during an agent's call to it")
+	}
+	m, err := c.modelFor(ctx, run.agent)
+	if err != nil {
+		return "", "", err
+	}
+	req := ChatRequest{Model: run.agent.Model}
+	if strings.TrimSpace(system) != "" {
+		req.Messages = append(req.Messages, Message{Role: RoleSystem, Content: system})
+	}
+	for _, msg := range msgs {
+		if msg.Role != RoleUser && msg.Role != RoleAssistant {
+			return "", "", Userf(nil, "a sampling message's role must be user or assistant, not %q", msg.Role)
+		}
+		req.Messages = append(req.Messages, Message{Role: msg.Role, Content: msg.Content})
+	}
+	if len(req.Messages) == 0 {
+		return "", "", Userf(nil, "the sampling request has no message")
+	}
+	c.log.Info("a tool server uses the agent's model", "server", server, "agent", run.agent.Slug, "messages", len(msgs))
+	resp, err := m.Chat(ctx, req, func(Delta) {})
+	if err != nil {
+		return "", "", err
+	}
+	run.turn.PromptTokens += resp.PromptTokens
+	run.turn.OutputTokens += resp.OutputTokens
+	return resp.Message.Content, cmpString(resp.Model, run.agent.Model), nil
+}

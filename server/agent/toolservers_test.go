@@ -460,3 +460,47 @@ func TestToolServerToolsCountInTheAgentsAnnotations(t *testing.T) {
 		}
 	}
 }
+
+func TestToolServerSamplingUsesTheAgentsModelOnlyWhenAllowed(t *testing.T) {
+	for _, allowed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "refused", true: "allowed"}[allowed], func(t *testing.T) {
+			f := newToolServerFixture(t)
+			if allowed {
+				if err := f.core.UpdateToolServer(t.Context(), agent.ToolServer{Name: "fs", Command: "fs-server", AllowSampling: true}, agent.ToolServerSecrets{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := f.core.AttachToolServer(t.Context(), "helper", agent.ToolServerAttachment{Server: "fs", Tools: []string{"list"}}); err != nil {
+				t.Fatal(err)
+			}
+			f.servers.call = func(ctx context.Context, server, _ string, _ json.RawMessage) (agent.ToolServerResult, error) {
+				text, _, err := f.core.SampleForToolServer(ctx, server, "be short", []agent.Message{{Role: agent.RoleUser, Content: "a haiku"}})
+				if err != nil {
+					return agent.ToolServerResult{Text: "sampling: " + agent.UserMessage(err), IsError: true}, nil
+				}
+				return agent.ToolServerResult{Text: "model said " + text}, nil
+			}
+			calls := callsThenAnswers("fs__list", map[string]any{})
+			f.model.Reply = func(ctx context.Context, n int, req agent.ChatRequest, d func(agent.Delta)) (agent.ChatResponse, error) {
+				if len(req.Tools) == 0 { // the server's sampling request
+					return agenttest.Text("tools hum"), nil
+				}
+				return calls(ctx, n, req, d)
+			}
+			if _, err := f.run(t, "list"); err != nil {
+				t.Fatal(err)
+			}
+			got := toolResult(t, f.model)
+			if allowed && got != "model said tools hum" {
+				t.Errorf("allowed: %q", got)
+			}
+			if !allowed && !strings.Contains(got, "does not let the tool server fs use the person's model") {
+				t.Errorf("refused: %q", got)
+			}
+		})
+	}
+	f := newToolServerFixture(t)
+	if _, _, err := f.core.SampleForToolServer(t.Context(), "fs", "", nil); err == nil {
+		t.Error("sampling outside a call was answered")
+	}
+}
