@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -212,6 +213,9 @@ type turnRun struct {
 	// held are tool server tools held since their definition changed:
 	// the refusal the model reads, by name (toolservers_run.go).
 	held map[string]string
+	// fromServers orders the questions of its tool servers, asked on
+	// their goroutines, with the turn's own (toolservers_run.go).
+	fromServers sync.Mutex
 }
 
 type agentTool struct {

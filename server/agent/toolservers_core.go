@@ -243,7 +243,20 @@ func (c *Core) putToolServer(ctx context.Context, s ToolServer, sec ToolServerSe
 	next = slices.DeleteFunc(next, func(o ToolServer) bool { return o.Name == s.Name })
 	next = append(next, s)
 	configs := c.toolServerConfigs(next[:len(next)-1])
-	mine := c.toolServerConfigs([]ToolServer{s})[0] // old secret values, where kept
+	// Its secrets: those given, else (on update) those kept.
+	kept := ToolServer{Name: s.Name}
+	for _, k := range s.SecretEnv {
+		if _, given := sec.Env[k]; !given {
+			kept.SecretEnv = append(kept.SecretEnv, k)
+		}
+	}
+	for _, k := range s.SecretHeaders {
+		if _, given := sec.Headers[k]; !given {
+			kept.SecretHeaders = append(kept.SecretHeaders, k)
+		}
+	}
+	mine := c.toolServerConfigs([]ToolServer{kept})[0]
+	mine.ToolServer = s
 	maps.Copy(mine.SecretEnvValues, sec.Env)
 	maps.Copy(mine.SecretHeaderValues, sec.Headers)
 	configs = append(configs, mine)

@@ -63,7 +63,11 @@ func (t *serverTool) approvalText(agent Agent, args json.RawMessage) string {
 // text for the model; a failure is a tool error the model reads.
 func (t *serverTool) Call(ctx context.Context, _ Agent, args json.RawMessage) (string, error) {
 	ctx = context.WithValue(ctx, turnRunKey{}, t.run)
+	// The server's questions and model requests touch the turn from
+	// other goroutines while this one waits: the lock orders them.
+	t.run.syncWithServers()
 	res, err := t.c.toolServers.running.Call(ctx, t.info.Server, t.info.Tool, args)
+	t.run.syncWithServers()
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
@@ -79,6 +83,14 @@ func (t *serverTool) Call(ctx context.Context, _ Agent, args json.RawMessage) (s
 		return "", Userf(nil, "the tool server %s reports that %s failed: %s", t.info.Server, t.info.Tool, text)
 	}
 	return text, nil
+}
+
+// syncWithServers orders what the turn's goroutine did before with what
+// its servers' questions do (under fromServers), and what they did with
+// what it does next.
+func (r *turnRun) syncWithServers() {
+	r.fromServers.Lock()
+	defer r.fromServers.Unlock()
 }
 
 // capText cuts text at max bytes (on a rune boundary) and says so.
@@ -191,7 +203,8 @@ func (c *Core) addServerTools(ctx context.Context, run *turnRun) {
 // person the turn whose call it came from asks, as ask_user does. ctx is
 // the call's (it carries the turn); without a turn there is nobody to
 // route to and the request is declined. The requested schema must have
-// one field (text, a choice, yes/no or a number); others are declined.
+// one field, or one required field (text, a choice, yes/no or a number),
+// which is asked (optional fields are left unset); others are declined.
 // It returns the content to send back, or accepted false for a decline.
 func (c *Core) ElicitForToolServer(ctx context.Context, server, message string, schema json.RawMessage) (content map[string]any, accepted bool, err error) {
 	run, _ := ctx.Value(turnRunKey{}).(*turnRun)
@@ -206,16 +219,26 @@ func (c *Core) ElicitForToolServer(ctx context.Context, server, message string, 
 			Description string   `json:"description"`
 			Enum        []string `json:"enum"`
 		} `json:"properties"`
+		Required []string `json:"required"`
 	}
-	if err := json.Unmarshal(schema, &s); err != nil || len(s.Properties) != 1 {
+	var field string
+	if err := json.Unmarshal(schema, &s); err == nil {
+		switch {
+		case len(s.Properties) == 1:
+			for k := range s.Properties {
+				field = k
+			}
+		case len(s.Required) == 1: // the others are optional: left unset
+			field = s.Required[0]
+		}
+	}
+	p, ok := s.Properties[field]
+	if !ok || !slices.Contains([]string{"string", "boolean", "number", "integer"}, p.Type) {
 		c.log.Warn("a tool server's question has a form Deskhand cannot show; declined", "server", server, "fields", len(s.Properties))
 		return nil, false, nil
 	}
-	var field string
-	for k := range s.Properties {
-		field = k
-	}
-	p := s.Properties[field]
+	run.fromServers.Lock()
+	defer run.fromServers.Unlock()
 	q := Question{Kind: KindQuestion, Choices: p.Enum}
 	if p.Type == "boolean" {
 		q.Choices = []string{"yes", "no"}
@@ -260,6 +283,8 @@ func (c *Core) SampleForToolServer(ctx context.Context, server, system string, m
 	if run == nil {
 		return "", "", Userf(nil, "Deskhand answers a tool server's request for a model only during an agent's call to it")
 	}
+	run.fromServers.Lock()
+	defer run.fromServers.Unlock()
 	m, err := c.modelFor(ctx, run.agent)
 	if err != nil {
 		return "", "", err
