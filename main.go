@@ -98,6 +98,7 @@ type wiring struct {
 	// unreachable is what no agent's fetch may reach: Deskhand's own
 	// endpoint and the providers' servers.
 	unreachable *tools.Unreachable
+	toolServers io.Closer // the person's MCP servers (toolservers_wiring.go)
 }
 
 // open wires store, keychain, models and core.
@@ -146,6 +147,7 @@ func open(ctx context.Context, g *cli.Globals, log *slog.Logger, desktop bool) (
 		},
 		Reached: func(name, url string) { unreachable.Set("provider/"+name, url) },
 	}
+	toolServers, toolServerPort, coreBuilt := newToolServers(g.Data, log)
 	core, err := agent.New(ctx, agent.Config{
 		History:      db,
 		Models:       map[agent.Backend]agent.Model{agent.BackendClient: sampling.Model{}},
@@ -158,12 +160,15 @@ func open(ctx context.Context, g *cli.Globals, log *slog.Logger, desktop bool) (
 		// The log is on unless the person turned it off.
 		NoActivityLog: saved[agent.SettingLogEnabled] == "false",
 		// The response schema must compile as mcp-go will use it.
-		CheckSchema: mcpserver.CheckSchema,
+		CheckSchema:     mcpserver.CheckSchema,
+		ToolServerStore: db, ToolServers: toolServerPort,
 	})
 	if err != nil {
+		toolServers.Close()
 		db.Close()
 		return nil, err
 	}
+	coreBuilt(core)
 	// Every provider's server is out of the agents' reach from the start,
 	// not only once an agent used it.
 	if list, err := db.Providers(ctx); err == nil {
@@ -171,17 +176,7 @@ func open(ctx context.Context, g *cli.Globals, log *slog.Logger, desktop bool) (
 			unreachable.Set("provider/"+p.Name, connector.Address(p))
 		}
 	}
-	return &wiring{db: db, core: core, secrets: secrets, connector: connector, log: log, unreachable: unreachable}, nil
-}
-
-// osReason is the OS's own words for a file error ("read-only file
-// system"), without the path and operation around them.
-func osReason(err error) string {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
+	return &wiring{db: db, core: core, secrets: secrets, connector: connector, log: log, unreachable: unreachable, toolServers: toolServers}, nil
 }
 
 // secretsIn is the keychain, with its fallback file in the data folder;
@@ -192,6 +187,7 @@ func secretsIn(data string, warn func(string)) *keychain.Store {
 
 func (a *wiring) close() {
 	a.core.Close()
+	a.stopToolServers() // after the turns, before the store
 	if err := a.db.Close(); err != nil {
 		a.log.Error("close database", "err", err)
 	}

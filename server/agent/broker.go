@@ -287,6 +287,9 @@ func (c *Core) approve(ctx context.Context, run *turnRun, call ToolCall) (bool, 
 	scoped := false
 	if t, ok := run.tools[call.Name]; ok {
 		q.Scope, scoped = approvalScope(t.Tool, run.agent, call.Arguments)
+		if st, ok := t.Tool.(*serverTool); ok {
+			q.Text = st.approvalText(run.agent, call.Arguments)
+		}
 	}
 	if r, ok := c.ruleFor(run.agent.ID, call.Name, run.turn.Principal, q.Scope, scoped); ok {
 		c.approvedByRule(ctx, run, q, r)

@@ -48,6 +48,11 @@ type Config struct {
 	// NoActivityLog records nothing in the activity log (the setting
 	// log.enabled = false; benchmarks compare with and without).
 	NoActivityLog bool
+	// ToolServerStore keeps the person's tool servers and agents'
+	// attachments; ToolServers runs them. Without both, agents have no
+	// tool servers.
+	ToolServerStore ToolServerStore
+	ToolServers     ToolServers
 }
 
 // Core is Deskhand's core. Its methods are safe for concurrent use.
@@ -125,6 +130,9 @@ type Core struct {
 	rules      approvalRules
 	// activity is the activity log's recorder and sweeper (activity.go).
 	activity activity
+	// toolServers are the person's MCP servers and agents' attachments
+	// (toolservers_core.go).
+	toolServers toolServerState
 }
 
 // New loads agents and clients from history and marks turns left running
@@ -195,6 +203,9 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 		return nil, fmt.Errorf("load clients: %w", err)
 	}
 	if err := c.loadApprovalRules(ctx); err != nil {
+		return nil, err
+	}
+	if err := c.loadToolServers(ctx, cfg.ToolServerStore, cfg.ToolServers); err != nil {
 		return nil, err
 	}
 	c.base, c.stop = context.WithCancelCause(context.Background())

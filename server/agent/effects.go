@@ -110,6 +110,7 @@ func (c *Core) AgentEffects(a Agent) Effects {
 			effects = append(effects, EffectsOf(t))
 		}
 	}
+	effects = append(effects, c.toolServerEffects(a)) // toolservers_core.go
 	return UnionEffects(effects...)
 }
 

@@ -118,6 +118,9 @@ func (q Question) Schema() map[string]any {
 // Prompt is the message shown with the form.
 func (q Question) Prompt() string {
 	if q.Kind == KindApproval {
+		if q.Text != "" { // a tool server's tool: the server, the tool and the arguments
+			return q.Text
+		}
 		return fmt.Sprintf("The agent %q wants to run %s with %s. Allow it?", q.Agent, q.Tool, string(q.Arguments))
 	}
 	return q.Text

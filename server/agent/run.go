@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -209,6 +210,12 @@ type turnRun struct {
 	turn  *Turn
 	tools map[string]agentTool
 	asked int // questions asked so far
+	// held are tool server tools held since their definition changed:
+	// the refusal the model reads, by name (toolservers_run.go).
+	held map[string]string
+	// fromServers orders the questions of its tool servers, asked on
+	// their goroutines, with the turn's own (toolservers_run.go).
+	fromServers sync.Mutex
 }
 
 type agentTool struct {
@@ -222,6 +229,7 @@ func (c *Core) loop(ctx context.Context, agent Agent, turn *Turn, past []Message
 		return nil, err
 	}
 	run := &turnRun{agent: agent, turn: turn, tools: c.agentTools(agent)}
+	c.addServerTools(ctx, run)
 	specs := []ToolSpec{askUserSpec}
 	for _, t := range run.tools {
 		specs = append(specs, t.Spec())
@@ -296,6 +304,9 @@ func (c *Core) agentTools(agent Agent) map[string]agentTool {
 func (c *Core) callTool(ctx context.Context, run *turnRun, call ToolCall) (string, error) {
 	if call.Name == askUserTool {
 		return c.askUser(ctx, run, call.Arguments)
+	}
+	if why, held := run.held[call.Name]; held {
+		return "error: " + why, nil
 	}
 	t, ok := run.tools[call.Name]
 	if !ok {

@@ -192,6 +192,7 @@ type problem struct {
 func handler(core Core, opts Options) http.Handler {
 	mux := http.NewServeMux()
 	visibilityRoutes(mux, core)
+	toolServerRoutes(mux, core)
 	mux.HandleFunc("GET /v1/status", func(w http.ResponseWriter, r *http.Request) {
 		reply(w, http.StatusOK, Status{URL: opts.URL, Goroutines: runtime.NumGoroutine()})
 	})

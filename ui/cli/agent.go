@@ -20,7 +20,7 @@ type agentEditor interface {
 	DeleteAgent(ctx context.Context, slug string) error
 }
 
-const agentSynopsis = "deskhand agent list | agent add SLUG [--name N] [--provider P] [--model M] [--prompt P] [--description D] [--backend provider|client] [--reach HOST:PORT,…] [--client-may-approve] [--icon EMOJI|FILE] [--log-arguments] | agent edit SLUG [the same] | agent enable SLUG | agent disable SLUG | agent remove SLUG"
+const agentSynopsis = "deskhand agent list | agent add SLUG [--name N] [--provider P] [--model M] [--prompt P] [--description D] [--backend provider|client] [--reach HOST:PORT,…] [--client-may-approve] [--icon EMOJI|FILE] [--log-arguments] | agent edit SLUG [the same] | agent edit SLUG (--toolserver NAME[:TOOL,…] [--ask-first TOOL,…] | --no-toolserver NAME | --repin SERVER:TOOL) | agent enable SLUG | agent disable SLUG | agent remove SLUG"
 
 // agentFields are the flags of agent add and edit (with --model).
 var agentFields = []string{"name", "provider", "prompt", "description", "backend", "reach", "client-may-approve", "icon", "log-arguments"}
@@ -35,6 +35,7 @@ func agentFlags(fs *flag.FlagSet, f *cmdFlags) {
 	fs.BoolVar(&f.clientMayApprove, "client-may-approve", false, "add, edit: let the calling client approve its tool calls (otherwise you approve them here); --client-may-approve=false takes it back")
 	fs.BoolVar(&f.logArguments, "log-arguments", false, "add, edit: keep the arguments of its calls and the answers to its questions in the activity log ('deskhand log'); --log-arguments=false stops")
 	fs.StringVar(&f.icon, "icon", "", "add, edit: how clients show it: an emoji, or an image file (PNG, JPEG or SVG, at most 64 KiB); \"\" for none")
+	agentToolServerFlags(fs, f)
 }
 
 func runAgent(ctx context.Context, inv *invocation, f *cmdFlags, words []string, usage string) error {
@@ -52,6 +53,9 @@ func runAgent(ctx context.Context, inv *invocation, f *cmdFlags, words []string,
 				return usagef(usage, "--%s is for 'agent add' and 'agent edit', not 'agent %s'", name, sub)
 			}
 		}
+	}
+	if handled, err := runAgentToolServers(ctx, inv, f, sub, rest, usage); handled {
+		return err
 	}
 	if f.backend == string(agent.BackendOllama) && inv.set["provider"] && f.provider != agent.OllamaProvider {
 		return usagef(usage, "--backend ollama means the provider %q, not %q: give --backend provider --provider %s", agent.OllamaProvider, f.provider, f.provider)

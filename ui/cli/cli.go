@@ -217,6 +217,9 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		if fs.NArg() == 0 {
 			return words, nil
 		}
+		if consumed := args[:len(args)-fs.NArg()]; len(consumed) > 0 && consumed[len(consumed)-1] == "--" {
+			return append(words, fs.Args()...), nil // after "--", only words
+		}
 		words = append(words, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
@@ -245,6 +248,9 @@ func (o *once) IsBoolFlag() bool {
 func refuseRepeats(fs *flag.FlagSet) {
 	fs.VisitAll(func(f *flag.Flag) {
 		if _, ok := f.Value.(refusedKey); ok { // refused however often given
+			return
+		}
+		if _, ok := f.Value.(repeatable); ok { // --header, --env…
 			return
 		}
 		f.Value = &once{Value: f.Value, name: f.Name}
@@ -280,6 +286,12 @@ type cmdFlags struct {
 	logAgent, logSince                 string // log
 	follow, json                       bool   // log
 	logArguments                       bool   // agent add and edit
+	// toolserver add (url is --url); agent edit's tool-server flags
+	tsCommand, tsDir                          string
+	tsEnv, tsHeaders                          map[string]string
+	tsSecrets                                 []secretRef
+	allowSampling, tsSecretOnArgv             bool
+	toolServer, askFirst, noToolServer, repin string
 }
 
 // command is one command: its name, synopsis, flags and what it runs.
@@ -301,6 +313,7 @@ func init() {
 		{name: "token", synopsis: tokenSynopsis, flags: tokenFlags, run: runToken},
 		{name: "agent", synopsis: agentSynopsis, flags: agentFlags, run: runAgent},
 		{name: "provider", synopsis: providerSynopsis, flags: providerFlags, run: runProvider},
+		{name: "toolserver", synopsis: toolServerSynopsis, flags: toolServerFlags, run: runToolServer},
 		{name: "connect", synopsis: "deskhand connect CLIENT...|--all [--project DIR] [--dry-run] [--rotate]\n       deskhand connect --status [CLIENT...]\n       deskhand connect --link CLIENT\n       deskhand connect claude-desktop --extension FILE [--extension-program PROGRAM]", flags: connectFlags, run: runConnect},
 		{name: "disconnect", synopsis: "deskhand disconnect CLIENT...|--all [--project DIR]", flags: disconnectFlags, run: runDisconnect},
 		{name: "questions", synopsis: "deskhand questions [flags]", run: runQuestions},
