@@ -98,6 +98,7 @@ type App struct {
 	models        *modelsView
 	trayMenu      *fyne.Menu
 	approvals     *approvalsView
+	toolServers   *toolServersView
 	activity      *activityView // the Log tab
 }
 
@@ -114,6 +115,7 @@ func New(fy fyne.App, core Core, opts Options) *App {
 	a.settings = newSettingsView(a, core)
 	a.models = newModelsView(a, core)
 	a.approvals = newApprovalsView(a, core)
+	a.toolServers = newToolServersView(a, core)
 	a.activity = newActivityView(a, core)
 	a.models.changed = a.agents.providersChanged // at once; the core's event follows
 	a.tabs = container.NewAppTabs(
@@ -125,6 +127,7 @@ func New(fy fyne.App, core Core, opts Options) *App {
 			container.NewTabItem("General", a.settings.content()),
 			container.NewTabItem("Models", a.models.content()),
 			container.NewTabItem("Approvals", a.approvals.content()),
+			container.NewTabItem("Tool servers", a.toolServers.content()),
 		)),
 		container.NewTabItem("Log", a.activity.content()),
 	)
@@ -312,7 +315,7 @@ func (a *App) Follow(ctx context.Context) {
 var followedKinds = []agent.EventKind{
 	agent.EventAgentsChanged, agent.EventClientsChanged, agent.EventClientAgentsChanged, agent.EventProvidersChanged,
 	agent.EventTurnStarted, agent.EventModelCall, agent.EventDelta, agent.EventToolCall, agent.EventTurnEnded,
-	agent.EventQuestionAsked, agent.EventQuestionClosed, agent.EventApprovalRulesChanged,
+	agent.EventQuestionAsked, agent.EventQuestionClosed, agent.EventApprovalRulesChanged, agent.EventToolHeld,
 }
 
 // handle runs on fyne's goroutine.
@@ -320,8 +323,9 @@ func (a *App) handle(e agent.Event) {
 	a.conversations.event(e)
 	a.agents.tryEvent(e)
 	switch e.Kind {
-	case agent.EventAgentsChanged: // also pause and resume, from the tray or a client's CLI
+	case agent.EventAgentsChanged: // also pause and resume, from the tray or a client's CLI, and tool servers
 		a.agents.refresh()
+		a.toolServers.refresh()
 		a.models.refresh() // which agents use each provider
 		a.showState()      // which agents have a model: the servers' answers stand
 	case agent.EventQuestionAsked:
@@ -349,6 +353,9 @@ func (a *App) handle(e agent.Event) {
 		a.showState()
 	case agent.EventApprovalRulesChanged: // also from the command line
 		a.approvals.refresh()
+	case agent.EventToolHeld:
+		a.toolServers.refresh()
+		a.fy.SendNotification(fyne.NewNotification("Deskhand", heldNote(e)))
 	}
 }
 
@@ -359,6 +366,7 @@ func (a *App) refresh() {
 	a.models.refresh()
 	a.questions.refresh()
 	a.approvals.refresh()
+	a.toolServers.refresh()
 	a.showState()
 	if a.status != nil {
 		a.status.askServers()
