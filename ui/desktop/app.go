@@ -109,6 +109,7 @@ func New(fy fyne.App, core Core, opts Options) *App {
 	a.tray, a.events = core, core
 	fy.Lifecycle().SetOnStopped(a.Close)
 	a.agents = newAgentsView(a, core)
+	a.agents.servers = newAgentServers(a, core)
 	a.questions = newQuestionsView(a, core)
 	a.conversations = newConversationsView(a, core)
 	a.connect = newConnectView(a, opts.Connector)
@@ -325,6 +326,7 @@ func (a *App) handle(e agent.Event) {
 	switch e.Kind {
 	case agent.EventAgentsChanged: // also pause and resume, from the tray or a client's CLI, and tool servers
 		a.agents.refresh()
+		a.agents.servers.refresh()
 		a.toolServers.refresh()
 		a.models.refresh() // which agents use each provider
 		a.showState()      // which agents have a model: the servers' answers stand

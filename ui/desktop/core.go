@@ -34,7 +34,7 @@ import "github.com/deskhand/deskhand/server/agent"
 // Core is everything the desktop asks of the core: the union of the small
 // interfaces each screen declares beside itself (agentsCore, questionsCore,
 // conversationsCore, settingsCore, providersCore, trayCore,
-// eventSource, approvalsCore, activityCore, toolServersCore). New takes one value for all of them; *agent.Core is one.
+// eventSource, approvalsCore, activityCore, toolServersCore, agentServersCore). New takes one value for all of them; *agent.Core is one.
 type Core interface {
 	agentsCore
 	questionsCore
@@ -46,6 +46,7 @@ type Core interface {
 	approvalsCore
 	activityCore
 	toolServersCore
+	agentServersCore
 }
 
 var _ Core = (*agent.Core)(nil)

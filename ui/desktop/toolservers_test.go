@@ -2,6 +2,7 @@ package desktop
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +24,40 @@ type fakeToolServers struct {
 	held     []agent.HeldTool
 	check    agent.ToolServerCheck
 	repinned []string
+	attached map[string][]agent.AgentToolServer // by agent slug
+	requests []agent.ToolServerAttachment
+}
+
+func (f *fakeToolServers) AgentToolServers(slug string) ([]agent.AgentToolServer, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]agent.AgentToolServer(nil), f.attached[slug]...), nil
+}
+
+func (f *fakeToolServers) AttachToolServer(_ context.Context, slug string, req agent.ToolServerAttachment) (agent.AgentToolServer, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.requests = append(f.requests, req)
+	at := agent.AgentToolServer{Server: req.Server, AllTools: len(req.Tools) == 0}
+	for _, t := range req.Tools {
+		at.Tools = append(at.Tools, agent.AttachedTool{Tool: t, AskFirst: slices.Contains(req.AskFirst, t)})
+	}
+	if f.attached == nil {
+		f.attached = map[string][]agent.AgentToolServer{}
+	}
+	f.attached[slug] = append(f.attached[slug], at)
+	return at, nil
+}
+
+func (f *fakeToolServers) DetachToolServer(_ context.Context, slug, server string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := len(f.attached[slug])
+	f.attached[slug] = slices.DeleteFunc(f.attached[slug], func(at agent.AgentToolServer) bool { return at.Server == server })
+	if len(f.attached[slug]) == n {
+		return agent.ErrNotFound
+	}
+	return nil
 }
 
 func (f *fakeToolServers) ToolServerList() []agent.ToolServer {
@@ -256,4 +291,87 @@ func entriesOf(t *testing.T, o fyne.CanvasObject) []*widget.Entry {
 		return false
 	})
 	return out
+}
+
+func TestAttachmentTexts(t *testing.T) {
+	if got, want := attachmentLine(agent.AgentToolServer{Server: "files", AllTools: true, Tools: []agent.AttachedTool{{Tool: "read"}, {Tool: "write", AskFirst: true}}}),
+		"files: all its tools; asks you first: write"; got != want {
+		t.Errorf("line = %q, want %q", got, want)
+	}
+	if got, want := attachmentLine(agent.AgentToolServer{Server: "files", Tools: []agent.AttachedTool{{Tool: "read", AskFirst: true}}}),
+		"files: read; asks you first: read"; got != want {
+		t.Errorf("line = %q, want %q", got, want)
+	}
+}
+
+// TestEditorToolServers: the editor's part lists an agent's servers,
+// gives it chosen tools of one (the read-only one asked first on request,
+// the other asked first whatever the box says), and takes them away.
+func TestEditorToolServers(t *testing.T) {
+	fake := &fakeToolServers{
+		servers: []agent.ToolServer{{Name: "files", Command: "npx"}},
+		check: agent.ToolServerCheck{Tools: []agent.CheckedTool{
+			{ServerTool: agent.ServerTool{Server: "files", Tool: "read", ReadOnly: true}, Name: "files__read"},
+			{ServerTool: agent.ServerTool{Server: "files", Tool: "write"}, Name: "files__write"},
+			{ServerTool: agent.ServerTool{Server: "files", Tool: "move"}, Name: "files__move"},
+		}},
+	}
+	a, u := newShell(t)
+	s := newAgentServers(a, fake)
+	a.win.SetContent(s.content())
+
+	s.show(agent.Agent{Slug: "draft"}) // not saved
+	if got := labelTexts(t, s.rows); !strings.Contains(got, "Save the agent first") || !s.use.Disabled() {
+		t.Errorf("an unsaved agent: %q, Use enabled %v", got, !s.use.Disabled())
+	}
+	s.show(agent.Agent{ID: "a1", Slug: "scribe"})
+	if s.use.Disabled() {
+		t.Fatal("Use a tool server… is off for a saved agent")
+	}
+
+	test.Tap(s.use)
+	dlg := a.win.Canvas().Overlays().Top()
+	var pick *widget.Select
+	walk(t, dlg, func(o fyne.CanvasObject) bool {
+		if sel, ok := o.(*widget.Select); ok {
+			pick = sel
+			return true
+		}
+		return false
+	})
+	pick.SetSelected("files")
+	u.settle()
+	checks := map[string]*widget.Check{}
+	var asks []*widget.Check
+	walk(t, dlg, func(o fyne.CanvasObject) bool {
+		if c, ok := o.(*widget.Check); ok {
+			if c.Text == "ask me first" {
+				asks = append(asks, c)
+			} else {
+				checks[c.Text] = c
+			}
+			return true
+		}
+		return false
+	})
+	if len(asks) != 3 || asks[0].Disabled() || !asks[1].Disabled() || !asks[1].Checked {
+		t.Fatalf("ask-first boxes: %d, read-only's disabled %v, write's disabled %v checked %v", len(asks), asks[0].Disabled(), asks[1].Disabled(), asks[1].Checked)
+	}
+	checks["files__move"].SetChecked(false)
+	asks[0].SetChecked(true)
+	test.Tap(findButton(t, dlg, "Give these tools"))
+	u.settle()
+	want := []agent.ToolServerAttachment{{Server: "files", Tools: []string{"read", "write"}, AskFirst: []string{"read", "write"}}}
+	if diff := cmp.Diff(want, fake.requests); diff != "" {
+		t.Errorf("attach requests (-want +got):\n%s", diff)
+	}
+	if got := labelTexts(t, s.rows); !strings.Contains(got, "files: read, write; asks you first: read, write") {
+		t.Errorf("after attaching the rows say %q", got)
+	}
+
+	test.Tap(findButton(t, s.rows, "Remove"))
+	u.settle()
+	if got := labelTexts(t, s.rows); strings.Contains(got, "files:") {
+		t.Errorf("after removing the rows say %q", got)
+	}
 }
