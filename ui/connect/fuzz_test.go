@@ -30,6 +30,10 @@ func FuzzWriters(f *testing.F) {
 		"a = "+strings.Repeat("[", over), "a = "+strings.Repeat("{b=", over), nested("a = ", "[", "", "]", over),
 		"a"+strings.Repeat(".a", over)+" = 1\n", "[a"+strings.Repeat(".a", over)+"]\n", "x = {a"+strings.Repeat(".a", over)+" = 1}\n",
 		"[mcp_servers.x]\n"+nested("y = ", "[", "", "]", over-3)+"\n")
+	// The import fixtures: files with many servers of every kind.
+	for _, c := range Clients() {
+		seeds = append(seeds, string(readFixture(f, importFixtures[c.ID])))
+	}
 	for _, seed := range seeds {
 		for i := range Clients() {
 			f.Add(seed, uint8(i))
