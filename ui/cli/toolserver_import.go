@@ -77,15 +77,41 @@ func (inv *invocation) importToolServers(ctx context.Context, f *cmdFlags, clien
 		}
 		opts.Clients = append(opts.Clients, c)
 	}
-	found := connect.FindServers(env, opts)
 	keeper, done, err := inv.reachToolServers(ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
+	imported, err := importInto(ctx, keeper, env, opts, f.dryRun, inv.stdout)
+	switch {
+	case err != nil:
+		return err
+	case f.dryRun:
+		fmt.Fprintln(inv.stderr, "Dry run: nothing was registered.")
+	case imported > 0:
+		fmt.Fprintf(inv.stderr, "Registered %d tool server(s); their secrets are in the keychain. Give one to an agent with 'deskhand agent edit SLUG --toolserver NAME'.\n", imported)
+	}
+	return nil
+}
+
+// ImportToolServers is 'toolserver import' for the desktop: the servers
+// of every client, Deskhand's own entries (at url, or running exe) left
+// out, registered on core unless dryRun; w gets the table of what was
+// found and done.
+func ImportToolServers(ctx context.Context, core *agent.Core, url, exe string, dryRun bool, w io.Writer) (imported int, err error) {
+	env, err := connect.DefaultEnv()
+	if err != nil {
+		return 0, agent.Userf(err, "cannot find your home folder")
+	}
+	return importInto(ctx, coreToolServers{core}, env, connect.ImportOptions{URLs: []string{url}, Commands: []string{exe}}, dryRun, w)
+}
+
+// importInto finds the servers and registers those importPlan keeps.
+func importInto(ctx context.Context, keeper toolServerKeeper, env connect.Env, opts connect.ImportOptions, dryRun bool, w io.Writer) (int, error) {
+	found := connect.FindServers(env, opts)
 	list, err := keeper.ToolServers(ctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	var registered []string
 	for _, s := range list {
@@ -94,7 +120,7 @@ func (inv *invocation) importToolServers(ctx context.Context, f *cmdFlags, clien
 	plan := importPlan(found.Servers, registered)
 	imported := 0
 	for i, v := range plan {
-		if v.skip != "" || f.dryRun {
+		if v.skip != "" || dryRun {
 			continue
 		}
 		if err := keeper.AddToolServer(ctx, v.server, v.sec); err != nil {
@@ -103,14 +129,8 @@ func (inv *invocation) importToolServers(ctx context.Context, f *cmdFlags, clien
 		}
 		imported++
 	}
-	printImport(inv.stdout, plan, found, f.dryRun)
-	switch {
-	case f.dryRun:
-		fmt.Fprintln(inv.stderr, "Dry run: nothing was registered.")
-	case imported > 0:
-		fmt.Fprintf(inv.stderr, "Registered %d tool server(s); their secrets are in the keychain. Give one to an agent with 'deskhand agent edit SLUG --toolserver NAME'.\n", imported)
-	}
-	return nil
+	printImport(w, plan, found, dryRun)
+	return imported, nil
 }
 
 // printImport is the table of what import found and did, then what it

@@ -41,6 +41,10 @@ type Options struct {
 	// "ollama.host", "server.insecure_no_auth"), so that Settings shows
 	// what is in effect, not only what is stored.
 	InEffect map[string]string
+	// ImportToolServers registers the MCP servers the person's clients
+	// know (nothing when dryRun), says how many, and in a table what it
+	// found and did; nil hides Settings → Tool servers' Import.
+	ImportToolServers func(ctx context.Context, dryRun bool) (imported int, report string, err error)
 }
 
 // trayCore is what the tray needs of the core: the agents (each a kill

@@ -48,9 +48,12 @@ func (v *toolServersView) content() fyne.CanvasObject {
 		"A server starts when an agent first needs it and stops when idle. Give one to an agent with " +
 		"deskhand agent edit SLUG --toolserver NAME; its tools then ask you first unless the server marks them read-only.")
 	intro.Wrapping = fyne.TextWrapWord
-	add := widget.NewButton("Add a server…", v.showAdd)
-	again := widget.NewButton("↻", v.refresh)
-	return container.NewVScroll(container.NewVBox(intro, container.NewHBox(add, again), v.status, v.held, v.rows))
+	buttons := container.NewHBox(widget.NewButton("Add a server…", v.showAdd))
+	if v.app.opts.ImportToolServers != nil {
+		buttons.Add(widget.NewButton("Import from your clients…", v.showImport))
+	}
+	buttons.Add(widget.NewButton("↻", v.refresh))
+	return container.NewVScroll(container.NewVBox(intro, buttons, v.status, v.held, v.rows))
 }
 
 // refresh reads the servers, their states and the held tools; the core
@@ -124,6 +127,52 @@ func heldLine(h agent.HeldTool) string {
 		return fmt.Sprintf("%s's tool %s is new to %s: it is held until you look at it.", h.Server, h.Tool, h.Agent)
 	}
 	return fmt.Sprintf("%s changed its tool %s since you gave it to %s: it is held until you look again.", h.Server, h.Tool, h.Agent)
+}
+
+// showImport shows what importing the clients' servers would register,
+// and registers them once the person agrees.
+func (v *toolServersView) showImport() {
+	say(v.status, "Reading your clients' settings…")
+	v.app.background(func(ctx context.Context) func() {
+		_, table, err := v.app.opts.ImportToolServers(ctx, true)
+		return func() {
+			if err != nil {
+				say(v.status, "✖ "+agent.UserMessage(err))
+				return
+			}
+			say(v.status, "")
+			text := widget.NewLabelWithStyle(table, fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
+			scroll := container.NewScroll(container.NewVBox(plainNote("What your clients' settings hold. Secrets go to the keychain; Deskhand's own entries are left out."), text))
+			scroll.SetMinSize(fyne.NewSize(720, 360))
+			v.app.showDialog(dialog.NewCustomConfirm("Import tool servers from your clients", "Import", "Cancel", scroll, func(ok bool) {
+				if ok {
+					v.runImport()
+				}
+			}, v.app.win), nil)
+		}
+	})
+}
+
+func (v *toolServersView) runImport() {
+	v.app.background(func(ctx context.Context) func() {
+		n, _, err := v.app.opts.ImportToolServers(ctx, false)
+		return func() {
+			if err != nil {
+				say(v.status, "✖ "+agent.UserMessage(err))
+				return
+			}
+			say(v.status, importSummary(n))
+			v.refresh()
+		}
+	})
+}
+
+// importSummary says what an import registered.
+func importSummary(n int) string {
+	if n == 0 {
+		return "Nothing new to import."
+	}
+	return "Imported " + countOf(n, "server") + ". Give one to an agent in its editor."
 }
 
 // heldNote tells the person, in a notification, that a turn met a held

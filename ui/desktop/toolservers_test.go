@@ -375,3 +375,34 @@ func TestEditorToolServers(t *testing.T) {
 		t.Errorf("after removing the rows say %q", got)
 	}
 }
+
+// TestToolServersImport: Import shows what a dry run found, and registers
+// only once the person agrees.
+func TestToolServersImport(t *testing.T) {
+	var runs []bool
+	a, u := newShell(t)
+	a.opts.ImportToolServers = func(_ context.Context, dryRun bool) (int, string, error) {
+		runs = append(runs, dryRun)
+		if dryRun {
+			return 0, "NAME  FROM    RESULT\nnotes Cursor  would be imported", nil
+		}
+		return 1, "NAME  FROM    RESULT\nnotes Cursor  imported", nil
+	}
+	v := newToolServersView(a, &fakeToolServers{})
+	a.toolServers = v
+	a.win.SetContent(v.content())
+	test.Tap(findButton(t, a.win.Content(), "Import from your clients…"))
+	u.settle()
+	dlg := a.win.Canvas().Overlays().Top()
+	if dlg == nil || !strings.Contains(labelTexts(t, dlg), "notes Cursor  would be imported") {
+		t.Fatalf("no dialog with the dry run's table")
+	}
+	if !cmp.Equal(runs, []bool{true}) {
+		t.Fatalf("runs before agreeing: %v", runs)
+	}
+	test.Tap(findButton(t, dlg, "Import"))
+	u.settle()
+	if !cmp.Equal(runs, []bool{true, false}) || v.status.Text != "Imported 1 server. Give one to an agent in its editor." {
+		t.Errorf("runs %v, status %q", runs, v.status.Text)
+	}
+}
