@@ -80,6 +80,13 @@ func runDesktop(ctx context.Context, g cli.Globals, stderr io.Writer) error {
 			"ollama.host":             cmp.Or(g.Ollama, os.Getenv("OLLAMA_HOST"), "http://127.0.0.1:11434"),
 			"server.insecure_no_auth": fmt.Sprint(g.InsecureNoAuth),
 		}}
+	if exe, err := os.Executable(); err == nil {
+		opts.ImportToolServers = func(ctx context.Context, dryRun bool) (int, string, error) {
+			var b strings.Builder
+			n, err := cli.ImportToolServers(ctx, a.core, srv.url, exe, dryRun, &b)
+			return n, b.String(), err
+		}
+	}
 	if a.noModel {
 		opts.Notice = noModelNotice
 	}

@@ -91,7 +91,8 @@ func (inv *invocation) reachToolServers(ctx context.Context) (toolServerKeeper, 
 }
 
 const toolServerSynopsis = "deskhand toolserver add NAME (--command CMD [-- ARGS…] | --url URL) [--env K=V]… [--secret-env K]… [--header K=V]… [--secret-header K]… [--dir DIR] [--allow-sampling]\n" +
-	"       deskhand toolserver list | toolserver check NAME | toolserver remove NAME | toolserver held"
+	"       deskhand toolserver list | toolserver check NAME | toolserver remove NAME | toolserver held\n" +
+	"       deskhand toolserver import [--dry-run] [CLIENT…]"
 
 // toolServerFields are the flags of toolserver add.
 var toolServerFields = []string{"command", "url", "env", "secret-env", "header", "secret-header", "dir", "allow-sampling"}
@@ -160,6 +161,7 @@ func toolServerFlags(fs *flag.FlagSet, f *cmdFlags) {
 	fs.Var(secretFlag{false, &f.tsSecrets, &f.tsSecretOnArgv}, "secret-env", "add: the NAME of a secret environment variable (repeatable); its value is read from stdin, one line per secret in the order given, or asked for without echo, and kept in the keychain")
 	fs.Var(secretFlag{true, &f.tsSecrets, &f.tsSecretOnArgv}, "secret-header", "add: the NAME of a secret header, e.g. Authorization (repeatable); read as --secret-env")
 	fs.BoolVar(&f.allowSampling, "allow-sampling", false, "add: let the server ask for the agent's model (off: refused)")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "import: show what would be registered, register nothing")
 }
 
 func runToolServer(ctx context.Context, inv *invocation, f *cmdFlags, words []string, usage string) error {
@@ -171,6 +173,9 @@ func runToolServer(ctx context.Context, inv *invocation, f *cmdFlags, words []st
 		return usagef(usage, "usage: %s", toolServerSynopsis)
 	}
 	sub, rest := words[0], words[1:]
+	if sub == "import" {
+		return inv.importToolServers(ctx, f, rest)
+	}
 	wantArgs := map[string]int{"list": 0, "check": 1, "remove": 1, "held": 0}
 	if n, known := wantArgs[sub]; sub != "add" && (!known || len(rest) != n) {
 		return usagef(usage, "usage: %s", toolServerSynopsis)

@@ -47,7 +47,10 @@ type agentsView struct {
 	// person's; slugAuto: the slug follows the name (a new agent, until
 	// the person types a slug); saving: a save is under way.
 	loading, slugAuto, saving bool
-	started                   bool // the first refresh has shown an agent or the empty state
+	// servers is the tool servers' part of the editor (nil when a test
+	// builds the tab without it).
+	servers *agentServers
+	started bool // the first refresh has shown an agent or the empty state
 
 	heading                                      *widget.Label
 	name, slug, description                      *editorEntry
@@ -462,6 +465,9 @@ func (v *agentsView) show(a agent.Agent) {
 	v.conversations.SetChecked(f.Conversations)
 	v.enabled.SetChecked(f.Enabled)
 	v.showTries()
+	if v.servers != nil {
+		v.servers.show(a)
+	}
 }
 
 // fields are the editor's values as they stand.

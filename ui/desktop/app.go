@@ -41,6 +41,10 @@ type Options struct {
 	// "ollama.host", "server.insecure_no_auth"), so that Settings shows
 	// what is in effect, not only what is stored.
 	InEffect map[string]string
+	// ImportToolServers registers the MCP servers the person's clients
+	// know (nothing when dryRun), says how many, and in a table what it
+	// found and did; nil hides Settings → Tool servers' Import.
+	ImportToolServers func(ctx context.Context, dryRun bool) (imported int, report string, err error)
 }
 
 // trayCore is what the tray needs of the core: the agents (each a kill
@@ -98,6 +102,7 @@ type App struct {
 	models        *modelsView
 	trayMenu      *fyne.Menu
 	approvals     *approvalsView
+	toolServers   *toolServersView
 	activity      *activityView // the Log tab
 }
 
@@ -108,12 +113,14 @@ func New(fy fyne.App, core Core, opts Options) *App {
 	a.tray, a.events = core, core
 	fy.Lifecycle().SetOnStopped(a.Close)
 	a.agents = newAgentsView(a, core)
+	a.agents.servers = newAgentServers(a, core)
 	a.questions = newQuestionsView(a, core)
 	a.conversations = newConversationsView(a, core)
 	a.connect = newConnectView(a, opts.Connector)
 	a.settings = newSettingsView(a, core)
 	a.models = newModelsView(a, core)
 	a.approvals = newApprovalsView(a, core)
+	a.toolServers = newToolServersView(a, core)
 	a.activity = newActivityView(a, core)
 	a.models.changed = a.agents.providersChanged // at once; the core's event follows
 	a.tabs = container.NewAppTabs(
@@ -125,6 +132,7 @@ func New(fy fyne.App, core Core, opts Options) *App {
 			container.NewTabItem("General", a.settings.content()),
 			container.NewTabItem("Models", a.models.content()),
 			container.NewTabItem("Approvals", a.approvals.content()),
+			container.NewTabItem("Tool servers", a.toolServers.content()),
 		)),
 		container.NewTabItem("Log", a.activity.content()),
 	)
@@ -312,8 +320,7 @@ func (a *App) Follow(ctx context.Context) {
 var followedKinds = []agent.EventKind{
 	agent.EventAgentsChanged, agent.EventClientsChanged, agent.EventClientAgentsChanged, agent.EventProvidersChanged,
 	agent.EventTurnStarted, agent.EventModelCall, agent.EventDelta, agent.EventToolCall, agent.EventTurnEnded,
-	agent.EventQuestionAsked, agent.EventQuestionClosed, agent.EventApprovalRulesChanged,
-	agent.EventToolHeld, // nothing shows it yet: the Tool servers screen will
+	agent.EventQuestionAsked, agent.EventQuestionClosed, agent.EventApprovalRulesChanged, agent.EventToolHeld,
 }
 
 // handle runs on fyne's goroutine.
@@ -321,8 +328,10 @@ func (a *App) handle(e agent.Event) {
 	a.conversations.event(e)
 	a.agents.tryEvent(e)
 	switch e.Kind {
-	case agent.EventAgentsChanged: // also pause and resume, from the tray or a client's CLI
+	case agent.EventAgentsChanged: // also pause and resume, from the tray or a client's CLI, and tool servers
 		a.agents.refresh()
+		a.agents.servers.refresh()
+		a.toolServers.refresh()
 		a.models.refresh() // which agents use each provider
 		a.showState()      // which agents have a model: the servers' answers stand
 	case agent.EventQuestionAsked:
@@ -350,6 +359,9 @@ func (a *App) handle(e agent.Event) {
 		a.showState()
 	case agent.EventApprovalRulesChanged: // also from the command line
 		a.approvals.refresh()
+	case agent.EventToolHeld:
+		a.toolServers.refresh()
+		a.fy.SendNotification(fyne.NewNotification("Deskhand", heldNote(e)))
 	}
 }
 
@@ -360,6 +372,7 @@ func (a *App) refresh() {
 	a.models.refresh()
 	a.questions.refresh()
 	a.approvals.refresh()
+	a.toolServers.refresh()
 	a.showState()
 	if a.status != nil {
 		a.status.askServers()

@@ -13,8 +13,10 @@
 // (write Deskhand into MCP clients' settings through a Connector and
 // verify it), Settings (client tokens with each client's last use and
 // calls today, the server's settings and the activity log's, an Ollama
-// check, start at login; and Models: the providers agents run on, their
-// API keys and a check of each) and Log (the activity log, live and
+// check, start at login; Models: the providers agents run on, their
+// API keys and a check of each; Approvals: the rules that skip a question;
+// Tool servers: the person's MCP servers, their state, tools and log, the
+// tools held because their definition changed) and Log (the activity log, live and
 // filtered; a request opens its conversation; export).
 //
 // Each screen declares the small interface of the core it uses beside
@@ -32,7 +34,7 @@ import "github.com/deskhand/deskhand/server/agent"
 // Core is everything the desktop asks of the core: the union of the small
 // interfaces each screen declares beside itself (agentsCore, questionsCore,
 // conversationsCore, settingsCore, providersCore, trayCore,
-// eventSource, approvalsCore, activityCore). New takes one value for all of them; *agent.Core is one.
+// eventSource, approvalsCore, activityCore, toolServersCore, agentServersCore). New takes one value for all of them; *agent.Core is one.
 type Core interface {
 	agentsCore
 	questionsCore
@@ -43,6 +45,8 @@ type Core interface {
 	eventSource
 	approvalsCore
 	activityCore
+	toolServersCore
+	agentServersCore
 }
 
 var _ Core = (*agent.Core)(nil)

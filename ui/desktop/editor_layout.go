@@ -56,6 +56,7 @@ func (v *agentsView) content() fyne.CanvasObject {
 		),
 		section("Tools and folders",
 			toolRows,
+			v.serversPart(),
 			field("Folders the file tools may use", in(v.folders), v.foldersHint),
 			field("Hosts on your network it may reach (empty: the public internet only)", in(v.reachable), v.hostsHint),
 		),
@@ -139,6 +140,15 @@ func heading(text string) *widget.Label {
 // field is a label above its control, then what is said of it.
 func field(label string, objects ...fyne.CanvasObject) fyne.CanvasObject {
 	return container.NewVBox(append([]fyne.CanvasObject{wrapped(label)}, objects...)...)
+}
+
+// serversPart is the tool servers' part of the form; empty for an
+// Agents tab tested without it.
+func (v *agentsView) serversPart() fyne.CanvasObject {
+	if v.servers == nil {
+		return container.NewVBox()
+	}
+	return v.servers.content()
 }
 
 // isOllama says whether the provider is an Ollama server (the one whose

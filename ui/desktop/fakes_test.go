@@ -480,6 +480,7 @@ type fakeCore struct {
 	// activity is the activity log, when a test sets one; without it the
 	// log is empty (activity_fakes_test.go).
 	activity *fakeActivity
+	*fakeToolServers
 }
 
 // newFakeCore fills in the fakes left nil.
@@ -500,6 +501,9 @@ func newFakeCore(c fakeCore) *fakeCore {
 		c.fakeProviders = cmp.Or(c.fakeAgents.fakeProviders, &fakeProviders{})
 	}
 	c.fakeAgents.fakeProviders = c.fakeProviders
+	if c.fakeToolServers == nil {
+		c.fakeToolServers = &fakeToolServers{}
+	}
 	return &c
 }
 
