@@ -130,6 +130,10 @@ func lastExchange(msgs []agent.Message, asked time.Time, agentName, client strin
 // cut).
 func approvalAction(tool string, args json.RawMessage) string {
 	lines := []string{"Tool: " + tool}
+	if server, name, ok := strings.Cut(tool, "__"); ok {
+		// A tool server's tool: built-in tools have no "__" in their names.
+		lines = []string{"Tool: " + name + ", of your tool server " + server}
+	}
 	if len(bytes.TrimSpace(args)) == 0 {
 		return strings.Join(append(lines, "No arguments."), "\n")
 	}

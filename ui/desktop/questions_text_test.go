@@ -25,6 +25,7 @@ func TestApprovalAction(t *testing.T) {
 		{"other keys, sorted, long values cut", "search", `{"query":"` + strings.Repeat("x", 150) + `","limit":5,"deep":{"a":true}}`,
 			"Tool: search\ndeep: {\"a\":true}\nlimit: 5\nquery: " + strings.Repeat("x", 99) + "…"},
 		{"not JSON", "odd", `not json`, "Tool: odd\nArguments: not json"},
+		{"a tool server's tool", "fs__read_text_file", `{"path":"/notes/a.txt"}`, "Tool: read_text_file, of your tool server fs\nFile: /notes/a.txt"},
 	}
 	for _, c := range cases {
 		if got := approvalAction(c.tool, json.RawMessage(c.args)); got != c.want {
