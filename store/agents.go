@@ -113,10 +113,10 @@ func (db *DB) PutAgent(ctx context.Context, a agent.Agent) error {
 			client_may_approve = excluded.client_may_approve, reachable_hosts = excluded.reachable_hosts,
 			created_at = excluded.created_at, updated_at = excluded.updated_at, icon = excluded.icon,
 			log_arguments = excluded.log_arguments`,
-		a.ID, a.Slug, a.Name, a.Description, a.Prompt, string(a.Backend), a.Provider, a.Model,
-		schema, boolInt(a.Conversations), boolInt(a.Enabled), tools, folders, a.MaxRounds,
-		string(a.Routing), a.QuestionTimeout.Milliseconds(),
-		starters, boolInt(a.ClientMayApprove), reachable, millis(a.CreatedAt), millis(a.UpdatedAt), a.Icon, boolInt(a.LogArguments))
+			a.ID, a.Slug, a.Name, a.Description, a.Prompt, string(a.Backend), a.Provider, a.Model,
+			schema, boolInt(a.Conversations), boolInt(a.Enabled), tools, folders, a.MaxRounds,
+			string(a.Routing), a.QuestionTimeout.Milliseconds(),
+			starters, boolInt(a.ClientMayApprove), reachable, millis(a.CreatedAt), millis(a.UpdatedAt), a.Icon, boolInt(a.LogArguments))
 		if err != nil {
 			return err
 		}
