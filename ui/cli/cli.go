@@ -280,6 +280,8 @@ type cmdFlags struct {
 	logAgent, logSince                 string // log
 	follow, json                       bool   // log
 	logArguments                       bool   // agent add and edit
+	team                               string // agent add and edit: slugs, comma-separated
+	noTeam                             bool   // agent add and edit
 }
 
 // command is one command: its name, synopsis, flags and what it runs.
