@@ -110,6 +110,7 @@ func (c *Core) AgentEffects(a Agent) Effects {
 			effects = append(effects, EffectsOf(t))
 		}
 	}
+	effects = append(effects, c.teamEffects(a)) // team.go
 	return UnionEffects(effects...)
 }
 

@@ -364,6 +364,32 @@ func capMemberText(text string, max int) string {
 	return text[:cut] + fmt.Sprintf("\n\n[truncated: the answer is %d bytes; only the first %d bytes are shown (the limit is %d bytes)]", len(text), cut, max)
 }
 
+// teamEffects is what the agent can do through its team: the effects of
+// every enabled member it reaches, members' members included.
+func (c *Core) teamEffects(a Agent) Effects {
+	var all Effects
+	seen := map[string]bool{a.ID: true}
+	queue := slices.Clone(a.Team)
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		c.mu.Lock()
+		m, ok := c.agents[id]
+		c.mu.Unlock()
+		if !ok || !m.Enabled {
+			continue
+		}
+		queue = append(queue, m.Team...)
+		m.Team = nil // walked here, not again in AgentEffects
+		all |= c.AgentEffects(m)
+	}
+	return all
+}
+
 // SubConversationLister is implemented by stores that find the
 // conversations of the team members a turn called (store.DB).
 type SubConversationLister interface {

@@ -468,3 +468,32 @@ func TestTeamHidesWhatTheClientCannotSee(t *testing.T) {
 		t.Errorf("alice: %q, %v", res.Text, err)
 	}
 }
+
+func TestTeamEffectsReachTheCaller(t *testing.T) {
+	writer := effectsTool{silentTool{"write"}, agent.EffectWrites}
+	fetcher := effectsTool{silentTool{"fetch"}, agent.EffectFetches | agent.EffectSends}
+	f := newTeam(t, agent.Config{Tools: []agent.Tool{writer, fetcher}}, teamScript{}, []string{"c", "b", "a"}, map[string][]string{"a": {"b"}, "b": {"c"}})
+	ctx := t.Context()
+	b, c := f.agents["b"], f.agents["c"]
+	if h := f.core.AgentHints(f.agents["a"]); !h.ReadOnly || h.Destructive || h.OpenWorld {
+		t.Errorf("a with tool-less members: %+v, want read-only", h)
+	}
+	b.Tools = []agent.AgentTool{{Name: "write"}}
+	c.Tools = []agent.AgentTool{{Name: "fetch"}}
+	for _, m := range []agent.Agent{b, c} {
+		if _, err := f.core.SaveAgent(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, _ := f.core.AgentBySlug("a")
+	if h := f.core.AgentHints(a); h.ReadOnly || !h.Destructive || !h.OpenWorld {
+		t.Errorf("a reaching b's write and c's fetch: %+v", h)
+	}
+	// A disabled member cannot be called: it adds nothing.
+	if err := f.core.SetAgentEnabled(ctx, "b", false); err != nil {
+		t.Fatal(err)
+	}
+	if h := f.core.AgentHints(a); !h.ReadOnly {
+		t.Errorf("a with b disabled: %+v, want read-only", h)
+	}
+}
