@@ -313,6 +313,7 @@ var followedKinds = []agent.EventKind{
 	agent.EventAgentsChanged, agent.EventClientsChanged, agent.EventClientAgentsChanged, agent.EventProvidersChanged,
 	agent.EventTurnStarted, agent.EventModelCall, agent.EventDelta, agent.EventToolCall, agent.EventTurnEnded,
 	agent.EventQuestionAsked, agent.EventQuestionClosed, agent.EventApprovalRulesChanged,
+	agent.EventMemberProgress, // teams: handled by nothing yet (the nested transcript will)
 }
 
 // handle runs on fyne's goroutine.
