@@ -27,13 +27,15 @@ CREATE TABLE agent_tool_servers (
 ) STRICT;
 
 -- Each tool of an attachment: "ask me first", and the hash of its
--- definition when the person attached it (or looked again).
+-- definition when the person attached it (or looked again), with that
+-- definition (JSON text) to show what changed.
 CREATE TABLE agent_tool_server_tools (
 	agent_id    TEXT    NOT NULL,
 	server      TEXT    NOT NULL,
 	tool        TEXT    NOT NULL,
 	ask_first   INTEGER NOT NULL CHECK (ask_first IN (0, 1)),
 	pinned_hash TEXT    NOT NULL DEFAULT '',
+	pinned_definition TEXT NOT NULL DEFAULT '',
 	PRIMARY KEY (agent_id, server, tool),
 	FOREIGN KEY (agent_id, server) REFERENCES agent_tool_servers (agent_id, server) ON DELETE CASCADE
 ) STRICT;
