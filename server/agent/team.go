@@ -292,16 +292,23 @@ func (t *memberTool) Call(ctx context.Context, _ Agent, args json.RawMessage) (s
 		return "", Userf(nil, "agent %q was not called: agents may call agents only %d deep (the setting %s), and this call would be %d deep; answer with what you have",
 			t.member.Slug, limit, SettingTeamMaxDepth, depth)
 	}
-	// Visibility may have changed since the turn began.
-	if !c.VisibleTo(run.turn.Principal).Sees(t.member.Slug) {
+	// The member is found by ID, so a rename since the turn began changes
+	// nothing; visibility may have changed too.
+	c.mu.Lock()
+	member, ok := c.agents[t.member.ID]
+	c.mu.Unlock()
+	if !ok {
+		return "", Userf(ErrNotFound, "agent %q is not available (disabled or deleted)", t.member.Slug)
+	}
+	if !c.VisibleTo(run.turn.Principal).Sees(member.Slug) {
 		return "", Userf(nil, "there is no tool named %q", t.name)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	turnID := uuid.NewString()
-	stop := c.forwardProgress(ctx, run, t.member.Slug, turnID)
+	stop := c.forwardProgress(ctx, run, member.Slug, turnID)
 	res, err := c.Run(context.WithValue(ctx, teamDepthKey{}, depth), RunRequest{
-		Agent: t.member.Slug, Principal: run.turn.Principal, Conversation: t.conv, Message: in.Message, TurnID: turnID,
+		Agent: member.Slug, Principal: run.turn.Principal, Conversation: t.conv, Message: in.Message, TurnID: turnID,
 		parent: &teamLink{conversation: run.turn.ConversationID, turn: run.turn.ID},
 	})
 	stop()
@@ -310,9 +317,9 @@ func (t *memberTool) Call(ctx context.Context, _ Agent, args json.RawMessage) (s
 	}
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
-			return "", Userf(err, "agent %q is not available (disabled or deleted)", t.member.Slug)
+			return "", Userf(err, "agent %q is not available (disabled or deleted)", member.Slug)
 		}
-		return "", Userf(err, "agent %q did not answer: %s", t.member.Slug, UserMessage(err))
+		return "", Userf(err, "agent %q did not answer: %s", member.Slug, UserMessage(err))
 	}
 	return capMemberText(res.Text, MaxMemberResult), nil
 }
