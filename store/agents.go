@@ -68,6 +68,9 @@ func (db *DB) Agents(ctx context.Context) ([]agent.Agent, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list agents: %w", err)
 	}
+	if err := db.readTeams(ctx, out); err != nil { // teams.go
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -95,7 +98,8 @@ func (db *DB) PutAgent(ctx context.Context, a agent.Agent) error {
 	if len(a.ResponseSchema) > 0 {
 		schema = sql.NullString{String: string(a.ResponseSchema), Valid: true}
 	}
-	_, err = db.exec(ctx, `INSERT INTO agents (id, slug, name, description, prompt, backend, provider, model,
+	err = db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO agents (id, slug, name, description, prompt, backend, provider, model,
 			response_schema, conversations, enabled, tools, folders, max_rounds, routing, question_timeout_ms,
 			starter_prompts, client_may_approve, reachable_hosts, created_at, updated_at, icon, log_arguments)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -109,10 +113,16 @@ func (db *DB) PutAgent(ctx context.Context, a agent.Agent) error {
 			client_may_approve = excluded.client_may_approve, reachable_hosts = excluded.reachable_hosts,
 			created_at = excluded.created_at, updated_at = excluded.updated_at, icon = excluded.icon,
 			log_arguments = excluded.log_arguments`,
-		a.ID, a.Slug, a.Name, a.Description, a.Prompt, string(a.Backend), a.Provider, a.Model,
-		schema, boolInt(a.Conversations), boolInt(a.Enabled), tools, folders, a.MaxRounds,
-		string(a.Routing), a.QuestionTimeout.Milliseconds(),
-		starters, boolInt(a.ClientMayApprove), reachable, millis(a.CreatedAt), millis(a.UpdatedAt), a.Icon, boolInt(a.LogArguments))
+			a.ID, a.Slug, a.Name, a.Description, a.Prompt, string(a.Backend), a.Provider, a.Model,
+			schema, boolInt(a.Conversations), boolInt(a.Enabled), tools, folders, a.MaxRounds,
+			string(a.Routing), a.QuestionTimeout.Milliseconds(),
+			starters, boolInt(a.ClientMayApprove), reachable, millis(a.CreatedAt), millis(a.UpdatedAt), a.Icon, boolInt(a.LogArguments))
+		if err != nil {
+			return err
+		}
+		return putTeam(ctx, tx, a) // teams.go
+	})
+	err = busy(err)
 	// agents.slug is the table's only UNIQUE constraint besides the key,
 	// which the upsert handles.
 	if isConstraint(err, uniqueViolated) {

@@ -20,9 +20,11 @@ const interruptedError = "Deskhand stopped while this turn was running"
 // insertConversation writes a new conversation; the error wraps
 // agent.ErrNotFound when its agent does not exist.
 func insertConversation(ctx context.Context, tx *sql.Tx, c agent.Conversation) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO conversations (id, agent_id, principal, title, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?)`,
-		c.ID, c.AgentID, c.Principal, c.Title, millis(c.CreatedAt), millis(c.UpdatedAt))
+	_, err := tx.ExecContext(ctx, `INSERT INTO conversations (id, agent_id, principal, title, created_at, updated_at,
+			parent_conversation_id, parent_turn_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		c.ID, c.AgentID, c.Principal, c.Title, millis(c.CreatedAt), millis(c.UpdatedAt),
+		nullText(c.ParentConversation), nullText(c.ParentTurn))
 	if isConstraint(err, foreignKeyViolated) {
 		return fmt.Errorf("create conversation %s: agent %s: %w", c.ID, c.AgentID, agent.ErrNotFound)
 	}
@@ -39,9 +41,10 @@ func (db *DB) Conversation(ctx context.Context, id string) (agent.Conversation, 
 		c                agent.Conversation
 		created, updated int64
 	)
-	err := db.db.QueryRowContext(ctx, `SELECT id, agent_id, principal, title, created_at, updated_at
+	err := db.db.QueryRowContext(ctx, `SELECT id, agent_id, principal, title, created_at, updated_at,
+		COALESCE(parent_conversation_id, ''), COALESCE(parent_turn_id, '')
 		FROM conversations WHERE id = ?`, id).
-		Scan(&c.ID, &c.AgentID, &c.Principal, &c.Title, &created, &updated)
+		Scan(&c.ID, &c.AgentID, &c.Principal, &c.Title, &created, &updated, &c.ParentConversation, &c.ParentTurn)
 	if errors.Is(err, sql.ErrNoRows) {
 		return agent.Conversation{}, fmt.Errorf("conversation %s: %w", id, agent.ErrNotFound)
 	}
@@ -53,15 +56,18 @@ func (db *DB) Conversation(ctx context.Context, id string) (agent.Conversation, 
 }
 
 // RecentConversations lists the conversations last active first, with
-// the status of each one's latest turn (empty when it has none).
+// the status of each one's latest turn (empty when it has none). Team
+// members' conversations are not listed: SubConversations finds them
+// from their parent turn.
 func (db *DB) RecentConversations(ctx context.Context, limit int) ([]agent.ConversationSummary, error) {
-	return db.summaries(ctx, "", nil, limit)
+	return db.summaries(ctx, "WHERE c.parent_turn_id IS NULL", nil, limit)
 }
 
 // ConversationsOf lists a principal's conversations, last active first,
-// from after the conversation last listed (keyset paging on the index).
+// from after the conversation last listed (keyset paging on the index),
+// without team members' conversations (as RecentConversations).
 func (db *DB) ConversationsOf(ctx context.Context, principal string, after agent.PageMark, limit int) ([]agent.ConversationSummary, error) {
-	where := "WHERE c.principal = ?"
+	where := "WHERE c.principal = ? AND c.parent_turn_id IS NULL"
 	args := []any{principal}
 	if after.ID != "" {
 		ms := millis(after.UpdatedAt)

@@ -95,6 +95,9 @@ func (c *Core) SaveAgent(ctx context.Context, a Agent) (Agent, error) {
 	if err := c.checkAgentChange(&a, now); err != nil {
 		return Agent{}, err
 	}
+	if err := c.checkTeam(&a); err != nil { // team.go
+		return Agent{}, err
+	}
 	a.UpdatedAt = now
 	if err := c.history.PutAgent(ctx, a); err != nil {
 		return Agent{}, fmt.Errorf("save agent %s: %w", a.Slug, err)
@@ -159,6 +162,7 @@ func (c *Core) DeleteAgent(ctx context.Context, slug string) error {
 		c.setAgent(gone) // still there: put it back
 		return fmt.Errorf("delete agent %s: %w", slug, err)
 	}
+	c.dropFromTeams(gone.ID) // team.go
 	return nil
 }
 

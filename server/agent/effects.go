@@ -111,6 +111,7 @@ func (c *Core) AgentEffects(a Agent) Effects {
 		}
 	}
 	effects = append(effects, c.toolServerEffects(a)) // toolservers_core.go
+	effects = append(effects, c.teamEffects(a))       // team.go
 	return UnionEffects(effects...)
 }
 

@@ -26,6 +26,9 @@ type RunRequest struct {
 	// TurnID, when set (a UUID), names the turn, so a caller can follow it
 	// (its questions in Pending, its events) before Run returns.
 	TurnID string
+	// parent is the turn of the agent that called this one as a team
+	// member (team.go); nil for a call from a client or the desktop.
+	parent *teamLink
 }
 
 // RunResult is what a finished turn produced.
@@ -172,7 +175,7 @@ func (c *Core) outcome(ctx context.Context, turnID string, runErr error) (TurnSt
 // openConversation resolves the handle and marks the conversation busy.
 func (c *Core) openConversation(ctx context.Context, agent Agent, req RunRequest) (Conversation, bool, error) {
 	handle := strings.TrimSpace(req.Conversation)
-	if handle != "" && !agent.Conversations {
+	if handle != "" && !agent.Conversations && req.parent == nil {
 		return Conversation{}, false, ErrConversationsOff
 	}
 	if handle == "" {
@@ -181,6 +184,7 @@ func (c *Core) openConversation(ctx context.Context, agent Agent, req RunRequest
 			ID: uuid.NewString(), AgentID: agent.ID, Principal: req.Principal,
 			Title: title(req.Message), CreatedAt: now, UpdatedAt: now,
 		}
+		req.parent.link(&conv)
 		// The conversation is written with its first turn.
 		_, err := c.convs.acquire(conv.ID, nil, func() (Conversation, error) { return conv, nil })
 		return conv, true, err
@@ -190,7 +194,9 @@ func (c *Core) openConversation(ctx context.Context, agent Agent, req RunRequest
 	if _, err := uuid.Parse(handle); err != nil {
 		return Conversation{}, false, ErrUnknownConversation
 	}
-	owns := func(conv Conversation) bool { return conv.Principal == req.Principal && conv.AgentID == agent.ID }
+	owns := func(conv Conversation) bool {
+		return conv.Principal == req.Principal && conv.AgentID == agent.ID && req.parent.continues(conv)
+	}
 	conv, err := c.convs.acquire(handle, owns, func() (Conversation, error) {
 		conv, err := c.history.Conversation(ctx, handle)
 		if errors.Is(err, ErrNotFound) {
@@ -230,6 +236,7 @@ func (c *Core) loop(ctx context.Context, agent Agent, turn *Turn, past []Message
 	}
 	run := &turnRun{agent: agent, turn: turn, tools: c.agentTools(agent)}
 	c.addServerTools(ctx, run)
+	c.addTeamTools(ctx, run)
 	specs := []ToolSpec{askUserSpec}
 	for _, t := range run.tools {
 		specs = append(specs, t.Spec())

@@ -104,6 +104,9 @@ type Agent struct {
 	// answers to its questions in the activity log (off: only that they
 	// happened).
 	LogArguments bool
+	// Team are the agents (by ID, in order) it may hand work to, each
+	// offered to its model as a tool (team.go).
+	Team []string
 }
 
 // AgentTool switches a tool on for an agent.
@@ -153,6 +156,10 @@ type Conversation struct {
 	Title     string
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// ParentConversation and ParentTurn link a team member's conversation
+	// to the turn that called it; empty for every other conversation.
+	ParentConversation string
+	ParentTurn         string
 }
 
 // ConversationSummary is a conversation as lists show it.

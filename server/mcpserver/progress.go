@@ -49,7 +49,8 @@ func (s *Server) Log(ctx context.Context, level mcp.LoggingLevel, logger string,
 }
 
 // followProgress sends notifications/progress to the call in ctx as the
-// turn proceeds: each model round, tool call and question. It does nothing
+// turn proceeds: each model round, tool call and question, and those of
+// the team members it calls. It does nothing
 // when the call sent no progress token. stop ends it; the notifications
 // already sent are counted, so the answer waits for them.
 func (s *Server) followProgress(ctx context.Context, token mcp.ProgressToken, turnID string) (stop func()) {
@@ -57,7 +58,7 @@ func (s *Server) followProgress(ctx context.Context, token mcp.ProgressToken, tu
 		return func() {}
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	events := s.core.Subscribe(ctx, agent.EventModelCall, agent.EventToolCall, agent.EventQuestionAsked)
+	events := s.core.Subscribe(ctx, agent.EventModelCall, agent.EventToolCall, agent.EventQuestionAsked, agent.EventMemberProgress)
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		step, rounds := 0, 0
@@ -74,6 +75,8 @@ func (s *Server) followProgress(ctx context.Context, token mcp.ProgressToken, tu
 				msg = "calling the tool " + e.Text
 			case agent.EventQuestionAsked:
 				msg = "waiting for an answer: " + e.Text
+			case agent.EventMemberProgress: // a team member's turn, forwarded
+				msg = e.Text
 			default:
 				continue
 			}

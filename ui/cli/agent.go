@@ -20,10 +20,10 @@ type agentEditor interface {
 	DeleteAgent(ctx context.Context, slug string) error
 }
 
-const agentSynopsis = "deskhand agent list | agent add SLUG [--name N] [--provider P] [--model M] [--prompt P] [--description D] [--backend provider|client] [--reach HOST:PORT,…] [--client-may-approve] [--icon EMOJI|FILE] [--log-arguments] | agent edit SLUG [the same] | agent edit SLUG (--toolserver NAME[:TOOL,…] [--ask-first TOOL,…] | --no-toolserver NAME | --repin SERVER:TOOL) | agent enable SLUG | agent disable SLUG | agent remove SLUG"
+const agentSynopsis = "deskhand agent list | agent add SLUG [--name N] [--provider P] [--model M] [--prompt P] [--description D] [--backend provider|client] [--reach HOST:PORT,…] [--client-may-approve] [--icon EMOJI|FILE] [--log-arguments] [--team SLUG,… | --no-team] | agent edit SLUG [the same] | agent edit SLUG (--toolserver NAME[:TOOL,…] [--ask-first TOOL,…] | --no-toolserver NAME | --repin SERVER:TOOL) | agent enable SLUG | agent disable SLUG | agent remove SLUG"
 
 // agentFields are the flags of agent add and edit (with --model).
-var agentFields = []string{"name", "provider", "prompt", "description", "backend", "reach", "client-may-approve", "icon", "log-arguments"}
+var agentFields = []string{"name", "provider", "prompt", "description", "backend", "reach", "client-may-approve", "icon", "log-arguments", "team", "no-team"}
 
 func agentFlags(fs *flag.FlagSet, f *cmdFlags) {
 	fs.StringVar(&f.name, "name", "", "add, edit: the agent's display name")
@@ -36,6 +36,7 @@ func agentFlags(fs *flag.FlagSet, f *cmdFlags) {
 	fs.BoolVar(&f.logArguments, "log-arguments", false, "add, edit: keep the arguments of its calls and the answers to its questions in the activity log ('deskhand log'); --log-arguments=false stops")
 	fs.StringVar(&f.icon, "icon", "", "add, edit: how clients show it: an emoji, or an image file (PNG, JPEG or SVG, at most 64 KiB); \"\" for none")
 	agentToolServerFlags(fs, f)
+	teamFlags(fs, f) // agent_team.go
 }
 
 func runAgent(ctx context.Context, inv *invocation, f *cmdFlags, words []string, usage string) error {
@@ -142,6 +143,9 @@ func runAgent(ctx context.Context, inv *invocation, f *cmdFlags, words []string,
 			return err
 		}
 	}
+	if err := applyTeam(inv, f, usage, list, &a); err != nil { // agent_team.go
+		return err
+	}
 	saved, err := editor.SaveAgent(ctx, a)
 	if err != nil {
 		return err
@@ -161,9 +165,9 @@ func findAgent(list []agent.Agent, slug string) *agent.Agent {
 
 func printAgents(w io.Writer, list []agent.Agent) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SLUG\tNAME\tENABLED\tBACKEND\tPROVIDER\tMODEL")
+	fmt.Fprintln(tw, "SLUG\tNAME\tENABLED\tBACKEND\tPROVIDER\tMODEL\tTEAM")
 	for _, a := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\t%s\n", a.Slug, a.Name, a.Enabled, a.Backend, cmp.Or(a.Provider, agent.OllamaProvider), a.Model)
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\t%s\t%s\n", a.Slug, a.Name, a.Enabled, a.Backend, cmp.Or(a.Provider, agent.OllamaProvider), a.Model, teamSlugs(list, a))
 	}
 	tw.Flush()
 }

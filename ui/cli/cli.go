@@ -292,6 +292,8 @@ type cmdFlags struct {
 	tsSecrets                                 []secretRef
 	allowSampling, tsSecretOnArgv             bool
 	toolServer, askFirst, noToolServer, repin string
+	team                                      string // agent add and edit: slugs, comma-separated
+	noTeam                                    bool   // agent add and edit
 }
 
 // command is one command: its name, synopsis, flags and what it runs.

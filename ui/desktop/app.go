@@ -321,6 +321,7 @@ var followedKinds = []agent.EventKind{
 	agent.EventAgentsChanged, agent.EventClientsChanged, agent.EventClientAgentsChanged, agent.EventProvidersChanged,
 	agent.EventTurnStarted, agent.EventModelCall, agent.EventDelta, agent.EventToolCall, agent.EventTurnEnded,
 	agent.EventQuestionAsked, agent.EventQuestionClosed, agent.EventApprovalRulesChanged, agent.EventToolHeld,
+	agent.EventMemberProgress,
 }
 
 // handle runs on fyne's goroutine.
