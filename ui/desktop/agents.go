@@ -71,6 +71,7 @@ type agentsView struct {
 	conversations, enabled                    *widget.Check
 	clientMayApprove                          *widget.Check
 	logArguments                              *widget.Check // Agent.LogArguments
+	team                                      *teamPicker   // Agent.Team
 	whoAsked                                  *widget.Label
 	schemaHint, slugHint, status              *note
 	foldersHint, hostsHint                    *note
@@ -225,6 +226,7 @@ func newAgentsView(app *App, core agentsCore) *agentsView {
 	})
 	v.routing.Required = true
 	v.logArguments = widget.NewCheck("Keep the arguments of calls and the answers to questions in the activity log", func(bool) { v.changed() })
+	v.team = newTeamPicker(func() { v.changed() })
 	changed := func(bool) { v.changed() }
 	v.conversations = widget.NewCheck("keeps conversations: clients can go on where they left off", changed)
 	v.enabled = widget.NewCheck("enabled: clients see it as a tool", changed)
@@ -462,6 +464,7 @@ func (v *agentsView) show(a agent.Agent) {
 	v.routing.SetSelected(routingWord(f.Routing))
 	v.clientMayApprove.SetChecked(f.ClientMayApprove)
 	v.logArguments.SetChecked(f.LogArguments)
+	v.team.show(a, v.agents)
 	v.conversations.SetChecked(f.Conversations)
 	v.enabled.SetChecked(f.Enabled)
 	v.showTries()
@@ -478,7 +481,7 @@ func (v *agentsView) fields() editorFields {
 		ReachableHosts: v.reachable.Text, ClientMayApprove: v.clientMayApprove.Checked, LogArguments: v.logArguments.Checked,
 		Backend: agent.BackendProvider, Provider: v.provider.Selected, Routing: routingOf(v.routing.Selected),
 		Conversations: v.conversations.Checked, Enabled: v.enabled.Checked,
-		Icon: v.icon.value(),
+		Icon: v.icon.value(), Team: v.team.value(),
 	}
 	if v.runsOn.Selected == runsOnClient {
 		f.Backend = agent.BackendClient

@@ -23,6 +23,8 @@ type conversationsCore interface {
 	RecentConversations(ctx context.Context, limit int) ([]agent.ConversationSummary, error)
 	Transcript(ctx context.Context, conversationID string) ([]agent.Message, []agent.Turn, error)
 	ConversationQuestions(ctx context.Context, conversationID string) ([]agent.Question, error)
+	// SubConversations are the team members' conversations a turn called.
+	SubConversations(ctx context.Context, turnID string) ([]agent.Conversation, error)
 	LiveTurn(conversationID string) (agent.LiveTurn, bool)
 	CancelTurn(conversationID string) bool
 	Clients() []agent.Client
@@ -48,6 +50,7 @@ type conversationsView struct {
 	msgs  []agent.Message
 	turns []agent.Turn
 	qs    []agent.Question
+	subs  map[string][]subTranscript // team members' conversations, by the turn that called them
 	// The running turn shown live: its ID, the user's message from its
 	// start event, and how many messages of it are drawn.
 	liveID, liveAsked string
@@ -275,7 +278,7 @@ func (v *conversationsView) follow() {
 // goroutine, then what its running turn has done and writes.
 func (v *conversationsView) open(id string) {
 	if id != v.current {
-		v.current, v.msgs, v.turns, v.qs = id, nil, nil, nil
+		v.current, v.msgs, v.turns, v.qs, v.subs = id, nil, nil, nil, nil
 		v.liveID, v.liveAsked, v.liveDrawn = "", "", 0
 		v.history.Objects = []fyne.CanvasObject{widget.NewLabel("Reading the conversation…")}
 		v.history.Refresh()
@@ -302,6 +305,10 @@ func (v *conversationsView) load() {
 		if err == nil {
 			qs, err = v.core.ConversationQuestions(ctx, id)
 		}
+		var subs map[string][]subTranscript
+		if err == nil {
+			subs, err = readSubTranscripts(ctx, v.core, turns, maxNesting)
+		}
 		return func() {
 			if opened != v.opened || id != v.current {
 				return
@@ -310,7 +317,7 @@ func (v *conversationsView) load() {
 				v.say(agent.UserMessage(err), true)
 				return
 			}
-			v.msgs, v.turns, v.qs = msgs, turns, qs
+			v.msgs, v.turns, v.qs, v.subs = msgs, turns, qs, subs
 			v.liveID, v.liveDrawn = "", 0 // drawn again, after the history
 			v.syncLive(true)
 			v.drawHistory()
@@ -344,11 +351,13 @@ func (v *conversationsView) speakers() speakers {
 // drawHistory draws the stored turns, but the one shown live.
 func (v *conversationsView) drawHistory() {
 	var objs []fyne.CanvasObject
-	for i, t := range turnViews(v.msgs, v.turns, v.qs, v.speakers(), v.liveID) {
+	sp := v.speakers()
+	for i, t := range turnViews(v.msgs, v.turns, v.qs, sp, v.liveID) {
 		if i > 0 {
 			objs = append(objs, widget.NewSeparator())
 		}
 		objs = append(objs, turnWidgets(t)...)
+		objs = append(objs, v.nestedWidgets(v.subs[t.ID], sp.Agent)...)
 	}
 	if len(objs) == 0 && v.liveID == "" {
 		objs = append(objs, emptyConversation())

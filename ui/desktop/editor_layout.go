@@ -57,6 +57,7 @@ func (v *agentsView) content() fyne.CanvasObject {
 		section("Tools and folders",
 			toolRows,
 			v.serversPart(),
+			field("Team: agents it may hand work to; each is a tool named agent_ and its slug, and answers in a conversation of its own", v.team.box),
 			field("Folders the file tools may use", in(v.folders), v.foldersHint),
 			field("Hosts on your network it may reach (empty: the public internet only)", in(v.reachable), v.hostsHint),
 		),

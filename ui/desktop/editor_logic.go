@@ -52,7 +52,8 @@ func fieldsChanged(shown, now editorFields) bool {
 		!slices.Equal(shown.Tools, now.Tools) ||
 		!slices.Equal(lines(shown.Folders), lines(now.Folders)) ||
 		!slices.Equal(lines(shown.ReachableHosts), lines(now.ReachableHosts)) ||
-		!slices.Equal(lines(shown.Starters), lines(now.Starters))
+		!slices.Equal(lines(shown.Starters), lines(now.Starters)) ||
+		!slices.Equal(shown.Team, now.Team)
 }
 
 // The routing choices in words that say who is asked; the values stored

@@ -288,6 +288,9 @@ type fakeConversations struct {
 	// conversation (conversations_fakes_test.go).
 	live      map[string]agent.LiveTurn
 	questions map[string][]agent.Question
+	// subs are the team members' conversations, by the turn that called
+	// them (transcript_team_test.go).
+	subs map[string][]agent.Conversation
 }
 
 func (f *fakeConversations) RecentConversations(context.Context, int) ([]agent.ConversationSummary, error) {

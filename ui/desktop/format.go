@@ -157,8 +157,9 @@ type editorFields struct {
 	ReachableHosts                                 string // host:port, one per line
 	Starters                                       string // starter prompts, one per line
 	ClientMayApprove                               bool
-	LogArguments                                   bool   // keep calls' arguments and answers in the activity log
-	Icon                                           string // an emoji, or an image as a data: URI
+	LogArguments                                   bool     // keep calls' arguments and answers in the activity log
+	Icon                                           string   // an emoji, or an image as a data: URI
+	Team                                           []string // the IDs of the agents it may hand work to, in order
 }
 
 // fieldsOf is what the editor shows of an agent: one saved before
@@ -173,7 +174,7 @@ func fieldsOf(a agent.Agent) editorFields {
 		Schema: string(a.ResponseSchema), Backend: backend, Provider: cmp.Or(a.Provider, agent.OllamaProvider), Routing: cmp.Or(a.Routing, agent.RouteClient), Conversations: a.Conversations, Enabled: a.Enabled,
 		Tools: a.Tools, Folders: strings.Join(a.Folders, "\n"), Starters: strings.Join(a.StarterPrompts, "\n"),
 		ReachableHosts: strings.Join(a.ReachableHosts, "\n"), ClientMayApprove: a.ClientMayApprove, Icon: a.Icon,
-		LogArguments: a.LogArguments}
+		LogArguments: a.LogArguments, Team: a.Team}
 }
 
 // lines reads a list typed one item per line, blank lines ignored.
@@ -196,6 +197,7 @@ func (f editorFields) apply(base agent.Agent) (agent.Agent, error) {
 	base.Name, base.Slug, base.Description, base.Prompt, base.Model = f.Name, f.Slug, f.Description, f.Prompt, f.Model
 	base.Backend, base.Provider, base.Routing, base.Conversations, base.Enabled = f.Backend, f.Provider, f.Routing, f.Conversations, f.Enabled
 	base.Tools, base.Folders, base.StarterPrompts = f.Tools, lines(f.Folders), lines(f.Starters)
+	base.Team = f.Team
 	base.ReachableHosts, base.ClientMayApprove = lines(f.ReachableHosts), f.ClientMayApprove
 	base.Icon, base.LogArguments = f.Icon, f.LogArguments
 	base.ResponseSchema = nil
