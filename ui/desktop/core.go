@@ -8,8 +8,10 @@
 // with the keyboard's shortcuts (Ctrl+1…6, Ctrl+P, Ctrl+Q; Escape closes
 // a dialog). The six tabs: Agents (edit, delete and switch agents, run
 // each on a provider's model or the calling client's, pick a model or
-// pull one for Ollama, try an agent), Questions (each also in a popup of
-// its own), Conversations (live transcripts, stop a turn), Connect
+// pull one for Ollama, give it a team and tools from the person's MCP
+// servers, try an agent), Questions (each also in a popup of
+// its own), Conversations (live transcripts, team members' conversations under
+// the turn that called them, stop a turn), Connect
 // (write Deskhand into MCP clients' settings through a Connector and
 // verify it), Settings (client tokens with each client's last use and
 // calls today, the server's settings and the activity log's, an Ollama
