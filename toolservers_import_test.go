@@ -73,3 +73,19 @@ func TestToolServerImport(t *testing.T) {
 		t.Errorf("a second import:\n%s", again)
 	}
 }
+
+// TestToolServerImportRefusesAddFlags: import takes no server
+// definition, and --dry-run belongs to import.
+func TestToolServerImportRefusesAddFlags(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", "")
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"toolserver", "import", "--command", "npx"},
+		{"toolserver", "list", "--dry-run"},
+	} {
+		if _, _, err := deskhandIn(t, "", append([]string{"--data", dir}, args...)...); err == nil {
+			t.Errorf("deskhand %v was accepted", args)
+		}
+	}
+}

@@ -173,11 +173,8 @@ func runToolServer(ctx context.Context, inv *invocation, f *cmdFlags, words []st
 		return usagef(usage, "usage: %s", toolServerSynopsis)
 	}
 	sub, rest := words[0], words[1:]
-	if sub == "import" {
-		return inv.importToolServers(ctx, f, rest)
-	}
 	wantArgs := map[string]int{"list": 0, "check": 1, "remove": 1, "held": 0}
-	if n, known := wantArgs[sub]; sub != "add" && (!known || len(rest) != n) {
+	if n, known := wantArgs[sub]; sub != "add" && sub != "import" && (!known || len(rest) != n) {
 		return usagef(usage, "usage: %s", toolServerSynopsis)
 	}
 	if sub != "add" {
@@ -186,6 +183,12 @@ func runToolServer(ctx context.Context, inv *invocation, f *cmdFlags, words []st
 				return usagef(usage, "--%s is for 'toolserver add', not 'toolserver %s'", name, sub)
 			}
 		}
+	}
+	if inv.set["dry-run"] && sub != "import" {
+		return usagef(usage, "--dry-run is for 'toolserver import', not 'toolserver %s'", sub)
+	}
+	if sub == "import" {
+		return inv.importToolServers(ctx, f, rest)
 	}
 	var (
 		s   agent.ToolServer
