@@ -172,3 +172,29 @@ func TestAdvancedLogSettings(t *testing.T) {
 		t.Errorf("read again: %q, checked %v", got, v.logOn.Checked)
 	}
 }
+
+// TestAdvancedTeamDepth: Advanced holds how deep teams may go, checks it,
+// says it applies at once, and saves it.
+func TestAdvancedTeamDepth(t *testing.T) {
+	core := &fakeSettings{settings: map[string]string{}}
+	v, ui := settingsScreen(t, core)
+	v.refresh()
+	ui.settle()
+	depth := v.entries[agent.SettingTeamMaxDepth]
+	if depth == nil || depth.Text != "" || v.notes[agent.SettingTeamMaxDepth].Text != teamDepthNote {
+		t.Fatalf("the team depth field: %v, note %q", depth, v.notes[agent.SettingTeamMaxDepth].Text)
+	}
+	depth.SetText("0")
+	if got := v.notes[agent.SettingTeamMaxDepth].Text; !strings.HasPrefix(got, "✖ Write a whole number of at least 1") {
+		t.Errorf("a depth of 0: %q", got)
+	}
+	depth.SetText("2")
+	v.save()
+	ui.settle()
+	core.mu.Lock()
+	saved := core.settings[agent.SettingTeamMaxDepth]
+	core.mu.Unlock()
+	if saved != "2" {
+		t.Errorf("saved %q", saved)
+	}
+}

@@ -42,6 +42,9 @@ var advancedGroups = []struct {
 	{"Tools", []advancedSetting{
 		{"server.page_size", "Tools per page", "empty: 1000", false},
 	}},
+	{"Teams", []advancedSetting{
+		{agent.SettingTeamMaxDepth, "Depth of hand-offs", fmt.Sprintf("empty: %d", agent.DefaultTeamMaxDepth), false},
+	}},
 	{"Activity log", []advancedSetting{
 		{agent.SettingLogMaxAge, "Keep requests for", fmt.Sprintf("empty: %dd (days, like 30d, or hours, like 720h)", int(agent.DefaultLogMaxAge.Hours()/24)), false},
 		{agent.SettingLogMaxMB, "At most (MB)", fmt.Sprintf("empty: %d", agent.DefaultLogMaxMB), false},
@@ -130,10 +133,25 @@ const (
 // advancedProblems are the checks of the Advanced fields typed in, by
 // key (the address's depends on the insecure box too).
 var advancedProblems = map[string]func(string) string{
-	"server.page_size":     pageSizeProblem,
-	agent.SettingLogMaxAge: logAgeProblem,
-	agent.SettingLogMaxMB:  logSizeProblem,
+	"server.page_size":        pageSizeProblem,
+	agent.SettingLogMaxAge:    logAgeProblem,
+	agent.SettingLogMaxMB:     logSizeProblem,
+	agent.SettingTeamMaxDepth: teamDepthProblem,
 }
+
+// teamDepthProblem checks how deep teams may go: "" when fine.
+func teamDepthProblem(text string) string {
+	if s := strings.TrimSpace(text); s != "" {
+		if n, err := strconv.Atoi(s); err != nil || n < 1 {
+			return fmt.Sprintf("Write a whole number of at least 1, or leave it empty for %d.", agent.DefaultTeamMaxDepth)
+		}
+	}
+	return ""
+}
+
+// teamDepthNote is the line under the team depth when it is fine: the
+// core reads it at each call of a member.
+const teamDepthNote = "The agent a client calls counts as 1; deeper calls get an error. Applies at once."
 
 // pageSizeProblem checks the tools-per-page setting: "" when fine.
 func pageSizeProblem(text string) string {
@@ -294,7 +312,7 @@ func (v *settingsView) content() fyne.CanvasObject {
 // advancedContent is what Advanced holds: the server's settings, which
 // apply at its next start, and where its data is.
 func (v *settingsView) advancedContent() fyne.CanvasObject {
-	box := container.NewVBox(plainNote("The server reads these when Deskhand starts: a change applies at the next start (the activity log's limits within 10 minutes). Data folder: " +
+	box := container.NewVBox(plainNote("The server reads these when Deskhand starts: a change applies at the next start (the activity log's limits within 10 minutes, the team depth at once). Data folder: " +
 		v.app.opts.DataDir + ". Endpoint: " + v.app.opts.ServerURL + "."))
 	// One form, so that the fields line up; each group under its title.
 	form := widget.NewForm()
@@ -366,6 +384,9 @@ func (v *settingsView) checkField(key string) {
 	}
 	if !wrong && key == agent.SettingLogMaxMB {
 		note = logSizeNote
+	}
+	if !wrong && key == agent.SettingTeamMaxDepth {
+		note = teamDepthNote
 	}
 	if wrong {
 		label.Importance = widget.DangerImportance
@@ -647,7 +668,7 @@ func (v *settingsView) save() {
 			for key := range v.notes {
 				v.checkField(key)
 			}
-			say(v.advancedStatus, "Saved. Deskhand uses them from its next start: quit Deskhand and open it again. The activity log's limits apply within 10 minutes.")
+			say(v.advancedStatus, "Saved. Deskhand uses them from its next start: quit Deskhand and open it again. The activity log's limits apply within 10 minutes, the team depth at once.")
 		}
 	})
 }
