@@ -451,12 +451,9 @@ func definitionText(t ServerTool) string {
 // server can be asked, chosen tools must exist; when it cannot, the tools
 // are kept unpinned and held until the person looks again.
 func (c *Core) AttachToolServer(ctx context.Context, slug string, req ToolServerAttachment) (AgentToolServer, error) {
-	if err := c.toolServersOn(); err != nil {
+	a, err := c.toolServerAgent(slug)
+	if err != nil {
 		return AgentToolServer{}, err
-	}
-	a, ok := c.AgentBySlug(slug)
-	if !ok {
-		return AgentToolServer{}, Userf(ErrNotFound, "there is no agent named %q", slug)
 	}
 	ts := &c.toolServers
 	ts.writes.Lock()
@@ -528,14 +525,23 @@ func (c *Core) AttachToolServer(ctx context.Context, slug string, req ToolServer
 	return att, nil
 }
 
-// DetachToolServer takes a server's tools from an agent.
-func (c *Core) DetachToolServer(ctx context.Context, slug, server string) error {
+// toolServerAgent is the agent named slug, when tool servers are on.
+func (c *Core) toolServerAgent(slug string) (Agent, error) {
 	if err := c.toolServersOn(); err != nil {
-		return err
+		return Agent{}, err
 	}
 	a, ok := c.AgentBySlug(slug)
 	if !ok {
-		return Userf(ErrNotFound, "there is no agent named %q", slug)
+		return Agent{}, Userf(ErrNotFound, "there is no agent named %q", slug)
+	}
+	return a, nil
+}
+
+// DetachToolServer takes a server's tools from an agent.
+func (c *Core) DetachToolServer(ctx context.Context, slug, server string) error {
+	a, err := c.toolServerAgent(slug)
+	if err != nil {
+		return err
 	}
 	ts := &c.toolServers
 	ts.writes.Lock()
@@ -572,12 +578,9 @@ func (c *Core) AgentToolServers(slug string) ([]AgentToolServer, error) {
 // definition as the server lists it now becomes the pinned one, and it is
 // offered again.
 func (c *Core) RepinToolServerTool(ctx context.Context, slug, server, tool string) error {
-	if err := c.toolServersOn(); err != nil {
+	a, err := c.toolServerAgent(slug)
+	if err != nil {
 		return err
-	}
-	a, ok := c.AgentBySlug(slug)
-	if !ok {
-		return Userf(ErrNotFound, "there is no agent named %q", slug)
 	}
 	ts := &c.toolServers
 	ts.writes.Lock()
