@@ -456,17 +456,24 @@ func (c *Core) AttachToolServer(ctx context.Context, slug string, req ToolServer
 		return AgentToolServer{}, err
 	}
 	ts := &c.toolServers
-	ts.writes.Lock()
-	defer ts.writes.Unlock()
-	ts.mu.Lock()
-	_, exists := ts.servers[req.Server]
-	ts.mu.Unlock()
-	if !exists {
+	exists := func() bool {
+		ts.mu.Lock()
+		defer ts.mu.Unlock()
+		_, ok := ts.servers[req.Server]
+		return ok
+	}
+	if !exists() {
 		return AgentToolServer{}, Userf(ErrNotFound, "there is no tool server named %q", req.Server)
 	}
+	// Asked before the write lock: it may start the server, which takes a while.
 	listed, lerr := ts.running.Tools(ctx, req.Server)
 	if lerr != nil && ctx.Err() != nil {
 		return AgentToolServer{}, ctx.Err()
+	}
+	ts.writes.Lock()
+	defer ts.writes.Unlock()
+	if !exists() { // removed meanwhile
+		return AgentToolServer{}, Userf(ErrNotFound, "there is no tool server named %q", req.Server)
 	}
 	byName := map[string]ServerTool{}
 	for _, t := range listed {
@@ -583,22 +590,20 @@ func (c *Core) RepinToolServerTool(ctx context.Context, slug, server, tool strin
 		return err
 	}
 	ts := &c.toolServers
-	ts.writes.Lock()
-	defer ts.writes.Unlock()
-	ts.mu.Lock()
-	i := slices.IndexFunc(ts.attached[a.ID], func(o AgentToolServer) bool { return o.Server == server })
-	var att AgentToolServer
-	if i >= 0 {
-		att = ts.attached[a.ID][i]
-		att.Tools = slices.Clone(att.Tools)
+	notAttached := Userf(ErrNotFound, "the tool server %q is not attached to %s", server, slug)
+	if _, ok := c.attachment(a.ID, server); !ok {
+		return notAttached
 	}
-	ts.mu.Unlock()
-	if i < 0 {
-		return Userf(ErrNotFound, "the tool server %q is not attached to %s", server, slug)
-	}
+	// Asked before the write lock: it may start the server, which takes a while.
 	listed, err := ts.running.Tools(ctx, server)
 	if err != nil {
 		return Userf(err, "cannot ask the tool server %s for its tools: %s", server, UserMessage(err))
+	}
+	ts.writes.Lock()
+	defer ts.writes.Unlock()
+	att, ok := c.attachment(a.ID, server)
+	if !ok { // detached meanwhile
+		return notAttached
 	}
 	j := slices.IndexFunc(listed, func(t ServerTool) bool { return t.Tool == tool })
 	if j < 0 {
@@ -624,6 +629,20 @@ func (c *Core) RepinToolServerTool(ctx context.Context, slug, server, tool strin
 	ts.mu.Unlock()
 	c.toolServersChanged()
 	return nil
+}
+
+// attachment is a copy of the agent's attachment of server.
+func (c *Core) attachment(agentID, server string) (AgentToolServer, bool) {
+	ts := &c.toolServers
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	i := slices.IndexFunc(ts.attached[agentID], func(o AgentToolServer) bool { return o.Server == server })
+	if i < 0 {
+		return AgentToolServer{}, false
+	}
+	att := ts.attached[agentID][i]
+	att.Tools = slices.Clone(att.Tools)
+	return att, true
 }
 
 // HeldToolServerTools lists the tools held since their definition
