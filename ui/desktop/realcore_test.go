@@ -39,16 +39,7 @@ func TestWithTheRealCore(t *testing.T) {
 		}
 		done <- res
 	}()
-	var p *popup
-	for p == nil {
-		select {
-		case e := <-events:
-			a.handle(e) // as the event pump would, on fyne's goroutine
-			p = a.questions.popups[e.Question]
-		case <-time.After(10 * time.Second):
-			t.Fatal("no popup")
-		}
-	}
+	p := awaitPopup(t, a, events)
 	test.Type(p.text, "Ada")
 	test.Tap(p.send)
 	select {
@@ -78,6 +69,23 @@ func TestWithTheRealCore(t *testing.T) {
 	ui.settle()
 	if served := core.EnabledAgents(); len(served) != 0 {
 		t.Errorf("still served after the kill switch: %+v", served)
+	}
+}
+
+// awaitPopup handles the core's events, as the event pump would on fyne's
+// goroutine, until a question's popup is open.
+func awaitPopup(t *testing.T, a *App, events <-chan agent.Event) *popup {
+	t.Helper()
+	for {
+		select {
+		case e := <-events:
+			a.handle(e)
+			if p := a.questions.popups[e.Question]; p != nil {
+				return p
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("no popup")
+		}
 	}
 }
 

@@ -58,16 +58,7 @@ func TestTeamMemberAsksInThePopup(t *testing.T) {
 		}
 		done <- res
 	}()
-	var p *popup
-	for p == nil {
-		select {
-		case e := <-events:
-			a.handle(e)
-			p = a.questions.popups[e.Question]
-		case <-time.After(10 * time.Second):
-			t.Fatal("no popup for the member's question")
-		}
-	}
+	p := awaitPopup(t, a, events)
 	if p.q.Agent != "member" || p.q.Text != "Whose trip is it?" {
 		t.Errorf("the popup asks %q for %q", p.q.Text, p.q.Agent)
 	}
