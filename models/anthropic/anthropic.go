@@ -132,7 +132,9 @@ type options struct {
 // CheckRedirect). c's Timeout is dropped: it would cut long streamed
 // replies; bound calls with a context instead. The default is a clone of
 // http.DefaultTransport that waits at most 10 minutes for response
-// headers, as the SDK's own default does.
+// headers, as the SDK's own default does, and keeps an idle connection
+// for each of up to [maxIdlePerHost] chats at once (the default keeps 2,
+// so that concurrent chats opened a connection each).
 func WithHTTPClient(c *http.Client) Option {
 	return func(o *options) { o.client = c }
 }
@@ -177,6 +179,7 @@ func New(baseURL, apiKey string, opts ...Option) (*Model, error) {
 	} else if t, ok := http.DefaultTransport.(*http.Transport); ok {
 		t = t.Clone()
 		t.ResponseHeaderTimeout = 10 * time.Minute
+		t.MaxIdleConnsPerHost = maxIdlePerHost
 		hc.Transport = t
 	}
 	hc.Timeout = 0

@@ -112,8 +112,9 @@ func WithAPIKey(key string) Option {
 
 // WithHTTPClient makes requests with a copy of c (its Transport, Jar and
 // CheckRedirect). c's Timeout is dropped: it would cut long streamed
-// replies; bound calls with a context instead. The default uses
-// http.DefaultTransport.
+// replies; bound calls with a context instead. The default is
+// [http.DefaultTransport]'s settings keeping more idle connections (see
+// transport.go).
 func WithHTTPClient(c *http.Client) Option {
 	return func(o *options) { o.client = c }
 }
@@ -130,7 +131,7 @@ func New(baseURL string, opts ...Option) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	hc := &http.Client{}
+	hc := &http.Client{Transport: transport}
 	if o.client != nil {
 		*hc = *o.client
 	}
