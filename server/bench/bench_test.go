@@ -478,6 +478,7 @@ func printReport(w io.Writer) bool {
 			checks = append(checks, fmt.Sprintf("MISSED %s: %s (target under %v)", r.Name, figure(r), lim))
 		}
 	}
+	checks = append(checks, processChecks(w, report)...)
 	sort.Strings(checks)
 	if len(checks) == 0 {
 		fmt.Fprintln(w, "\nEvery target met; every call's rows written.")
