@@ -27,7 +27,7 @@ import (
 // fails, the model is taken as able to call tools and of unknown context
 // length.
 func (m *Model) Chat(ctx context.Context, req agent.ChatRequest, onDelta func(agent.Delta)) (agent.ChatResponse, error) {
-	creq, err := toAPIRequest(req)
+	creq, toolsBytes, err := toAPIRequest(req)
 	if err != nil {
 		return agent.ChatResponse{}, err
 	}
@@ -38,7 +38,7 @@ func (m *Model) Chat(ctx context.Context, req agent.ChatRequest, onDelta func(ag
 	if len(req.Tools) > 0 && info.Tools == agent.CapabilityNo {
 		return agent.ChatResponse{}, m.refuseTools(ctx, req.Model)
 	}
-	win, err := fitWindow(req.Model, creq, info.ContextLength, m.ctxCap)
+	win, err := fitWindow(req.Model, creq, toolsBytes, info.ContextLength, m.ctxCap)
 	if err != nil {
 		return agent.ChatResponse{}, err
 	}
@@ -103,8 +103,9 @@ func (m *Model) Chat(ctx context.Context, req agent.ChatRequest, onDelta func(ag
 	return out, nil
 }
 
-// toAPIRequest maps the core's request onto Ollama's.
-func toAPIRequest(req agent.ChatRequest) (*api.ChatRequest, error) {
+// toAPIRequest maps the core's request onto Ollama's; toolsBytes is the
+// length of its tools encoded in JSON, for the window.
+func toAPIRequest(req agent.ChatRequest) (_ *api.ChatRequest, toolsBytes int, _ error) {
 	stream := true
 	out := &api.ChatRequest{
 		Model:    req.Model,
@@ -121,7 +122,7 @@ func toAPIRequest(req agent.ChatRequest) (*api.ChatRequest, error) {
 		for i, call := range msg.ToolCalls {
 			args, err := toArguments(call.Arguments)
 			if err != nil {
-				return nil, fmt.Errorf("ollama: arguments of the call %s to %q: %w", call.ID, call.Name, err)
+				return nil, 0, fmt.Errorf("ollama: arguments of the call %s to %q: %w", call.ID, call.Name, err)
 			}
 			am.ToolCalls = append(am.ToolCalls, api.ToolCall{
 				ID:       call.ID,
@@ -131,16 +132,20 @@ func toAPIRequest(req agent.ChatRequest) (*api.ChatRequest, error) {
 		out.Messages = append(out.Messages, am)
 	}
 	for _, spec := range req.Tools {
-		tool, err := toAPITool(spec)
+		tool, size, err := apiTools.get(spec)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		out.Tools = append(out.Tools, tool)
+		toolsBytes += size + 1 // and the comma or bracket after it
+	}
+	if toolsBytes > 0 {
+		toolsBytes++ // the opening bracket
 	}
 	if len(req.Format) > 0 {
 		out.Format = req.Format
 	}
-	return out, nil
+	return out, toolsBytes, nil
 }
 
 // toArguments reads a JSON object (or nothing) into Ollama's ordered map.

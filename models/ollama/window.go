@@ -96,8 +96,9 @@ func stepFor(tokens, limit int) int {
 
 // fitWindow chooses the window for req and, when the whole prompt does not
 // fit, the messages left out. modelMax is the model's context length (0:
-// unknown), capTokens the context cap.
-func fitWindow(model string, req *api.ChatRequest, modelMax, capTokens int) (window, error) {
+// unknown), capTokens the context cap; toolsBytes is the length of
+// req.Tools encoded in JSON.
+func fitWindow(model string, req *api.ChatRequest, toolsBytes, modelMax, capTokens int) (window, error) {
 	msgs := req.Messages
 	sizes := make([]int, len(msgs))
 	for i, msg := range msgs {
@@ -109,11 +110,7 @@ func fitWindow(model string, req *api.ChatRequest, modelMax, capTokens int) (win
 	}
 	tools := 0
 	if len(req.Tools) > 0 {
-		b, err := json.Marshal(req.Tools)
-		if err != nil {
-			return window{}, fmt.Errorf("ollama: tools: %w", err)
-		}
-		tools = estimateTokens(len(b))
+		tools = estimateTokens(toolsBytes)
 	}
 	total := tools
 	for _, n := range sizes {
