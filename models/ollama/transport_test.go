@@ -61,9 +61,12 @@ func TestConcurrentChatsKeepTheirConnections(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// At most DefaultMaxChats stream at once, each on a connection of its own.
-	if n := opened.Load(); n > ollama.DefaultMaxChats+1 {
-		t.Errorf("%d chats, %d at once, opened %d connections; want at most %d", 1+rounds*turns, ollama.DefaultMaxChats, n, ollama.DefaultMaxChats+1)
+	// At most DefaultMaxChats stream at once, each on a connection of its
+	// own. A chat may start dialling just before another's connection is
+	// back in the pool (net/http then keeps both), so a few more may open;
+	// without a pool, about one chat in three opens one.
+	if n := opened.Load(); n > 2*ollama.DefaultMaxChats {
+		t.Errorf("%d chats, %d at once, opened %d connections; want at most %d", 1+rounds*turns, ollama.DefaultMaxChats, n, 2*ollama.DefaultMaxChats)
 	}
 }
 

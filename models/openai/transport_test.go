@@ -47,8 +47,10 @@ func TestConcurrentChatsKeepTheirConnections(t *testing.T) {
 		}
 	}
 	// Each turn of the first round may need a connection of its own; the
-	// later rounds find them idle.
-	if n := opened.Load(); n > turns {
-		t.Errorf("%d chats, %d at once, opened %d connections; want at most %d", rounds*turns, turns, n, turns)
+	// later rounds find them idle. A chat may start dialling just before
+	// another's connection is back in the pool (net/http then keeps both),
+	// so a few more may open; without a pool, most chats open one.
+	if n := opened.Load(); n > 2*turns {
+		t.Errorf("%d chats, %d at once, opened %d connections; want at most %d", rounds*turns, turns, n, 2*turns)
 	}
 }
