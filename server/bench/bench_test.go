@@ -130,7 +130,11 @@ func agentToolDefinition(b testing.TB) mcp.Tool {
 // deskhand is the real server stack: guard with a token, mcp-go, the core,
 // SQLite on disk, with an instant model port. The activity log is on, as
 // shipped; DESKHAND_BENCH_NO_LOG=1 turns it off, to measure its cost.
-func deskhand(b testing.TB, agents int) target {
+func deskhand(b testing.TB, agents int) target { return deskhandWith(b, agents, 1) }
+
+// deskhandWith is deskhand serving agents agents to clients clients (the
+// bench's, and others that never call).
+func deskhandWith(b testing.TB, agents, clients int) target {
 	db := storetest.Open(b) // closed after the cleanup below, which closes the core first
 	core, err := agent.New(context.Background(), agent.Config{History: db, Logger: quiet,
 		Models:        map[agent.Backend]agent.Model{agent.BackendOllama: instantModel{}},
@@ -149,6 +153,11 @@ func deskhand(b testing.TB, agents int) target {
 	_, token, err := core.CreateClient(context.Background(), "bench")
 	if err != nil {
 		b.Fatal(err)
+	}
+	for i := 1; i < clients; i++ {
+		if _, _, err := core.CreateClient(context.Background(), fmt.Sprintf("client-%04d", i)); err != nil {
+			b.Fatal(err)
+		}
 	}
 	srv, err := mcpserver.New(core, mcpserver.Options{Logger: quiet})
 	if err != nil {

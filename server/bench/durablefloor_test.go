@@ -194,7 +194,7 @@ func TestDurableFloorWritesWhatDeskhandWrites(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					h, _ := res.Meta.AdditionalFields[mcpserver.ConversationMetaKey].(string)
+					h := conversationHandle(res)
 					if h == "" {
 						t.Fatalf("%s: no conversation handle in %+v", tgt.name, res.Meta)
 					}
@@ -229,4 +229,13 @@ func (t target) dbPath() string {
 		return t.db.Path()
 	}
 	return t.path
+}
+
+// conversationHandle is the conversation a tool result names.
+func conversationHandle(res *mcp.CallToolResult) string {
+	if res == nil || res.Meta == nil {
+		return ""
+	}
+	h, _ := res.Meta.AdditionalFields[mcpserver.ConversationMetaKey].(string)
+	return h
 }
