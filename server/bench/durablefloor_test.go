@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	sqlite3 "github.com/mattn/go-sqlite3"
 
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/server/mcpserver"
@@ -79,7 +80,7 @@ func durableFloor(tb testing.TB) target {
 // the answer, the conversation's last activity, and the call's row of the
 // activity log. It returns the conversation's handle.
 func commitTurn(ctx context.Context, db *sql.DB, agentID, handle, message, answer string) (string, error) {
-	tx, err := db.BeginTx(ctx, nil)
+	tx, err := beginRetrying(ctx, db)
 	if err != nil {
 		return "", fmt.Errorf("begin: %w", err)
 	}
@@ -122,6 +123,22 @@ func commitTurn(ctx context.Context, db *sql.DB, agentID, handle, message, answe
 		return "", fmt.Errorf("commit: %w", err)
 	}
 	return handle, nil
+}
+
+// beginRetrying begins a transaction, trying again while the database is
+// locked: under 64 clients SQLite's busy handler, which sleeps and lets
+// newcomers through, can keep a writer waiting past the busy timeout, and
+// a call the floor failed would stop the benchmark. The call's latency
+// includes its wait, as a client's would.
+func beginRetrying(ctx context.Context, db *sql.DB) (*sql.Tx, error) {
+	for {
+		tx, err := db.BeginTx(ctx, nil)
+		var se sqlite3.Error
+		if errors.As(err, &se) && se.Code == sqlite3.ErrBusy && ctx.Err() == nil {
+			continue
+		}
+		return tx, err
+	}
 }
 
 // tableRows counts the rows of every table of the database at path.
