@@ -74,6 +74,12 @@ BENCHTIME ?= 2000x
 bench: ## measure Deskhand beside a bare mcp-go server, the store at 1M messages and the process; prints a table, writes server/bench/results.json, fails on a missed target
 	DESKHAND_BENCH_JSON=$(CURDIR)/server/bench/results.json $(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -timeout 60m ./server/bench
 
+PROFILE_CALL ?= SideBySide/deskhand/2026-07-28/call,_new_conversation/clients=1$$
+
+bench-profile: ## CPU profile of one request of make bench (PROFILE_CALL), top entries by cumulative time; the profile is left in /tmp/deskhand-cpu.out
+	$(GO) test -run '^$$' -bench '$(PROFILE_CALL)' -benchtime $(BENCHTIME) -cpuprofile /tmp/deskhand-cpu.out ./server/bench
+	$(GO) tool pprof -top -cum -nodecount=50 /tmp/deskhand-cpu.out
+
 # Each fuzz target and its package; make test runs their seed corpora.
 FUZZ_TARGETS := FuzzHandler:./server/mcpserver FuzzToolArguments:./server/mcpserver FuzzDecodeChunk:./models/ollama \
 	FuzzOpenState:./server/mcpserver FuzzWriters:./ui/connect
@@ -116,4 +122,4 @@ tidy-check: ## fail when go.mod/go.sum are not tidy
 clean: ## remove build output
 	rm -rf bin artifacts Deskhand.tar.xz Deskhand.exe Deskhand.mcpb
 
-.PHONY: help deps node22 build run lint cross test gui-check package bench load fuzz tidy-check clean
+.PHONY: help deps node22 build run lint cross test gui-check package bench bench-profile load fuzz tidy-check clean

@@ -109,14 +109,14 @@ func (c *Core) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	if isNew {
 		start.NewConversation = &conv
 	}
-	begun := c.history.BeginTurn(ctx, start)
-	beginErr := make(chan error, 1)
+	// The watcher stops the turn should the start fail; the turn itself
+	// reads the outcome once it has recorded its end, from the same
+	// once, without waiting for the watcher to be scheduled.
+	begun := sync.OnceValue(c.history.BeginTurn(ctx, start))
 	go func() {
-		err := begun()
-		if err != nil {
+		if err := begun(); err != nil {
 			cancel(fmt.Errorf("record turn: %w", err))
 		}
-		beginErr <- err
 	}()
 	c.publish(Event{Kind: EventTurnStarted, Agent: agent.Slug, Conversation: conv.ID, Turn: turn.ID, Text: content})
 
@@ -139,7 +139,7 @@ func (c *Core) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	// queued behind the start, so the two commit together when they can.
 	endErr := c.history.EndTurn(context.WithoutCancel(ctx), turn, produced)
 	live.progress.end()
-	if err := <-beginErr; err != nil {
+	if err := begun(); err != nil {
 		c.convs.keep(conv.ID, nil) // read it back next time
 		return nil, fmt.Errorf("record turn %s: %w", turn.ID, err)
 	}

@@ -276,6 +276,7 @@ func New(core Core, opts Options) (*Server, error) {
 		// The guard checks Host first; mcp-go's own check stays on as a
 		// second layer unless hosts are allow-listed, which it cannot know.
 		server.WithDisableLocalhostProtection(len(opts.Guard.AllowedHosts) > 0),
+		server.WithHTTPContextFunc(s.listContext), // listsession.go
 	}, opts.ExtraHTTPOptions...)...)
 	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(conversationTemplate, "Conversation",
 		mcp.WithTemplateDescription("One of your conversations, by its handle: what was asked and answered."),
