@@ -93,6 +93,7 @@ type App struct {
 	work   sync.WaitGroup // the goroutines the App started
 
 	win           fyne.Window
+	hidden        bool // the window is closed to the tray
 	tabs          *container.AppTabs
 	agents        *agentsView
 	questions     *questionsView
@@ -143,6 +144,7 @@ func New(fy fyne.App, core Core, opts Options) *App {
 		if t.Text == "Settings" {
 			a.settings.refreshCalls() // the calls today
 		}
+		a.conversations.becameVisible()
 	}
 	a.onboarding = newOnboardingPanel(a)
 	a.status = newStatusBar(a, core)
@@ -185,6 +187,7 @@ const closedToTrayKey = "window.closed_to_tray_told"
 // time ever, a notification says so.
 func (a *App) closeToTray() {
 	a.win.Hide()
+	a.hidden = true
 	prefs := a.fy.Preferences()
 	if prefs.Bool(closedToTrayKey) {
 		return
@@ -410,6 +413,10 @@ func (a *App) showTab(i int) {
 func (a *App) Show() {
 	a.win.Show()
 	a.win.RequestFocus()
+	a.hidden = false
+	if a.conversations != nil {
+		a.conversations.becameVisible()
+	}
 }
 
 // setTray rebuilds the tray menu and its icon.
