@@ -73,6 +73,7 @@ BENCHTIME ?= 2000x
 
 bench: ## measure Deskhand beside a bare mcp-go server, the store at 1M messages and the process; prints a table, writes server/bench/results.json, fails on a missed target
 	DESKHAND_BENCH_JSON=$(CURDIR)/server/bench/results.json $(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -timeout 60m ./server/bench
+	DESKHAND_TAB_TARGET=1 $(GO) test -run '^$$' -bench ConversationsTabAt100k -benchtime 20x -timeout 10m ./ui/desktop
 
 # Each fuzz target and its package; make test runs their seed corpora.
 FUZZ_TARGETS := FuzzHandler:./server/mcpserver FuzzToolArguments:./server/mcpserver FuzzDecodeChunk:./models/ollama \
