@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 
@@ -19,6 +20,10 @@ import (
 
 // Options configures the desktop.
 type Options struct {
+	// LoadProbe is for make load only (loadprobe.go): the window opens on
+	// the Conversations tab with the latest conversation, and each
+	// question's popup logs a line when shown.
+	LoadProbe bool
 	// Tray puts Deskhand in the system tray; main sets it only when a
 	// D-Bus session bus is there (fyne's tray crashes on quit without one).
 	Tray bool
@@ -93,7 +98,8 @@ type App struct {
 	work   sync.WaitGroup // the goroutines the App started
 
 	win           fyne.Window
-	hidden        bool // the window is closed to the tray
+	hidden        bool    // the window is closed to the tray
+	watch         watched // whose streamed events reach fyne's goroutine (follow_load.go)
 	tabs          *container.AppTabs
 	agents        *agentsView
 	questions     *questionsView
@@ -146,6 +152,7 @@ func New(fy fyne.App, core Core, opts Options) *App {
 		}
 		a.conversations.becameVisible()
 	}
+	a.startProbe()
 	a.onboarding = newOnboardingPanel(a)
 	a.status = newStatusBar(a, core)
 	a.setKeys()
@@ -304,15 +311,20 @@ func (a *App) onUI(f func()) {
 func (a *App) Follow(ctx context.Context) {
 	ctx, stop := context.WithCancel(ctx)
 	context.AfterFunc(a.ctx, stop)
-	events := a.events.Subscribe(ctx, followedKinds...)
+	events := a.events.Subscribe(ctx, slices.DeleteFunc(slices.Clone(followedKinds), isStreamKind)...)
 	a.onUI(a.refresh)
 	if a.activity != nil {
 		a.activity.follow(ctx)
 	}
+	a.followStreams(ctx) // follow_load.go
 	a.goStart(func() {
 		defer stop()
-		for e := range events {
-			a.onUI(func() { a.handle(e) })
+		for batch := range batches(events) {
+			a.onUI(func() {
+				for _, e := range batch {
+					a.handle(e)
+				}
+			})
 		}
 	})
 }

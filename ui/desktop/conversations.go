@@ -271,6 +271,7 @@ func (v *conversationsView) read() {
 			}
 			v.filter()
 			v.setHeader()
+			v.probeOpen()
 		}
 	})
 }
@@ -298,6 +299,7 @@ func (v *conversationsView) follow() {
 // goroutine, then what its running turn has done and writes.
 func (v *conversationsView) open(id string) {
 	if id != v.current {
+		v.app.watch.conversation(id)
 		v.current, v.msgs, v.turns, v.qs, v.subs = id, nil, nil, nil, nil
 		v.liveID, v.liveAsked, v.liveDrawn = "", "", 0
 		v.history.Objects = []fyne.CanvasObject{widget.NewLabel("Reading the conversation…")}

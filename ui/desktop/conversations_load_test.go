@@ -1,11 +1,15 @@
 package desktop
 
 import (
+	"bytes"
+	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
 
 	"github.com/deskhand/deskhand/server/agent"
 )
@@ -152,5 +156,36 @@ func TestATurnEndAddsToTheHistory(t *testing.T) {
 	ui.settle()
 	if v.rebuilds != rebuilds+1 || !strings.Contains(v.text(), "answered by you, in Deskhand: yes") {
 		t.Errorf("an earlier turn changed: %d rebuilds,\n%s", v.rebuilds-rebuilds, v.text())
+	}
+}
+
+// TestLoadProbe: with the load probe on, the window opens on the
+// Conversations tab with the latest conversation, and a question's popup
+// logs a line with its ID when shown; without it, neither.
+func TestLoadProbe(t *testing.T) {
+	for _, probe := range []bool{false, true} {
+		t.Run(fmt.Sprint(probe), func(t *testing.T) {
+			at := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+			convs := &fakeConversations{conversations: []agent.ConversationSummary{
+				{Conversation: agent.Conversation{ID: "c2", AgentID: "a1", Principal: agent.LocalPrincipal, Title: "latest", UpdatedAt: at}},
+				{Conversation: agent.Conversation{ID: "c1", AgentID: "a1", Principal: agent.LocalPrincipal, Title: "older", UpdatedAt: at}},
+			}}
+			q := agent.Question{ID: "q7", Kind: agent.KindQuestion, Agent: "assistant", ConversationID: "c2", Text: "Which?", ExpiresAt: time.Now().Add(time.Hour)}
+			var log bytes.Buffer
+			opts := testOptions()
+			opts.LoadProbe, opts.Logger = probe, slog.New(slog.NewTextHandler(&log, nil))
+			a, ui := withTestUI(t, New(test.NewTempApp(t), newFakeCore(fakeCore{fakeConversations: convs, fakeQuestions: &fakeQuestions{pending: []agent.Question{q}}}), opts))
+			a.conversations.lister.after = func(_ time.Duration, f func()) { a.onUI(f) }
+			a.refresh()
+			ui.settle()
+			a.questions.popup("q7")
+			a.questions.closed("q7") // a popup keeps its countdown running while open
+			ui.settle()
+			onTab := a.tabs.SelectedIndex() == tabConversations && a.conversations.current == "c2"
+			logged := strings.Contains(log.String(), "question popup shown") && strings.Contains(log.String(), "question=q7")
+			if onTab != probe || logged != probe {
+				t.Errorf("probe %v: on the tab with the latest open %v, popup logged %v", probe, onTab, logged)
+			}
+		})
 	}
 }
