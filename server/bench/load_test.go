@@ -63,7 +63,10 @@ func TestLoad(t *testing.T) {
 // popups), and returns the process's CPU time over the load and, for the
 // desktop, the popups' delays.
 func runLoad(t *testing.T, bin string, seconds int, desktop bool) loadResult {
-	const clients = 200
+	clients := 200
+	if v := os.Getenv("DESKHAND_LOAD_CLIENTS"); v != "" {
+		fmt.Sscan(v, &clients)
+	}
 	fake := ollamatest.NewServer(t, ollamatest.WithChunkDelay(2*time.Millisecond))
 	data := t.TempDir()
 	cmd := exec.Command(bin, "serve", "--data", data, "--addr", "127.0.0.1:0", "--ollama", fake.URL)
