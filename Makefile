@@ -73,6 +73,7 @@ BENCHTIME ?= 2000x
 
 bench: ## measure Deskhand beside a bare mcp-go server, the store at 1M messages and the process; prints a table, writes server/bench/results.json, fails on a missed target
 	DESKHAND_BENCH_JSON=$(CURDIR)/server/bench/results.json $(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -timeout 60m ./server/bench
+	DESKHAND_TAB_TARGET=1 $(GO) test -run '^$$' -bench ConversationsTabAt100k -benchtime 20x -timeout 10m ./ui/desktop
 
 PROFILE_CALL ?= SideBySide/deskhand/2026-07-28/call,_new_conversation/clients=1$$
 
@@ -92,8 +93,12 @@ fuzz: ## fuzz each target for FUZZTIME (default 30s): HTTP entry, tool arguments
 
 LOAD_SECONDS ?= 60
 
-load: ## 200 clients, both eras, for LOAD_SECONDS against deskhand serve with a streaming fake Ollama
-	DESKHAND_LOAD=1 DESKHAND_LOAD_SECONDS=$(LOAD_SECONDS) $(GO) test -run '^TestLoad$$' -v -timeout 30m ./server/bench
+load: deps ## 200 clients, both eras, for LOAD_SECONDS against deskhand serve, then the desktop app under Xvfb, with a streaming fake Ollama; prints CPU and popup figures, fails on a missed target
+	@# A home of its own for the session (the keyring daemon D-Bus starts writes there), Go's caches kept.
+	home=$$(mktemp -d) && trap 'rm -rf "$$home"' EXIT && \
+	GOCACHE=$$($(GO) env GOCACHE) GOMODCACHE=$$($(GO) env GOMODCACHE) GOPATH=$$($(GO) env GOPATH) GOENV=$$($(GO) env GOENV) \
+	HOME=$$home LANG=en_US.UTF-8 xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- env DESKHAND_LOAD=1 DESKHAND_LOAD_SECONDS=$(LOAD_SECONDS) \
+		$(GO) test -run '^TestLoad$$' -v -timeout 30m ./server/bench
 
 # The fyne tool, pinned here rather than in go.mod's tool block: as a module
 # requirement it would upgrade the fyne library this app builds against.

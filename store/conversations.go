@@ -77,15 +77,22 @@ func (db *DB) ConversationsOf(ctx context.Context, principal string, after agent
 	return db.summaries(ctx, where, args, limit)
 }
 
+// summaryColumns are a page of conversations with each one's last turn's
+// status, looked up for the page's rows only: the page's rows are chosen
+// first, by their keys alone (summaryPage ends that query after its
+// WHERE), so that a long history is neither copied whole into the sort
+// nor read row by row for a status.
 const summaryColumns = `SELECT c.id, c.agent_id, c.principal, c.title, c.created_at, c.updated_at,
 		COALESCE((SELECT t.status FROM turns t WHERE t.conversation_id = c.id ORDER BY t.started_at DESC, t.rowid DESC LIMIT 1), '')
-		FROM conversations c `
+		FROM conversations c WHERE c.rowid IN (SELECT c.rowid FROM conversations c `
+
+const summaryPage = ` ORDER BY c.updated_at DESC, c.id DESC LIMIT ?) ORDER BY c.updated_at DESC, c.id DESC`
 
 func (db *DB) summaries(ctx context.Context, where string, args []any, limit int) ([]agent.ConversationSummary, error) {
 	if err := db.caughtUp(ctx); err != nil {
 		return nil, fmt.Errorf("list conversations: %w", err)
 	}
-	rows, err := db.db.QueryContext(ctx, summaryColumns+where+" ORDER BY c.updated_at DESC, c.id DESC LIMIT ?", append(args, limit)...)
+	rows, err := db.db.QueryContext(ctx, summaryColumns+where+summaryPage, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("list conversations: %w", err)
 	}

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -31,7 +32,10 @@ import (
 // "deskhand serve" with a fake Ollama that streams: they continue their
 // conversations and answer the questions agents ask them. Afterwards:
 // no call failed, the goroutines are back where they were, memory stayed
-// bounded, and every acknowledged message is in SQLite.
+// bounded, and every acknowledged message is in SQLite. With a display
+// (make load runs it under Xvfb and a D-Bus session) the same load runs
+// against the desktop app too (load_desktop_test.go), and its CPU and
+// popups are checked against their targets.
 func TestLoad(t *testing.T) {
 	if os.Getenv("DESKHAND_LOAD") == "" {
 		t.Skip("a 60 s load run: make load")
@@ -40,17 +44,40 @@ func TestLoad(t *testing.T) {
 	if v := os.Getenv("DESKHAND_LOAD_SECONDS"); v != "" {
 		fmt.Sscan(v, &seconds)
 	}
-	const clients = 200
 	bin := filepath.Join(t.TempDir(), "deskhand")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/deskhand/deskhand").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
+	}
+	var serve, desk loadResult
+	t.Run("serve", func(t *testing.T) { serve = runLoad(t, bin, seconds, false) })
+	if os.Getenv("DISPLAY") == "" {
+		t.Log("no display: the desktop app's run is skipped (make load runs it under Xvfb)")
+		return
+	}
+	t.Run("desktop", func(t *testing.T) { desk = runLoad(t, bin, seconds, true) })
+	checkDesktopLoad(t, serve, desk)
+}
+
+// runLoad runs the load against deskhand serve, or the desktop app (its
+// window on the Conversations tab, questions of a probe agent asked in
+// popups), and returns the process's CPU time over the load and, for the
+// desktop, the popups' delays.
+func runLoad(t *testing.T, bin string, seconds int, desktop bool) loadResult {
+	clients := 200
+	if v := os.Getenv("DESKHAND_LOAD_CLIENTS"); v != "" {
+		fmt.Sscan(v, &clients)
 	}
 	fake := ollamatest.NewServer(t, ollamatest.WithChunkDelay(2*time.Millisecond))
 	data := t.TempDir()
 	cmd := exec.Command(bin, "serve", "--data", data, "--addr", "127.0.0.1:0", "--ollama", fake.URL)
 	cmd.Env = append(os.Environ(), "LANG=en_US.UTF-8", "DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent")
+	if desktop {
+		cmd = exec.Command(bin, "--data", data, "--addr", "127.0.0.1:0", "--ollama", fake.URL)
+		cmd.Env = append(os.Environ(), "LANG=en_US.UTF-8", "DESKHAND_LOAD_PROBE=1", "HOME="+t.TempDir())
+	}
 	out := &servertest.Output{}
-	cmd.Stdout, cmd.Stderr = out, out
+	popups := newPopupWatch()
+	cmd.Stdout, cmd.Stderr = out, io.MultiWriter(out, popups)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -74,9 +101,19 @@ func TestLoad(t *testing.T) {
 		}
 	}
 	before, _ := ctl.Status(context.Background())
+	var probe func(ctx context.Context) []time.Duration
+	if desktop {
+		probe = startProbe(t, ctl, url, popups)
+	}
 
 	ctx, stop := context.WithTimeout(context.Background(), time.Duration(seconds)*time.Second)
 	defer stop()
+	cpuBefore := cpuTime(cmd.Process.Pid)
+	var delays chan []time.Duration
+	if probe != nil {
+		delays = make(chan []time.Duration, 1)
+		go func() { delays <- probe(ctx) }()
+	}
 	var (
 		wg          sync.WaitGroup
 		calls, errs atomic.Int64
@@ -140,6 +177,12 @@ func TestLoad(t *testing.T) {
 		}
 	}()
 	wg.Wait()
+	res := loadResult{cpu: cpuTime(cmd.Process.Pid) - cpuBefore, calls: calls.Load()}
+	if delays != nil {
+		if res.popups = <-delays; len(res.popups) == 0 {
+			t.Logf("no popup seen; the app's output:\n%s", out.String())
+		}
+	}
 	if errs.Load() > 0 {
 		t.Errorf("%d clients failed; the first: %v", errs.Load(), firstErr)
 	}
@@ -171,8 +214,8 @@ func TestLoad(t *testing.T) {
 			missing += n - users
 		}
 	}
-	t.Logf("%d clients, %d s: %d calls (%.0f/s) in %d conversations; goroutines %d before, %d after; peak RSS %.0f MB",
-		clients, seconds, calls.Load(), float64(calls.Load())/float64(seconds), len(acked), before.Goroutines, after.Goroutines, peakRSS)
+	t.Logf("%d clients, %d s: %d calls (%.0f/s) in %d conversations; goroutines %d before, %d after; peak RSS %.0f MB; CPU %.1f s",
+		clients, seconds, calls.Load(), float64(calls.Load())/float64(seconds), len(acked), before.Goroutines, after.Goroutines, peakRSS, res.cpu.Seconds())
 	if missing > 0 {
 		t.Errorf("%d acknowledged messages are not in SQLite", missing)
 	}
@@ -182,6 +225,7 @@ func TestLoad(t *testing.T) {
 	if peakRSS > 400 {
 		t.Errorf("peak RSS %.0f MB", peakRSS)
 	}
+	return res
 }
 
 // checkLogComplete: the activity log holds one row per request of each

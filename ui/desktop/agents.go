@@ -883,6 +883,7 @@ func (v *agentsView) tryIt() {
 	}
 	turn, id, slug := uuid.NewString(), v.editing.ID, v.editing.Slug
 	v.tryTurn, v.tryAgent = turn, id
+	v.app.watch.turn(turn)
 	v.tries.start(id, msg)
 	v.try.SetText("")
 	v.tryButton.Disable()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 
@@ -19,6 +20,10 @@ import (
 
 // Options configures the desktop.
 type Options struct {
+	// LoadProbe is for make load only (loadprobe.go): the window opens on
+	// the Conversations tab with the latest conversation, and each
+	// question's popup logs a line when shown.
+	LoadProbe bool
 	// Tray puts Deskhand in the system tray; main sets it only when a
 	// D-Bus session bus is there (fyne's tray crashes on quit without one).
 	Tray bool
@@ -93,6 +98,8 @@ type App struct {
 	work   sync.WaitGroup // the goroutines the App started
 
 	win           fyne.Window
+	hidden        bool    // the window is closed to the tray
+	watch         watched // whose streamed events reach fyne's goroutine (follow_load.go)
 	tabs          *container.AppTabs
 	agents        *agentsView
 	questions     *questionsView
@@ -143,7 +150,9 @@ func New(fy fyne.App, core Core, opts Options) *App {
 		if t.Text == "Settings" {
 			a.settings.refreshCalls() // the calls today
 		}
+		a.conversations.becameVisible()
 	}
+	a.startProbe()
 	a.onboarding = newOnboardingPanel(a)
 	a.status = newStatusBar(a, core)
 	a.setKeys()
@@ -185,6 +194,7 @@ const closedToTrayKey = "window.closed_to_tray_told"
 // time ever, a notification says so.
 func (a *App) closeToTray() {
 	a.win.Hide()
+	a.hidden = true
 	prefs := a.fy.Preferences()
 	if prefs.Bool(closedToTrayKey) {
 		return
@@ -301,15 +311,20 @@ func (a *App) onUI(f func()) {
 func (a *App) Follow(ctx context.Context) {
 	ctx, stop := context.WithCancel(ctx)
 	context.AfterFunc(a.ctx, stop)
-	events := a.events.Subscribe(ctx, followedKinds...)
+	events := a.events.Subscribe(ctx, slices.DeleteFunc(slices.Clone(followedKinds), isStreamKind)...)
 	a.onUI(a.refresh)
 	if a.activity != nil {
 		a.activity.follow(ctx)
 	}
+	a.followStreams(ctx) // follow_load.go
 	a.goStart(func() {
 		defer stop()
-		for e := range events {
-			a.onUI(func() { a.handle(e) })
+		for batch := range batches(events) {
+			a.onUI(func() {
+				for _, e := range batch {
+					a.handle(e)
+				}
+			})
 		}
 	})
 }
@@ -410,6 +425,10 @@ func (a *App) showTab(i int) {
 func (a *App) Show() {
 	a.win.Show()
 	a.win.RequestFocus()
+	a.hidden = false
+	if a.conversations != nil {
+		a.conversations.becameVisible()
+	}
 }
 
 // setTray rebuilds the tray menu and its icon.

@@ -73,6 +73,17 @@ type conversationsView struct {
 	selected       int  // the list's highlighted row, -1 for none
 	listing, again bool // a list read in flight; another asked meanwhile
 	listed, opened int  // count the reads, so only the latest is shown
+
+	// Under load (conversations_load.go): the list is read at most once
+	// per window while events come, and not while the tab cannot be seen
+	// (stale: read it when it can); the history adds the turns that are
+	// new to those drawn, and is drawn whole only when an earlier one
+	// changed (rebuilds counts those times).
+	lister      *throttle
+	stale       bool
+	drawn       []drawnTurn
+	placeholder bool // the history shows a note, not turns
+	rebuilds    int
 }
 
 func newConversationsView(app *App, core conversationsCore) *conversationsView {
@@ -99,6 +110,7 @@ func newConversationsView(app *App, core conversationsCore) *conversationsView {
 			c := v.shown[i]
 			setConversationRow(o, conversationLabel(c, v.agentNameOf(c.AgentID), clientName(c.Principal, v.clients), v.waiting[c.ID], v.now()))
 		})
+	v.lister = &throttle{every: listEvery, now: time.Now, after: app.afterOnUI, run: v.read}
 	v.selected = -1
 	v.list.OnUnselected = func(i widget.ListItemID) {
 		if v.selected == i {
@@ -217,10 +229,18 @@ func (v *conversationsView) agentNameOf(id string) string {
 	return "(unknown agent)"
 }
 
-// refresh re-reads the list from the store, off fyne's goroutine. Reads
-// are coalesced: one in flight, and one more once it is done however many
-// were asked for meanwhile; only the latest is shown.
+// refresh re-reads the list from the store now, whether the tab can be
+// seen or not (at start, and when asked to); events go through changed,
+// which reads it at most once per window.
 func (v *conversationsView) refresh() {
+	v.stale = false
+	v.read()
+}
+
+// read reads the list off fyne's goroutine. Reads are coalesced: one in
+// flight, and one more once it is done however many were asked for
+// meanwhile; only the latest is shown.
+func (v *conversationsView) read() {
 	if v.listing {
 		v.again = true
 		return
@@ -235,7 +255,7 @@ func (v *conversationsView) refresh() {
 			v.listing = false
 			if v.again {
 				v.again = false
-				defer v.refresh()
+				defer v.read()
 			}
 			if listed != v.listed {
 				return
@@ -251,6 +271,7 @@ func (v *conversationsView) refresh() {
 			}
 			v.filter()
 			v.setHeader()
+			v.probeOpen()
 		}
 	})
 }
@@ -278,10 +299,12 @@ func (v *conversationsView) follow() {
 // goroutine, then what its running turn has done and writes.
 func (v *conversationsView) open(id string) {
 	if id != v.current {
+		v.app.watch.conversation(id)
 		v.current, v.msgs, v.turns, v.qs, v.subs = id, nil, nil, nil, nil
 		v.liveID, v.liveAsked, v.liveDrawn = "", "", 0
 		v.history.Objects = []fyne.CanvasObject{widget.NewLabel("Reading the conversation…")}
 		v.history.Refresh()
+		v.drawn, v.placeholder = nil, true
 		v.live.RemoveAll()
 		v.words.Hide()
 		v.liveNote.Hide()
@@ -299,6 +322,9 @@ func (v *conversationsView) load() {
 	id := v.current
 	v.opened++
 	opened := v.opened
+	// The team members' conversations of the turns already read and ended
+	// are kept; only those of the others are read.
+	known, kept := endedTurns(v.turns), v.subs
 	v.app.background(func(ctx context.Context) func() {
 		msgs, turns, err := v.core.Transcript(ctx, id)
 		var qs []agent.Question
@@ -307,7 +333,7 @@ func (v *conversationsView) load() {
 		}
 		var subs map[string][]subTranscript
 		if err == nil {
-			subs, err = readSubTranscripts(ctx, v.core, turns, maxNesting)
+			subs, err = readSubTranscripts(ctx, v.core, newTurns(turns, known), maxNesting)
 		}
 		return func() {
 			if opened != v.opened || id != v.current {
@@ -317,10 +343,10 @@ func (v *conversationsView) load() {
 				v.say(agent.UserMessage(err), true)
 				return
 			}
-			v.msgs, v.turns, v.qs, v.subs = msgs, turns, qs, subs
+			v.msgs, v.turns, v.qs, v.subs = msgs, turns, qs, keptSubs(kept, known, subs)
 			v.liveID, v.liveDrawn = "", 0 // drawn again, after the history
 			v.syncLive(true)
-			v.drawHistory()
+			v.renderHistory()
 			v.drawAsking()
 			v.scroll.ScrollToBottom()
 		}
@@ -348,19 +374,20 @@ func (v *conversationsView) speakers() speakers {
 	return speakersOf(agent.LocalPrincipal, nil, agent.Agent{}, false)
 }
 
-// drawHistory draws the stored turns, but the one shown live.
+// drawHistory draws the stored turns, but the one shown live, all anew.
 func (v *conversationsView) drawHistory() {
+	v.rebuilds++
 	var objs []fyne.CanvasObject
 	sp := v.speakers()
+	v.drawn, v.placeholder = nil, false
 	for i, t := range turnViews(v.msgs, v.turns, v.qs, sp, v.liveID) {
-		if i > 0 {
-			objs = append(objs, widget.NewSeparator())
-		}
-		objs = append(objs, turnWidgets(t)...)
-		objs = append(objs, v.nestedWidgets(v.subs[t.ID], sp.Agent)...)
+		turn := v.turnObjects(t, sp, i > 0)
+		objs = append(objs, turn...)
+		v.drawn = append(v.drawn, drawnTurn{id: t.ID, key: turnKey(t, v.subs[t.ID]), n: len(turn)})
 	}
 	if len(objs) == 0 && v.liveID == "" {
 		objs = append(objs, emptyConversation())
+		v.placeholder = true
 	}
 	v.history.Objects = objs
 	v.history.Refresh()
@@ -403,7 +430,7 @@ func (v *conversationsView) syncLive(final bool) {
 		v.live.Objects = objs
 		v.live.Refresh()
 		if newTurn {
-			v.drawHistory() // without the turn now shown live
+			v.renderHistory() // without the turn now shown live
 			v.writer.SetText(v.speakers().Agent)
 		}
 	}
@@ -516,18 +543,19 @@ func (v *conversationsView) event(e agent.Event) {
 	mine := e.Conversation != "" && e.Conversation == v.current
 	switch e.Kind {
 	case agent.EventTurnStarted:
-		v.refresh()
+		v.changed()
 		if mine {
 			v.liveAsked = e.Text
 			v.syncLive(false)
 		}
 	case agent.EventTurnEnded:
-		v.refresh()
+		v.changed()
 		if mine {
 			v.load()
 		}
 	case agent.EventQuestionAsked, agent.EventQuestionClosed:
-		v.refresh()
+		v.markWaiting() // at once, from memory
+		v.changed()
 		if mine {
 			v.drawAsking()
 			if e.Kind == agent.EventQuestionAsked {

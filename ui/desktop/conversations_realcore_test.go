@@ -43,6 +43,7 @@ func TestARunningConversationWithTheRealCore(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, ui := newTestApp(t, core)
+	a.tabs.SelectIndex(tabConversations) // the list follows events while it can be seen
 	a.refresh()
 	ui.settle()
 	v := a.conversations

@@ -175,6 +175,7 @@ func conversationsFixture(t *testing.T, qs *fakeQuestions) (*App, *testUI, *fake
 	}
 	agents := &fakeAgents{agents: []agent.Agent{{ID: "a1", Slug: "assistant"}, {ID: "a2", Slug: "scribe", Name: "Scribe", Routing: agent.RouteDesktop}}}
 	a, ui := newTestApp(t, newFakeCore(fakeCore{fakeAgents: agents, fakeConversations: convs, fakeQuestions: qs}))
+	a.tabs.SelectIndex(tabConversations) // the list follows events while it can be seen
 	a.refresh()
 	ui.settle()
 	return a, ui, convs

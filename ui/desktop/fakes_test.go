@@ -63,7 +63,12 @@ func testOptions() Options { return Options{ServerURL: "http://127.0.0.1:7345/mc
 // test ends.
 func newTestApp(t *testing.T, core Core) (*App, *testUI) {
 	t.Helper()
-	return withTestUI(t, New(test.NewTempApp(t), core, testOptions()))
+	a, u := withTestUI(t, New(test.NewTempApp(t), core, testOptions()))
+	// The list's window ends at the next settle: reads stay coalesced, and
+	// a test sees the last one (conversations_load_test.go drives the
+	// window itself).
+	a.conversations.lister.after = func(_ time.Duration, f func()) { a.onUI(f) }
+	return a, u
 }
 
 // newShell is the App without its screens, for testing one screen.

@@ -146,6 +146,7 @@ func (v *questionsView) popup(id string) {
 			p := v.newPopup(q)
 			v.popups[id] = p
 			v.show(p)
+			v.app.probeShown(id)
 			v.startCountdown(p)
 			v.loadExchange(p)
 			return

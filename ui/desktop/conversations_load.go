@@ -1,0 +1,227 @@
+package desktop
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+// listEvery is the least time between two reads of the conversations
+// list while calls come in: under a burst of events the list is read at
+// its start and once more at the end of each window (the trailing read
+// shows the last change), however many events came.
+const listEvery = 300 * time.Millisecond
+
+// throttle runs a function at most once per window: at once when the last
+// run is a window old, else once at the window's end, however often it is
+// poked meanwhile. It lives on fyne's goroutine: poke, the timer's
+// callback and run all run there.
+type throttle struct {
+	every time.Duration
+	now   func() time.Time
+	// after runs f on fyne's goroutine once d has passed (a timer; tests
+	// drive it by hand).
+	after func(d time.Duration, f func())
+	run   func()
+	last  time.Time
+	due   bool // a run is scheduled at the window's end
+}
+
+// poke asks for a run.
+func (t *throttle) poke() {
+	if t.due {
+		return
+	}
+	wait := t.every - t.now().Sub(t.last)
+	if wait <= 0 {
+		t.fire()
+		return
+	}
+	t.due = true
+	t.after(wait, func() {
+		t.due = false
+		t.fire()
+	})
+}
+
+func (t *throttle) fire() {
+	t.last = t.now()
+	t.run()
+}
+
+// afterOnUI is the throttle's timer in the App: f runs on fyne's
+// goroutine once d has passed, unless the App has closed by then.
+func (a *App) afterOnUI(d time.Duration, f func()) {
+	timer := time.AfterFunc(d, func() { a.onUI(f) })
+	context.AfterFunc(a.ctx, func() { timer.Stop() })
+}
+
+// listVisible tells whether the Conversations tab can be seen: its tab
+// selected and the window not closed to the tray. While it cannot, the
+// list is not read; it is read once when it can again.
+func (v *conversationsView) listVisible() bool {
+	a := v.app
+	if a.tabs == nil {
+		return true // the tab alone, in tests of one screen
+	}
+	return !a.hidden && a.tabs.SelectedIndex() == tabConversations
+}
+
+// changed notes that the list may have changed (a turn started or ended,
+// a question came or went): it is read within a window if the tab can be
+// seen, else when it can again.
+func (v *conversationsView) changed() {
+	if !v.listVisible() {
+		v.stale = true
+		return
+	}
+	v.lister.poke()
+}
+
+// shown is called when the tab may have become visible: a list gone stale
+// meanwhile is read once.
+func (v *conversationsView) becameVisible() {
+	if v.stale && v.listVisible() {
+		v.stale = false
+		v.lister.poke()
+	}
+}
+
+// markWaiting marks the rows of the conversations with a question
+// pending (the core holds them in memory), without reading the list.
+func (v *conversationsView) markWaiting() {
+	waiting := make(map[string]bool)
+	for _, q := range v.core.Pending() {
+		waiting[q.ConversationID] = true
+	}
+	v.waiting = waiting
+	if v.listVisible() {
+		v.list.Refresh()
+	}
+}
+
+// drawnTurn is a turn drawn in the history: its ID, a fingerprint of
+// what was drawn, and how many objects it took (its separator included).
+type drawnTurn struct {
+	id  string
+	key uint64
+	n   int
+}
+
+// turnKey fingerprints a turn as drawn, with the team members'
+// conversations it called, so that a turn drawn again can be told
+// unchanged.
+func turnKey(t transcriptTurn, subs []subTranscript) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%v|%v|%v|", t.Items, t.Summary, t.Failed)
+	writeSubs(h, subs)
+	return h.Sum64()
+}
+
+func writeSubs(h interface{ Write([]byte) (int, error) }, subs []subTranscript) {
+	for _, s := range subs {
+		fmt.Fprintf(h, "%s %v %v %v|", s.conv.ID, s.msgs, s.turns, s.qs)
+		for _, t := range s.turns {
+			writeSubs(h, s.nested[t.ID])
+		}
+	}
+}
+
+// renderHistory brings the drawn history in step with the stored
+// transcript: when the turns drawn are unchanged and first, only the new
+// turns' widgets are added; when anything earlier changed (a question
+// answered, a member's conversation added, a turn gone), everything is
+// drawn again.
+func (v *conversationsView) renderHistory() {
+	sp := v.speakers()
+	views := turnViews(v.msgs, v.turns, v.qs, sp, v.liveID)
+	if v.placeholder || len(views) < len(v.drawn) {
+		v.drawHistory()
+		return
+	}
+	keys := make([]uint64, len(views))
+	for i, t := range views {
+		keys[i] = turnKey(t, v.subs[t.ID])
+		if i < len(v.drawn) && (v.drawn[i].id != t.ID || v.drawn[i].key != keys[i]) {
+			v.drawHistory()
+			return
+		}
+	}
+	if len(views) == len(v.drawn) {
+		return
+	}
+	var objs []fyne.CanvasObject
+	for i := len(v.drawn); i < len(views); i++ {
+		turn := v.turnObjects(views[i], sp, i > 0)
+		objs = append(objs, turn...)
+		v.drawn = append(v.drawn, drawnTurn{id: views[i].ID, key: keys[i], n: len(turn)})
+	}
+	if len(objs) == 0 {
+		return
+	}
+	// Add lays the history out again without refreshing the turns drawn
+	// before (a container's Refresh would redraw every one of them); the
+	// window's next frame fits the scroll to the new size.
+	v.history.Objects = append(v.history.Objects, objs[:len(objs)-1]...)
+	v.history.Add(objs[len(objs)-1])
+}
+
+// turnObjects are a turn's widgets in the history, after a separator
+// unless it is the first.
+func (v *conversationsView) turnObjects(t transcriptTurn, sp speakers, separated bool) []fyne.CanvasObject {
+	var objs []fyne.CanvasObject
+	if separated {
+		objs = append(objs, widget.NewSeparator())
+	}
+	objs = append(objs, turnWidgets(t)...)
+	return append(objs, v.nestedWidgets(v.subs[t.ID], sp.Agent)...)
+}
+
+// endedTurns are the IDs of the turns that ended.
+func endedTurns(turns []agent.Turn) map[string]bool {
+	out := make(map[string]bool, len(turns))
+	for _, t := range turns {
+		if t.Status != agent.TurnRunning {
+			out[t.ID] = true
+		}
+	}
+	return out
+}
+
+// newTurns are the turns not among known.
+func newTurns(turns []agent.Turn, known map[string]bool) []agent.Turn {
+	var out []agent.Turn
+	for _, t := range turns {
+		if !known[t.ID] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// keptSubs are the members' conversations of the known turns, kept from
+// the last read, with those just read of the others.
+func keptSubs(kept map[string][]subTranscript, known map[string]bool, read map[string][]subTranscript) map[string][]subTranscript {
+	var out map[string][]subTranscript
+	for id, s := range kept {
+		if known[id] {
+			if out == nil {
+				out = map[string][]subTranscript{}
+			}
+			out[id] = s
+		}
+	}
+	for id, s := range read {
+		if out == nil {
+			out = map[string][]subTranscript{}
+		}
+		out[id] = s
+	}
+	return out
+}

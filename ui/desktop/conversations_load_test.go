@@ -1,0 +1,191 @@
+package desktop
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+// listClock drives the list's window: a time the test moves and the
+// timers set meanwhile, fired by hand.
+type listClock struct {
+	t      time.Time
+	timers []func()
+}
+
+func (c *listClock) now() time.Time { return c.t }
+
+func (c *listClock) after(_ time.Duration, f func()) { c.timers = append(c.timers, f) }
+
+// fire ends the window: the clock moves past it and the timers set run.
+func (c *listClock) fire() {
+	c.t = c.t.Add(listEvery)
+	timers := c.timers
+	c.timers = nil
+	for _, f := range timers {
+		f()
+	}
+}
+
+// TestListReadsOncePerWindow: a thousand calls starting and ending within
+// one window read the list once at its start and once at its end (each
+// read done before the next event comes, as under load), the last read
+// showing the last call; while the tab or the window cannot be seen the
+// list is not read at all, and it is read once when it can again.
+func TestListReadsOncePerWindow(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		hide      func(a *App)
+		show      func(a *App)
+		wantReads int32 // within the window, events done
+		wantAfter int32 // once the window ended, or the tab shows
+	}{
+		{"tab shown", func(*App) {}, func(*App) {}, 1, 2},
+		{"another tab", func(a *App) { a.tabs.SelectIndex(tabAgents) }, func(a *App) { a.tabs.SelectIndex(tabConversations) }, 0, 1},
+		{"window closed to the tray", func(a *App) { a.closeToTray() }, func(a *App) { a.Show() }, 0, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a, ui, convs := conversationsFixture(t, nil)
+			v := a.conversations
+			clock := &listClock{t: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)}
+			v.lister.now, v.lister.after, v.lister.last = clock.now, clock.after, time.Time{}
+			counting := &countingConversations{conversationsCore: v.core}
+			v.core = counting
+			c.hide(a)
+			for i := range 1000 {
+				kind := agent.EventTurnStarted
+				if i%2 == 1 {
+					kind = agent.EventTurnEnded
+				}
+				v.event(agent.Event{Kind: kind, Conversation: "c9"})
+				ui.settle()
+			}
+			convs.addConversation(agent.ConversationSummary{Conversation: agent.Conversation{ID: "c9", AgentID: "a1", Title: "the last call"}})
+			v.event(agent.Event{Kind: agent.EventTurnEnded, Conversation: "c9"})
+			ui.settle()
+			if n := counting.reads.Load(); n != c.wantReads {
+				t.Errorf("1,001 events in a window: %d reads, want %d", n, c.wantReads)
+			}
+			c.show(a)
+			clock.fire()
+			ui.settle()
+			if n := counting.reads.Load(); n != c.wantAfter {
+				t.Errorf("after the window: %d reads, want %d", n, c.wantAfter)
+			}
+			if rowOf(v.shown, "c9") != 0 {
+				t.Errorf("the last call is not listed first: %+v", v.shown)
+			}
+		})
+	}
+}
+
+// TestAQuestionMarksItsRowAtOnce: a question asked marks its
+// conversation's row before the list is read again.
+func TestAQuestionMarksItsRowAtOnce(t *testing.T) {
+	questions := &fakeQuestions{}
+	a, ui, _ := conversationsFixture(t, questions)
+	v := a.conversations
+	clock := &listClock{t: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)}
+	v.lister.now, v.lister.after, v.lister.last = clock.now, clock.after, clock.t
+	questions.setPending(agent.Question{ID: "q1", Kind: agent.KindQuestion, Agent: "assistant", ConversationID: "c1", Text: "Which?"})
+	v.event(agent.Event{Kind: agent.EventQuestionAsked, Conversation: "c1", Question: "q1"})
+	ui.settle()
+	if !v.waiting["c1"] || len(clock.timers) != 1 {
+		t.Errorf("waiting %v, %d reads due", v.waiting, len(clock.timers))
+	}
+}
+
+// TestATurnEndAddsToTheHistory: when a turn of the open conversation
+// ends, its widgets are added after those drawn, which stay the same
+// objects; a turn starting draws nothing again; only a change to an
+// earlier turn (here a question answered) draws the history anew.
+func TestATurnEndAddsToTheHistory(t *testing.T) {
+	questions := &fakeQuestions{}
+	a, ui, convs := conversationsFixture(t, questions)
+	v := a.conversations
+	v.open("c1")
+	ui.settle()
+	before := append([]fyne.CanvasObject(nil), v.history.Objects...)
+	rebuilds := v.rebuilds
+	at := time.Date(2026, 11, 29, 11, 0, 0, 0, time.UTC)
+
+	addTurn := func(id, asked, said string) {
+		convs.mu.Lock()
+		defer convs.mu.Unlock()
+		convs.messages["c1"] = append(convs.messages["c1"], agent.Message{Role: agent.RoleUser, Content: asked, TurnID: id}, agent.Message{Role: agent.RoleAssistant, Content: said, TurnID: id})
+		convs.turns["c1"] = append(convs.turns["c1"], agent.Turn{ID: id, Status: agent.TurnCompleted, StartedAt: at, EndedAt: at})
+	}
+	for i, id := range []string{"t3", "t4", "t5"} {
+		convs.setLive("c1", agent.LiveTurn{TurnID: id, Agent: "assistant"})
+		v.event(agent.Event{Kind: agent.EventTurnStarted, Conversation: "c1", Text: "turn " + id})
+		ui.settle()
+		addTurn(id, "turn "+id, "done "+id)
+		convs.setLive("c1", agent.LiveTurn{})
+		v.event(agent.Event{Kind: agent.EventTurnEnded, Conversation: "c1"})
+		ui.settle()
+		if v.rebuilds != rebuilds {
+			t.Fatalf("turn %d: the history was drawn anew %d times", i+1, v.rebuilds-rebuilds)
+		}
+		if !strings.Contains(v.text(), "done "+id) {
+			t.Fatalf("turn %s is not shown:\n%s", id, v.text())
+		}
+	}
+	for i, o := range before {
+		if v.history.Objects[i] != o {
+			t.Fatalf("object %d of the first turn was drawn again", i)
+		}
+	}
+	if len(v.drawn) != 4 || len(v.history.Objects) <= len(before) {
+		t.Errorf("drawn %d turns, %d objects", len(v.drawn), len(v.history.Objects))
+	}
+
+	// An earlier turn changes: a question of it is now answered.
+	convs.mu.Lock()
+	convs.questions = map[string][]agent.Question{"c1": {{ID: "q1", Kind: agent.KindQuestion, TurnID: "t3", ConversationID: "c1", Status: agent.QuestionAnswered, Answer: &agent.Answer{Text: "yes", By: agent.ByDesktop}}}}
+	convs.messages["c1"][3] = agent.Message{Role: agent.RoleAssistant, TurnID: "t3", ToolCalls: []agent.ToolCall{{ID: "k1", Name: "ask_user", Arguments: []byte(`{"question":"Sure?"}`)}}}
+	convs.mu.Unlock()
+	v.event(agent.Event{Kind: agent.EventTurnEnded, Conversation: "c1"})
+	ui.settle()
+	if v.rebuilds != rebuilds+1 || !strings.Contains(v.text(), "answered by you, in Deskhand: yes") {
+		t.Errorf("an earlier turn changed: %d rebuilds,\n%s", v.rebuilds-rebuilds, v.text())
+	}
+}
+
+// TestLoadProbe: with the load probe on, the window opens on the
+// Conversations tab with the latest conversation, and a question's popup
+// logs a line with its ID when shown; without it, neither.
+func TestLoadProbe(t *testing.T) {
+	for _, probe := range []bool{false, true} {
+		t.Run(fmt.Sprint(probe), func(t *testing.T) {
+			at := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+			convs := &fakeConversations{conversations: []agent.ConversationSummary{
+				{Conversation: agent.Conversation{ID: "c2", AgentID: "a1", Principal: agent.LocalPrincipal, Title: "latest", UpdatedAt: at}},
+				{Conversation: agent.Conversation{ID: "c1", AgentID: "a1", Principal: agent.LocalPrincipal, Title: "older", UpdatedAt: at}},
+			}}
+			q := agent.Question{ID: "q7", Kind: agent.KindQuestion, Agent: "assistant", ConversationID: "c2", Text: "Which?", ExpiresAt: time.Now().Add(time.Hour)}
+			var log bytes.Buffer
+			opts := testOptions()
+			opts.LoadProbe, opts.Logger = probe, slog.New(slog.NewTextHandler(&log, nil))
+			a, ui := withTestUI(t, New(test.NewTempApp(t), newFakeCore(fakeCore{fakeConversations: convs, fakeQuestions: &fakeQuestions{pending: []agent.Question{q}}}), opts))
+			a.conversations.lister.after = func(_ time.Duration, f func()) { a.onUI(f) }
+			a.refresh()
+			ui.settle()
+			a.questions.popup("q7")
+			a.questions.closed("q7") // a popup keeps its countdown running while open
+			ui.settle()
+			onTab := a.tabs.SelectedIndex() == tabConversations && a.conversations.current == "c2"
+			logged := strings.Contains(log.String(), "question popup shown") && strings.Contains(log.String(), "question=q7")
+			if onTab != probe || logged != probe {
+				t.Errorf("probe %v: on the tab with the latest open %v, popup logged %v", probe, onTab, logged)
+			}
+		})
+	}
+}

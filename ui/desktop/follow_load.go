@@ -1,0 +1,105 @@
+package desktop
+
+import (
+	"context"
+	"sync"
+
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+// Under load, the events of every call's streamed text, model rounds and
+// tool calls come by the thousand a second, and only those of the open
+// conversation and of a "Try it" turn are drawn. They come on a
+// subscription of their own, so that they cannot crowd the turns and
+// questions out of a subscriber's buffer, and a goroutine drops the rest
+// before they reach fyne's goroutine.
+
+// isStreamKind tells the kinds of events followStreams follows.
+func isStreamKind(k agent.EventKind) bool {
+	return k == agent.EventDelta || k == agent.EventModelCall || k == agent.EventToolCall
+}
+
+// watched is the conversation open in the Conversations tab and the turn
+// "Try it" runs: set on fyne's goroutine, read by followStreams'.
+type watched struct {
+	mu           sync.Mutex
+	conv, trying string
+}
+
+func (w *watched) conversation(id string) {
+	w.mu.Lock()
+	w.conv = id
+	w.mu.Unlock()
+}
+
+func (w *watched) turn(id string) {
+	w.mu.Lock()
+	w.trying = id
+	w.mu.Unlock()
+}
+
+// wants tells whether an event concerns what is shown.
+func (w *watched) wants(e agent.Event) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return e.Conversation != "" && e.Conversation == w.conv || e.Turn != "" && e.Turn == w.trying
+}
+
+// followStreams hands fyne's goroutine the streamed events of what is
+// shown, and drops the others, until ctx ends.
+func (a *App) followStreams(ctx context.Context) {
+	var kinds []agent.EventKind
+	for _, k := range followedKinds {
+		if isStreamKind(k) {
+			kinds = append(kinds, k)
+		}
+	}
+	events := a.events.Subscribe(ctx, kinds...)
+	a.goStart(func() {
+		for batch := range batches(events) {
+			var shown []agent.Event
+			for _, e := range batch {
+				if a.watch.wants(e) {
+					shown = append(shown, e)
+				}
+			}
+			if len(shown) > 0 {
+				a.onUI(func() {
+					for _, e := range shown {
+						a.handle(e)
+					}
+				})
+			}
+		}
+	})
+}
+
+// batchMax bounds the events handed to fyne's goroutine in one function.
+const batchMax = 64
+
+// batches hands on the events as they come, each batch what was waiting
+// at once (up to batchMax): one call to fyne's goroutine for a burst, not
+// one per event. It closes when events does.
+func batches(events <-chan agent.Event) <-chan []agent.Event {
+	out := make(chan []agent.Event)
+	go func() {
+		defer close(out)
+		for e := range events {
+			batch := []agent.Event{e}
+		more:
+			for len(batch) < batchMax {
+				select {
+				case e, ok := <-events:
+					if !ok {
+						break more
+					}
+					batch = append(batch, e)
+				default:
+					break more
+				}
+			}
+			out <- batch
+		}
+	}()
+	return out
+}

@@ -1,0 +1,75 @@
+package desktop
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+// pushEvents is an event source the test sends on: the subscription of
+// the streamed kinds.
+type pushEvents struct {
+	mu      sync.Mutex
+	streams chan agent.Event
+	ready   chan struct{} // closed once it is subscribed
+}
+
+func (p *pushEvents) Subscribe(ctx context.Context, kinds ...agent.EventKind) <-chan agent.Event {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ch := make(chan agent.Event)
+	if slices.Contains(kinds, agent.EventDelta) {
+		p.streams = ch
+		close(p.ready)
+	}
+	context.AfterFunc(ctx, func() { close(ch) })
+	return ch
+}
+
+// TestOnlyTheStreamsShownReachTheUI: the streamed text of a thousand
+// calls in other conversations never reaches fyne's goroutine; that of
+// the open conversation does, in one update.
+func TestOnlyTheStreamsShownReachTheUI(t *testing.T) {
+	a, ui, convs := conversationsFixture(t, nil)
+	v := a.conversations
+	convs.setLive("c2", agent.LiveTurn{TurnID: "t2", Writing: "a"})
+	v.open("c2")
+	ui.settle()
+	counting := &countingConversations{conversationsCore: v.core}
+	v.core = counting
+	src := &pushEvents{ready: make(chan struct{})}
+	a.events = src
+	ctx, stop := context.WithCancel(t.Context())
+	defer stop()
+	a.followStreams(ctx) // Follow's, without its other work
+	<-src.ready
+	for i := range 1000 {
+		src.streams <- agent.Event{Kind: []agent.EventKind{agent.EventDelta, agent.EventModelCall, agent.EventToolCall}[i%3], Conversation: "c9", Text: "x"}
+	}
+	convs.setLive("c2", agent.LiveTurn{TurnID: "t2", Writing: "ab", Chunks: 2})
+	src.streams <- agent.Event{Kind: agent.EventDelta, Conversation: "c2", Text: "b"}
+	ui.waitQueued(1)
+	ui.mu.Lock()
+	queued := ui.queued
+	ui.queued = nil
+	ui.mu.Unlock()
+	// Not settle: the follower runs until ctx ends. The update the event
+	// asks for is queued as it is handled.
+	for fs := queued; len(fs) > 0; {
+		for _, f := range fs {
+			f()
+		}
+		ui.mu.Lock()
+		fs, ui.queued = ui.queued, nil
+		ui.mu.Unlock()
+	}
+	if len(queued) != 1 || counting.snapshots.Load() != 1 || v.writing.Text != "ab" {
+		t.Errorf("1,001 streamed events: %d calls to fyne's goroutine, %d snapshots, text %q; want 1, 1, \"ab\"", len(queued), counting.snapshots.Load(), v.writing.Text)
+	}
+	if !isStreamKind(agent.EventDelta) || isStreamKind(agent.EventTurnStarted) || isStreamKind(agent.EventQuestionAsked) {
+		t.Error("the streamed kinds are wrong")
+	}
+}
