@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/deskhand/deskhand/server/agent"
 )
@@ -40,8 +42,10 @@ func (db *DB) SearchMessages(ctx context.Context, q agent.SearchQuery) ([]agent.
 	if match == "" || q.Limit <= 0 {
 		return nil, nil
 	}
-	if err := db.caughtUp(ctx); err != nil {
-		return nil, fmt.Errorf("search messages: %w", err)
+	// Behind every write queued before it, index what is not indexed yet,
+	// so that the search sees every message committed before it.
+	if err := db.inTx(ctx, indexAll); err != nil {
+		return nil, fmt.Errorf("search messages: index the latest messages: %w", err)
 	}
 	query, args := searchSQL, []any{match}
 	if q.Agent != "" {
@@ -81,4 +85,58 @@ func (db *DB) SearchMessages(ctx context.Context, q agent.SearchQuery) ([]agent.
 		return nil, fmt.Errorf("search messages: %w", err)
 	}
 	return out, nil
+}
+
+// The full-text index is written by the writer in batches, apart from the
+// turns' own transactions, so that appending a turn does not pay for an
+// index segment of its own: indexEvery after a commit, at most indexBatch
+// messages (by ID) a transaction, and before every search.
+const (
+	indexEvery = 100 * time.Millisecond
+	indexBatch = 4096
+)
+
+// indexBacklog adds to the index the next batch of messages not in it yet
+// (user and assistant ones; the others are only counted past), and says
+// whether more are waiting.
+func indexBacklog(ctx context.Context, tx *sql.Tx) (more bool, err error) {
+	var upto, last int64
+	if err := tx.QueryRowContext(ctx, `SELECT indexed_upto, (SELECT COALESCE(MAX(id), 0) FROM messages)
+		FROM messages_fts_state`).Scan(&upto, &last); err != nil {
+		return false, fmt.Errorf("read what is indexed: %w", err)
+	}
+	if last <= upto {
+		return false, nil
+	}
+	end := min(last, upto+indexBatch)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO messages_fts (docid, content)
+		SELECT id, content FROM messages WHERE id > ? AND id <= ? AND role IN ('user', 'assistant')`, upto, end); err != nil {
+		return false, fmt.Errorf("index messages %d to %d: %w", upto+1, end, err)
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE messages_fts_state SET indexed_upto = ?", end); err != nil {
+		return false, fmt.Errorf("record what is indexed: %w", err)
+	}
+	return end < last, nil
+}
+
+// indexAll indexes every message not in the index yet.
+func indexAll(ctx context.Context, tx *sql.Tx) error {
+	for {
+		more, err := indexBacklog(ctx, tx)
+		if err != nil || !more {
+			return err
+		}
+	}
+}
+
+// indexSome runs one batch of indexBacklog in a transaction of its own,
+// from the writer, and says whether more are waiting. A failure leaves
+// the messages to the next batch (or the next search, which reports it).
+func (db *DB) indexSome() (more bool) {
+	_ = db.runAlone(&writeJob{ctx: context.Background(), fn: func(ctx context.Context, tx *sql.Tx) error {
+		var err error
+		more, err = indexBacklog(ctx, tx)
+		return err
+	}})
+	return more
 }

@@ -16,3 +16,12 @@ func IndexedMatches(t *testing.T, db *DB, word string) int {
 	}
 	return n
 }
+
+// IndexNow adds every message not indexed yet to the full-text index, as
+// the writer does in the background and a search does first.
+func IndexNow(t *testing.T, db *DB) {
+	t.Helper()
+	if err := db.inTx(context.Background(), indexAll); err != nil {
+		t.Fatalf("index: %v", err)
+	}
+}

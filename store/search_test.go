@@ -137,16 +137,31 @@ func FuzzSearchMessages(f *testing.F) {
 }
 
 // TestSearchForgetsDeletedConversations: deleting an agent deletes its
-// conversations' messages by ON DELETE CASCADE, and the index with them.
+// conversations' messages by ON DELETE CASCADE, and the index with them,
+// whether they were indexed yet or not.
 func TestSearchForgetsDeletedConversations(t *testing.T) {
 	db := storetest.Open(t)
-	gone, kept := putAgent(t, db, "gone"), putAgent(t, db, "kept")
+	gone, kept, early := putAgent(t, db, "gone"), putAgent(t, db, "kept"), putAgent(t, db, "early")
 	searchConversation(t, db, gone, "c-gone", "p", "Gone", at(1000), "ephemeral words", said(agent.RoleAssistant, "ephemeral answer"))
 	searchConversation(t, db, kept, "c-kept", "p", "Kept", at(2000), "lasting words")
+	store.IndexNow(t, db)
+	for word, want := range map[string]int{"ephemeral": 2, "lasting": 1, "words": 2} {
+		if n := store.IndexedMatches(t, db, word); n != want {
+			t.Errorf("index entries for %q before the delete = %d, want %d", word, n, want)
+		}
+	}
+	// Deleted before the index had them: nothing to take out.
+	searchConversation(t, db, early, "c-early", "p", "Early", at(3000), "fleeting words")
+	if err := db.DeleteAgent(ctx, early.ID); err != nil {
+		t.Fatal(err)
+	}
 	if err := db.DeleteAgent(ctx, gone.ID); err != nil {
 		t.Fatal(err)
 	}
-	for word, want := range map[string]int{"ephemeral": 0, "lasting": 1, "words": 1} {
+	if hits, err := db.SearchMessages(ctx, agent.SearchQuery{Text: "words", Limit: 10}); err != nil || len(hits) != 1 || hits[0].ConversationID != "c-kept" {
+		t.Errorf("search after the deletes = %+v, %v; want c-kept alone", hits, err)
+	}
+	for word, want := range map[string]int{"ephemeral": 0, "fleeting": 0, "lasting": 1, "words": 1} {
 		if n := store.IndexedMatches(t, db, word); n != want {
 			t.Errorf("index entries for %q after the delete = %d, want %d", word, n, want)
 		}
