@@ -92,17 +92,19 @@ func (db *DB) SearchMessages(ctx context.Context, q agent.SearchQuery) ([]agent.
 // index segment of its own: indexEvery after a commit, at most indexBatch
 // messages (by ID) a transaction, and before every search.
 const (
-	indexEvery = 100 * time.Millisecond
+	indexEvery = time.Second
 	indexBatch = 4096
 )
+
+// backlogSQL reads the last message indexed and the last one stored.
+const backlogSQL = `SELECT indexed_upto, (SELECT COALESCE(MAX(id), 0) FROM messages) FROM messages_fts_state`
 
 // indexBacklog adds to the index the next batch of messages not in it yet
 // (user and assistant ones; the others are only counted past), and says
 // whether more are waiting.
 func indexBacklog(ctx context.Context, tx *sql.Tx) (more bool, err error) {
 	var upto, last int64
-	if err := tx.QueryRowContext(ctx, `SELECT indexed_upto, (SELECT COALESCE(MAX(id), 0) FROM messages)
-		FROM messages_fts_state`).Scan(&upto, &last); err != nil {
+	if err := tx.QueryRowContext(ctx, backlogSQL).Scan(&upto, &last); err != nil {
 		return false, fmt.Errorf("read what is indexed: %w", err)
 	}
 	if last <= upto {
@@ -133,6 +135,12 @@ func indexAll(ctx context.Context, tx *sql.Tx) error {
 // from the writer, and says whether more are waiting. A failure leaves
 // the messages to the next batch (or the next search, which reports it).
 func (db *DB) indexSome() (more bool) {
+	// Most often there is nothing to add (the commits were reads' barriers
+	// or wrote no message): a read says so without a transaction.
+	var upto, last int64
+	if err := db.writer.QueryRowContext(context.Background(), backlogSQL).Scan(&upto, &last); err != nil || last <= upto {
+		return false
+	}
 	_ = db.runAlone(&writeJob{ctx: context.Background(), fn: func(ctx context.Context, tx *sql.Tx) error {
 		var err error
 		more, err = indexBacklog(ctx, tx)

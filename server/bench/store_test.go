@@ -231,12 +231,25 @@ func BenchmarkStoreAtAMillionMessages(b *testing.B) {
 				took[(i+k)%2] += lat[i]
 			}
 		}
+		// The batches of the index not run yet are work the turns made:
+		// a search runs them, counted in the mean (on both stores alike).
+		for k, d := range []*store.DB{db, noIndex} {
+			start := time.Now()
+			if _, err := d.SearchMessages(ctx, agent.SearchQuery{Text: "nothingmatches", Limit: 1}); err != nil {
+				b.Fatal(err)
+			}
+			took[k] += time.Since(start)
+		}
 		b.StopTimer()
 		r := summarize("deskhand", "", "store: append a turn at 1M messages", 1, with, took[0])
 		r0 := summarize("deskhand", "", "store: append a turn at 1M messages, no full-text index", 1, without, took[1])
 		record(r)
 		record(r0)
 		record(row{Name: "store: append a turn, with the index over without", Value: r.P50Micros / r0.P50Micros, Unit: "×"})
+		// The index's whole cost, its batches included, shows in the mean
+		// (information, beside the p50 the target is set on): calls/s is
+		// the turns over the time they and the last batch took.
+		record(row{Name: "store: append a turn, mean with the index over without", Value: r0.CallsPerSec / r.CallsPerSec, Unit: "×"})
 		b.ReportMetric(r.P50Micros, "p50-µs")
 		b.ReportMetric(r0.P50Micros, "p50-µs-no-index")
 	})
