@@ -104,10 +104,20 @@ func (db *DB) writeLoop() {
 	// flush commits recorded activity that no other write took along
 	// (activity.go).
 	var flush <-chan time.Time
+	// index adds new messages to the full-text index (search.go).
+	var index <-chan time.Time
 	for {
 		select {
 		case j := <-db.jobs:
 			db.commitGroup(db.gather(j))
+			if index == nil {
+				index = time.After(indexEvery)
+			}
+		case <-index:
+			index = nil
+			if db.indexSome() {
+				index = time.After(0)
+			}
 		case <-db.activityDue:
 			if flush == nil {
 				flush = time.After(activityLinger)

@@ -100,6 +100,7 @@ type History interface {
 	QuestionStore
 	ClientStore
 	SettingStore
+	Searcher
 }
 
 // QuestionStore keeps every question asked and how it was answered.

@@ -62,6 +62,8 @@ type Core interface {
 	VisibleTo(principal string) agent.Visibility
 	ApprovalRules(ctx context.Context) ([]agent.ApprovalRule, error)
 	RevokeApprovalRule(ctx context.Context, id string) error
+	// Search finds words in every conversation (search.go).
+	Search(ctx context.Context, q agent.SearchQuery) ([]agent.SearchHit, error)
 }
 
 // ErrAlreadyRunning means another Deskhand answers on the socket.
@@ -193,6 +195,7 @@ func handler(core Core, opts Options) http.Handler {
 	mux := http.NewServeMux()
 	visibilityRoutes(mux, core)
 	toolServerRoutes(mux, core)
+	searchRoutes(mux, core)
 	mux.HandleFunc("GET /v1/status", func(w http.ResponseWriter, r *http.Request) {
 		reply(w, http.StatusOK, Status{URL: opts.URL, Goroutines: runtime.NumGoroutine()})
 	})

@@ -294,6 +294,7 @@ type cmdFlags struct {
 	toolServer, askFirst, noToolServer, repin string
 	team                                      string // agent add and edit: slugs, comma-separated
 	noTeam                                    bool   // agent add and edit
+	searchLimit                               int    // search
 }
 
 // command is one command: its name, synopsis, flags and what it runs.
@@ -324,6 +325,7 @@ func init() {
 		{name: "version", synopsis: "deskhand version", run: runVersion},
 		{name: "help", synopsis: "deskhand help [COMMAND]", run: runHelp},
 		{name: "log", synopsis: logSynopsis, flags: logFlags, run: runLog},
+		{name: "search", synopsis: searchSynopsis, flags: searchFlags, run: runSearch},
 	}
 }
 
@@ -435,6 +437,8 @@ Commands:
   approvals revoke ID   revoke a rule: the agent's next such call asks again
   log                   the activity log: every MCP request, question and approval; with
                         --client NAME, --agent SLUG, --since DUR, --follow, --json (JSON Lines)
+  search TEXT...        find the words in every conversation (yours and the agents' messages,
+                        every client's), newest first; --agent SLUG, --client NAME, --limit N
   version               print the version
   help [COMMAND]        print this, or a command's usage and flags
 

@@ -29,6 +29,8 @@ type conversationsCore interface {
 	CancelTurn(conversationID string) bool
 	Clients() []agent.Client
 	Pending() []agent.Question
+	// Search finds words in every stored conversation (search.go).
+	Search(ctx context.Context, q agent.SearchQuery) ([]agent.SearchHit, error)
 }
 
 // conversationsView lists conversations, live, and shows one's transcript
@@ -41,6 +43,7 @@ type conversationsView struct {
 	search  *widget.Entry
 	all     []agent.ConversationSummary
 	shown   []agent.ConversationSummary
+	found   fullTextSearch  // the search of every message (search.go)
 	clients []agent.Client  // to name principals
 	waiting map[string]bool // conversations with a question pending
 	now     func() time.Time
@@ -101,14 +104,14 @@ func newConversationsView(app *App, core conversationsCore) *conversationsView {
 	v.words.Hide()
 	v.transcript = container.NewVBox(v.history, v.live, v.words, v.liveNote, v.asking)
 	v.scroll = container.NewVScroll(v.transcript)
-	v.search.SetPlaceHolder("Search by title or agent")
+	v.search.SetPlaceHolder("Search every conversation: words, title or agent")
 	v.search.OnChanged = func(string) { v.filter() }
 	v.list = widget.NewList(
 		func() int { return len(v.shown) },
 		newConversationRow,
 		func(i widget.ListItemID, o fyne.CanvasObject) {
 			c := v.shown[i]
-			setConversationRow(o, conversationLabel(c, v.agentNameOf(c.AgentID), clientName(c.Principal, v.clients), v.waiting[c.ID], v.now()))
+			setConversationRow(o, v.rowLine(c))
 		})
 	v.lister = &throttle{every: listEvery, now: time.Now, after: app.afterOnUI, run: v.read}
 	v.selected = -1
@@ -279,9 +282,10 @@ func (v *conversationsView) read() {
 // filter shows the conversations the search finds, the one open staying
 // selected when it is among them.
 func (v *conversationsView) filter() {
-	v.shown = filterConversations(v.all, v.search.Text, func(id string) string {
+	v.searchEvery()
+	v.shown = v.withHits(filterConversations(v.all, v.search.Text, func(id string) string {
 		return v.app.agentSlug(id) + " " + v.agentNameOf(id)
-	})
+	}))
 	v.list.Refresh()
 	v.follow()
 }

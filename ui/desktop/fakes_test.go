@@ -296,6 +296,9 @@ type fakeConversations struct {
 	// subs are the team members' conversations, by the turn that called
 	// them (transcript_team_test.go).
 	subs map[string][]agent.Conversation
+	// searchOnly are conversations beyond the recent list, found by Search
+	// (search_test.go).
+	searchOnly []agent.ConversationSummary
 }
 
 func (f *fakeConversations) RecentConversations(context.Context, int) ([]agent.ConversationSummary, error) {
