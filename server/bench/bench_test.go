@@ -561,7 +561,7 @@ func printReport(w io.Writer) bool {
 // Value, or its p50 in µs) may be, by name.
 var limits = map[string]float64{
 	"deskhand 2026-07-28 tools/list, 1,000 agents":     2000,
-	"deskhand  store: load the last 50 at 1M messages": 2000,
+	"deskhand store: load the last 50 at 1M messages": 2000,
 	"process: start to first answered request":         150,
 	// Memory the process owns, idle. The whole resident set (recorded
 	// beside it, 64–68 MB on this machine) is mostly the binary's own
