@@ -560,9 +560,9 @@ func printReport(w io.Writer) bool {
 // limits are the targets of the other figures: the most a figure (its
 // Value, or its p50 in µs) may be, by name.
 var limits = map[string]float64{
-	"deskhand 2026-07-28 tools/list, 1,000 agents":     2000,
+	"deskhand 2026-07-28 tools/list, 1,000 agents":    2000,
 	"deskhand store: load the last 50 at 1M messages": 2000,
-	"process: start to first answered request":         150,
+	"process: start to first answered request":        150,
 	// Memory the process owns, idle. The whole resident set (recorded
 	// beside it, 64–68 MB on this machine) is mostly the binary's own
 	// file pages: the kernel maps its 110 MB file in 2 MB blocks, and
