@@ -64,6 +64,11 @@ func (m *Model) chatStream(ctx context.Context, req *api.ChatRequest, fn func(*c
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "application/x-ndjson")
 	hreq.Header.Set("User-Agent", userAgent)
+	// A chat is safe to send again when no answer came: marked so (the
+	// key's nil value is not sent), net/http retries it on a new connection
+	// when the kept one turns out closed by the server, as after Ollama
+	// restarts, instead of failing with EOF.
+	hreq.Header["Idempotency-Key"] = nil
 	resp, err := m.hc.Do(hreq)
 	if err != nil {
 		return err
