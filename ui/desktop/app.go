@@ -312,7 +312,12 @@ func (a *App) Follow(ctx context.Context) {
 	ctx, stop := context.WithCancel(ctx)
 	context.AfterFunc(a.ctx, stop)
 	events := a.events.Subscribe(ctx, slices.DeleteFunc(slices.Clone(followedKinds), isStreamKind)...)
-	a.onUI(a.refresh)
+	a.onUI(func() {
+		a.refresh()
+		// A question asked before the subscription (a client calling as
+		// the app starts) has had no event: its popup opens now.
+		a.questions.openAll()
+	})
 	if a.activity != nil {
 		a.activity.follow(ctx)
 	}

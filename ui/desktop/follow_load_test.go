@@ -73,3 +73,34 @@ func TestOnlyTheStreamsShownReachTheUI(t *testing.T) {
 		t.Error("the streamed kinds are wrong")
 	}
 }
+
+// TestFollowOpensTheQuestionsAskedBefore: a question asked before the
+// desktop follows the core (a client calling as the app starts) had no
+// event, and its popup opens all the same.
+func TestFollowOpensTheQuestionsAskedBefore(t *testing.T) {
+	core := &fakeQuestions{pending: []agent.Question{question("q1")}}
+	a, ui := newTestApp(t, newFakeCore(fakeCore{fakeQuestions: core}))
+	src := &pushEvents{ready: make(chan struct{})}
+	a.events = src
+	ctx, stop := context.WithCancel(t.Context())
+	defer stop()
+	a.Follow(ctx)
+	<-src.ready
+	ui.waitQueued(1)
+	// Not settle: the follower runs until ctx ends.
+	for {
+		ui.mu.Lock()
+		fs := ui.queued
+		ui.queued = nil
+		ui.mu.Unlock()
+		if len(fs) == 0 {
+			break
+		}
+		for _, f := range fs {
+			f()
+		}
+	}
+	if a.questions.popups["q1"] == nil {
+		t.Error("no popup for the question asked before the desktop followed the core")
+	}
+}
