@@ -100,11 +100,11 @@ func runLoad(t *testing.T, bin string, seconds int, desktop bool) loadResult {
 			t.Fatal(err)
 		}
 	}
-	before, _ := ctl.Status(context.Background())
 	var probe func(ctx context.Context) []time.Duration
 	if desktop {
 		probe = startProbe(t, ctl, url, popups)
 	}
+	before, _ := ctl.Status(context.Background())
 
 	ctx, stop := context.WithTimeout(context.Background(), time.Duration(seconds)*time.Second)
 	defer stop()
