@@ -111,6 +111,10 @@ type App struct {
 	approvals     *approvalsView
 	toolServers   *toolServersView
 	activity      *activityView // the Log tab
+	// stateLater shows the core's state (showState) after turns start
+	// (who was used today) and questions come and go unseen, at most once
+	// per statusEvery (follow_load.go).
+	stateLater throttle
 }
 
 // New builds the window (hidden) and the tray. The App stops its work
@@ -244,6 +248,7 @@ func newApp(fy fyne.App, opts Options) *App {
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &App{fy: fy, opts: opts, log: cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
 		do: fyne.Do, ctx: ctx, cancel: cancel}
+	a.stateLater = a.stateThrottle()
 	if opts.Icon != nil {
 		fy.SetIcon(opts.Icon)
 	}
@@ -312,7 +317,12 @@ func (a *App) Follow(ctx context.Context) {
 	ctx, stop := context.WithCancel(ctx)
 	context.AfterFunc(a.ctx, stop)
 	events := a.events.Subscribe(ctx, slices.DeleteFunc(slices.Clone(followedKinds), isStreamKind)...)
-	a.onUI(a.refresh)
+	a.onUI(func() {
+		a.refresh()
+		// A question asked before the subscription (a client calling as
+		// the app starts) has had no event: its popup opens now.
+		a.questions.openAll()
+	})
 	if a.activity != nil {
 		a.activity.follow(ctx)
 	}
@@ -351,6 +361,10 @@ func (a *App) handle(e agent.Event) {
 		a.models.refresh() // which agents use each provider
 		a.showState()      // which agents have a model: the servers' answers stand
 	case agent.EventQuestionAsked:
+		if !a.questions.waiting(e.Question) {
+			a.stateLater.poke() // answered before it could be shown (questions.go)
+			break
+		}
 		a.questions.refresh()
 		a.questions.popup(e.Question)
 		a.showState()
@@ -360,7 +374,7 @@ func (a *App) handle(e agent.Event) {
 		a.activity.clientsChanged() // the names in the log
 		a.showState()
 	case agent.EventTurnStarted: // a client's call: it was used today
-		a.status.refresh()
+		a.stateLater.poke()
 	case agent.EventProvidersChanged: // also from the command line
 		a.models.refresh()
 		a.agents.providersChanged()
@@ -370,6 +384,9 @@ func (a *App) handle(e agent.Event) {
 			if note := closedNote(e); note != "" {
 				a.fy.SendNotification(fyne.NewNotification("Deskhand", note))
 			}
+		} else if !a.questions.listed(e.Question) {
+			a.stateLater.poke() // never shown
+			break
 		}
 		a.questions.refresh()
 		a.showState()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -94,14 +95,20 @@ func (v *conversationsView) becameVisible() {
 }
 
 // markWaiting marks the rows of the conversations with a question
-// pending (the core holds them in memory), without reading the list.
+// pending (the core holds them in memory), without reading the list. The
+// list is redrawn only when the marks changed and no read of the list,
+// which marks them too, is due: under load questions come and go by the
+// dozen a second, and each redraw sets every row.
 func (v *conversationsView) markWaiting() {
 	waiting := make(map[string]bool)
 	for _, q := range v.core.Pending() {
 		waiting[q.ConversationID] = true
 	}
+	if maps.Equal(waiting, v.waiting) {
+		return
+	}
 	v.waiting = waiting
-	if v.listVisible() {
+	if v.listVisible() && !v.lister.due {
 		v.list.Refresh()
 	}
 }

@@ -3,6 +3,7 @@ package desktop
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/deskhand/deskhand/server/agent"
 )
@@ -102,4 +103,15 @@ func batches(events <-chan agent.Event) <-chan []agent.Event {
 		}
 	}()
 	return out
+}
+
+// statusEvery is the least time between two showings of the state (the
+// status bar, the tray) as turns start and questions come and go unseen:
+// under load a hundred calls a second would each lay the whole window out
+// again to say that a client was used today.
+const statusEvery = 250 * time.Millisecond
+
+// stateThrottle is the App's stateLater.
+func (a *App) stateThrottle() throttle {
+	return throttle{every: statusEvery, now: time.Now, after: a.afterOnUI, run: a.showState}
 }

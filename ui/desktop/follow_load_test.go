@@ -73,3 +73,60 @@ func TestOnlyTheStreamsShownReachTheUI(t *testing.T) {
 		t.Error("the streamed kinds are wrong")
 	}
 }
+
+// TestFollowOpensTheQuestionsAskedBefore: a question asked before the
+// desktop follows the core (a client calling as the app starts) had no
+// event, and its popup opens all the same.
+func TestFollowOpensTheQuestionsAskedBefore(t *testing.T) {
+	core := &fakeQuestions{pending: []agent.Question{question("q1")}}
+	a, ui := newTestApp(t, newFakeCore(fakeCore{fakeQuestions: core}))
+	src := &pushEvents{ready: make(chan struct{})}
+	a.events = src
+	ctx, stop := context.WithCancel(t.Context())
+	defer stop()
+	a.Follow(ctx)
+	<-src.ready
+	ui.waitQueued(1)
+	// Not settle: the follower runs until ctx ends.
+	for {
+		ui.mu.Lock()
+		fs := ui.queued
+		ui.queued = nil
+		ui.mu.Unlock()
+		if len(fs) == 0 {
+			break
+		}
+		for _, f := range fs {
+			f()
+		}
+	}
+	if a.questions.popups["q1"] == nil {
+		t.Error("no popup for the question asked before the desktop followed the core")
+	}
+}
+
+// countingQuestions counts the reads of the questions waiting.
+type countingQuestions struct {
+	questionsCore
+	pending int
+}
+
+func (c *countingQuestions) Pending() []agent.Question {
+	c.pending++
+	return c.questionsCore.Pending()
+}
+
+// TestQuestionsGoneBeforeShownAreNotDrawn: under load a client answers
+// most questions before fyne's goroutine comes to them; their events
+// look the question up once, and draw no list and no popup.
+func TestQuestionsGoneBeforeShownAreNotDrawn(t *testing.T) {
+	core := &fakeQuestions{} // q1 was asked and answered already
+	a, _ := newTestApp(t, newFakeCore(fakeCore{fakeQuestions: core}))
+	counting := &countingQuestions{questionsCore: a.questions.core}
+	a.questions.core = counting
+	a.handle(agent.Event{Kind: agent.EventQuestionAsked, Question: "q1"})
+	a.handle(agent.Event{Kind: agent.EventQuestionClosed, Question: "q1", Text: string(agent.QuestionAnswered)})
+	if counting.pending != 1 || len(a.questions.popups) != 0 {
+		t.Errorf("a question gone before it was shown: %d reads of the questions waiting, %d popups; want 1, 0", counting.pending, len(a.questions.popups))
+	}
+}

@@ -2,6 +2,7 @@ package desktop
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -198,6 +199,18 @@ func (v *questionsView) loadExchange(p *popup) {
 		text := lastExchange(msgs, q.AskedAt, q.Agent, p.client)
 		return func() { p.setExchange(text) }
 	})
+}
+
+// waiting tells whether question id still waits for an answer. Under
+// load a client often answers before fyne's goroutine comes to the
+// question: then there is nothing to show.
+func (v *questionsView) waiting(id string) bool {
+	return slices.ContainsFunc(v.core.Pending(), func(q agent.Question) bool { return q.ID == id })
+}
+
+// listed tells whether the Questions tab lists question id.
+func (v *questionsView) listed(id string) bool {
+	return slices.ContainsFunc(v.pending, func(q agent.Question) bool { return q.ID == id })
 }
 
 // closed closes a question's popup: it was answered (here or by the
