@@ -141,6 +141,9 @@ func (db *DB) indexSome() (more bool) {
 	if err := db.writer.QueryRowContext(context.Background(), backlogSQL).Scan(&upto, &last); err != nil || last <= upto {
 		return false
 	}
+	// A failed batch changes nothing (the position moves with its commit):
+	// the next commit tries again, and a search indexes the backlog itself
+	// and reports the error to the person searching.
 	_ = db.runAlone(&writeJob{ctx: context.Background(), fn: func(ctx context.Context, tx *sql.Tx) error {
 		var err error
 		more, err = indexBacklog(ctx, tx)
