@@ -75,10 +75,10 @@ bench: ## measure Deskhand beside a bare mcp-go server, the store at 1M messages
 	DESKHAND_BENCH_JSON=$(CURDIR)/server/bench/results.json $(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -timeout 60m ./server/bench
 	DESKHAND_TAB_TARGET=1 $(GO) test -run '^$$' -bench ConversationsTabAt100k -benchtime 20x -timeout 10m ./ui/desktop
 
-PROFILE_CALL ?= SideBySide/deskhand/2026-07-28/call,_new_conversation/clients=1$$
+PROFILE_CALL ?= SideBySide/2026-07-28/call,_new_conversation/clients=1$$
 
 bench-profile: ## CPU profile of one request of make bench (PROFILE_CALL), top entries by cumulative time; the profile is left in /tmp/deskhand-cpu.out
-	$(GO) test -run '^$$' -bench '$(PROFILE_CALL)' -benchtime $(BENCHTIME) -cpuprofile /tmp/deskhand-cpu.out ./server/bench
+	DESKHAND_BENCH_ONLY=deskhand $(GO) test -run '^$$' -bench '$(PROFILE_CALL)' -benchtime $(BENCHTIME) -cpuprofile /tmp/deskhand-cpu.out ./server/bench
 	$(GO) tool pprof -top -cum -nodecount=50 /tmp/deskhand-cpu.out
 
 # Each fuzz target and its package; make test runs their seed corpora.

@@ -271,61 +271,111 @@ func messageRows(b *testing.B, t target) int {
 }
 
 // BenchmarkSideBySide runs each request on the bare floor, the durable
-// floor (calls only) and Deskhand, on
-// both eras, at 1, 16 and 64 concurrent clients (b.N calls in all).
+// floor (calls only) and Deskhand, on both eras, at 1, 16 and 64
+// concurrent clients, b.N calls on each. The servers take turns in
+// rounds, so that what the machine does meanwhile (another process, the
+// host of this VM) weighs on each alike: measured one after the other,
+// the same server's p50 varied up to 1.7× from one minute to the next.
 func BenchmarkSideBySide(b *testing.B) {
 	for _, era := range eras {
 		for _, op := range ops {
 			for _, clients := range []int{1, 16, 64} {
-				for i, mk := range []func(testing.TB) target{floor, durableFloor, func(b testing.TB) target { return deskhand(b, 1) }} {
-					if i == 1 && op.name == "tools/list" {
-						continue // the durable floor lists as the bare one
+				name := fmt.Sprintf("%s/%s/clients=%d", era, op.name, clients)
+				b.Run(strings.ReplaceAll(name, " ", "_"), func(b *testing.B) {
+					makers := []func(testing.TB) target{floor, durableFloor, func(b testing.TB) target { return deskhand(b, 1) }}
+					if op.name == "tools/list" {
+						makers = slices.Delete(makers, 1, 2) // the durable floor lists as the bare one
 					}
-					tgt := mk(b)
-					name := fmt.Sprintf("%s/%s/%s/clients=%d", tgt.name, era, op.name, clients)
-					b.Run(strings.ReplaceAll(name, " ", "_"), func(b *testing.B) {
-						cs := make([]*client.Client, clients)
-						for i := range cs {
-							cs[i] = connect(b, tgt, era)
+					var sides []*side
+					for _, mk := range makers {
+						if tgt := mk(b); onlyServer == "" || tgt.name == onlyServer {
+							sides = append(sides, prepareSide(b, tgt, era, op.name, clients))
 						}
-						// Each worker continues its own conversations in turn,
-						// each a few times, so that every call continues one of
-						// about 50 messages.
-						handles := make([][]string, clients)
-						if strings.HasPrefix(op.name, "call, continue") {
-							var wg sync.WaitGroup
-							errs := make([]error, clients)
-							for i := range cs {
-								wg.Go(func() { handles[i], errs[i] = conversations50(cs[i], tgt, b.N/clients/visits+1) })
-							}
-							wg.Wait()
-							if err := errors.Join(errs...); err != nil {
+					}
+					rounds := max(1, min(10, b.N/(8*clients)))
+					b.ResetTimer()
+					for round := range rounds {
+						n := b.N/rounds + btoi(round < b.N%rounds)
+						for j := range sides {
+							// Each server goes first in turn.
+							if err := sides[(round+j)%len(sides)].run(clients, n, op.do); err != nil {
 								b.Fatal(err)
 							}
 						}
-						calls := make([]int, clients)
-						rows := messageRows(b, tgt)
-						lat, elapsed := load(b, clients, func(i int) error {
-							handle := ""
-							if len(handles[i]) > 0 {
-								handle = handles[i][calls[i]%len(handles[i])]
-								calls[i]++
-							}
-							return op.do(cs[i], tgt.tool, handle)
-						})
-						r := summarize(tgt.name, era, op.name, clients, lat, elapsed)
+					}
+					b.StopTimer()
+					for _, s := range sides {
+						r := summarize(s.tgt.name, era, op.name, clients, s.lat, s.elapsed)
 						if op.name != "tools/list" {
-							r.RowsWritten = messageRows(b, tgt) - rows
+							r.RowsWritten = messageRows(b, s.tgt) - s.rows
 						}
 						record(r)
-						b.ReportMetric(r.P50Micros, "p50-µs")
-						b.ReportMetric(r.P99Micros, "p99-µs")
-						b.ReportMetric(r.CallsPerSec, "calls/s")
-					})
-				}
+						b.ReportMetric(r.P50Micros, s.tgt.name+"-p50-µs")
+					}
+				})
 			}
 		}
 	}
+}
+
+// onlyServer, when set, keeps one server of the side-by-side runs (make
+// bench-profile profiles Deskhand alone).
+var onlyServer = os.Getenv("DESKHAND_BENCH_ONLY")
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// side is one server of a side-by-side measurement: its clients, the
+// conversations each continues, and the latencies and time of its calls.
+type side struct {
+	tgt     target
+	cs      []*client.Client
+	handles [][]string
+	calls   []int
+	rows    int // messages stored before the measured calls
+	lat     []time.Duration
+	elapsed time.Duration
+}
+
+func prepareSide(b *testing.B, tgt target, era, op string, clients int) *side {
+	s := &side{tgt: tgt, cs: make([]*client.Client, clients), handles: make([][]string, clients), calls: make([]int, clients)}
+	for i := range s.cs {
+		s.cs[i] = connect(b, tgt, era)
+	}
+	// Each worker continues its own conversations in turn, each a few
+	// times, so that every call continues one of about 50 messages.
+	if strings.HasPrefix(op, "call, continue") {
+		var wg sync.WaitGroup
+		errs := make([]error, clients)
+		for i := range s.cs {
+			wg.Go(func() { s.handles[i], errs[i] = conversations50(s.cs[i], tgt, b.N/clients/visits+1) })
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	s.rows = messageRows(b, tgt)
+	return s
+}
+
+// run makes n calls of do spread over clients workers.
+func (s *side) run(clients, n int, do func(c *client.Client, tool, handle string) error) error {
+	lat, elapsed, err := loadN(clients, n, func(i int) error {
+		handle := ""
+		if len(s.handles[i]) > 0 {
+			handle = s.handles[i][s.calls[i]%len(s.handles[i])]
+			s.calls[i]++
+		}
+		return do(s.cs[i], s.tgt.tool, handle)
+	})
+	s.lat = append(s.lat, lat...)
+	s.elapsed += elapsed
+	return err
 }
 
 // BenchmarkToolsList1000Agents lists a catalog of 1,000 agents (one page
@@ -392,21 +442,32 @@ func BenchmarkToolsList1000Agents(b *testing.B) {
 // load runs b.N calls spread over workers and returns their latencies and
 // the wall time they took.
 func load(b *testing.B, workers int, call func(worker int) error) ([]time.Duration, time.Duration) {
-	lat := make([]time.Duration, b.N)
+	b.ResetTimer()
+	lat, elapsed, err := loadN(workers, b.N, call)
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return lat, elapsed
+}
+
+// loadN runs n calls spread over workers and returns their latencies and
+// the wall time they took.
+func loadN(workers, n int, call func(worker int) error) ([]time.Duration, time.Duration, error) {
+	lat := make([]time.Duration, n)
 	var next sync.Mutex
 	i := 0
 	var wg sync.WaitGroup
 	var failed error
-	b.ResetTimer()
 	start := time.Now()
 	for w := range workers {
 		wg.Go(func() {
 			for {
 				next.Lock()
-				n := i
+				k := i
 				i++
 				next.Unlock()
-				if n >= b.N {
+				if k >= n {
 					return
 				}
 				start := time.Now()
@@ -416,17 +477,12 @@ func load(b *testing.B, workers int, call func(worker int) error) ([]time.Durati
 					next.Unlock()
 					return
 				}
-				lat[n] = time.Since(start)
+				lat[k] = time.Since(start)
 			}
 		})
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
-	b.StopTimer()
-	if failed != nil {
-		b.Fatal(failed)
-	}
-	return lat, elapsed
+	return lat, time.Since(start), failed
 }
 
 func summarize(srv, era, op string, clients int, lat []time.Duration, elapsed time.Duration) row {
