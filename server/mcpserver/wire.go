@@ -143,12 +143,31 @@ func (s *Server) readRequest(next http.Handler) http.Handler {
 	})
 }
 
+// mayNameProgressToken reports whether a key of body could decode to
+// "progressToken" in any case: it holds the word in some case, or an
+// escape, which could spell it.
+func mayNameProgressToken(body []byte) bool {
+	const word = "progresstoken"
+	if bytes.IndexByte(body, '\\') >= 0 {
+		return true
+	}
+	for i := 0; i+len(word) <= len(body); i++ {
+		if c := body[i]; (c == 'p' || c == 'P') && bytes.EqualFold(body[i:i+len(word)], []byte(word)) {
+			return true
+		}
+	}
+	return false
+}
+
 // oversizedProgressToken finds a request whose progress token is over
 // MaxProgressTokenBytes, with its id and the token's size. Every key of
 // _meta that encoding/json could take for "progressToken" counts (it
 // matches case-insensitively, mcp-go exactly; with repeated keys, the last
 // wins), so that none slips past.
 func oversizedProgressToken(body []byte) (id json.RawMessage, size int, over bool) {
+	if !mayNameProgressToken(body) {
+		return nil, 0, false // most requests: no decoding
+	}
 	var msg struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
