@@ -231,47 +231,79 @@ func (db *DB) Turns(ctx context.Context, conversationID string) ([]agent.Turn, e
 // commit; its error wraps agent.ErrNotFound when the conversation (or the
 // new conversation's agent) does not exist.
 func (db *DB) BeginTurn(ctx context.Context, start agent.TurnStart) (committed func() error) {
-	t, user := start.Turn, start.User
-	if t.Status == "" {
-		t.Status = agent.TurnRunning
+	if start.Turn.Status == "" {
+		start.Turn.Status = agent.TurnRunning
 	}
-	if t.Status != agent.TurnRunning {
-		err := fmt.Errorf("begin turn %s: status is %q, want %q", t.ID, t.Status, agent.TurnRunning)
+	if start.Turn.Status != agent.TurnRunning {
+		err := fmt.Errorf("begin turn %s: status is %q, want %q", start.Turn.ID, start.Turn.Status, agent.TurnRunning)
 		return func() error { return err }
 	}
 	// The write is queued, not awaited: it is committed with the next write
 	// that is awaited (the turn's end, when the model answers at once) or
 	// after a moment, so that a turn costs one commit, not two.
-	return db.queue(ctx, true, func(ctx context.Context, tx *sql.Tx) error {
-		if c := start.NewConversation; c != nil {
-			conv := *c
-			if l := latest(t.StartedAt, user); l.After(conv.UpdatedAt) {
-				conv.UpdatedAt = l
-			}
-			if err := insertConversation(ctx, tx, conv); err != nil {
-				return err
-			}
+	j := &writeJob{ctx: context.WithoutCancel(ctx), behind: true, turnStart: &start, done: make(chan error, 1),
+		fn: func(ctx context.Context, tx *sql.Tx) error { return writeTurn(ctx, tx, start, nil) }}
+	return db.enqueue(j)
+}
+
+// turnEnd is what EndTurn writes: a turn as it ended and its messages.
+type turnEnd struct {
+	turn     agent.Turn
+	produced []agent.Message
+}
+
+// writeTurn writes a turn's start: the conversation it starts, the turn
+// and the user's message. With end, the turn is written as it ended, with
+// the messages it produced, as EndTurn would after it (the writer does so
+// when the two share a transaction: two statements fewer).
+func writeTurn(ctx context.Context, tx *sql.Tx, start agent.TurnStart, end *turnEnd) error {
+	t, user := start.Turn, start.User
+	at := latest(t.StartedAt, user)
+	var produced []agent.Message
+	if end != nil {
+		t, produced = end.turn, end.produced
+		if l := latest(t.EndedAt, produced...); l.After(at) {
+			at = l
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO turns (id, conversation_id, agent_id, principal, status, model,
-				started_at, ended_at, duration_ms, prompt_tokens, output_tokens, tool_calls, trimmed, error)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			t.ID, t.ConversationID, t.AgentID, t.Principal, string(t.Status), t.Model,
-			millis(t.StartedAt), nullMillis(t.EndedAt), t.Duration().Milliseconds(),
-			t.PromptTokens, t.OutputTokens, t.ToolCalls, t.Trimmed, t.Error)
-		if isConstraint(err, foreignKeyViolated) {
-			return fmt.Errorf("insert turn %s: conversation %s: %w", t.ID, t.ConversationID, agent.ErrNotFound)
+	}
+	if c := start.NewConversation; c != nil {
+		conv := *c
+		if at.After(conv.UpdatedAt) {
+			conv.UpdatedAt = at
 		}
-		if err != nil {
-			return fmt.Errorf("insert turn %s: %w", t.ID, busy(err))
+		if err := insertConversation(ctx, tx, conv); err != nil {
+			return err
 		}
-		if err := insertMessage(ctx, tx, t.ConversationID, t.ID, user); err != nil {
-			return fmt.Errorf("insert user message: %w", err)
+	}
+	// duration_ms as EndTurn's UPDATE computes it, from the stored times.
+	var duration int64
+	if !t.EndedAt.IsZero() {
+		duration = millis(t.EndedAt) - millis(t.StartedAt)
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO turns (id, conversation_id, agent_id, principal, status, model,
+			started_at, ended_at, duration_ms, prompt_tokens, output_tokens, tool_calls, trimmed, error)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		t.ID, t.ConversationID, t.AgentID, t.Principal, string(t.Status), t.Model,
+		millis(t.StartedAt), nullMillis(t.EndedAt), duration,
+		t.PromptTokens, t.OutputTokens, t.ToolCalls, t.Trimmed, t.Error)
+	if isConstraint(err, foreignKeyViolated) {
+		return fmt.Errorf("insert turn %s: conversation %s: %w", t.ID, t.ConversationID, agent.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("insert turn %s: %w", t.ID, busy(err))
+	}
+	if err := insertMessage(ctx, tx, t.ConversationID, t.ID, user); err != nil {
+		return fmt.Errorf("insert user message: %w", err)
+	}
+	for i, m := range produced {
+		if err := insertMessage(ctx, tx, t.ConversationID, t.ID, m); err != nil {
+			return fmt.Errorf("insert message %d of turn %s: %w", i+1, t.ID, err)
 		}
-		if start.NewConversation != nil {
-			return nil // written above with its time
-		}
-		return touchConversation(ctx, tx, t.ConversationID, latest(t.StartedAt, user))
-	})
+	}
+	if start.NewConversation != nil {
+		return nil // written above with its time
+	}
+	return touchConversation(ctx, tx, t.ConversationID, at)
 }
 
 // EndTurn records how a turn ended (status, end, model, token and tool call
@@ -283,27 +315,29 @@ func (db *DB) EndTurn(ctx context.Context, t agent.Turn, produced []agent.Messag
 		return fmt.Errorf("end turn %s: status is still %q", t.ID, t.Status)
 	}
 	ended := nullMillis(t.EndedAt)
-	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		// The turn must be the conversation's, whose messages these are.
-		res, err := tx.ExecContext(ctx, `UPDATE turns SET status = ?, model = ?, ended_at = ?,
+	j := &writeJob{ctx: ctx, turnEnd: &turnEnd{turn: t, produced: produced}, done: make(chan error, 1),
+		fn: func(ctx context.Context, tx *sql.Tx) error {
+			// The turn must be the conversation's, whose messages these are.
+			res, err := tx.ExecContext(ctx, `UPDATE turns SET status = ?, model = ?, ended_at = ?,
 				duration_ms = COALESCE(? - started_at, 0),
 				prompt_tokens = ?, output_tokens = ?, tool_calls = ?, trimmed = ?, error = ?
 			WHERE id = ? AND conversation_id = ?`,
-			string(t.Status), t.Model, ended, ended,
-			t.PromptTokens, t.OutputTokens, t.ToolCalls, t.Trimmed, t.Error, t.ID, t.ConversationID)
-		if err != nil {
-			return fmt.Errorf("update turn %s: %w", t.ID, busy(err))
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			return fmt.Errorf("update turn %s of conversation %s: %w", t.ID, t.ConversationID, cmp.Or(err, agent.ErrNotFound))
-		}
-		for i, m := range produced {
-			if err := insertMessage(ctx, tx, t.ConversationID, t.ID, m); err != nil {
-				return fmt.Errorf("insert message %d of turn %s: %w", i+1, t.ID, err)
+				string(t.Status), t.Model, ended, ended,
+				t.PromptTokens, t.OutputTokens, t.ToolCalls, t.Trimmed, t.Error, t.ID, t.ConversationID)
+			if err != nil {
+				return fmt.Errorf("update turn %s: %w", t.ID, busy(err))
 			}
-		}
-		return touchConversation(ctx, tx, t.ConversationID, latest(t.EndedAt, produced...))
-	})
+			if n, err := res.RowsAffected(); err != nil || n == 0 {
+				return fmt.Errorf("update turn %s of conversation %s: %w", t.ID, t.ConversationID, cmp.Or(err, agent.ErrNotFound))
+			}
+			for i, m := range produced {
+				if err := insertMessage(ctx, tx, t.ConversationID, t.ID, m); err != nil {
+					return fmt.Errorf("insert message %d of turn %s: %w", i+1, t.ID, err)
+				}
+			}
+			return touchConversation(ctx, tx, t.ConversationID, latest(t.EndedAt, produced...))
+		}}
+	return db.enqueue(j)()
 }
 
 // InterruptRunningTurns marks every turn still running as interrupted,

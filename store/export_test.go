@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"time"
 
 	"github.com/deskhand/deskhand/server/agent"
 )
@@ -31,3 +32,19 @@ func (db *DB) SetActivityRide(n int) {
 
 // ActivityPending reports whether activity rows wait for a commit.
 func (db *DB) ActivityPending() bool { return db.activityPending() }
+
+// SetLinger sets how long writes nobody waits for wait for one that is
+// awaited; set before the first write.
+func (db *DB) SetLinger(d time.Duration) { db.linger = d }
+
+// Exec runs a statement as a write.
+func (db *DB) Exec(ctx context.Context, query string) error {
+	_, err := db.exec(ctx, query)
+	return err
+}
+
+// Count runs a query that counts something.
+func (db *DB) Count(ctx context.Context, query string) (n int, err error) {
+	err = db.db.QueryRowContext(ctx, query).Scan(&n)
+	return n, err
+}

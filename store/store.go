@@ -47,6 +47,7 @@ type DB struct {
 	// checkpointer (writer.go).
 	writer         *sql.Conn
 	jobs           chan *writeJob
+	linger         time.Duration // see linger
 	checkpointDue  chan struct{}
 	closing        chan struct{}
 	writerDone     chan struct{}

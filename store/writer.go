@@ -35,7 +35,13 @@ type writeJob struct {
 	// activity makes the group commit the activity log's buffered rows
 	// (activity.go), however few.
 	activity bool
-	done     chan error
+	// turnStart and turnEnd are a turn's start (BeginTurn) and end
+	// (EndTurn): when both are in a group, the end is written with its
+	// start (writeTurn).
+	turnStart        *agent.TurnStart
+	turnEnd          *turnEnd
+	writtenWithStart bool // in this group (pairTurns)
+	done             chan error
 }
 
 // linger is how long a group of writes nobody waits for yet waits for one
@@ -60,6 +66,7 @@ func (db *DB) startWriter(ctx context.Context) error {
 	}
 	db.writer = w
 	db.jobs = make(chan *writeJob)
+	db.linger = linger
 	db.checkpointDue = make(chan struct{}, 1)
 	db.activityDue = make(chan struct{}, 1)
 	db.closing = make(chan struct{})
@@ -139,7 +146,7 @@ func (db *DB) gather(first *writeJob) []*writeJob {
 	group := []*writeJob{first}
 	var lingering <-chan time.Time
 	if first.behind {
-		timer := time.NewTimer(linger)
+		timer := time.NewTimer(db.linger)
 		defer timer.Stop()
 		lingering = timer.C
 	}
@@ -238,15 +245,25 @@ func (db *DB) runGroup(group []*writeJob) ([]error, error) {
 		activity = db.writeActivity(ctx, tx)
 	}
 	errs := make([]error, len(group))
+	endOf := pairTurns(group)
 	for i, j := range group {
-		if errs[i] = j.ctx.Err(); errs[i] != nil || j.fn == nil {
+		if errs[i] = j.ctx.Err(); errs[i] != nil || j.fn == nil || j.writtenWithStart {
 			continue
 		}
-		if err := j.fn(ctx, tx); err != nil {
+		fn := j.fn
+		if end, ok := endOf[i]; ok {
+			fn = func(ctx context.Context, tx *sql.Tx) error {
+				return writeTurn(ctx, tx, *j.turnStart, group[end].turnEnd)
+			}
+		}
+		if err := fn(ctx, tx); err != nil {
 			tx.Rollback()
 			db.requeueActivity(activity)
 			return nil, &writeFailed{err}
 		}
+	}
+	for start, end := range endOf {
+		errs[end] = errs[start]
 	}
 	if err := tx.Commit(); err != nil {
 		db.requeueActivity(activity)
@@ -257,6 +274,32 @@ func (db *DB) runGroup(group []*writeJob) ([]error, error) {
 	default:
 	}
 	return errs, nil
+}
+
+// pairTurns maps the start of each turn whose end follows it in group to
+// that end, and marks the end written with its start (writeTurn). An end
+// given up by its caller, or of another conversation, is not taken.
+func pairTurns(group []*writeJob) (endOf map[int]int) {
+	var starts map[string]int
+	for i, j := range group {
+		j.writtenWithStart = false // a group run again after a failure pairs again
+		switch {
+		case j.turnStart != nil:
+			if starts == nil {
+				starts = map[string]int{}
+			}
+			starts[j.turnStart.Turn.ID] = i
+		case j.turnEnd != nil && j.ctx.Err() == nil:
+			t := j.turnEnd.turn
+			if s, ok := starts[t.ID]; ok && group[s].turnStart.Turn.ConversationID == t.ConversationID {
+				if endOf == nil {
+					endOf = map[int]int{}
+				}
+				endOf[s], j.writtenWithStart = i, true
+			}
+		}
+	}
+	return endOf
 }
 
 // inTx runs fn in a transaction, with the writes of other callers, and
