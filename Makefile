@@ -71,13 +71,13 @@ gui-check: deps ## run the desktop app under Xvfb, answer a question in its popu
 
 BENCHTIME ?= 2000x
 
-bench: ## measure Deskhand beside a bare mcp-go server, the store at 1M messages and the process; prints a table, writes server/bench/results.json, fails on a missed target
+bench: deps ## measure Deskhand beside a bare mcp-go server, the store at 1M messages and the process; prints a table, writes server/bench/results.json, fails on a missed target
 	DESKHAND_BENCH_JSON=$(CURDIR)/server/bench/results.json $(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -timeout 60m ./server/bench
 	DESKHAND_TAB_TARGET=1 $(GO) test -run '^$$' -bench ConversationsTabAt100k -benchtime 20x -timeout 10m ./ui/desktop
 
 PROFILE_CALL ?= SideBySide/2026-07-28/call,_new_conversation/clients=1$$
 
-bench-profile: ## CPU profile of one request of make bench (PROFILE_CALL), top entries by cumulative time; the profile is left in /tmp/deskhand-cpu.out
+bench-profile: deps ## CPU profile of one request of make bench (PROFILE_CALL), top entries by cumulative time; the profile is left in /tmp/deskhand-cpu.out
 	DESKHAND_BENCH_ONLY=deskhand $(GO) test -run '^$$' -bench '$(PROFILE_CALL)' -benchtime $(BENCHTIME) -cpuprofile /tmp/deskhand-cpu.out ./server/bench
 	$(GO) tool pprof -top -cum -nodecount=50 /tmp/deskhand-cpu.out
 
