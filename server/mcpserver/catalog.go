@@ -173,7 +173,7 @@ func (s *Server) afterListTools(ctx context.Context, _ any, req *mcp.ListToolsRe
 	start, end, res.NextCursor = cat.page(after, size, s.cursors)
 	if sp, ok := ctx.Value(toolSpliceKey{}).(*toolSplice); ok {
 		sp.tools = cat.pageJSON(start, end, size)
-		res.Tools = []mcp.Tool{pagePlaceholder}
+		res.Tools = placeholderPage[:1:1]
 	} else {
 		res.Tools = append([]mcp.Tool{}, cat.tools[start:end]...)
 	}
@@ -193,6 +193,8 @@ type toolSpliceKey struct{}
 var (
 	pagePlaceholder     = mcp.Tool{Name: "io.deskhand.page-" + rand.Text(), InputSchema: mcp.ToolInputSchema{Type: "object"}}
 	pagePlaceholderJSON = func() []byte { b, _ := json.Marshal(pagePlaceholder); return b }()
+	placeholderPage     = []mcp.Tool{pagePlaceholder} // read only, mcp-go encodes it
+
 )
 
 // toolSplice holds a tools/list answer as mcp-go writes it, with the

@@ -65,6 +65,14 @@ func guardRefuses(w http.ResponseWriter, r *http.Request, why, text string, stat
 }
 
 // Guard wraps next with the localhost checks described in the package doc.
+// securityHeaders go on every answer. The values are shared, read-only:
+// their capacity is their length, so an Add elsewhere copies them.
+var securityHeaders = http.Header{
+	"X-Content-Type-Options": {"nosniff"},
+	"X-Frame-Options":        {"DENY"},
+	"Cache-Control":          {"no-store"},
+}
+
 func Guard(auth Authenticator, opts GuardOptions, next http.Handler) http.Handler {
 	public := make(map[string]bool, len(opts.Public)+1)
 	for _, p := range append(opts.Public, opts.MetadataPath) {
@@ -72,9 +80,9 @@ func Guard(auth Authenticator, opts GuardOptions, next http.Handler) http.Handle
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("Cache-Control", "no-store")
+		for k, v := range securityHeaders {
+			h[k] = v
+		}
 		if !hostAllowed(r.Host, opts.AllowedHosts) {
 			guardRefuses(w, r, "bad Host", "Forbidden: the Host header is not this computer's loopback address (DNS rebinding protection)", http.StatusForbidden)
 			return
