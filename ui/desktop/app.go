@@ -3,6 +3,7 @@ package desktop
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
@@ -108,9 +109,16 @@ type App struct {
 	settings      *settingsView
 	models        *modelsView
 	trayMenu      *fyne.Menu
-	approvals     *approvalsView
-	toolServers   *toolServersView
-	activity      *activityView // the Log tab
+	// trayShown is what the tray last got: its menu's items as they read,
+	// and its icon. The tray is told again only what changed: each
+	// telling is a D-Bus message, an icon's pixels encoded whole.
+	trayShown struct {
+		menu string
+		icon fyne.Resource
+	}
+	approvals   *approvalsView
+	toolServers *toolServersView
+	activity    *activityView // the Log tab
 	// stateLater shows the core's state (showState) after turns start
 	// (who was used today) and questions come and go unseen, at most once
 	// per statusEvery (follow_load.go).
@@ -454,11 +462,27 @@ func (a *App) setTray() {
 	if !ok || !a.opts.Tray {
 		return
 	}
-	a.trayMenu = fyne.NewMenu("Deskhand", a.trayItems()...)
-	desk.SetSystemTrayMenu(a.trayMenu)
-	if icon := trayIcon(a.opts, a.tray.Paused(), len(a.tray.Pending())); icon != nil {
-		desk.SetSystemTrayIcon(icon)
+	items := a.trayItems()
+	if menu := menuText(items); a.trayMenu == nil || menu != a.trayShown.menu {
+		a.trayMenu = fyne.NewMenu("Deskhand", items...)
+		desk.SetSystemTrayMenu(a.trayMenu)
+		a.trayShown.menu = menu
 	}
+	if icon := trayIcon(a.opts, a.tray.Paused(), len(a.tray.Pending())); icon != nil && icon != a.trayShown.icon {
+		desk.SetSystemTrayIcon(icon)
+		a.trayShown.icon = icon
+	}
+}
+
+// menuText is what a menu's items show, to tell whether it changed: each
+// item's label, check mark and whether it is disabled. An item's action
+// follows from what it shows (pause or resume, an agent's switch).
+func menuText(items []*fyne.MenuItem) string {
+	var b strings.Builder
+	for _, it := range items {
+		fmt.Fprintf(&b, "%q %t %t %t\n", it.Label, it.Checked, it.Disabled, it.IsSeparator)
+	}
+	return b.String()
 }
 
 // trayItems is the tray menu: the state and the questions waiting at the

@@ -130,6 +130,7 @@ type onboardingPanel struct {
 	// needed: the panel showed because no agent could run; it then stays
 	// for "Try it" until tried or hidden.
 	needed, tried, dismissed bool
+	onScreen                 *onboardingShown // nil until first shown
 	// openURL opens a web page (fyne's OpenURL; tests record it).
 	openURL func(*url.URL) error
 }
@@ -185,36 +186,52 @@ func (p *onboardingPanel) visible(s status) bool {
 	return p.needed && !p.tried
 }
 
+// onboardingShown is what the panel shows, so that show changes the
+// widgets only when it differs (the status is shown again after every
+// turn).
+type onboardingShown struct {
+	title, text, pick string
+	step              int
+	visible           bool
+}
+
 // show puts the current step of a status on the panel.
 func (p *onboardingPanel) show(s status) {
 	p.steps = onboardingOf(s)
-	p.title.SetText(onboardingTitle(p.steps))
+	v := onboardingShown{title: onboardingTitle(p.steps), step: p.steps.current(), visible: p.visible(s), pick: "New agent…"}
+	switch v.step {
+	case 1:
+		// Before the servers answer, main's word on first start.
+		v.text = p.steps.Server
+		if !s.Asked && p.app.opts.Notice != "" {
+			v.text = p.app.opts.Notice
+		}
+	case 2:
+		v.text = p.steps.Model
+	default:
+		v.text = p.steps.Try
+	}
+	if p.steps.HasAgent {
+		v.pick = "Pick a model…"
+	}
+	if v.visible {
+		p.needed = true
+	}
+	if p.onScreen != nil && *p.onScreen == v {
+		return
+	}
+	p.onScreen = &v
+	p.title.SetText(v.title)
 	for i, c := range []*fyne.Container{p.serverButtons, p.modelButtons, p.tryButtons} {
-		if i+1 == p.steps.current() {
+		if i+1 == v.step {
 			c.Show()
 		} else {
 			c.Hide()
 		}
 	}
-	switch p.steps.current() {
-	case 1:
-		// Before the servers answer, main's word on first start.
-		p.text.SetText(p.steps.Server)
-		if !s.Asked && p.app.opts.Notice != "" {
-			p.text.SetText(p.app.opts.Notice)
-		}
-	case 2:
-		p.text.SetText(p.steps.Model)
-	default:
-		p.text.SetText(p.steps.Try)
-	}
-	if p.steps.HasAgent {
-		p.pick.SetText("Pick a model…")
-	} else {
-		p.pick.SetText("New agent…")
-	}
-	if p.visible(s) {
-		p.needed = true
+	p.text.SetText(v.text)
+	p.pick.SetText(v.pick)
+	if v.visible {
 		p.box.Show()
 	} else {
 		p.box.Hide()

@@ -257,6 +257,10 @@ type statusBar struct {
 	servers         *widget.Button
 	copyAddr, pause *widget.Button
 	bar             *fyne.Container
+	// onScreen is what the widgets show (nil until first shown); copied:
+	// the copy button shows its tick.
+	onScreen *statusShown
+	copied   bool
 
 	banner *fyne.Container
 	resume *widget.Button
@@ -294,7 +298,8 @@ func newStatusBar(app *App, core statusCore) *statusBar {
 // copyAddress puts the address clients connect to on the clipboard.
 func (b *statusBar) copyAddress() {
 	b.app.fy.Clipboard().SetContent(b.app.opts.ServerURL)
-	b.copyAddr.SetIcon(theme.ConfirmIcon()) // copied; back to the copy icon at the next change
+	b.copyAddr.SetIcon(theme.ConfirmIcon())
+	b.copied = true
 }
 
 // refresh re-reads the in-memory state: the servers' answers stay as last
@@ -327,12 +332,32 @@ func (b *statusBar) askServers() {
 	})
 }
 
+// statusShown is what the status bar shows, so that show changes the
+// widgets only when it differs: the status is shown again after every
+// turn, and each change lays out and draws the whole window again.
+type statusShown struct {
+	state, servers, agents, clients, questionsTab string
+	paused                                        bool
+}
+
 // show puts the status on the widgets.
 func (b *statusBar) show() {
 	s := b.shown
-	b.state.SetText(s.stateText())
-	b.copyAddr.SetIcon(theme.ContentCopyIcon())
-	if s.Paused {
+	if b.app.onboarding != nil {
+		b.app.onboarding.show(s)
+	}
+	if b.copied { // back to the copy icon at the next showing
+		b.copied = false
+		b.copyAddr.SetIcon(theme.ContentCopyIcon())
+	}
+	v := statusShown{state: s.stateText(), servers: s.serversText(), agents: s.agentsText(), clients: s.clientsText(),
+		questionsTab: questionsTabTitle(s.Waiting), paused: s.Paused}
+	if b.onScreen != nil && *b.onScreen == v {
+		return
+	}
+	b.onScreen = &v
+	b.state.Text = v.state
+	if v.paused {
 		b.state.Importance = widget.WarningImportance
 		b.pause.SetText("Resume")
 		b.banner.Show()
@@ -342,17 +367,12 @@ func (b *statusBar) show() {
 		b.banner.Hide()
 	}
 	b.state.Refresh()
-	b.servers.SetText(s.serversText())
-	b.agents.SetText(s.agentsText())
-	b.clients.SetText(s.clientsText())
-	if b.app.onboarding != nil {
-		b.app.onboarding.show(s)
-	}
-	if b.app.tabs != nil && len(b.app.tabs.Items) > tabQuestions {
-		if title := questionsTabTitle(s.Waiting); b.app.tabs.Items[tabQuestions].Text != title {
-			b.app.tabs.Items[tabQuestions].Text = title
-			b.app.tabs.Refresh()
-		}
+	b.servers.SetText(v.servers)
+	b.agents.SetText(v.agents)
+	b.clients.SetText(v.clients)
+	if b.app.tabs != nil && len(b.app.tabs.Items) > tabQuestions && b.app.tabs.Items[tabQuestions].Text != v.questionsTab {
+		b.app.tabs.Items[tabQuestions].Text = v.questionsTab
+		b.app.tabs.Refresh()
 	}
 	b.app.relayout()
 }

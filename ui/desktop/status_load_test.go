@@ -1,0 +1,69 @@
+package desktop
+
+import (
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
+
+	"github.com/deskhand/deskhand/server/agent"
+)
+
+// trayApp is fyne's test app with a tray that counts what it is told.
+type trayApp struct {
+	fyne.App
+	menus, icons []string
+}
+
+func (t *trayApp) SetSystemTrayMenu(m *fyne.Menu)    { t.menus = append(t.menus, menuText(m.Items)) }
+func (t *trayApp) SetSystemTrayIcon(r fyne.Resource) { t.icons = append(t.icons, r.Name()) }
+func (t *trayApp) SetSystemTrayWindow(fyne.Window)   {}
+
+// TestStateShownOnlyWhenItChanges: the state is shown again after every
+// turn (at most every statusEvery); the status bar and the tray are told
+// only what changed, since each telling redraws the whole window or
+// sends the tray a D-Bus message (the icon's pixels whole). A question
+// waiting changes the tray's menu and icon once; the same state again
+// changes nothing.
+func TestStateShownOnlyWhenItChanges(t *testing.T) {
+	core := servingCore()
+	opts := testOptions()
+	opts.Tray, opts.Icon, opts.QuestionIcon = true, theme.FyneLogo(), theme.QuestionIcon()
+	tray := &trayApp{App: test.NewTempApp(t)}
+	a, ui := withTestUI(t, New(tray, core, opts))
+	a.refresh()
+	ui.settle()
+
+	// repeat shows the state as often as turns would, and returns what
+	// the tray was told meanwhile.
+	repeat := func(what string) (menus, icons int) {
+		t.Helper()
+		m, i, shown := len(tray.menus), len(tray.icons), a.status.onScreen
+		for range 50 {
+			a.showState()
+		}
+		if a.status.onScreen != shown {
+			t.Errorf("%s: the status bar was shown again with nothing changed", what)
+		}
+		return len(tray.menus) - m, len(tray.icons) - i
+	}
+	if m, i := repeat("serving"); m+i != 0 {
+		t.Errorf("serving, shown 50 times: the tray got %d menus and %d icons, want none", m, i)
+	}
+
+	core.fakeQuestions.setPending(question("q1"))
+	a.handle(agent.Event{Kind: agent.EventQuestionAsked, Question: "q1"}) // its popup counts down: no settling
+	if n := len(tray.icons); n == 0 || tray.icons[n-1] != theme.QuestionIcon().Name() {
+		t.Fatalf("a question waits: tray icons %q, want the question icon last", tray.icons)
+	}
+	if n := len(tray.menus); n == 0 || menuText(a.trayMenu.Items) != tray.menus[n-1] {
+		t.Fatalf("a question waits: the tray's menu was not told")
+	}
+	if a.tabs.Items[tabQuestions].Text != "Questions (1)" {
+		t.Errorf("a question waits: tab %q", a.tabs.Items[tabQuestions].Text)
+	}
+	if m, i := repeat("a question waiting"); m+i != 0 {
+		t.Errorf("a question waiting, shown 50 times: the tray got %d menus and %d icons, want none", m, i)
+	}
+}
