@@ -74,6 +74,7 @@ type activityView struct {
 	names  map[string]string   // client names by ID
 	loaded bool                // the first page was read
 	off    bool                // the core keeps no log: nothing comes
+	stale  bool                // rows came while the tab could not be seen
 
 	search  *widget.Entry
 	outcome *widget.Select
@@ -155,7 +156,7 @@ func (v *activityView) load() {
 			}
 			v.names = clientNames(v.core.Clients())
 			v.rows = mergeActivity(v.rows, page)
-			v.redraw()
+			v.show()
 		}
 	})
 }
@@ -187,7 +188,31 @@ func (v *activityView) flush() {
 			break
 		}
 	}
+	v.show()
+}
+
+// show redraws the table if it can be seen, else once it can: under load
+// rows come with every request.
+func (v *activityView) show() {
+	if !v.visible() {
+		v.stale = true
+		return
+	}
 	v.redraw()
+}
+
+// visible tells whether the Log tab can be seen.
+func (v *activityView) visible() bool {
+	a := v.app
+	return a.tabs == nil || !a.hidden && a.tabs.SelectedIndex() == tabLog
+}
+
+// becameVisible redraws the table when rows came while it was unseen.
+func (v *activityView) becameVisible() {
+	if v != nil && v.stale && v.visible() {
+		v.stale = false
+		v.redraw()
+	}
 }
 
 // clientsChanged re-reads the clients' names (a client made, renamed or

@@ -188,6 +188,7 @@ func logScreen(t *testing.T, log *fakeActivity) (v *activityView, ui *testUI, st
 	core.fakeConversations.conversations = []agent.ConversationSummary{{Conversation: agent.Conversation{ID: "conv-1", Title: "Sources"}}}
 	a, ui := newTestApp(t, core)
 	a.refresh()
+	a.tabs.SelectIndex(tabLog) // the tab is redrawn only while it can be seen
 	ui.settle()
 	var mu sync.Mutex
 	calls := 0
@@ -260,6 +261,29 @@ func TestLogFollowsTheCore(t *testing.T) {
 	v.outcome.SetSelected(string(agent.OutcomeRefused))
 	if got := v.note.Text; !strings.HasPrefix(got, "1 of the last 503 requests.") || cell(v, 0, 1) != "—" {
 		t.Errorf("filtered by outcome: note %q, client %q", got, cell(v, 0, 1))
+	}
+}
+
+// TestLogRedrawsOnlyWhenSeen: rows that come while another tab is shown
+// are kept but not drawn (under load they come with every request); the
+// table shows them once the Log tab is selected.
+func TestLogRedrawsOnlyWhenSeen(t *testing.T) {
+	log := newFakeActivity(logRows...)
+	v, ui, stop, _ := logScreen(t, log)
+	v.app.tabs.SelectIndex(tabConversations)
+	drawn := v.note.Text
+	log.send(agent.ActivityRow{ID: 100, Time: logNow, Client: "id-d", Method: "tools/call", Agent: "scribe", Outcome: agent.OutcomeOK})
+	stop()
+	if len(v.rows) != len(logRows)+1 || v.rows[0].ID != 100 {
+		t.Fatalf("%d rows held, first %d: the row that came is not kept", len(v.rows), v.rows[0].ID)
+	}
+	if v.note.Text != drawn {
+		t.Errorf("unseen, the tab was redrawn: note %q, was %q", v.note.Text, drawn)
+	}
+	v.app.tabs.SelectIndex(tabLog)
+	ui.settle()
+	if got := v.note.Text; !strings.HasPrefix(got, fmt.Sprintf("%d of the last %d requests.", len(logRows)+1, len(logRows)+1)) || cell(v, 0, 2) != "scribe" {
+		t.Errorf("selected: note %q, top row's agent %q", got, cell(v, 0, 2))
 	}
 }
 
@@ -445,6 +469,7 @@ func TestLogWithTheRealCore(t *testing.T) {
 	}
 	a, ui := newTestApp(t, core)
 	a.refresh()
+	a.tabs.SelectIndex(tabLog)
 	ui.settle()
 	core.RecordActivity(agent.ActivityRow{Client: cursor.ID, Method: "initialize", Outcome: agent.OutcomeOK})
 	ctx, cancel := context.WithCancel(t.Context())

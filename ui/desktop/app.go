@@ -163,6 +163,7 @@ func New(fy fyne.App, core Core, opts Options) *App {
 			a.settings.refreshCalls() // the calls today
 		}
 		a.conversations.becameVisible()
+		a.activity.becameVisible()
 	}
 	a.startProbe()
 	a.onboarding = newOnboardingPanel(a)
@@ -453,6 +454,7 @@ func (a *App) Show() {
 	a.hidden = false
 	if a.conversations != nil {
 		a.conversations.becameVisible()
+		a.activity.becameVisible()
 	}
 }
 

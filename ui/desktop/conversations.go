@@ -159,21 +159,30 @@ func newConversationRow() fyne.CanvasObject {
 
 func setConversationRow(o fyne.CanvasObject, l conversationLine) {
 	row := o.(*fyne.Container)
-	row.Objects[0].(*widget.Label).SetText(l.Title)
 	line := row.Objects[1].(*fyne.Container)
-	line.Objects[0].(*widget.Label).SetText(l.Meta)
 	right := line.Objects[1].(*fyne.Container)
-	state := right.Objects[0].(*widget.Label)
+	importance := widget.LowImportance
 	switch {
 	case l.Failed:
-		state.Importance = widget.DangerImportance
+		importance = widget.DangerImportance
 	case l.Waiting:
-		state.Importance = widget.WarningImportance
-	default:
-		state.Importance = widget.LowImportance
+		importance = widget.WarningImportance
 	}
-	state.SetText(l.State)
-	right.Objects[1].(*widget.Label).SetText(l.When)
+	setLabel(row.Objects[0].(*widget.Label), l.Title, widget.MediumImportance)
+	setLabel(line.Objects[0].(*widget.Label), l.Meta, widget.LowImportance)
+	setLabel(right.Objects[0].(*widget.Label), l.State, importance)
+	setLabel(right.Objects[1].(*widget.Label), l.When, widget.LowImportance)
+}
+
+// setLabel shows text in a label, redrawing it only when it changed: the
+// list sets every row shown at each read, and a redrawn label is shaped
+// again.
+func setLabel(l *widget.Label, text string, importance widget.Importance) {
+	if l.Text == text && l.Importance == importance {
+		return
+	}
+	l.Text, l.Importance = text, importance
+	l.Refresh()
 }
 
 func (v *conversationsView) content() fyne.CanvasObject {

@@ -17,7 +17,7 @@ import (
 // list while calls come in: under a burst of events the list is read at
 // its start and once more at the end of each window (the trailing read
 // shows the last change), however many events came.
-const listEvery = 300 * time.Millisecond
+const listEvery = time.Second
 
 // throttle runs a function at most once per window: at once when the last
 // run is a window old, else once at the window's end, however often it is

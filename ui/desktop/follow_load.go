@@ -109,7 +109,7 @@ func batches(events <-chan agent.Event) <-chan []agent.Event {
 // status bar, the tray) as turns start and questions come and go unseen:
 // under load a hundred calls a second would each lay the whole window out
 // again to say that a client was used today.
-const statusEvery = 250 * time.Millisecond
+const statusEvery = time.Second
 
 // stateThrottle is the App's stateLater.
 func (a *App) stateThrottle() throttle {
