@@ -203,7 +203,7 @@ func runLoad(t *testing.T, bin string, seconds int, desktop bool) loadResult {
 	select {
 	case err := <-exited:
 		if err != nil {
-			t.Errorf("deskhand ended with %v", err)
+			t.Errorf("deskhand ended with %v; its output:\n%s", err, out.String())
 		}
 	case <-time.After(time.Minute): // a guard against a hung run, not a synchronisation
 		_ = cmd.Process.Signal(syscall.SIGQUIT) // its goroutines, in its output

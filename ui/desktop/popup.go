@@ -37,6 +37,8 @@ type popup struct {
 	focus     fyne.Focusable
 	done      chan struct{} // closed with the window: ends the countdown
 	onGone    func()
+	gone      bool                        // closed (its window hidden, soon closed)
+	later     func(time.Duration, func()) // App.afterOnUI
 
 	text, comment       *sendEntry
 	send, approve, deny *widget.Button
@@ -149,10 +151,7 @@ func (v *questionsView) newPopup(q agent.Question) *popup {
 	p.win.Resize(fyne.NewSize(480, 560))
 	p.win.CenterOnScreen()
 	p.win.SetCloseIntercept(hide) // only the question's end closes it
-	p.win.SetOnClosed(func() {
-		close(p.done)
-		p.onGone()
-	})
+	p.later = v.app.afterOnUI
 	return p
 }
 
@@ -170,9 +169,25 @@ func (p *popup) setExchange(text string) {
 	p.exchange.Show()
 }
 
+// The window is hidden at once and closed a moment later: fyne 2.7.1
+// crashes (a nil pointer in processMouseMoved) when a window already
+// closing gets a mouse move that changes the cursor, as a popup answered
+// from the client under the pointer did under load; a hidden window gets
+// no mouse events.
 func (p *popup) close() {
-	p.win.Close()
+	if p.gone {
+		return
+	}
+	p.gone = true
+	p.win.Hide()
+	close(p.done)
+	p.onGone()
+	p.later(popupCloseDelay, p.win.Close)
 }
+
+// popupCloseDelay is how long a popup's window stays hidden before it is
+// closed.
+const popupCloseDelay = time.Second
 
 // keepAbove asks the window system to keep a window above the others,
 // where fyne can name it (not on its test driver).
