@@ -75,6 +75,7 @@ type activityView struct {
 	loaded bool                // the first page was read
 	off    bool                // the core keeps no log: nothing comes
 	stale  bool                // rows came while the tab could not be seen
+	parked bool                // a flush waits for the tab to be seen
 
 	search  *widget.Entry
 	outcome *widget.Select
@@ -163,9 +164,14 @@ func (v *activityView) load() {
 
 // arrived takes a row from the follower: it waits in pending, and the
 // first row of a burst schedules the one update that merges them all.
+// While the tab cannot be seen, rows wait (the newest activityKept) and
+// the update is parked until it can.
 func (v *activityView) arrived(r agent.ActivityRow) {
 	v.mu.Lock()
 	v.pending = append(v.pending, r)
+	if n := len(v.pending); n > 2*activityKept {
+		v.pending = slices.Delete(v.pending, 0, n-activityKept)
+	}
 	schedule := !v.scheduled
 	v.scheduled = true
 	v.mu.Unlock()
@@ -174,8 +180,13 @@ func (v *activityView) arrived(r agent.ActivityRow) {
 	}
 }
 
-// flush merges the rows pending, on fyne's goroutine, and shows them.
+// flush merges the rows pending, on fyne's goroutine, and shows them;
+// while the tab cannot be seen it parks (becameVisible flushes).
 func (v *activityView) flush() {
+	if !v.visible() {
+		v.parked = true // scheduled stays set: arrivals schedule nothing
+		return
+	}
 	v.mu.Lock()
 	in := v.pending
 	v.pending, v.scheduled = nil, false
@@ -207,9 +218,16 @@ func (v *activityView) visible() bool {
 	return a.tabs == nil || !a.hidden && a.tabs.SelectedIndex() == tabLog
 }
 
-// becameVisible redraws the table when rows came while it was unseen.
+// becameVisible shows the rows that came while the tab was unseen.
 func (v *activityView) becameVisible() {
-	if v != nil && v.stale && v.visible() {
+	if v == nil || !v.visible() {
+		return
+	}
+	if v.parked {
+		v.parked = false
+		v.flush()
+	}
+	if v.stale {
 		v.stale = false
 		v.redraw()
 	}

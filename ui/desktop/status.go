@@ -261,6 +261,10 @@ type statusBar struct {
 	// the copy button shows its tick.
 	onScreen *statusShown
 	copied   bool
+	// titleAt is when the Questions tab's title last changed; titleDue:
+	// a later showing of its count is set (questionsTitle).
+	titleAt  time.Time
+	titleDue bool
 
 	banner *fyne.Container
 	resume *widget.Button
@@ -332,6 +336,33 @@ func (b *statusBar) askServers() {
 	})
 }
 
+// titleEvery is the least time between two counts in the Questions tab's
+// title while questions come and go: a title changed redraws every tab.
+const titleEvery = 2 * time.Second
+
+// questionsTitle is the Questions tab's title for waiting questions. From
+// none to some and back it changes at once; from one count to another at
+// most every titleEvery, the last count shown once that has passed.
+func (b *statusBar) questionsTitle(waiting int) string {
+	title := questionsTabTitle(waiting)
+	none := questionsTabTitle(0)
+	if b.onScreen == nil || title == b.onScreen.questionsTab || title == none || b.onScreen.questionsTab == none {
+		return title
+	}
+	wait := titleEvery - b.now().Sub(b.titleAt)
+	if wait <= 0 {
+		return title
+	}
+	if !b.titleDue {
+		b.titleDue = true
+		b.app.afterOnUI(wait, func() {
+			b.titleDue = false
+			b.refresh()
+		})
+	}
+	return b.onScreen.questionsTab
+}
+
 // statusShown is what the status bar shows, so that show changes the
 // widgets only when it differs: the status is shown again after every
 // turn, and each change lays out and draws the whole window again.
@@ -351,9 +382,12 @@ func (b *statusBar) show() {
 		b.copyAddr.SetIcon(theme.ContentCopyIcon())
 	}
 	v := statusShown{state: s.stateText(), servers: s.serversText(), agents: s.agentsText(), clients: s.clientsText(),
-		questionsTab: questionsTabTitle(s.Waiting), paused: s.Paused}
+		questionsTab: b.questionsTitle(s.Waiting), paused: s.Paused}
 	if b.onScreen != nil && *b.onScreen == v {
 		return
+	}
+	if b.onScreen == nil || v.questionsTab != b.onScreen.questionsTab {
+		b.titleAt = b.now()
 	}
 	b.onScreen = &v
 	b.state.Text = v.state

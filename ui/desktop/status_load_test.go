@@ -2,6 +2,7 @@ package desktop
 
 import (
 	"testing"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
@@ -65,5 +66,41 @@ func TestStateShownOnlyWhenItChanges(t *testing.T) {
 	}
 	if m, i := repeat("a question waiting"); m+i != 0 {
 		t.Errorf("a question waiting, shown 50 times: the tray got %d menus and %d icons, want none", m, i)
+	}
+}
+
+// TestQuestionsTitleCountsAtMostEveryTwoSeconds: while questions come
+// and go, the Questions tab's count changes at most every titleEvery (a
+// title changed redraws every tab); none to some and back show at once.
+func TestQuestionsTitleCountsAtMostEveryTwoSeconds(t *testing.T) {
+	core := servingCore()
+	a, ui := newTestApp(t, core)
+	a.refresh()
+	ui.settle()
+	now := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	a.status.now = func() time.Time { return now }
+	title := func() string { return a.tabs.Items[tabQuestions].Text }
+
+	core.fakeQuestions.setPending(question("q1"))
+	a.showState()
+	if title() != "Questions (1)" {
+		t.Fatalf("a question: tab %q, want it at once", title())
+	}
+	core.fakeQuestions.setPending(question("q1"), question("q2"))
+	now = now.Add(titleEvery / 2)
+	a.showState()
+	if title() != "Questions (1)" {
+		t.Errorf("a second question within %v: tab %q, want the count unchanged", titleEvery, title())
+	}
+	now = now.Add(titleEvery / 2)
+	a.showState()
+	if title() != "Questions (2)" {
+		t.Errorf("%v after the last count: tab %q, want the new count", titleEvery, title())
+	}
+	core.fakeQuestions.setPending()
+	now = now.Add(time.Millisecond)
+	a.showState()
+	if title() != "Questions" {
+		t.Errorf("all answered: tab %q, want it at once", title())
 	}
 }
