@@ -340,13 +340,13 @@ func (b *statusBar) askServers() {
 // title while questions come and go: a title changed redraws every tab.
 const titleEvery = 2 * time.Second
 
-// questionsTitle is the Questions tab's title for waiting questions. From
-// none to some and back it changes at once; from one count to another at
-// most every titleEvery, the last count shown once that has passed.
+// questionsTitle is the Questions tab's title for waiting questions: it
+// changes at most every titleEvery, the last count shown once that has
+// passed. Under load questions a client answers at once come and go with
+// every turn; each still shows in its popup at once.
 func (b *statusBar) questionsTitle(waiting int) string {
 	title := questionsTabTitle(waiting)
-	none := questionsTabTitle(0)
-	if b.onScreen == nil || title == b.onScreen.questionsTab || title == none || b.onScreen.questionsTab == none {
+	if b.onScreen == nil || title == b.onScreen.questionsTab {
 		return title
 	}
 	wait := titleEvery - b.now().Sub(b.titleAt)
@@ -386,7 +386,7 @@ func (b *statusBar) show() {
 	if b.onScreen != nil && *b.onScreen == v {
 		return
 	}
-	if b.onScreen == nil || v.questionsTab != b.onScreen.questionsTab {
+	if b.onScreen != nil && v.questionsTab != b.onScreen.questionsTab {
 		b.titleAt = b.now()
 	}
 	b.onScreen = &v
