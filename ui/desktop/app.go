@@ -164,6 +164,7 @@ func New(fy fyne.App, core Core, opts Options) *App {
 		}
 		a.conversations.becameVisible()
 		a.activity.becameVisible()
+		a.questions.becameVisible()
 	}
 	a.startProbe()
 	a.onboarding = newOnboardingPanel(a)
@@ -455,6 +456,7 @@ func (a *App) Show() {
 	if a.conversations != nil {
 		a.conversations.becameVisible()
 		a.activity.becameVisible()
+		a.questions.becameVisible()
 	}
 }
 

@@ -36,6 +36,7 @@ type questionsView struct {
 	list    *fyne.Container // the rows, or the empty state
 	scroll  *container.Scroll
 	empty   fyne.CanvasObject
+	stale   bool // the rows were not drawn for the questions last read
 
 	// now and ticker are the countdowns' clock: time.Now and a ticker
 	// of a second, which tests replace.
@@ -68,12 +69,33 @@ func newQuestionsView(app *App, core questionsCore) *questionsView {
 	return v
 }
 
+// visible tells whether the Questions tab can be seen.
+func (v *questionsView) visible() bool {
+	a := v.app
+	return a.tabs == nil || !a.hidden && a.tabs.SelectedIndex() == tabQuestions
+}
+
+// becameVisible draws the rows of questions that came and went unseen.
+func (v *questionsView) becameVisible() {
+	if v != nil && v.stale && v.visible() {
+		v.refresh()
+	}
+}
+
 func (v *questionsView) content() fyne.CanvasObject {
 	return v.scroll
 }
 
+// refresh lists the questions waiting. While the tab cannot be seen only
+// the list is read; its rows are drawn once it can (under load questions
+// a client answers at once come and go with every turn).
 func (v *questionsView) refresh() {
 	v.pending = v.core.Pending()
+	if !v.visible() {
+		v.stale = true
+		return
+	}
+	v.stale = false
 	v.rows = v.rows[:0]
 	if len(v.pending) == 0 {
 		v.list.Objects = []fyne.CanvasObject{v.empty}

@@ -105,3 +105,23 @@ func TestQuestionsTitleCountsAtMostEveryTwoSeconds(t *testing.T) {
 		}
 	}
 }
+
+// TestQuestionsTabDrawnOnlyWhenSeen: questions that come while another
+// tab is shown are read (the tray and the popup use them) but their rows
+// are drawn once the Questions tab is selected.
+func TestQuestionsTabDrawnOnlyWhenSeen(t *testing.T) {
+	core := servingCore()
+	a, ui := newTestApp(t, core)
+	a.refresh()
+	a.tabs.SelectIndex(tabConversations)
+	ui.settle()
+	core.fakeQuestions.setPending(question("q1"))
+	a.questions.refresh()
+	if len(a.questions.pending) != 1 || len(a.questions.rows) != 0 {
+		t.Fatalf("unseen: %d questions read, %d rows drawn; want 1 and none", len(a.questions.pending), len(a.questions.rows))
+	}
+	a.tabs.SelectIndex(tabQuestions)
+	if len(a.questions.rows) != 1 || a.questions.rows[0].q.ID != "q1" {
+		t.Errorf("selected: %d rows drawn, want the question's", len(a.questions.rows))
+	}
+}
