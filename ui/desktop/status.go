@@ -338,7 +338,7 @@ func (b *statusBar) askServers() {
 
 // titleEvery is the least time between two counts in the Questions tab's
 // title while questions come and go: a title changed redraws every tab.
-const titleEvery = 2 * time.Second
+const titleEvery = 5 * time.Second
 
 // questionsTitle is the Questions tab's title for waiting questions: it
 // changes at most every titleEvery, the last count shown once that has

@@ -69,10 +69,10 @@ func TestStateShownOnlyWhenItChanges(t *testing.T) {
 	}
 }
 
-// TestQuestionsTitleCountsAtMostEveryTwoSeconds: while questions come
+// TestQuestionsTitleChangesAtMostEveryFiveSeconds: while questions come
 // and go, the Questions tab's title changes at most every titleEvery (a
 // title changed redraws every tab), the last count once that has passed.
-func TestQuestionsTitleCountsAtMostEveryTwoSeconds(t *testing.T) {
+func TestQuestionsTitleChangesAtMostEveryFiveSeconds(t *testing.T) {
 	core := servingCore()
 	a, ui := newTestApp(t, core)
 	a.refresh()
