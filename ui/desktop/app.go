@@ -113,8 +113,10 @@ type App struct {
 	// and its icon. The tray is told again only what changed: each
 	// telling is a D-Bus message, an icon's pixels encoded whole.
 	trayShown struct {
-		menu string
-		icon fyne.Resource
+		menu   string
+		icon   fyne.Resource
+		paused bool
+		pace   spaced
 	}
 	approvals   *approvalsView
 	toolServers *toolServersView
@@ -259,6 +261,7 @@ func newApp(fy fyne.App, opts Options) *App {
 	a := &App{fy: fy, opts: opts, log: cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
 		do: fyne.Do, ctx: ctx, cancel: cancel}
 	a.stateLater = a.stateThrottle()
+	a.trayShown.pace.every = titleEvery
 	if opts.Icon != nil {
 		fy.SetIcon(opts.Icon)
 	}
@@ -467,12 +470,24 @@ func (a *App) setTray() {
 		return
 	}
 	items := a.trayItems()
-	if menu := menuText(items); a.trayMenu == nil || menu != a.trayShown.menu {
+	paused := a.tray.Paused()
+	menu, icon := menuText(items), trayIcon(a.opts, paused, len(a.tray.Pending()))
+	if a.trayMenu != nil && menu == a.trayShown.menu && icon == a.trayShown.icon {
+		return
+	}
+	// Questions a client answers at once come and go with every turn
+	// under load: the tray follows them at most every titleEvery, a pause
+	// or a resume at once.
+	if a.trayMenu != nil && paused == a.trayShown.paused && !a.trayShown.pace.ready(a.status.now(), a.afterOnUI, a.showState) {
+		return
+	}
+	a.trayShown.pace.last, a.trayShown.paused = a.status.now(), paused
+	if menu != a.trayShown.menu || a.trayMenu == nil {
 		a.trayMenu = fyne.NewMenu("Deskhand", items...)
 		desk.SetSystemTrayMenu(a.trayMenu)
 		a.trayShown.menu = menu
 	}
-	if icon := trayIcon(a.opts, a.tray.Paused(), len(a.tray.Pending())); icon != nil && icon != a.trayShown.icon {
+	if icon != nil && icon != a.trayShown.icon {
 		desk.SetSystemTrayIcon(icon)
 		a.trayShown.icon = icon
 	}

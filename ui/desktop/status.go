@@ -261,17 +261,15 @@ type statusBar struct {
 	// the copy button shows its tick.
 	onScreen *statusShown
 	copied   bool
-	// titleAt is when the Questions tab's title last changed; titleDue:
-	// a later showing of its count is set (questionsTitle).
-	titleAt  time.Time
-	titleDue bool
+	// title spaces the Questions tab's title's changes (questionsTitle).
+	title spaced
 
 	banner *fyne.Container
 	resume *widget.Button
 }
 
 func newStatusBar(app *App, core statusCore) *statusBar {
-	b := &statusBar{app: app, core: core, now: time.Now}
+	b := &statusBar{app: app, core: core, now: time.Now, title: spaced{every: titleEvery}}
 	b.state = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	b.address = widget.NewLabel(cmp.Or(hostOf(app.opts.ServerURL), "(not serving)"))
 	b.agents, b.clients = widget.NewLabel(""), widget.NewLabel("")
@@ -346,21 +344,35 @@ const titleEvery = 5 * time.Second
 // every turn; each still shows in its popup at once.
 func (b *statusBar) questionsTitle(waiting int) string {
 	title := questionsTabTitle(waiting)
-	if b.onScreen == nil || title == b.onScreen.questionsTab {
+	if b.onScreen == nil || title == b.onScreen.questionsTab || b.title.ready(b.now(), b.app.afterOnUI, b.refresh) {
 		return title
-	}
-	wait := titleEvery - b.now().Sub(b.titleAt)
-	if wait <= 0 {
-		return title
-	}
-	if !b.titleDue {
-		b.titleDue = true
-		b.app.afterOnUI(wait, func() {
-			b.titleDue = false
-			b.refresh()
-		})
 	}
 	return b.onScreen.questionsTab
+}
+
+// spaced lets what is shown change at most every so often: a change
+// within that time is put off, and the showing set for when it may.
+type spaced struct {
+	every time.Duration
+	last  time.Time // when what is shown last changed
+	due   bool      // a later showing is set
+}
+
+// ready reports whether a change may show at now; when it may not, it
+// sets show to run, through later, once it may (one at a time).
+func (s *spaced) ready(now time.Time, later func(time.Duration, func()), show func()) bool {
+	wait := s.every - now.Sub(s.last)
+	if wait <= 0 {
+		return true
+	}
+	if !s.due {
+		s.due = true
+		later(wait, func() {
+			s.due = false
+			show()
+		})
+	}
+	return false
 }
 
 // statusShown is what the status bar shows, so that show changes the
@@ -387,7 +399,7 @@ func (b *statusBar) show() {
 		return
 	}
 	if b.onScreen != nil && v.questionsTab != b.onScreen.questionsTab {
-		b.titleAt = b.now()
+		b.title.last = b.now()
 	}
 	b.onScreen = &v
 	b.state.Text = v.state

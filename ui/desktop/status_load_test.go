@@ -1,6 +1,7 @@
 package desktop
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -53,6 +54,8 @@ func TestStateShownOnlyWhenItChanges(t *testing.T) {
 		t.Errorf("serving, shown 50 times: the tray got %d menus and %d icons, want none", m, i)
 	}
 
+	later := time.Now().Add(titleEvery) // the tray changes at most every titleEvery
+	a.status.now = func() time.Time { return later }
 	core.fakeQuestions.setPending(question("q1"))
 	a.handle(agent.Event{Kind: agent.EventQuestionAsked, Question: "q1"}) // its popup counts down: no settling
 	if n := len(tray.icons); n == 0 || tray.icons[n-1] != theme.QuestionIcon().Name() {
@@ -103,6 +106,52 @@ func TestQuestionsTitleChangesAtMostEveryFiveSeconds(t *testing.T) {
 		if title() != step.want {
 			t.Errorf("%d waiting, %v after: tab %q, want %q", len(step.pending), step.after, title(), step.want)
 		}
+	}
+}
+
+// TestTrayFollowsQuestionsAtMostEveryFiveSeconds: questions that come and
+// go within titleEvery of the tray's last change reach it once that has
+// passed; a pause reaches it at once.
+func TestTrayFollowsQuestionsAtMostEveryFiveSeconds(t *testing.T) {
+	core := servingCore()
+	opts := testOptions()
+	opts.Tray, opts.Icon, opts.QuestionIcon = true, theme.FyneLogo(), theme.QuestionIcon()
+	tray := &trayApp{App: test.NewTempApp(t)}
+	a, ui := withTestUI(t, New(tray, core, opts))
+	a.refresh()
+	ui.settle()
+	now := time.Now().Add(titleEvery)
+	a.status.now = func() time.Time { return now }
+	told := func() int { return len(tray.menus) + len(tray.icons) }
+
+	core.fakeQuestions.setPending(question("q1"))
+	a.showState()
+	if tray.icons[len(tray.icons)-1] != theme.QuestionIcon().Name() {
+		t.Fatalf("a question after a quiet while: icons %q, want the question icon at once", tray.icons)
+	}
+	before := told()
+	for range 10 { // answered by its client, asked again, …
+		now = now.Add(titleEvery / 20)
+		core.fakeQuestions.setPending()
+		a.showState()
+		now = now.Add(titleEvery / 20)
+		core.fakeQuestions.setPending(question("q2"))
+		a.showState()
+	}
+	if n := told() - before; n != 0 {
+		t.Errorf("questions coming and going within %v: the tray was told %d times, want none yet", titleEvery, n)
+	}
+	now = now.Add(titleEvery / 20)
+	core.fakeQuestions.setPending()
+	a.showState()
+	now = now.Add(titleEvery)
+	a.showState()
+	if tray.icons[len(tray.icons)-1] != theme.FyneLogo().Name() || told()-before != 2 {
+		t.Errorf("%v later: icons %q, told %d times, want the plain icon, menu and icon told once", titleEvery, tray.icons, told()-before)
+	}
+	a.setPaused(true)
+	if got := tray.menus[len(tray.menus)-1]; !strings.Contains(got, "Resume serving") {
+		t.Errorf("paused: the tray's menu reads %s, want Resume at once", got)
 	}
 }
 
