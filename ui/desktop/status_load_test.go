@@ -31,7 +31,7 @@ func (t *trayApp) SetSystemTrayWindow(fyne.Window)   {}
 func TestStateShownOnlyWhenItChanges(t *testing.T) {
 	core := servingCore()
 	opts := testOptions()
-	opts.Tray, opts.Icon, opts.QuestionIcon = true, theme.FyneLogo(), theme.QuestionIcon()
+	opts.Tray, opts.Icon, opts.QuestionIcon = true, theme.ComputerIcon(), theme.QuestionIcon()
 	tray := &trayApp{App: test.NewTempApp(t)}
 	a, ui := withTestUI(t, New(tray, core, opts))
 	a.refresh()
@@ -115,7 +115,7 @@ func TestQuestionsTitleChangesAtMostEveryFiveSeconds(t *testing.T) {
 func TestTrayFollowsQuestionsAtMostEveryFiveSeconds(t *testing.T) {
 	core := servingCore()
 	opts := testOptions()
-	opts.Tray, opts.Icon, opts.QuestionIcon = true, theme.FyneLogo(), theme.QuestionIcon()
+	opts.Tray, opts.Icon, opts.QuestionIcon = true, theme.ComputerIcon(), theme.QuestionIcon()
 	tray := &trayApp{App: test.NewTempApp(t)}
 	a, ui := withTestUI(t, New(tray, core, opts))
 	a.refresh()
@@ -146,7 +146,7 @@ func TestTrayFollowsQuestionsAtMostEveryFiveSeconds(t *testing.T) {
 	a.showState()
 	now = now.Add(titleEvery)
 	a.showState()
-	if tray.icons[len(tray.icons)-1] != theme.FyneLogo().Name() || told()-before != 2 {
+	if tray.icons[len(tray.icons)-1] != theme.ComputerIcon().Name() || told()-before != 2 {
 		t.Errorf("%v later: icons %q, told %d times, want the plain icon, menu and icon told once", titleEvery, tray.icons, told()-before)
 	}
 	a.setPaused(true)
