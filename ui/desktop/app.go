@@ -110,8 +110,9 @@ type App struct {
 	models        *modelsView
 	trayMenu      *fyne.Menu
 	// trayShown is what the tray last got: its menu's items as they read,
-	// and its icon. The tray is told again only what changed: each
-	// telling is a D-Bus message, an icon's pixels encoded whole.
+	// its icon, and whether it was paused; pace spaces its changes. The
+	// tray is told again only what changed: each telling is a D-Bus
+	// message, an icon's pixels encoded whole.
 	trayShown struct {
 		menu   string
 		icon   fyne.Resource
@@ -261,7 +262,7 @@ func newApp(fy fyne.App, opts Options) *App {
 	a := &App{fy: fy, opts: opts, log: cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
 		do: fyne.Do, ctx: ctx, cancel: cancel}
 	a.stateLater = a.stateThrottle()
-	a.trayShown.pace.every = titleEvery
+	a.trayShown.pace.every = questionsEvery
 	if opts.Icon != nil {
 		fy.SetIcon(opts.Icon)
 	}
@@ -476,7 +477,7 @@ func (a *App) setTray() {
 		return
 	}
 	// Questions a client answers at once come and go with every turn
-	// under load: the tray follows them at most every titleEvery, a pause
+	// under load: the tray follows them at most every questionsEvery, a pause
 	// or a resume at once.
 	if a.trayMenu != nil && paused == a.trayShown.paused && !a.trayShown.pace.ready(a.status.now(), a.afterOnUI, a.showState) {
 		return

@@ -244,7 +244,7 @@ func TestQuestionsTabAndTrayCount(t *testing.T) {
 		t.Errorf("tray's questions line: %q (disabled %v)", items[1].Label, items[1].Disabled)
 	}
 	core.fakeQuestions.setPending()
-	later := time.Now().Add(titleEvery) // the title changes at most every titleEvery
+	later := time.Now().Add(questionsEvery) // the title changes at most every questionsEvery
 	a.status.now = func() time.Time { return later }
 	a.handle(agent.Event{Kind: agent.EventQuestionClosed, Question: "q1"})
 	if a.tabs.Items[tabQuestions].Text != "Questions" || !a.trayItems()[1].Disabled {

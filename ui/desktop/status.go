@@ -269,7 +269,7 @@ type statusBar struct {
 }
 
 func newStatusBar(app *App, core statusCore) *statusBar {
-	b := &statusBar{app: app, core: core, now: time.Now, title: spaced{every: titleEvery}}
+	b := &statusBar{app: app, core: core, now: time.Now, title: spaced{every: questionsEvery}}
 	b.state = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	b.address = widget.NewLabel(cmp.Or(hostOf(app.opts.ServerURL), "(not serving)"))
 	b.agents, b.clients = widget.NewLabel(""), widget.NewLabel("")
@@ -334,12 +334,13 @@ func (b *statusBar) askServers() {
 	})
 }
 
-// titleEvery is the least time between two counts in the Questions tab's
-// title while questions come and go: a title changed redraws every tab.
-const titleEvery = 5 * time.Second
+// questionsEvery is the least time between two changes of what shows the
+// questions waiting while they come and go: the Questions tab's title (a
+// title changed redraws every tab) and the tray (a D-Bus message each).
+const questionsEvery = 5 * time.Second
 
 // questionsTitle is the Questions tab's title for waiting questions: it
-// changes at most every titleEvery, the last count shown once that has
+// changes at most every questionsEvery, the last count shown once that has
 // passed. Under load questions a client answers at once come and go with
 // every turn; each still shows in its popup at once.
 func (b *statusBar) questionsTitle(waiting int) string {

@@ -54,7 +54,7 @@ func TestStateShownOnlyWhenItChanges(t *testing.T) {
 		t.Errorf("serving, shown 50 times: the tray got %d menus and %d icons, want none", m, i)
 	}
 
-	later := time.Now().Add(titleEvery) // the tray changes at most every titleEvery
+	later := time.Now().Add(questionsEvery) // the tray changes at most every questionsEvery
 	a.status.now = func() time.Time { return later }
 	core.fakeQuestions.setPending(question("q1"))
 	a.handle(agent.Event{Kind: agent.EventQuestionAsked, Question: "q1"}) // its popup counts down: no settling
@@ -73,7 +73,7 @@ func TestStateShownOnlyWhenItChanges(t *testing.T) {
 }
 
 // TestQuestionsTitleChangesAtMostEveryFiveSeconds: while questions come
-// and go, the Questions tab's title changes at most every titleEvery (a
+// and go, the Questions tab's title changes at most every questionsEvery (a
 // title changed redraws every tab), the last count once that has passed.
 func TestQuestionsTitleChangesAtMostEveryFiveSeconds(t *testing.T) {
 	core := servingCore()
@@ -94,11 +94,11 @@ func TestQuestionsTitleChangesAtMostEveryFiveSeconds(t *testing.T) {
 		after   time.Duration
 		want    string
 	}{
-		{[]agent.Question{question("q1"), question("q2")}, titleEvery / 2, "Questions (1)"},
-		{nil, titleEvery / 4, "Questions (1)"},
-		{[]agent.Question{question("q3")}, titleEvery / 4, "Questions (1)"},
+		{[]agent.Question{question("q1"), question("q2")}, questionsEvery / 2, "Questions (1)"},
+		{nil, questionsEvery / 4, "Questions (1)"},
+		{[]agent.Question{question("q3")}, questionsEvery / 4, "Questions (1)"},
 		{[]agent.Question{question("q3"), question("q4")}, 0, "Questions (2)"},
-		{nil, titleEvery, "Questions"},
+		{nil, questionsEvery, "Questions"},
 	} {
 		core.fakeQuestions.setPending(step.pending...)
 		now = now.Add(step.after)
@@ -110,7 +110,7 @@ func TestQuestionsTitleChangesAtMostEveryFiveSeconds(t *testing.T) {
 }
 
 // TestTrayFollowsQuestionsAtMostEveryFiveSeconds: questions that come and
-// go within titleEvery of the tray's last change reach it once that has
+// go within questionsEvery of the tray's last change reach it once that has
 // passed; a pause reaches it at once.
 func TestTrayFollowsQuestionsAtMostEveryFiveSeconds(t *testing.T) {
 	core := servingCore()
@@ -120,7 +120,7 @@ func TestTrayFollowsQuestionsAtMostEveryFiveSeconds(t *testing.T) {
 	a, ui := withTestUI(t, New(tray, core, opts))
 	a.refresh()
 	ui.settle()
-	now := time.Now().Add(titleEvery)
+	now := time.Now().Add(questionsEvery)
 	a.status.now = func() time.Time { return now }
 	told := func() int { return len(tray.menus) + len(tray.icons) }
 
@@ -131,23 +131,23 @@ func TestTrayFollowsQuestionsAtMostEveryFiveSeconds(t *testing.T) {
 	}
 	before := told()
 	for range 10 { // answered by its client, asked again, …
-		now = now.Add(titleEvery / 20)
+		now = now.Add(questionsEvery / 20)
 		core.fakeQuestions.setPending()
 		a.showState()
-		now = now.Add(titleEvery / 20)
+		now = now.Add(questionsEvery / 20)
 		core.fakeQuestions.setPending(question("q2"))
 		a.showState()
 	}
 	if n := told() - before; n != 0 {
-		t.Errorf("questions coming and going within %v: the tray was told %d times, want none yet", titleEvery, n)
+		t.Errorf("questions coming and going within %v: the tray was told %d times, want none yet", questionsEvery, n)
 	}
-	now = now.Add(titleEvery / 20)
+	now = now.Add(questionsEvery / 20)
 	core.fakeQuestions.setPending()
 	a.showState()
-	now = now.Add(titleEvery)
+	now = now.Add(questionsEvery)
 	a.showState()
 	if tray.icons[len(tray.icons)-1] != theme.ComputerIcon().Name() || told()-before != 2 {
-		t.Errorf("%v later: icons %q, told %d times, want the plain icon, menu and icon told once", titleEvery, tray.icons, told()-before)
+		t.Errorf("%v later: icons %q, told %d times, want the plain icon, menu and icon told once", questionsEvery, tray.icons, told()-before)
 	}
 	a.setPaused(true)
 	if got := tray.menus[len(tray.menus)-1]; !strings.Contains(got, "Resume serving") {
