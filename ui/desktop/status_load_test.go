@@ -22,13 +22,10 @@ func (t *trayApp) SetSystemTrayMenu(m *fyne.Menu)    { t.menus = append(t.menus,
 func (t *trayApp) SetSystemTrayIcon(r fyne.Resource) { t.icons = append(t.icons, r.Name()) }
 func (t *trayApp) SetSystemTrayWindow(fyne.Window)   {}
 
-// TestStateShownOnlyWhenItChanges: the state is shown again after every
-// turn (at most every statusEvery); the status bar and the tray are told
-// only what changed, since each telling redraws the whole window or
-// sends the tray a D-Bus message (the icon's pixels whole). A question
-// waiting changes the tray's menu and icon once; the same state again
-// changes nothing.
-func TestStateShownOnlyWhenItChanges(t *testing.T) {
+// withTray is the whole desktop on servingCore with a tray that counts
+// what it is told, its state shown once.
+func withTray(t *testing.T) (*App, *fakeCore, *trayApp) {
+	t.Helper()
 	core := servingCore()
 	opts := testOptions()
 	opts.Tray, opts.Icon, opts.QuestionIcon = true, theme.ComputerIcon(), theme.QuestionIcon()
@@ -36,6 +33,17 @@ func TestStateShownOnlyWhenItChanges(t *testing.T) {
 	a, ui := withTestUI(t, New(tray, core, opts))
 	a.refresh()
 	ui.settle()
+	return a, core, tray
+}
+
+// TestStateShownOnlyWhenItChanges: the state is shown again after every
+// turn (at most every statusEvery); the status bar and the tray are told
+// only what changed, since each telling redraws the whole window or
+// sends the tray a D-Bus message (the icon's pixels whole). A question
+// waiting changes the tray's menu and icon once; the same state again
+// changes nothing.
+func TestStateShownOnlyWhenItChanges(t *testing.T) {
+	a, core, tray := withTray(t)
 
 	// repeat shows the state as often as turns would, and returns what
 	// the tray was told meanwhile.
@@ -113,13 +121,7 @@ func TestQuestionsTitleChangesAtMostEveryFiveSeconds(t *testing.T) {
 // go within questionsEvery of the tray's last change reach it once that has
 // passed; a pause reaches it at once.
 func TestTrayFollowsQuestionsAtMostEveryFiveSeconds(t *testing.T) {
-	core := servingCore()
-	opts := testOptions()
-	opts.Tray, opts.Icon, opts.QuestionIcon = true, theme.ComputerIcon(), theme.QuestionIcon()
-	tray := &trayApp{App: test.NewTempApp(t)}
-	a, ui := withTestUI(t, New(tray, core, opts))
-	a.refresh()
-	ui.settle()
+	a, core, tray := withTray(t)
 	now := time.Now().Add(questionsEvery)
 	a.status.now = func() time.Time { return now }
 	told := func() int { return len(tray.menus) + len(tray.icons) }
