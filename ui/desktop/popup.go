@@ -169,11 +169,11 @@ func (p *popup) setExchange(text string) {
 	p.exchange.Show()
 }
 
-// The window is hidden at once and closed a moment later: fyne 2.7.1
-// crashes (a nil pointer in processMouseMoved) when a window already
-// closing gets a mouse move that changes the cursor, as a popup answered
-// from the client under the pointer did under load; a hidden window gets
-// no mouse events.
+// close ends the popup: its window is hidden at once and closed a moment
+// later, since fyne 2.7.1 crashes (a nil pointer in processMouseMoved)
+// when a window already closing gets a mouse move that changes the
+// cursor, as a popup answered from the client under the pointer did under
+// load; a hidden window gets no mouse events.
 func (p *popup) close() {
 	if p.gone {
 		return
