@@ -194,7 +194,6 @@ var (
 	pagePlaceholder     = mcp.Tool{Name: "io.deskhand.page-" + rand.Text(), InputSchema: mcp.ToolInputSchema{Type: "object"}}
 	pagePlaceholderJSON = func() []byte { b, _ := json.Marshal(pagePlaceholder); return b }()
 	placeholderPage     = []mcp.Tool{pagePlaceholder} // read only, mcp-go encodes it
-
 )
 
 // toolSplice holds a tools/list answer as mcp-go writes it, with the

@@ -64,7 +64,6 @@ func guardRefuses(w http.ResponseWriter, r *http.Request, why, text string, stat
 	http.Error(w, text, status)
 }
 
-// Guard wraps next with the localhost checks described in the package doc.
 // securityHeaders go on every answer. The values are shared, read-only:
 // their capacity is their length, so an Add elsewhere copies them.
 var securityHeaders = http.Header{
@@ -73,6 +72,7 @@ var securityHeaders = http.Header{
 	"Cache-Control":          {"no-store"},
 }
 
+// Guard wraps next with the localhost checks described in the package doc.
 func Guard(auth Authenticator, opts GuardOptions, next http.Handler) http.Handler {
 	public := make(map[string]bool, len(opts.Public)+1)
 	for _, p := range append(opts.Public, opts.MetadataPath) {

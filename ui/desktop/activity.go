@@ -214,8 +214,7 @@ func (v *activityView) show() {
 
 // visible tells whether the Log tab can be seen.
 func (v *activityView) visible() bool {
-	a := v.app
-	return a.tabs == nil || !a.hidden && a.tabs.SelectedIndex() == tabLog
+	return v.app.tabSeen(tabLog)
 }
 
 // becameVisible shows the rows that came while the tab was unseen.

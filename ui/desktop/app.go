@@ -165,9 +165,7 @@ func New(fy fyne.App, core Core, opts Options) *App {
 		if t.Text == "Settings" {
 			a.settings.refreshCalls() // the calls today
 		}
-		a.conversations.becameVisible()
-		a.activity.becameVisible()
-		a.questions.becameVisible()
+		a.tabsMayBeSeen()
 	}
 	a.startProbe()
 	a.onboarding = newOnboardingPanel(a)
@@ -458,10 +456,21 @@ func (a *App) Show() {
 	a.win.RequestFocus()
 	a.hidden = false
 	if a.conversations != nil {
-		a.conversations.becameVisible()
-		a.activity.becameVisible()
-		a.questions.becameVisible()
+		a.tabsMayBeSeen()
 	}
+}
+
+// tabSeen tells whether tab i can be seen: selected, and the window not
+// closed to the tray (a screen tested alone, without tabs, always can).
+func (a *App) tabSeen(i int) bool {
+	return a.tabs == nil || !a.hidden && a.tabs.SelectedIndex() == i
+}
+
+// tabsMayBeSeen lets the tabs that draw only while seen catch up.
+func (a *App) tabsMayBeSeen() {
+	a.conversations.becameVisible()
+	a.activity.becameVisible()
+	a.questions.becameVisible()
 }
 
 // setTray rebuilds the tray menu and its icon.

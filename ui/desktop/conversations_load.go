@@ -67,11 +67,7 @@ func (a *App) afterOnUI(d time.Duration, f func()) {
 // selected and the window not closed to the tray. While it cannot, the
 // list is not read; it is read once when it can again.
 func (v *conversationsView) listVisible() bool {
-	a := v.app
-	if a.tabs == nil {
-		return true // the tab alone, in tests of one screen
-	}
-	return !a.hidden && a.tabs.SelectedIndex() == tabConversations
+	return v.app.tabSeen(tabConversations)
 }
 
 // changed notes that the list may have changed (a turn started or ended,

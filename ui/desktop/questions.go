@@ -71,8 +71,7 @@ func newQuestionsView(app *App, core questionsCore) *questionsView {
 
 // visible tells whether the Questions tab can be seen.
 func (v *questionsView) visible() bool {
-	a := v.app
-	return a.tabs == nil || !a.hidden && a.tabs.SelectedIndex() == tabQuestions
+	return v.app.tabSeen(tabQuestions)
 }
 
 // becameVisible draws the rows of questions that came and went unseen.
