@@ -208,24 +208,44 @@ type rpcPeek struct {
 		RequestID      json.RawMessage    `json:"requestId"`
 		URI            string             `json:"uri"`
 		InputResponses mcp.InputResponses `json:"inputResponses"`
-		Meta           map[string]any     `json:"_meta"`
+		// Meta is decoded only where it is read (metaField): most
+		// requests never look into it.
+		Meta json.RawMessage `json:"_meta"`
 		// ProtocolVersion is an initialize's (the activity log's era).
 		ProtocolVersion string `json:"protocolVersion"`
 	} `json:"params"`
 }
 
-// declaresTasks reports whether this request's client capabilities carry
-// the extension (declared per request on 2026-07-28).
+// metaField decodes one entry of the request's _meta into v, keys
+// matched exactly as mcp-go matches them (a struct would match any case).
+func (m rpcPeek) metaField(key string, v any) bool {
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(m.Params.Meta, &meta) != nil {
+		return false
+	}
+	raw, ok := meta[key]
+	return ok && json.Unmarshal(raw, v) == nil
+}
+
+// capabilities is this request's client capabilities, each left encoded
+// (declared per request on 2026-07-28).
+func (m rpcPeek) capabilities() map[string]json.RawMessage {
+	var caps map[string]json.RawMessage
+	m.metaField(mcp.MetaKeyClientCapabilities, &caps)
+	return caps
+}
+
+// declaresTasks reports whether the client capabilities carry the
+// extension.
 func (m rpcPeek) declaresTasks() bool {
-	caps, _ := m.Params.Meta["io.modelcontextprotocol/clientCapabilities"].(map[string]any)
-	ext, _ := caps["extensions"].(map[string]any)
+	var ext map[string]json.RawMessage
+	_ = json.Unmarshal(m.capabilities()["extensions"], &ext)
 	_, ok := ext[TasksExtension]
 	return ok
 }
 
 func (m rpcPeek) declaresElicitation() bool {
-	caps, _ := m.Params.Meta["io.modelcontextprotocol/clientCapabilities"].(map[string]any)
-	_, ok := caps["elicitation"]
+	_, ok := m.capabilities()["elicitation"]
 	return ok
 }
 
@@ -575,7 +595,7 @@ func (s *Server) runTask(ctx context.Context, t *task, msg rpcPeek, a agent.Agen
 		return mcp.NewToolResultError(agent.UserMessage(err))
 	}
 	if !args.HasConversation && a.Conversations {
-		args.Conversation = metaHandle(&mcp.Meta{AdditionalFields: msg.Params.Meta})
+		msg.metaField(ConversationMetaKey, &args.Conversation)
 	}
 	run, err := s.core.Run(ctx, agent.RunRequest{Agent: a.Slug, Principal: principal, Conversation: args.Conversation,
 		Message: args.Message, Context: args.Context, TurnID: t.turn})
