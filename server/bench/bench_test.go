@@ -174,8 +174,13 @@ func deskhandWith(b testing.TB, agents, clients int) target {
 }
 
 func connect(b testing.TB, t target, era string) *client.Client {
+	// Connections of its own, kept between requests, as an MCP client's
+	// process has: sharing http.DefaultTransport's two idle connections,
+	// 16 clients dialled anew for most requests.
+	conns := http.DefaultTransport.(*http.Transport).Clone()
+	b.Cleanup(conns.CloseIdleConnections)
 	tr, err := transport.NewStreamableHTTP(t.url, transport.WithHTTPLogger(quiet),
-		transport.WithHTTPBasicClient(&http.Client{Transport: &withToken{token: t.token}}))
+		transport.WithHTTPBasicClient(&http.Client{Transport: &withToken{token: t.token, base: conns}}))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -327,6 +327,9 @@ func loadClient(url, token, era string, posts *atomic.Int64) (*client.Client, er
 type withToken struct {
 	token string
 	posts *atomic.Int64
+	// base carries the requests: a client's own connections, as each
+	// MCP client is a process of its own (nil: http.DefaultTransport).
+	base http.RoundTripper
 }
 
 func (t *withToken) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -334,7 +337,11 @@ func (t *withToken) RoundTrip(r *http.Request) (*http.Response, error) {
 		r = r.Clone(r.Context())
 		r.Header.Set("Authorization", "Bearer "+t.token)
 	}
-	resp, err := http.DefaultTransport.RoundTrip(r)
+	base := t.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	resp, err := base.RoundTrip(r)
 	if err == nil && r.Method == http.MethodPost && t.posts != nil {
 		t.posts.Add(1)
 	}
