@@ -403,10 +403,13 @@ func BenchmarkToolsList1000Agents(b *testing.B) {
 		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "bench", "version": "0"},
 	}})
 	body := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":%s}`, params)
-	list := func() ([]byte, error) {
+	// The answer is read whole into buf, which the timed lists reuse: a
+	// buffer grown from nothing for 1.3 MB is zeroed on every growth, a
+	// cost of the client (about 0.4 ms a list).
+	list := func(buf *bytes.Buffer) error {
 		req, err := http.NewRequest(http.MethodPost, tgt.url, bytes.NewReader(body))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for k, v := range mcp.StandardHeaders(era, mcp.MethodToolsList, params) {
 			req.Header.Set(k, v)
@@ -417,33 +420,33 @@ func BenchmarkToolsList1000Agents(b *testing.B) {
 		req.Header.Set("Authorization", "Bearer "+tgt.token)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		defer resp.Body.Close()
-		raw, err := io.ReadAll(resp.Body)
+		buf.Reset()
+		_, err = buf.ReadFrom(resp.Body)
 		if err == nil && resp.StatusCode != http.StatusOK {
-			err = fmt.Errorf("tools/list: %s: %s", resp.Status, raw)
+			err = fmt.Errorf("tools/list: %s: %s", resp.Status, buf)
 		}
-		return raw, err
+		return err
 	}
 	// Checked before and after, not while timed: one page of every tool.
 	check := func() {
-		raw, err := list()
+		var raw bytes.Buffer
+		err := list(&raw)
 		var res struct {
 			Result mcp.ListToolsResult `json:"result"`
 		}
 		if err == nil {
-			err = json.Unmarshal(raw, &res)
+			err = json.Unmarshal(raw.Bytes(), &res)
 		}
 		if err != nil || len(res.Result.Tools) != 1000 || res.Result.NextCursor != "" {
 			b.Fatalf("tools/list of 1,000 agents: %d tools, next cursor %q, %v", len(res.Result.Tools), res.Result.NextCursor, err)
 		}
 	}
 	check()
-	lat, elapsed := load(b, 1, func(int) error {
-		_, err := list()
-		return err
-	})
+	var buf bytes.Buffer
+	lat, elapsed := load(b, 1, func(int) error { return list(&buf) })
 	check()
 	r := summarize("deskhand", era, "tools/list, 1,000 agents", 1, lat, elapsed)
 	record(r)
