@@ -36,9 +36,8 @@ type popup struct {
 	exchange  *widget.Label
 	focus     fyne.Focusable
 	done      chan struct{} // closed with the window: ends the countdown
-	onGone    func()
-	gone      bool                        // closed (its window hidden, soon closed)
-	later     func(time.Duration, func()) // App.afterOnUI
+	onGone    func()        // takes the popup off the view, its window back
+	gone      bool          // closed (its window hidden, for the next popup or soon closed)
 
 	text, comment       *sendEntry
 	send, approve, deny *widget.Button
@@ -50,9 +49,12 @@ type popup struct {
 func (v *questionsView) newPopup(q agent.Question) *popup {
 	client := clientName(q.Principal, v.core.Clients())
 	ag, found := v.agent(q.Agent)
-	p := &popup{win: v.app.fy.NewWindow(popupTitle(q)), q: q, client: client, done: make(chan struct{}),
-		status: widget.NewLabel(""), countdown: widget.NewLabel(timeoutNote(q, client, v.now())),
-		onGone: func() { delete(v.popups, q.ID) }}
+	p := &popup{win: v.window(popupTitle(q)), q: q, client: client, done: make(chan struct{}),
+		status: widget.NewLabel(""), countdown: widget.NewLabel(timeoutNote(q, client, v.now()))}
+	p.onGone = func() {
+		delete(v.popups, q.ID)
+		v.release(p.win)
+	}
 	p.status.Wrapping, p.status.Importance = fyne.TextWrapWord, widget.DangerImportance
 	p.countdown.Wrapping = fyne.TextWrapWord
 
@@ -96,7 +98,7 @@ func (v *questionsView) newPopup(q agent.Question) *popup {
 		p.approve.Importance = widget.HighImportance
 		p.deny = widget.NewButton("Deny", func() { answer(map[string]any{"approve": false, "comment": answerText(p.comment.Text)}, false) })
 		p.comment.onCtrlEnter, p.comment.onEscape = approve, hide
-		p.win.Canvas().AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyReturn, Modifier: fyne.KeyModifierControl}, func(fyne.Shortcut) { approve() })
+		p.win.Canvas().AddShortcut(approveShortcut, func(fyne.Shortcut) { approve() })
 		p.focus = p.comment
 		form = container.NewVBox(p.comment, chooser.box, container.NewGridWithColumns(2, p.deny, p.approve))
 	case len(q.Choices) > 0:
@@ -151,8 +153,39 @@ func (v *questionsView) newPopup(q agent.Question) *popup {
 	p.win.Resize(fyne.NewSize(480, 560))
 	p.win.CenterOnScreen()
 	p.win.SetCloseIntercept(hide) // only the question's end closes it
-	p.later = v.app.afterOnUI
 	return p
+}
+
+// approveShortcut approves from anywhere in an approval's popup.
+var approveShortcut = &desktop.CustomShortcut{KeyName: fyne.KeyReturn, Modifier: fyne.KeyModifierControl}
+
+// window is a new popup's window: the spare one when there is one.
+func (v *questionsView) window(title string) fyne.Window {
+	w := v.spare
+	if w == nil {
+		return v.app.fy.NewWindow(title)
+	}
+	v.spare = nil
+	w.SetTitle(title)
+	return w
+}
+
+// release takes back the hidden window of a popup that closed: emptied of
+// the question's widgets and keys, it is the spare, or, when there is one
+// already, it is closed a moment later (see popup.close).
+func (v *questionsView) release(w fyne.Window) {
+	if v.spare != nil {
+		v.app.afterOnUI(popupCloseDelay, w.Close)
+		return
+	}
+	c := w.Canvas()
+	c.Unfocus()
+	c.SetOnTypedRune(nil)
+	c.SetOnTypedKey(nil)
+	c.RemoveShortcut(approveShortcut)
+	w.SetCloseIntercept(w.Hide)
+	w.SetContent(widget.NewLabel(""))
+	v.spare = w
 }
 
 // tick shows the time left.
@@ -169,11 +202,11 @@ func (p *popup) setExchange(text string) {
 	p.exchange.Show()
 }
 
-// close ends the popup: its window is hidden at once and closed a moment
-// later, since fyne 2.7.1 crashes (a nil pointer in processMouseMoved)
-// when a window already closing gets a mouse move that changes the
-// cursor, as a popup answered from the client under the pointer did under
-// load; a hidden window gets no mouse events.
+// close ends the popup: its window is hidden at once and kept for the
+// next popup or closed a moment later, since fyne 2.7.1 crashes (a nil
+// pointer in processMouseMoved) when a window already closing gets a
+// mouse move that changes the cursor, as a popup answered from the client
+// under the pointer did under load; a hidden window gets no mouse events.
 func (p *popup) close() {
 	if p.gone {
 		return
@@ -182,7 +215,6 @@ func (p *popup) close() {
 	p.win.Hide()
 	close(p.done)
 	p.onGone()
-	p.later(popupCloseDelay, p.win.Close)
 }
 
 // popupCloseDelay is how long a popup's window stays hidden before it is

@@ -260,3 +260,66 @@ func TestQuestionsTab(t *testing.T) {
 		t.Error("Answer… opened no popup")
 	}
 }
+
+// A popup whose question closed leaves its window, hidden and emptied, to
+// the next popup: no new window, nothing of the approval before it (its
+// text, its Ctrl+Enter, its keys), and a second window closing while one
+// is spare is closed.
+func TestPopupWindowServesTheNextQuestion(t *testing.T) {
+	approval := agent.Question{ID: "a1", Kind: agent.KindApproval, Agent: "scribe", Tool: "write_file", Principal: "client-1",
+		Arguments: json.RawMessage(`{"path":"notes.txt","content":"hello"}`), AskedAt: askedAt, ExpiresAt: askedAt.Add(time.Minute)}
+	choice, text := askedQuestion("c1"), askedQuestion("q1")
+	choice.Choices = []string{"red", "blue"}
+	choice.ConversationID, text.ConversationID = "", "" // nothing queued for fyne's goroutine but the closing
+	core := questionsCoreWith(approval, choice)
+	v, ui, _ := questionsScreen(t, core)
+	windows := func() int { return len(fyne.CurrentApp().Driver().AllWindows()) }
+	before := windows()
+
+	v.popup("a1")
+	first := v.popups["a1"].win
+	v.closed("a1")
+	if v.spare != first {
+		t.Fatal("the closed popup's window is not kept for the next")
+	}
+	core.setPending(choice, text)
+	v.popup("c1")
+	p := v.popups["c1"]
+	if p.win != first || windows() != before+1 {
+		t.Fatalf("the next popup has a window of its own (%d windows, %d before)", windows(), before)
+	}
+	if got := p.win.Title(); got != "Deskhand: assistant asks" {
+		t.Errorf("window title %q", got)
+	}
+	if popupSays(p.win.Content(), "write_file") {
+		t.Errorf("the approval's text shows in the next popup: %q", popupLabels(p.win.Content()))
+	}
+	p.win.Canvas().(fyne.Shortcutable).TypedShortcut(approveShortcut)
+	if len(core.answers) != 0 {
+		t.Fatalf("Ctrl+Enter in the next popup answered %v", core.answers)
+	}
+
+	// A text question while the choice is open gets a new window; when
+	// both close, one is kept and the other closed.
+	v.popup("q1")
+	second := v.popups["q1"].win
+	if second == first {
+		t.Fatal("two open popups share a window")
+	}
+	v.closed("c1")
+	if v.spare != first {
+		t.Fatal("the choice's window is not the spare")
+	}
+	if v.spare.Canvas().OnTypedRune() != nil || v.spare.Canvas().OnTypedKey() != nil {
+		t.Error("the spare window keeps the choice's keys")
+	}
+	v.closed("q1")
+	if v.spare != first {
+		t.Error("a second closed popup replaced the spare")
+	}
+	ui.waitQueued(1)
+	ui.runQueued()
+	if windows() != before+1 {
+		t.Errorf("%d windows once both popups closed, want the spare beside the %d before", windows(), before)
+	}
+}
