@@ -115,7 +115,7 @@ func runLoad(t *testing.T, bin string, seconds int, desktop bool) loadResult {
 
 	ctx, stop := context.WithTimeout(context.Background(), time.Duration(seconds)*time.Second)
 	defer stop()
-	cpuBefore := cpuTime(cmd.Process.Pid)
+	cpuBefore, started := readCPU(cmd.Process.Pid), time.Now()
 	var delays chan []time.Duration
 	if probe != nil {
 		delays = make(chan []time.Duration, 1)
@@ -184,7 +184,7 @@ func runLoad(t *testing.T, bin string, seconds int, desktop bool) loadResult {
 		}
 	}()
 	wg.Wait()
-	res := loadResult{cpu: cpuTime(cmd.Process.Pid) - cpuBefore, calls: calls.Load()}
+	res := loadResult{cpu: readCPU(cmd.Process.Pid).sub(cpuBefore), calls: calls.Load(), seconds: time.Since(started).Seconds()}
 	if delays != nil {
 		if res.popups = <-delays; len(res.popups) == 0 {
 			t.Logf("no popup seen; the app's output:\n%s", out.String())
@@ -231,7 +231,7 @@ func runLoad(t *testing.T, bin string, seconds int, desktop bool) loadResult {
 		}
 	}
 	t.Logf("%d clients, %d s: %d calls (%.0f/s) in %d conversations; goroutines %d before, %d after; peak RSS %.0f MB; CPU %.1f s",
-		clients, seconds, calls.Load(), float64(calls.Load())/float64(seconds), len(acked), before.Goroutines, after.Goroutines, peakRSS, res.cpu.Seconds())
+		clients, seconds, calls.Load(), float64(calls.Load())/float64(seconds), len(acked), before.Goroutines, after.Goroutines, peakRSS, res.cpu.total.Seconds())
 	if missing > 0 {
 		t.Errorf("%d acknowledged messages are not in SQLite", missing)
 	}
