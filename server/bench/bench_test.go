@@ -282,10 +282,11 @@ func messageRows(b *testing.B, t target) int {
 
 // BenchmarkSideBySide runs each request on the bare floor, the durable
 // floor (calls only) and Deskhand, on both eras, at 1, 16 and 64
-// concurrent clients, b.N times the op's perN on each. The servers take turns in
-// rounds, so that what the machine does meanwhile (another process, the
-// host of this VM) weighs on each alike: measured one after the other,
-// the same server's p50 varied up to 1.7× from one minute to the next.
+// concurrent clients, b.N times the op's perN on each. The servers take
+// turns in rounds, so that what the machine does meanwhile (another
+// process, the host of this VM) weighs on each alike: measured one after
+// the other, the same server's p50 varied up to 1.7× from one minute to
+// the next.
 func BenchmarkSideBySide(b *testing.B) {
 	for _, era := range eras {
 		for _, op := range ops {
