@@ -102,6 +102,7 @@ type App struct {
 	hidden        bool    // the window is closed to the tray
 	watch         watched // whose streamed events reach fyne's goroutine (follow_load.go)
 	tabs          *container.AppTabs
+	settingsTabs  *container.AppTabs // General, Models, Approvals, Tool servers
 	agents        *agentsView
 	questions     *questionsView
 	conversations *conversationsView
@@ -145,18 +146,19 @@ func New(fy fyne.App, core Core, opts Options) *App {
 	a.toolServers = newToolServersView(a, core)
 	a.activity = newActivityView(a, core)
 	a.models.changed = a.agents.providersChanged // at once; the core's event follows
+	a.settingsTabs = container.NewAppTabs(
+		container.NewTabItem("General", newPage(a.settings.content())),
+		container.NewTabItem("Models", newPage(a.models.content())),
+		container.NewTabItem("Approvals", newPage(a.approvals.content())),
+		container.NewTabItem("Tool servers", newPage(a.toolServers.content())),
+	)
 	a.tabs = container.NewAppTabs(
-		container.NewTabItem("Agents", a.agents.content()),
-		container.NewTabItem("Questions", a.questions.content()),
-		container.NewTabItem("Conversations", a.conversations.content()),
-		container.NewTabItem("Connect", a.connect.content()),
-		container.NewTabItem("Settings", container.NewAppTabs(
-			container.NewTabItem("General", a.settings.content()),
-			container.NewTabItem("Models", a.models.content()),
-			container.NewTabItem("Approvals", a.approvals.content()),
-			container.NewTabItem("Tool servers", a.toolServers.content()),
-		)),
-		container.NewTabItem("Log", a.activity.content()),
+		container.NewTabItem("Agents", newPage(a.agents.content())),
+		container.NewTabItem("Questions", newPage(a.questions.content())),
+		container.NewTabItem("Conversations", newPage(a.conversations.content())),
+		container.NewTabItem("Connect", newPage(a.connect.content())),
+		container.NewTabItem("Settings", newPage(a.settingsTabs)),
+		container.NewTabItem("Log", newPage(a.activity.content())),
 	)
 	a.tabs.OnSelected = func(t *container.TabItem) {
 		if t.Text == "Connect" && a.connect.clients == nil {
@@ -196,9 +198,7 @@ func (a *App) relayout() {
 // showModelsSettings opens Settings → Models, where providers are added.
 func (a *App) showModelsSettings() {
 	a.tabs.SelectIndex(tabSettings)
-	if inner, ok := a.tabs.Items[tabSettings].Content.(*container.AppTabs); ok {
-		inner.SelectIndex(1) // Models
-	}
+	a.settingsTabs.SelectIndex(1) // Models
 }
 
 // closedToTrayKey remembers, in fyne's preferences, that closing the

@@ -357,6 +357,7 @@ func TestConversationsFitANarrowWindow(t *testing.T) {
 	long := strings.Repeat("a-long-folder-name/", 12)
 	call := agent.Message{Role: agent.RoleAssistant, TurnID: "t2", ToolCalls: []agent.ToolCall{{ID: "k", Name: "read_file", Arguments: json.RawMessage(`{"path":"` + long + `"}`)}}}
 	convs.setLive("c2", agent.LiveTurn{TurnID: "t2", Messages: []agent.Message{call}, Writing: long})
+	a.tabs.SelectIndex(tabConversations) // a hidden tab is not measured again
 	a.conversations.refresh()
 	ui.settle()
 	a.conversations.open("c2")

@@ -343,10 +343,7 @@ func (v *settingsView) showModels() {
 	if v.app.tabs == nil {
 		return
 	}
-	v.app.tabs.SelectIndex(tabSettings)
-	if inner, ok := v.app.tabs.Items[tabSettings].Content.(*container.AppTabs); ok {
-		inner.SelectIndex(1) // Models
-	}
+	v.app.showModelsSettings()
 }
 
 // showProviders puts the model servers in the summary (Settings → Models

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 	"github.com/google/go-cmp/cmp"
@@ -161,7 +160,7 @@ func TestSettingsSummarisesTheModelServers(t *testing.T) {
 		t.Errorf("after removing one: %q", got)
 	}
 	a.settings.showModels()
-	inner := a.tabs.Items[tabSettings].Content.(*container.AppTabs)
+	inner := a.settingsTabs
 	if a.tabs.SelectedIndex() != tabSettings || inner.Selected().Text != "Models" {
 		t.Errorf("Manage model servers opened tab %d, %q", a.tabs.SelectedIndex(), inner.Selected().Text)
 	}

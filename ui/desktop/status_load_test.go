@@ -82,7 +82,7 @@ func TestStateShownOnlyWhenItChanges(t *testing.T) {
 
 // TestQuestionsTitleChangesAtMostEveryFiveSeconds: while questions come
 // and go, the Questions tab's title changes at most every questionsEvery (a
-// title changed redraws every tab), the last count once that has passed.
+// title changed repaints the whole window), the last count once that has passed.
 func TestQuestionsTitleChangesAtMostEveryFiveSeconds(t *testing.T) {
 	core := servingCore()
 	a, ui := newTestApp(t, core)

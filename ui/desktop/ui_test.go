@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 	"github.com/google/go-cmp/cmp"
@@ -671,7 +670,7 @@ func TestFirstRunNotice(t *testing.T) {
 		t.Errorf("Get Ollama opened %v", *opened)
 	}
 	test.Tap(p.providers)
-	inner := a.tabs.Items[tabSettings].Content.(*container.AppTabs)
+	inner := a.settingsTabs
 	if a.tabs.SelectedIndex() != tabSettings || inner.Selected().Text != "Models" {
 		t.Errorf("Add a provider opened tab %d, %q", a.tabs.SelectedIndex(), inner.Selected().Text)
 	}
