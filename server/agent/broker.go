@@ -145,6 +145,7 @@ func (c *Core) ask(ctx context.Context, run *turnRun, q Question) (Answer, error
 	if client == nil && !desktop {
 		return Answer{}, Userf(ErrNobodyToAsk, "agent %q needed a person (%s), but nobody can answer: the calling client cannot answer questions (it did not declare elicitation) and no Deskhand desktop is running", agent.Slug, q.summary())
 	}
+	q.ClientAsked = client != nil
 	if err := c.history.PutQuestion(ctx, q); err != nil {
 		return Answer{}, fmt.Errorf("record question: %w", err)
 	}

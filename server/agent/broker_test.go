@@ -62,7 +62,7 @@ func TestDesktopAnswersAskUser(t *testing.T) {
 	id := nextQuestion(t, events)
 
 	pending := f.core.Pending()
-	if len(pending) != 1 || pending[0].ID != id || pending[0].Text != "Which colour?" || pending[0].Seq != 1 {
+	if len(pending) != 1 || pending[0].ID != id || pending[0].Text != "Which colour?" || pending[0].Seq != 1 || pending[0].ClientAsked {
 		t.Fatalf("pending = %+v", pending)
 	}
 	if err := f.core.AnswerQuestion(id, map[string]any{"answer": "green"}, false); err == nil {
@@ -136,6 +136,9 @@ func TestDesktopWinsOverASlowClient(t *testing.T) {
 		done <- runOutcome{res, err}
 	}()
 	id := nextQuestion(t, events)
+	if pending := f.core.Pending(); len(pending) != 1 || !pending[0].ClientAsked {
+		t.Errorf("pending = %+v, want the question marked as asked of the client too", pending)
+	}
 	if err := f.core.AnswerQuestion(id, map[string]any{"answer": "from desktop"}, false); err != nil {
 		t.Fatal(err)
 	}

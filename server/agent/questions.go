@@ -74,6 +74,9 @@ type Question struct {
 	// Scope is where an approval's decoded arguments reach (the file's
 	// path, the URL's host), for "always allow" here; not stored.
 	Scope ApprovalScope
+	// ClientAsked tells that the calling client was asked too, beside the
+	// desktop; not stored.
+	ClientAsked bool
 }
 
 // Answer is a person's reply.

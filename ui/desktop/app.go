@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -373,14 +374,7 @@ func (a *App) handle(e agent.Event) {
 		a.models.refresh() // which agents use each provider
 		a.showState()      // which agents have a model: the servers' answers stand
 	case agent.EventQuestionAsked:
-		if !a.questions.waiting(e.Question) {
-			a.stateLater.poke() // answered before it could be shown (questions.go)
-			break
-		}
-		a.questions.refresh()
-		a.questions.popup(e.Question)
-		a.showState()
-		a.notifyQuestion(e.Question)
+		a.questionAsked(e.Question, false)
 	case agent.EventClientsChanged:
 		a.settings.refreshClients()
 		a.activity.clientsChanged() // the names in the log
@@ -408,6 +402,33 @@ func (a *App) handle(e agent.Event) {
 		a.toolServers.refresh()
 		a.fy.SendNotification(fyne.NewNotification("Deskhand", heldNote(e)))
 	}
+}
+
+// clientGrace is how long a question its calling client was asked too
+// waits before it shows here. A client that answers at machine speed (an
+// automated client, or its own rules) would otherwise flash a popup that
+// takes the keyboard, and send a notification, for a question nobody could
+// have read; a person answering in the client takes longer, and sees the
+// popup close when they do.
+const clientGrace = time.Second
+
+// questionAsked shows a question waiting: in the Questions tab, in a popup
+// and in a notification; a question its client was asked too once it has
+// waited clientGrace.
+func (a *App) questionAsked(id string, waited bool) {
+	q, ok := a.questions.waiting(id)
+	if !ok {
+		a.stateLater.poke() // answered before it could be shown (questions.go)
+		return
+	}
+	if q.ClientAsked && !waited {
+		a.questions.after(clientGrace, func() { a.questionAsked(id, true) })
+		return
+	}
+	a.questions.refresh()
+	a.questions.popup(id)
+	a.showState()
+	a.notifyQuestion(id)
 }
 
 func (a *App) refresh() {

@@ -47,6 +47,9 @@ type questionsView struct {
 	// of a second, which tests replace.
 	now    func() time.Time
 	ticker func() (ticks <-chan time.Time, stop func())
+	// after runs f on fyne's goroutine once d has passed (App.afterOnUI;
+	// tests run it by hand).
+	after func(d time.Duration, f func())
 }
 
 // questionRow is a question's line in the Questions tab.
@@ -59,7 +62,7 @@ type questionRow struct {
 const noQuestions = "No questions waiting. When an agent asks you something, it shows here and in a popup."
 
 func newQuestionsView(app *App, core questionsCore) *questionsView {
-	v := &questionsView{app: app, core: core, popups: make(map[string]*popup), now: time.Now,
+	v := &questionsView{app: app, core: core, popups: make(map[string]*popup), now: time.Now, after: app.afterOnUI,
 		ticker: func() (<-chan time.Time, func()) {
 			t := time.NewTicker(time.Second)
 			return t.C, t.Stop
@@ -227,11 +230,15 @@ func (v *questionsView) loadExchange(p *popup) {
 	})
 }
 
-// waiting tells whether question id still waits for an answer. Under
+// waiting is question id if it still waits for an answer. Under
 // load a client often answers before fyne's goroutine comes to the
 // question: then there is nothing to show.
-func (v *questionsView) waiting(id string) bool {
-	return slices.ContainsFunc(v.core.Pending(), func(q agent.Question) bool { return q.ID == id })
+func (v *questionsView) waiting(id string) (agent.Question, bool) {
+	pending := v.core.Pending()
+	if i := slices.IndexFunc(pending, func(q agent.Question) bool { return q.ID == id }); i >= 0 {
+		return pending[i], true
+	}
+	return agent.Question{}, false
 }
 
 // listed tells whether the Questions tab lists question id.

@@ -128,6 +128,7 @@ func TestClientAnswersFirstClosesThePopup(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, _ := newTestApp(t, core)
+	a.questions.after = func(_ time.Duration, f func()) { f() } // no grace: the client answers later
 	events := core.Subscribe(t.Context())
 	client := slowClient{answer: make(chan struct{})}
 	go func() {

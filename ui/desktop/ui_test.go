@@ -162,6 +162,41 @@ func TestPopupClosesWhenTheClientAnswersFirst(t *testing.T) {
 	}
 }
 
+// TestQuestionOfTheClientTooWaitsBeforeItShows: a question the calling
+// client was asked too shows here once it has waited clientGrace: one the
+// client answered meanwhile never flashes a popup or a row; one still
+// waiting shows then.
+func TestQuestionOfTheClientTooWaitsBeforeItShows(t *testing.T) {
+	quick, slow := question("q1"), question("q2")
+	quick.ClientAsked, slow.ClientAsked = true, true
+	core := &fakeQuestions{pending: []agent.Question{quick, slow}}
+	a, _ := newTestApp(t, newFakeCore(fakeCore{fakeQuestions: core}))
+	var timers []func()
+	a.questions.after = func(d time.Duration, f func()) {
+		if d != clientGrace {
+			t.Errorf("the question waits %v, want clientGrace", d)
+		}
+		timers = append(timers, f)
+	}
+	a.handle(agent.Event{Kind: agent.EventQuestionAsked, Question: "q1"})
+	a.handle(agent.Event{Kind: agent.EventQuestionAsked, Question: "q2"})
+	if len(a.questions.popups) != 0 || len(a.questions.pending) != 0 || len(timers) != 2 {
+		t.Fatalf("at once: %d popups, %d listed, %d waits; want none shown and two waits", len(a.questions.popups), len(a.questions.pending), len(timers))
+	}
+
+	core.setPending(slow) // the client answered q1 within the grace
+	a.handle(agent.Event{Kind: agent.EventQuestionClosed, Question: "q1", Text: string(agent.QuestionAnswered)})
+	for _, fire := range timers {
+		fire()
+	}
+	if _, shown := a.questions.popups["q1"]; shown {
+		t.Error("a popup opened for the question its client answered within the grace")
+	}
+	if _, shown := a.questions.popups["q2"]; !shown || len(a.questions.pending) != 1 {
+		t.Errorf("the question still waiting after the grace: popup %v, %d listed; want its popup and its row", shown, len(a.questions.pending))
+	}
+}
+
 func TestChoiceAndApprovalPopups(t *testing.T) {
 	choice := question("c1")
 	choice.Choices = []string{"red", "blue"}
