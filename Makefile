@@ -102,7 +102,7 @@ load: deps ## 200 clients, both eras, for LOAD_SECONDS against deskhand serve (t
 	home=$$(mktemp -d) && trap 'rm -rf "$$home"' EXIT && \
 	GOCACHE=$$($(GO) env GOCACHE) GOMODCACHE=$$($(GO) env GOMODCACHE) GOPATH=$$($(GO) env GOPATH) GOENV=$$($(GO) env GOENV) \
 	HOME=$$home LANG=en_US.UTF-8 xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- env DESKHAND_LOAD=1 DESKHAND_LOAD_SECONDS=$(LOAD_SECONDS) \
-		$(GO) test -run '^TestLoad$$' -v -timeout 30m ./server/bench
+		$(GO) test -count=1 -run '^TestLoad$$' -v -timeout 30m ./server/bench
 
 # The fyne tool, pinned here rather than in go.mod's tool block: as a module
 # requirement it would upgrade the fyne library this app builds against.
