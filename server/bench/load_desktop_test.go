@@ -34,7 +34,7 @@ const (
 // DESKHAND_LOAD_DESKTOP=1: on this 2-core machine the desktop under the
 // load (the load's 200 clients, serve and the app sharing the cores) does
 // not meet its CPU target reliably: 1.25× and 1.60× serve's CPU per call
-// in two runs of 60 s of the same build, 1.30–1.66× in runs of 30 s. The
+// in two runs of 60 s of the same build, 1.46× in one of 30 s. The
 // UI thread and llvmpipe's painting add 0.31–0.36× serve's CPU; the rest
 // swings between runs: the app's other threads, which do what serve's
 // do, spent 0.94× serve's per call in one run and 1.24× in the next.

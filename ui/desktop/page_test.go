@@ -87,8 +87,8 @@ func TestHiddenPageIsSpared(t *testing.T) {
 		t.Errorf("the tabs' minimum size is %v once the grown tab shows, want at least 500×400", got)
 	}
 
-	// A theme change reaches the shown tab's content through fyne's
-	// walk of the window.
+	// A theme change reaches the shown tab's content (hidden's, selected
+	// above) through fyne's walk of the window.
 	hidden.themed = make(chan struct{}, 1)
 	test.ApplyTheme(t, test.NewTheme())
 	select {

@@ -336,7 +336,8 @@ func (b *statusBar) askServers() {
 
 // questionsEvery is the least time between two changes of what shows the
 // questions waiting while they come and go: the Questions tab's title (a
-// title changed repaints the whole window) and the tray (a D-Bus message each).
+// title changed repaints the whole window) and the tray (a D-Bus message
+// each).
 const questionsEvery = 5 * time.Second
 
 // questionsTitle is the Questions tab's title for waiting questions: it
