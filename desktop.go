@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,6 +46,9 @@ func runDesktop(ctx context.Context, g cli.Globals, stderr io.Writer) error {
 	}
 	defer cleanup()
 	fy := fyneapp.NewWithID("io.deskhand.Deskhand")
+	if m, changed := withFyneDo(fy.Metadata(), fy.UniqueID()); changed {
+		fyneapp.SetMetadata(m)
+	}
 	var shown atomic.Pointer[desktop.App] // set once the window exists
 	show := func() bool {
 		fyne.Do(func() {
@@ -117,6 +121,25 @@ func runDesktop(ctx context.Context, g cli.Globals, stderr io.Writer) error {
 	default:
 		return nil
 	}
+}
+
+// withFyneDo is the app's metadata saying what FyneApp.toml says to the
+// fyne tool's builds: this app calls fyne on fyne's goroutine only
+// (fyne.Do). Without it (any go build) fyne checks the goroutine of every
+// refresh by parsing a stack trace, a tenth of the UI thread's time under
+// load. changed is false when the metadata says so already.
+func withFyneDo(m fyne.AppMetadata, id string) (_ fyne.AppMetadata, changed bool) {
+	if m.Migrations["fyneDo"] {
+		return m, false
+	}
+	m.Migrations = maps.Clone(m.Migrations)
+	if m.Migrations == nil {
+		m.Migrations = map[string]bool{}
+	}
+	m.Migrations["fyneDo"] = true
+	// An empty ID and name would make fyne look for FyneApp.toml again.
+	m.ID, m.Name = cmp.Or(m.ID, id), cmp.Or(m.Name, "Deskhand")
+	return m, true
 }
 
 // connector gives the desktop's Connect tab the config writers, and the
