@@ -2,9 +2,11 @@ package desktop
 
 import (
 	"context"
+	"image/color"
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
@@ -35,7 +37,8 @@ type conversationsCore interface {
 
 // conversationsView lists conversations, live, and shows one's transcript
 // with what its running turn has done so far and writes right now. The
-// list's selection follows the conversation shown, not a row number.
+// open conversation's row is marked wherever it moves (not by the list's
+// selection: see follow).
 type conversationsView struct {
 	app     *App
 	core    conversationsCore
@@ -73,7 +76,13 @@ type conversationsView struct {
 	status     *widget.Label
 	stop       *widget.Button // enabled while a turn runs here
 
-	selected       int  // the list's highlighted row, -1 for none
+	selected int // the row marked open, -1 for none
+	// rows are the row widgets the list has bound and the row each shows,
+	// for a read that changes rows but not their number to redraw them in
+	// place: List.Refresh builds a row to measure, lays out every row
+	// and frees every texture of the list.
+	rows map[fyne.CanvasObject]widget.ListItemID
+
 	listing, again bool // a list read in flight; another asked meanwhile
 	listed, opened int  // count the reads, so only the latest is shown
 
@@ -110,18 +119,15 @@ func newConversationsView(app *App, core conversationsCore) *conversationsView {
 		func() int { return len(v.shown) },
 		newConversationRow,
 		func(i widget.ListItemID, o fyne.CanvasObject) {
-			c := v.shown[i]
-			setConversationRow(o, v.rowLine(c))
+			v.rows[o] = i
+			v.setRow(o, i)
 		})
 	v.lister = &throttle{every: listEvery, now: time.Now, after: app.afterOnUI, run: v.read}
-	v.selected = -1
-	v.list.OnUnselected = func(i widget.ListItemID) {
-		if v.selected == i {
-			v.selected = -1
-		}
-	}
+	v.selected, v.rows = -1, make(map[fyne.CanvasObject]widget.ListItemID)
 	v.list.OnSelected = func(i widget.ListItemID) {
-		v.selected = i
+		// A click or Space opens the row's conversation; the row marks
+		// itself open, and the list keeps no selection to move.
+		v.list.Unselect(i)
 		if i < len(v.shown) && v.shown[i].ID != v.current {
 			v.open(v.shown[i].ID)
 		}
@@ -144,7 +150,8 @@ func agentShownName(a agent.Agent) string {
 }
 
 // newConversationRow is a list row: the title, then agent · client on
-// the left and state and time on the right, which are never cut off.
+// the left and state and time on the right, which are never cut off,
+// over the mark of the open conversation.
 func newConversationRow() fyne.CanvasObject {
 	title := widget.NewLabel("conversation")
 	title.Truncation = fyne.TextTruncateEllipsis
@@ -154,11 +161,20 @@ func newConversationRow() fyne.CanvasObject {
 		l.SizeName = theme.SizeNameCaptionText
 	}
 	meta.Importance, when.Importance = widget.LowImportance, widget.LowImportance
-	return container.NewVBox(title, container.NewBorder(nil, nil, nil, container.NewHBox(state, when), meta))
+	return container.NewStack(newOpenMark(), container.NewVBox(title, container.NewBorder(nil, nil, nil, container.NewHBox(state, when), meta)))
 }
 
-func setConversationRow(o fyne.CanvasObject, l conversationLine) {
-	row := o.(*fyne.Container)
+// setRow shows row i in the row widget o.
+func (v *conversationsView) setRow(o fyne.CanvasObject, i widget.ListItemID) {
+	if i < len(v.shown) {
+		c := v.shown[i]
+		setConversationRow(o, v.rowLine(c), c.ID == v.current)
+	}
+}
+
+func setConversationRow(o fyne.CanvasObject, l conversationLine, open bool) {
+	o.(*fyne.Container).Objects[0].(*openMark).set(open)
+	row := o.(*fyne.Container).Objects[1].(*fyne.Container)
 	line := row.Objects[1].(*fyne.Container)
 	right := line.Objects[1].(*fyne.Container)
 	importance := widget.LowImportance
@@ -244,6 +260,49 @@ func (v *conversationsView) agentNameOf(id string) string {
 // refresh re-reads the list from the store now, whether the tab can be
 // seen or not (at start, and when asked to); events go through changed,
 // which reads it at most once per window.
+// openMark is the background of the open conversation's row, in the
+// colour of a list's selection.
+type openMark struct {
+	widget.BaseWidget
+	rect *canvas.Rectangle
+}
+
+func newOpenMark() *openMark {
+	m := &openMark{rect: canvas.NewRectangle(color.Transparent)}
+	m.ExtendBaseWidget(m)
+	m.Hidden = true
+	return m
+}
+
+// set shows or hides the mark, drawing only a change.
+func (m *openMark) set(open bool) {
+	switch {
+	case open && !m.Visible():
+		m.Show()
+	case !open && m.Visible():
+		m.Hide()
+	}
+}
+
+func (m *openMark) CreateRenderer() fyne.WidgetRenderer {
+	r := &openMarkRenderer{m: m}
+	r.Refresh()
+	return r
+}
+
+type openMarkRenderer struct{ m *openMark }
+
+func (r *openMarkRenderer) Layout(size fyne.Size)        { r.m.rect.Resize(size) }
+func (r *openMarkRenderer) MinSize() fyne.Size           { return fyne.Size{} }
+func (r *openMarkRenderer) Objects() []fyne.CanvasObject { return []fyne.CanvasObject{r.m.rect} }
+func (r *openMarkRenderer) Destroy()                     {}
+
+// Refresh takes the colour of the theme in force.
+func (r *openMarkRenderer) Refresh() {
+	r.m.rect.FillColor = r.m.Theme().Color(theme.ColorNameSelection, fyne.CurrentApp().Settings().ThemeVariant())
+	r.m.rect.Refresh()
+}
+
 func (v *conversationsView) refresh() {
 	v.stale = false
 	v.read()
@@ -288,23 +347,34 @@ func (v *conversationsView) read() {
 	})
 }
 
-// filter shows the conversations the search finds, the one open staying
-// selected when it is among them.
+// filter shows the conversations the search finds, the one open marked
+// when it is among them. The list's scroll stays where the person left
+// it.
 func (v *conversationsView) filter() {
 	v.searchEvery()
-	v.shown = v.withHits(filterConversations(v.all, v.search.Text, func(id string) string {
+	shown := v.withHits(filterConversations(v.all, v.search.Text, func(id string) string {
 		return v.app.agentSlug(id) + " " + v.agentNameOf(id)
 	}))
-	v.list.Refresh()
-	v.follow()
+	same := len(shown) == len(v.shown)
+	v.shown, v.selected = shown, rowOf(shown, v.current)
+	if !same {
+		v.list.Refresh()
+		return
+	}
+	for o, i := range v.rows {
+		v.setRow(o, i)
+	}
 }
 
-// follow selects the row of the conversation shown, or none.
+// follow marks the row of the conversation shown, or none. Not with
+// List.Select, which would scroll the list to it at every read and
+// redraw every row.
 func (v *conversationsView) follow() {
-	if i := rowOf(v.shown, v.current); i >= 0 {
-		v.list.Select(i)
-	} else {
-		v.list.UnselectAll()
+	v.selected = rowOf(v.shown, v.current)
+	for o, i := range v.rows {
+		if i < len(v.shown) {
+			o.(*fyne.Container).Objects[0].(*openMark).set(v.shown[i].ID == v.current)
+		}
 	}
 }
 
@@ -325,6 +395,9 @@ func (v *conversationsView) open(id string) {
 		v.stopEnabled(false)
 		v.setHeader()
 		v.follow()
+		if v.selected >= 0 {
+			v.list.ScrollTo(v.selected)
+		}
 	}
 	v.load()
 }

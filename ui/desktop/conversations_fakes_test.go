@@ -2,6 +2,7 @@ package desktop
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 
 	"github.com/deskhand/deskhand/server/agent"
@@ -40,6 +41,15 @@ func (f *fakeConversations) addConversation(c agent.ConversationSummary) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.conversations = append([]agent.ConversationSummary{c}, f.conversations...)
+}
+
+// touch moves a listed conversation first, as a call to it does.
+func (f *fakeConversations) touch(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	i := slices.IndexFunc(f.conversations, func(c agent.ConversationSummary) bool { return c.ID == id })
+	c := f.conversations[i]
+	f.conversations = append([]agent.ConversationSummary{c}, slices.Delete(f.conversations, i, i+1)...)
 }
 
 // countingConversations counts the list's reads and the snapshots of

@@ -1,7 +1,10 @@
 package desktop
 
 import (
+	"cmp"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -189,18 +192,18 @@ func TestSelectionFollowsTheConversation(t *testing.T) {
 	v := a.conversations
 	v.list.Select(1) // a click on "notes"
 	ui.settle()
-	if v.current != "c2" || v.selected != 1 {
-		t.Fatalf("opened %q, row %d", v.current, v.selected)
+	if v.current != "c2" || v.selected != 1 || marked(t, v) != "notes" {
+		t.Fatalf("opened %q, row %d, marked %q", v.current, v.selected, marked(t, v))
 	}
 	convs.addConversation(agent.ConversationSummary{Conversation: agent.Conversation{ID: "c3", AgentID: "a1", Title: "new call"}})
 	a.handle(agent.Event{Kind: agent.EventTurnStarted, Conversation: "c3"})
 	ui.settle()
-	if v.current != "c2" || v.selected != 2 || v.shown[v.selected].ID != "c2" {
-		t.Errorf("after a call: showing %q, row %d highlighted", v.current, v.selected)
+	if v.current != "c2" || v.selected != 2 || v.shown[v.selected].ID != "c2" || marked(t, v) != "notes" {
+		t.Errorf("after a call: showing %q, row %d highlighted, marked %q", v.current, v.selected, marked(t, v))
 	}
 	test.Type(v.search, "name")
-	if v.current != "c2" || v.selected != -1 {
-		t.Errorf("filtered out: showing %q, row %d highlighted", v.current, v.selected)
+	if v.current != "c2" || v.selected != -1 || marked(t, v) != "" {
+		t.Errorf("filtered out: showing %q, row %d highlighted, marked %q", v.current, v.selected, marked(t, v))
 	}
 	if !strings.Contains(v.text(), "tidy my notes") {
 		t.Errorf("the transcript did not stay: %q", v.text())
@@ -211,8 +214,100 @@ func TestSelectionFollowsTheConversation(t *testing.T) {
 		t.Errorf("a click opened %q: %q", v.current, v.text())
 	}
 	v.search.SetText("")
-	if v.selected < 0 || v.shown[v.selected].ID != "c1" {
-		t.Errorf("search cleared: row %d (%s) highlighted, c1 shown", v.selected, v.shown[v.selected].ID)
+	if v.selected < 0 || v.shown[v.selected].ID != "c1" || marked(t, v) != "name game" {
+		t.Errorf("search cleared: row %d highlighted, %q marked, c1 shown", v.selected, marked(t, v))
+	}
+}
+
+// TestAReadMovesTheMarkNotTheList: a read that moves the open
+// conversation's row marks the row where it went and leaves the list
+// scrolled where the person left it; rows that stay as many are redrawn
+// in place, not by List.Refresh (which builds a row to measure them and
+// frees every texture of the list).
+func TestAReadMovesTheMarkNotTheList(t *testing.T) {
+	a, ui, convs := conversationsFixture(t, nil)
+	for i := range 40 {
+		convs.addConversation(agent.ConversationSummary{Conversation: agent.Conversation{ID: fmt.Sprint("m", i), AgentID: "a1", Title: fmt.Sprint("more ", i)}})
+	}
+	v := a.conversations
+	v.refresh()
+	ui.settle()
+	v.list.Select(0) // a click on "more 39", the top row
+	ui.settle()
+	v.list.ScrollToBottom() // to read older ones
+	bottom := v.list.GetScrollOffset()
+	if bottom == 0 {
+		t.Fatal("the list does not scroll: the test needs more rows")
+	}
+	built := 0
+	create := v.list.CreateItem
+	v.list.CreateItem = func() fyne.CanvasObject { built++; return create() }
+
+	convs.touch("c1") // a call to the bottom row's conversation: every row moves
+	a.handle(agent.Event{Kind: agent.EventTurnStarted, Conversation: "c1"})
+	ui.settle()
+	if v.selected != 1 || v.shown[1].ID != "m39" {
+		t.Errorf("row %d is the open one's, want 1", v.selected)
+	}
+	if got := v.list.GetScrollOffset(); got != bottom {
+		t.Errorf("the list scrolled from %.0f to %.0f", bottom, got)
+	}
+	if built != 0 {
+		t.Errorf("the list was refreshed whole (%d rows built)", built)
+	}
+	v.list.ScrollToTop()
+	if got := marked(t, v); got != "more 39" {
+		t.Errorf("marked %q, want the open conversation", got)
+	}
+	if got := rowTitles(t, v)[:2]; !slices.Equal(got, []string{"name game", "more 39"}) {
+		t.Errorf("the top rows show %q", got)
+	}
+}
+
+// marked is the title of the list's rows drawn marked open.
+func marked(t *testing.T, v *conversationsView) string {
+	t.Helper()
+	var titles []string
+	walkRows(t, v, func(mark *openMark, title string) {
+		if mark.Visible() {
+			titles = append(titles, title)
+		}
+	})
+	return strings.Join(titles, ", ")
+}
+
+// rowTitles are the titles of the rows drawn, top first.
+func rowTitles(t *testing.T, v *conversationsView) []string {
+	t.Helper()
+	var titles []string
+	walkRows(t, v, func(_ *openMark, title string) { titles = append(titles, title) })
+	return titles
+}
+
+// walkRows visits the list's rows drawn, top first.
+func walkRows(t *testing.T, v *conversationsView, visit func(mark *openMark, title string)) {
+	t.Helper()
+	type row struct {
+		y     float32
+		mark  *openMark
+		title string
+	}
+	var rows []row
+	walk(t, v.list, func(o fyne.CanvasObject) bool {
+		c, ok := o.(*fyne.Container)
+		if !ok || len(c.Objects) != 2 {
+			return false
+		}
+		mark, ok := c.Objects[0].(*openMark)
+		if ok {
+			title := c.Objects[1].(*fyne.Container).Objects[0].(*widget.Label).Text
+			rows = append(rows, row{fyne.CurrentApp().Driver().AbsolutePositionForObject(c).Y, mark, title})
+		}
+		return ok
+	})
+	slices.SortFunc(rows, func(a, b row) int { return cmp.Compare(a.y, b.y) })
+	for _, r := range rows {
+		visit(r.mark, r.title)
 	}
 }
 
@@ -367,8 +462,9 @@ func TestConversationsFitANarrowWindow(t *testing.T) {
 		t.Errorf("the Conversations tab needs %.0f pixels", w)
 	}
 	row := newConversationRow()
-	setConversationRow(row, conversationLabel(convs.conversations[0], "a very long agent name indeed", "a revoked client", true, time.Now()))
-	right := row.(*fyne.Container).Objects[1].(*fyne.Container).Objects[1]
+	setConversationRow(row, conversationLabel(convs.conversations[0], "a very long agent name indeed", "a revoked client", true, time.Now()), true)
+	line := row.(*fyne.Container).Objects[1].(*fyne.Container).Objects[1]
+	right := line.(*fyne.Container).Objects[1]
 	if w := row.MinSize().Width; w > 0.38*600 {
 		t.Errorf("a row needs %.0f pixels", w)
 	}
