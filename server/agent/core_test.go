@@ -933,6 +933,41 @@ func TestSubscribeToKinds(t *testing.T) {
 	}
 }
 
+// TestSubscribeWhere: a subscriber gets the events its filter keeps,
+// and the others neither fill its buffer nor count as dropped.
+func TestSubscribeWhere(t *testing.T) {
+	f := newFixture(t, agent.Config{}, agent.Agent{})
+	first, err := f.run(t, "p", "", "hi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	watched := first.Conversation.ID
+	events := f.core.SubscribeWhere(t.Context(), func(e agent.Event) bool { return e.Conversation == watched },
+		agent.EventTurnStarted, agent.EventTurnEnded)
+	for range 300 { // more turn events than a subscriber's buffer holds
+		if _, err := f.run(t, "p", "", "hi"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.run(t, "p", watched, "again"); err != nil {
+		t.Fatal(err)
+	}
+	var got []agent.EventKind
+	for len(events) > 0 {
+		e := <-events
+		if e.Conversation != watched {
+			t.Errorf("an event of conversation %s came", e.Conversation)
+		}
+		got = append(got, e.Kind)
+	}
+	if want := []agent.EventKind{agent.EventTurnStarted, agent.EventTurnEnded}; !slices.Equal(got, want) {
+		t.Errorf("events %v, want %v", got, want)
+	}
+	if n := f.core.DroppedEvents(); n != 0 {
+		t.Errorf("%d events dropped", n)
+	}
+}
+
 func TestReachableHostsAreHostAndPort(t *testing.T) {
 	f := newFixture(t, agent.Config{}, agent.Agent{})
 	for _, tc := range []struct {

@@ -48,8 +48,15 @@ const subscriberBuffer = 256
 
 type hub struct {
 	mu      sync.Mutex
-	subs    map[chan Event][]EventKind // the kinds each wants; nil: all
+	subs    map[chan Event]subscription
 	dropped atomic.Uint64
+}
+
+// subscription is what a subscriber wants: the kinds (nil: all), and of
+// those the events keep accepts (nil: all).
+type subscription struct {
+	kinds []EventKind
+	keep  func(Event) bool
 }
 
 // Subscribe returns a channel of events that closes when ctx ends: the
@@ -59,12 +66,21 @@ type hub struct {
 // kinds keeps a subscriber's buffer (and wake-ups) for what it reads: a
 // turn's deltas cannot crowd out an agent change.
 func (c *Core) Subscribe(ctx context.Context, kinds ...EventKind) <-chan Event {
+	return c.SubscribeWhere(ctx, nil, kinds...)
+}
+
+// SubscribeWhere is Subscribe for the events keep accepts: a desktop
+// showing one conversation's streamed text is not woken for each piece of
+// every other call's, thousands a second under load. keep runs on the
+// publisher's goroutine with the subscribers locked: it must be quick,
+// and must not call the Core.
+func (c *Core) SubscribeWhere(ctx context.Context, keep func(Event) bool, kinds ...EventKind) <-chan Event {
 	ch := make(chan Event, subscriberBuffer)
 	c.events.mu.Lock()
 	if c.events.subs == nil {
-		c.events.subs = make(map[chan Event][]EventKind)
+		c.events.subs = make(map[chan Event]subscription)
 	}
-	c.events.subs[ch] = kinds
+	c.events.subs[ch] = subscription{kinds: kinds, keep: keep}
 	c.events.mu.Unlock()
 	context.AfterFunc(ctx, func() {
 		c.events.mu.Lock()
@@ -84,8 +100,8 @@ func (c *Core) publish(e Event) {
 	}
 	c.events.mu.Lock()
 	defer c.events.mu.Unlock()
-	for ch, kinds := range c.events.subs {
-		if kinds != nil && !slices.Contains(kinds, e.Kind) {
+	for ch, sub := range c.events.subs {
+		if sub.kinds != nil && !slices.Contains(sub.kinds, e.Kind) || sub.keep != nil && !sub.keep(e) {
 			continue
 		}
 		select {

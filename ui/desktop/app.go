@@ -68,6 +68,9 @@ type trayCore interface {
 // eventSource tells the desktop what changed in the core.
 type eventSource interface {
 	Subscribe(ctx context.Context, kinds ...agent.EventKind) <-chan agent.Event
+	// SubscribeWhere is Subscribe for the events keep accepts; keep is
+	// called on the publisher's goroutine.
+	SubscribeWhere(ctx context.Context, keep func(agent.Event) bool, kinds ...agent.EventKind) <-chan agent.Event
 }
 
 // App is the desktop.

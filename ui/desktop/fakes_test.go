@@ -539,3 +539,7 @@ func (f *fakeCore) Subscribe(ctx context.Context, _ ...agent.EventKind) <-chan a
 	context.AfterFunc(ctx, func() { close(ch) })
 	return ch
 }
+
+func (f *fakeCore) SubscribeWhere(ctx context.Context, _ func(agent.Event) bool, kinds ...agent.EventKind) <-chan agent.Event {
+	return f.Subscribe(ctx, kinds...)
+}

@@ -12,8 +12,8 @@ import (
 // tool calls come by the thousand a second, and only those of the open
 // conversation and of a "Try it" turn are drawn. They come on a
 // subscription of their own, so that they cannot crowd the turns and
-// questions out of a subscriber's buffer, and a goroutine drops the rest
-// before they reach fyne's goroutine.
+// questions out of a subscriber's buffer, and the core keeps the others
+// from it: each event handed on wakes a goroutine.
 
 // isStreamKind tells the kinds of events followStreams follows.
 func isStreamKind(k agent.EventKind) bool {
@@ -21,7 +21,7 @@ func isStreamKind(k agent.EventKind) bool {
 }
 
 // watched is the conversation open in the Conversations tab and the turn
-// "Try it" runs: set on fyne's goroutine, read by followStreams'.
+// "Try it" runs: set on fyne's goroutine, read by the core's publishers.
 type watched struct {
 	mu           sync.Mutex
 	conv, trying string
@@ -47,7 +47,7 @@ func (w *watched) wants(e agent.Event) bool {
 }
 
 // followStreams hands fyne's goroutine the streamed events of what is
-// shown, and drops the others, until ctx ends.
+// shown until ctx ends. The handlers check that it is still shown.
 func (a *App) followStreams(ctx context.Context) {
 	var kinds []agent.EventKind
 	for _, k := range followedKinds {
@@ -55,22 +55,14 @@ func (a *App) followStreams(ctx context.Context) {
 			kinds = append(kinds, k)
 		}
 	}
-	events := a.events.Subscribe(ctx, kinds...)
+	events := a.events.SubscribeWhere(ctx, a.watch.wants, kinds...)
 	a.goStart(func() {
 		for batch := range batches(events) {
-			var shown []agent.Event
-			for _, e := range batch {
-				if a.watch.wants(e) {
-					shown = append(shown, e)
+			a.onUI(func() {
+				for _, e := range batch {
+					a.handle(e)
 				}
-			}
-			if len(shown) > 0 {
-				a.onUI(func() {
-					for _, e := range shown {
-						a.handle(e)
-					}
-				})
-			}
+			})
 		}
 	})
 }

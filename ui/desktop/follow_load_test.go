@@ -9,24 +9,37 @@ import (
 	"github.com/deskhand/deskhand/server/agent"
 )
 
-// pushEvents is an event source the test sends on: the subscription of
-// the streamed kinds.
+// pushEvents is an event source the test publishes on: to the
+// subscription of the streamed kinds, what its filter keeps, as the core
+// does.
 type pushEvents struct {
 	mu      sync.Mutex
 	streams chan agent.Event
+	keep    func(agent.Event) bool
 	ready   chan struct{} // closed once it is subscribed
 }
 
 func (p *pushEvents) Subscribe(ctx context.Context, kinds ...agent.EventKind) <-chan agent.Event {
+	return p.SubscribeWhere(ctx, nil, kinds...)
+}
+
+func (p *pushEvents) SubscribeWhere(ctx context.Context, keep func(agent.Event) bool, kinds ...agent.EventKind) <-chan agent.Event {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	ch := make(chan agent.Event)
 	if slices.Contains(kinds, agent.EventDelta) {
-		p.streams = ch
+		p.streams, p.keep = ch, keep
 		close(p.ready)
 	}
 	context.AfterFunc(ctx, func() { close(ch) })
 	return ch
+}
+
+// publish sends a streamed event, if the subscription's filter keeps it.
+func (p *pushEvents) publish(e agent.Event) {
+	if p.keep == nil || p.keep(e) {
+		p.streams <- e
+	}
 }
 
 // TestOnlyTheStreamsShownReachTheUI: the streamed text of a thousand
@@ -47,10 +60,10 @@ func TestOnlyTheStreamsShownReachTheUI(t *testing.T) {
 	a.followStreams(ctx) // Follow's, without its other work
 	<-src.ready
 	for i := range 1000 {
-		src.streams <- agent.Event{Kind: []agent.EventKind{agent.EventDelta, agent.EventModelCall, agent.EventToolCall}[i%3], Conversation: "c9", Text: "x"}
+		src.publish(agent.Event{Kind: []agent.EventKind{agent.EventDelta, agent.EventModelCall, agent.EventToolCall}[i%3], Conversation: "c9", Text: "x"})
 	}
 	convs.setLive("c2", agent.LiveTurn{TurnID: "t2", Writing: "ab", Chunks: 2})
-	src.streams <- agent.Event{Kind: agent.EventDelta, Conversation: "c2", Text: "b"}
+	src.publish(agent.Event{Kind: agent.EventDelta, Conversation: "c2", Text: "b"})
 	ui.waitQueued(1)
 	ui.mu.Lock()
 	queued := ui.queued
