@@ -434,19 +434,22 @@ func (v *conversationsView) load() {
 			v.syncLive(true)
 			v.renderHistory()
 			v.drawAsking()
-			v.scroll.ScrollToBottom()
+			v.toBottom()
 		}
 	})
 }
 
+// setHeader names the open conversation above its transcript, shaping
+// the header again only when its text changes.
 func (v *conversationsView) setHeader() {
+	text := ""
 	for _, c := range v.all {
 		if c.ID == v.current {
-			v.header.SetText(c.Title + " · " + v.agentNameOf(c.AgentID) + " · " + clientName(c.Principal, v.clients))
-			return
+			text = c.Title + " · " + v.agentNameOf(c.AgentID) + " · " + clientName(c.Principal, v.clients)
+			break
 		}
 	}
-	v.header.SetText("")
+	setLabel(v.header, text, v.header.Importance)
 }
 
 // speakers names who talks in the open conversation.
@@ -532,12 +535,14 @@ func (v *conversationsView) syncLive(final bool) {
 			v.words.Hide()
 		}
 	}
-	v.liveNote.SetText(liveSummary(lt))
+	if note := liveSummary(lt); v.liveNote.Text != note {
+		v.liveNote.SetText(note)
+	}
 	if !v.liveNote.Visible() {
 		v.liveNote.Show()
 	}
 	if atBottom {
-		v.scroll.ScrollToBottom()
+		v.toBottom()
 	}
 }
 
@@ -566,6 +571,23 @@ func (v *conversationsView) recorded(turnID string) bool {
 
 // atBottom tells whether the transcript is scrolled to its end, so that
 // new text keeps it there without pulling back someone reading above.
+// toBottom scrolls the transcript to its end, unless it shows its end
+// already: a scroll refreshes the scroller, and fyne then frees the
+// texture of every message in it, to draw them all again.
+func (v *conversationsView) toBottom() {
+	min := v.transcript.MinSize()
+	if v.scroll.Offset.Y >= min.Height-v.scroll.Size().Height {
+		return
+	}
+	// The scroller goes as far as the transcript's size, which grows to
+	// its new minimum only at the next frame: it is grown now, or the
+	// scroll would stop short by what was just added.
+	if size := v.transcript.Size(); size.Height < min.Height {
+		v.transcript.Resize(fyne.NewSize(max(size.Width, min.Width, v.scroll.Size().Width), min.Height))
+	}
+	v.scroll.ScrollToBottom()
+}
+
 func (v *conversationsView) atBottom() bool {
 	return v.scroll.Offset.Y >= v.transcript.Size().Height-v.scroll.Size().Height-theme.Padding()*4
 }
@@ -645,7 +667,7 @@ func (v *conversationsView) event(e agent.Event) {
 		if mine {
 			v.drawAsking()
 			if e.Kind == agent.EventQuestionAsked {
-				v.scroll.ScrollToBottom() // the question is what matters now
+				v.toBottom() // the question is what matters now
 			}
 		}
 	case agent.EventDelta, agent.EventModelCall, agent.EventToolCall:

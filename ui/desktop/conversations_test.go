@@ -264,6 +264,32 @@ func TestAReadMovesTheMarkNotTheList(t *testing.T) {
 	}
 }
 
+// TestTranscriptFollowsItsEnd: text that grows past the view scrolls it
+// to the end, unless the person has scrolled back to read.
+func TestTranscriptFollowsItsEnd(t *testing.T) {
+	a, ui, convs := conversationsFixture(t, nil)
+	v := a.conversations
+	convs.setLive("c2", agent.LiveTurn{TurnID: "t2", Writing: "a"})
+	v.open("c2")
+	ui.settle()
+	long := strings.Repeat("a line of text\n", 100)
+	convs.setLive("c2", agent.LiveTurn{TurnID: "t2", Writing: long, Chunks: 2})
+	v.syncLive(false)
+	end := v.transcript.MinSize().Height - v.scroll.Size().Height
+	if end <= 0 {
+		t.Fatalf("the transcript fits its view (%.0f over): the test needs more text", end)
+	}
+	if v.scroll.Offset.Y != end {
+		t.Errorf("scrolled to %.0f, want its end %.0f", v.scroll.Offset.Y, end)
+	}
+	v.scroll.ScrollToTop() // the person reads back
+	convs.setLive("c2", agent.LiveTurn{TurnID: "t2", Writing: long + long, Chunks: 3})
+	v.syncLive(false)
+	if v.scroll.Offset.Y != 0 {
+		t.Errorf("scrolled back, the view moved to %.0f", v.scroll.Offset.Y)
+	}
+}
+
 // marked is the title of the list's rows drawn marked open.
 func marked(t *testing.T, v *conversationsView) string {
 	t.Helper()

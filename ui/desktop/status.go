@@ -397,27 +397,34 @@ func (b *statusBar) show() {
 	}
 	v := statusShown{state: s.stateText(), servers: s.serversText(), agents: s.agentsText(), clients: s.clientsText(),
 		questionsTab: b.questionsTitle(s.Waiting), paused: s.Paused}
-	if b.onScreen != nil && *b.onScreen == v {
+	old := b.onScreen
+	if old != nil && *old == v {
 		return
 	}
-	if b.onScreen != nil && v.questionsTab != b.onScreen.questionsTab {
+	if old != nil && v.questionsTab != old.questionsTab {
 		b.title.last = b.now()
 	}
 	b.onScreen = &v
-	b.state.Text = v.state
+	// Only what differs is redrawn: a label set again is shaped again.
+	stateImportance := widget.SuccessImportance
 	if v.paused {
-		b.state.Importance = widget.WarningImportance
-		b.pause.SetText("Resume")
-		b.banner.Show()
-	} else {
-		b.state.Importance = widget.SuccessImportance
-		b.pause.SetText("Pause")
-		b.banner.Hide()
+		stateImportance = widget.WarningImportance
 	}
-	b.state.Refresh()
-	b.servers.SetText(v.servers)
-	b.agents.SetText(v.agents)
-	b.clients.SetText(v.clients)
+	setLabel(b.state, v.state, stateImportance)
+	if old == nil || v.paused != old.paused {
+		if v.paused {
+			b.pause.SetText("Resume")
+			b.banner.Show()
+		} else {
+			b.pause.SetText("Pause")
+			b.banner.Hide()
+		}
+	}
+	if b.servers.Text != v.servers {
+		b.servers.SetText(v.servers)
+	}
+	setLabel(b.agents, v.agents, b.agents.Importance)
+	setLabel(b.clients, v.clients, b.clients.Importance)
 	if b.app.tabs != nil && len(b.app.tabs.Items) > tabQuestions && b.app.tabs.Items[tabQuestions].Text != v.questionsTab {
 		b.app.tabs.Items[tabQuestions].Text = v.questionsTab
 		b.app.tabs.Refresh()
