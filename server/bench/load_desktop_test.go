@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -91,12 +92,35 @@ func (c cpuSplit) sub(before cpuSplit) cpuSplit {
 	return cpuSplit{total: c.total - before.total, main: c.main - before.main, painting: c.painting - before.painting}
 }
 
-// checkDesktopLoad prints the desktop's CPU against serve's and the
-// popups' delays, and fails on a missed target.
-func checkDesktopLoad(t *testing.T, serve, desk loadResult) {
+// loadRounds is how many runs of the load each of serve and the desktop
+// makes, taking turns, each going first in one round. The same build's CPU
+// for the same load moves by a fifth from run to run on this machine
+// (serve alone: 8.5–11.0 s in runs of 30 s), with what else the machine
+// does; that only ever adds CPU, so each side's cheapest run per call is
+// compared, as make bench compares the servers' best rounds.
+const loadRounds = 2
+
+// checkDesktopLoad prints each run's CPU per call, the desktop's
+// cheapest against serve's, and the popups' delays in every desktop run,
+// and fails on a missed target.
+func checkDesktopLoad(t *testing.T, serves, desks []loadResult) {
 	t.Helper()
+	for _, runs := range []struct {
+		side string
+		rs   []loadResult
+	}{{"serve", serves}, {"desktop", desks}} {
+		for i, r := range runs.rs {
+			line := fmt.Sprintf("%s, run %d: %.1f s of CPU for %d calls, %v per call", runs.side, i+1, r.cpu.total.Seconds(), r.calls, r.cpuPerCall())
+			t.Log(line)
+			fmt.Println(line)
+		}
+	}
+	if len(serves) == 0 || len(desks) == 0 {
+		t.Fatalf("%d runs of serve and %d of the desktop: nothing to compare", len(serves), len(desks))
+	}
+	serve, desk := cheapest(serves), cheapest(desks)
 	ratio := float64(desk.cpuPerCall()) / float64(serve.cpuPerCall())
-	line := fmt.Sprintf("desktop CPU: %.1f s for %d calls (%v per call) against serve's %.1f s for %d calls (%v per call): %.2f× (target at most %.2f×)",
+	line := fmt.Sprintf("desktop CPU: %.1f s for %d calls (%v per call) against serve's %.1f s for %d calls (%v per call), each side's cheapest run: %.2f× (target at most %.2f×)",
 		desk.cpu.total.Seconds(), desk.calls, desk.cpuPerCall(), serve.cpu.total.Seconds(), serve.calls, serve.cpuPerCall(), ratio, desktopCPUTarget)
 	verdict(t, line, ratio <= desktopCPUTarget)
 	// Where the difference is: the UI thread and software painting, or
@@ -107,13 +131,24 @@ func checkDesktopLoad(t *testing.T, serve, desk loadResult) {
 		float64(perCall(rest, desk.calls))/float64(serve.cpuPerCall()))
 	t.Log(line)
 	fmt.Println(line)
-	if len(desk.popups) == 0 {
-		t.Errorf("MISSED: no question's popup was seen during the desktop's run")
+	var popups []time.Duration
+	for _, r := range desks {
+		if len(r.popups) == 0 {
+			t.Errorf("MISSED: no question's popup was seen during a run of the desktop")
+		}
+		popups = append(popups, r.popups...)
+	}
+	if len(popups) == 0 {
 		return
 	}
-	p50, p99 := percentile(desk.popups, 50), percentile(desk.popups, 99)
-	line = fmt.Sprintf("popups: %d shown, ask_user to popup p50 %v, p99 %v (target p50 under %v)", len(desk.popups), p50.Round(time.Millisecond), p99.Round(time.Millisecond), popupP50Target)
+	p50, p99 := percentile(popups, 50), percentile(popups, 99)
+	line = fmt.Sprintf("popups: %d shown, ask_user to popup p50 %v, p99 %v (target p50 under %v)", len(popups), p50.Round(time.Millisecond), p99.Round(time.Millisecond), popupP50Target)
 	verdict(t, line, p50 < popupP50Target)
+}
+
+// cheapest is the run that spent the least CPU per call.
+func cheapest(runs []loadResult) loadResult {
+	return slices.MinFunc(runs, func(a, b loadResult) int { return cmp.Compare(a.cpuPerCall(), b.cpuPerCall()) })
 }
 
 func verdict(t *testing.T, line string, met bool) {
