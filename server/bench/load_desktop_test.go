@@ -31,17 +31,6 @@ const (
 	popupP50Target   = 150 * time.Millisecond
 )
 
-// skipDesktop says why make load runs against serve only unless
-// DESKHAND_LOAD_DESKTOP=1: on this 2-core machine the desktop under the
-// load (the load's 200 clients, serve and the app sharing the cores) does
-// not meet its CPU target reliably: 1.25× and 1.60× serve's CPU per call
-// in two runs of 60 s of the same build, 1.46× in one of 30 s. The
-// UI thread and llvmpipe's painting add 0.31–0.36× serve's CPU; the rest
-// swings between runs: the app's other threads, which do what serve's
-// do, spent 0.94× serve's per call in one run and 1.24× in the next.
-// Popups meet theirs (p50 28–50 ms).
-const skipDesktop = "desktop under load: skipped (DESKHAND_LOAD_DESKTOP=1 runs it): it does not meet its CPU target reliably on this machine, 1.25–1.60× serve's per call in runs of 60 s (target 1.25×)"
-
 // loadResult is what a load run measured: the process's CPU time over
 // the load, the calls the load clients made, and, for the desktop, the
 // delay from each question asked to its popup shown.

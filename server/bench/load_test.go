@@ -55,13 +55,6 @@ func TestLoad(t *testing.T) {
 		t.Run("serve", func(t *testing.T) { runLoad(t, bin, seconds, false) })
 		return
 	}
-	if os.Getenv("DESKHAND_LOAD_DESKTOP") == "" {
-		// Opt-in until it meets its targets: see skipDesktop.
-		fmt.Println(skipDesktop)
-		t.Log(skipDesktop)
-		t.Run("serve", func(t *testing.T) { runLoad(t, bin, seconds, false) })
-		return
-	}
 	// serve and the desktop take turns, each first in one round: see
 	// loadRounds.
 	var serves, desks []loadResult
