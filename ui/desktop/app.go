@@ -345,14 +345,20 @@ func (a *App) Follow(ctx context.Context) {
 	a.followStreams(ctx) // follow_load.go
 	a.goStart(func() {
 		defer stop()
-		for batch := range batches(events) {
-			a.onUI(func() {
-				for _, e := range batch {
-					a.handle(e)
-				}
-			})
-		}
+		a.handOn(events)
 	})
+}
+
+// handOn hands fyne's goroutine the events, a burst in one function,
+// until they close.
+func (a *App) handOn(events <-chan agent.Event) {
+	for batch := range batches(events) {
+		a.onUI(func() {
+			for _, e := range batch {
+				a.handle(e)
+			}
+		})
+	}
 }
 
 // followedKinds are the events Follow's goroutine handles: every kind the

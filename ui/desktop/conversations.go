@@ -201,6 +201,49 @@ func setLabel(l *widget.Label, text string, importance widget.Importance) {
 	l.Refresh()
 }
 
+// openMark is the background of the open conversation's row, in the
+// colour of a list's selection.
+type openMark struct {
+	widget.BaseWidget
+	rect *canvas.Rectangle
+}
+
+func newOpenMark() *openMark {
+	m := &openMark{rect: canvas.NewRectangle(color.Transparent)}
+	m.ExtendBaseWidget(m)
+	m.Hidden = true
+	return m
+}
+
+// set shows or hides the mark, drawing only a change.
+func (m *openMark) set(open bool) {
+	switch {
+	case open && !m.Visible():
+		m.Show()
+	case !open && m.Visible():
+		m.Hide()
+	}
+}
+
+func (m *openMark) CreateRenderer() fyne.WidgetRenderer {
+	r := &openMarkRenderer{m: m}
+	r.Refresh()
+	return r
+}
+
+type openMarkRenderer struct{ m *openMark }
+
+func (r *openMarkRenderer) Layout(size fyne.Size)        { r.m.rect.Resize(size) }
+func (r *openMarkRenderer) MinSize() fyne.Size           { return fyne.Size{} }
+func (r *openMarkRenderer) Objects() []fyne.CanvasObject { return []fyne.CanvasObject{r.m.rect} }
+func (r *openMarkRenderer) Destroy()                     {}
+
+// Refresh takes the colour of the theme in force.
+func (r *openMarkRenderer) Refresh() {
+	r.m.rect.FillColor = r.m.Theme().Color(theme.ColorNameSelection, fyne.CurrentApp().Settings().ThemeVariant())
+	r.m.rect.Refresh()
+}
+
 func (v *conversationsView) content() fyne.CanvasObject {
 	// The search comes first in the focus order, then the list.
 	left := container.New(layout.NewBorderLayout(v.search, nil, nil, nil), v.search, v.list)
@@ -260,49 +303,6 @@ func (v *conversationsView) agentNameOf(id string) string {
 // refresh re-reads the list from the store now, whether the tab can be
 // seen or not (at start, and when asked to); events go through changed,
 // which reads it at most once per window.
-// openMark is the background of the open conversation's row, in the
-// colour of a list's selection.
-type openMark struct {
-	widget.BaseWidget
-	rect *canvas.Rectangle
-}
-
-func newOpenMark() *openMark {
-	m := &openMark{rect: canvas.NewRectangle(color.Transparent)}
-	m.ExtendBaseWidget(m)
-	m.Hidden = true
-	return m
-}
-
-// set shows or hides the mark, drawing only a change.
-func (m *openMark) set(open bool) {
-	switch {
-	case open && !m.Visible():
-		m.Show()
-	case !open && m.Visible():
-		m.Hide()
-	}
-}
-
-func (m *openMark) CreateRenderer() fyne.WidgetRenderer {
-	r := &openMarkRenderer{m: m}
-	r.Refresh()
-	return r
-}
-
-type openMarkRenderer struct{ m *openMark }
-
-func (r *openMarkRenderer) Layout(size fyne.Size)        { r.m.rect.Resize(size) }
-func (r *openMarkRenderer) MinSize() fyne.Size           { return fyne.Size{} }
-func (r *openMarkRenderer) Objects() []fyne.CanvasObject { return []fyne.CanvasObject{r.m.rect} }
-func (r *openMarkRenderer) Destroy()                     {}
-
-// Refresh takes the colour of the theme in force.
-func (r *openMarkRenderer) Refresh() {
-	r.m.rect.FillColor = r.m.Theme().Color(theme.ColorNameSelection, fyne.CurrentApp().Settings().ThemeVariant())
-	r.m.rect.Refresh()
-}
-
 func (v *conversationsView) refresh() {
 	v.stale = false
 	v.read()

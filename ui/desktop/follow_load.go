@@ -56,15 +56,7 @@ func (a *App) followStreams(ctx context.Context) {
 		}
 	}
 	events := a.events.SubscribeWhere(ctx, a.watch.wants, kinds...)
-	a.goStart(func() {
-		for batch := range batches(events) {
-			a.onUI(func() {
-				for _, e := range batch {
-					a.handle(e)
-				}
-			})
-		}
-	})
+	a.goStart(func() { a.handOn(events) })
 }
 
 // batchMax bounds the events handed to fyne's goroutine in one function.
