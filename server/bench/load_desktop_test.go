@@ -109,7 +109,7 @@ func checkDesktopLoad(t *testing.T, serves, desks []loadResult) {
 	}
 	serve, desk := cheapest(serves), cheapest(desks)
 	ratio := float64(desk.cpuPerCall()) / float64(serve.cpuPerCall())
-	line := fmt.Sprintf("desktop CPU: %.1f s for %d calls (%v per call) against serve's %.1f s for %d calls (%v per call), each side's cheapest run: %.2f× (target at most %.2f×)",
+	line := fmt.Sprintf("desktop CPU: %.1f s for %d calls (%v per call) against serve's %.1f s for %d calls (%v per call), each side's cheapest run: %.3f× (target at most %.2f×)",
 		desk.cpu.total.Seconds(), desk.calls, desk.cpuPerCall(), serve.cpu.total.Seconds(), serve.calls, serve.cpuPerCall(), ratio, desktopCPUTarget)
 	verdict(t, line, ratio <= desktopCPUTarget)
 	// Where the difference is: the UI thread and software painting, or
