@@ -11,7 +11,9 @@ import (
 	"unicode/utf8"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/deskhand/deskhand/server/agent"
@@ -287,6 +289,26 @@ func TestTranscriptFollowsItsEnd(t *testing.T) {
 	v.syncLive(false)
 	if v.scroll.Offset.Y != 0 {
 		t.Errorf("scrolled back, the view moved to %.0f", v.scroll.Offset.Y)
+	}
+}
+
+// TestOpenMarkTakesTheThemesColour: the open row's mark is drawn in the
+// selection colour of the theme in force, and follows a theme change.
+func TestOpenMarkTakesTheThemesColour(t *testing.T) {
+	app := test.NewTempApp(t)
+	m := newOpenMark()
+	m.set(true)
+	first, second := test.Theme(), test.NewTheme()
+	o := container.NewThemeOverride(m, first)
+	test.NewTempWindow(t, o)
+	variant := app.Settings().ThemeVariant()
+	if got, want := m.rect.FillColor, first.Color(theme.ColorNameSelection, variant); got != want {
+		t.Errorf("mark drawn in %v, want the theme's selection colour %v", got, want)
+	}
+	o.Theme = second
+	o.Refresh()
+	if got, want := m.rect.FillColor, second.Color(theme.ColorNameSelection, variant); got != want || got == first.Color(theme.ColorNameSelection, variant) {
+		t.Errorf("after a theme change the mark is drawn in %v, want %v", got, want)
 	}
 }
 
