@@ -206,6 +206,10 @@ func runLoad(t *testing.T, bin string, seconds int, desktop bool) loadResult {
 	if errs.Load() > 0 {
 		t.Errorf("%d clients failed; the first: %v", errs.Load(), firstErr)
 	}
+	// The app's keep-alive connections to the model server idle on for
+	// 90 s, two goroutines each: they end as they would at Ollama's
+	// restart, so that what stays is what the load left.
+	fake.CloseClientConnections()
 	after := quiesced(ctl, before.Goroutines+goroutinesGrowth)
 
 	// Stopped, Deskhand has written every row of its activity log.
