@@ -126,8 +126,8 @@ func runDesktop(ctx context.Context, g cli.Globals, stderr io.Writer) error {
 // withFyneDo is the app's metadata saying what FyneApp.toml says to the
 // fyne tool's builds: this app calls fyne on fyne's goroutine only
 // (fyne.Do). Without it (any go build) fyne checks the goroutine of every
-// refresh by parsing a stack trace, a tenth of the UI thread's time under
-// load. changed is false when the metadata says so already.
+// refresh by parsing a stack trace, an eighth of the UI thread's time
+// under load. changed is false when the metadata says so already.
 func withFyneDo(m fyne.AppMetadata, id string) (_ fyne.AppMetadata, changed bool) {
 	if m.Migrations["fyneDo"] {
 		return m, false

@@ -36,8 +36,8 @@ import (
 // bounded, and every acknowledged message is in SQLite. With a display
 // (make load runs it under Xvfb and a D-Bus session) the same load runs
 // against the desktop app too (load_desktop_test.go), serve and the app
-// taking turns for two rounds, and the app's CPU and popups are checked
-// against their targets.
+// taking turns for loadRounds rounds, and the app's CPU and popups are
+// checked against their targets.
 func TestLoad(t *testing.T) {
 	if os.Getenv("DESKHAND_LOAD") == "" {
 		t.Skip("a 60 s load run: make load")

@@ -356,25 +356,23 @@ func (v *conversationsView) filter() {
 		return v.app.agentSlug(id) + " " + v.agentNameOf(id)
 	}))
 	same := len(shown) == len(v.shown)
-	v.shown, v.selected = shown, rowOf(shown, v.current)
+	v.shown = shown
 	if !same {
+		v.selected = rowOf(shown, v.current)
 		v.list.Refresh()
 		return
 	}
-	for o, i := range v.rows {
-		v.setRow(o, i)
-	}
+	v.follow()
 }
 
-// follow marks the row of the conversation shown, or none. Not with
-// List.Select, which would scroll the list to it at every read and
+// follow marks the row of the conversation shown, or none, redrawing the
+// rows the list shows in place (only what changed in them). Not with
+// List.Select, which would scroll the list to the row at every read and
 // redraw every row.
 func (v *conversationsView) follow() {
 	v.selected = rowOf(v.shown, v.current)
 	for o, i := range v.rows {
-		if i < len(v.shown) {
-			o.(*fyne.Container).Objects[0].(*openMark).set(v.shown[i].ID == v.current)
-		}
+		v.setRow(o, i)
 	}
 }
 
@@ -569,8 +567,6 @@ func (v *conversationsView) recorded(turnID string) bool {
 	return false
 }
 
-// atBottom tells whether the transcript is scrolled to its end, so that
-// new text keeps it there without pulling back someone reading above.
 // toBottom scrolls the transcript to its end, unless it shows its end
 // already: a scroll refreshes the scroller, and fyne then frees the
 // texture of every message in it, to draw them all again.
@@ -588,6 +584,8 @@ func (v *conversationsView) toBottom() {
 	v.scroll.ScrollToBottom()
 }
 
+// atBottom tells whether the transcript is scrolled to its end, so that
+// new text keeps it there without pulling back someone reading above.
 func (v *conversationsView) atBottom() bool {
 	return v.scroll.Offset.Y >= v.transcript.Size().Height-v.scroll.Size().Height-theme.Padding()*4
 }
