@@ -256,10 +256,34 @@ func (v *conversationsView) content() fyne.CanvasObject {
 		}
 	})
 	bottom := container.NewBorder(nil, nil, nil, container.NewHBox(copyIt, v.stop), v.status)
-	right := container.NewBorder(v.header, bottom, nil, nil, v.scroll)
+	right := container.NewBorder(v.header, bottom, nil, nil, container.New(steadyWidth{transcriptWidth}, v.scroll))
 	split := container.NewHSplit(left, right)
 	split.Offset = 0.38
 	return split
+}
+
+// transcriptWidth is the least width of the open transcript.
+const transcriptWidth = 240
+
+// steadyWidth lays its objects over its whole size and asks for a fixed
+// least width: a scroller asks for its content's, and as a turn runs
+// that moves (its note, a question's card), and fyne would lay out again
+// the tab around it, with every tab's button, at each change.
+type steadyWidth struct{ width float32 }
+
+func (l steadyWidth) Layout(objs []fyne.CanvasObject, size fyne.Size) {
+	for _, o := range objs {
+		o.Move(fyne.Position{})
+		o.Resize(size)
+	}
+}
+
+func (l steadyWidth) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	min := fyne.Size{Width: l.width}
+	for _, o := range objs {
+		min.Height = max(min.Height, o.MinSize().Height)
+	}
+	return min
 }
 
 func (v *conversationsView) stopTurn() {

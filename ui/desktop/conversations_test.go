@@ -316,7 +316,7 @@ func TestOpenMarkTakesTheThemesColour(t *testing.T) {
 func marked(t *testing.T, v *conversationsView) string {
 	t.Helper()
 	var titles []string
-	walkRows(t, v, func(mark *openMark, title string) {
+	walkRows(t, v, func(mark *openMark, title string, _ *fyne.Container) {
 		if mark.Visible() {
 			titles = append(titles, title)
 		}
@@ -328,17 +328,18 @@ func marked(t *testing.T, v *conversationsView) string {
 func rowTitles(t *testing.T, v *conversationsView) []string {
 	t.Helper()
 	var titles []string
-	walkRows(t, v, func(_ *openMark, title string) { titles = append(titles, title) })
+	walkRows(t, v, func(_ *openMark, title string, _ *fyne.Container) { titles = append(titles, title) })
 	return titles
 }
 
 // walkRows visits the list's rows drawn, top first.
-func walkRows(t *testing.T, v *conversationsView, visit func(mark *openMark, title string)) {
+func walkRows(t *testing.T, v *conversationsView, visit func(mark *openMark, title string, row *fyne.Container)) {
 	t.Helper()
 	type row struct {
 		y     float32
 		mark  *openMark
 		title string
+		c     *fyne.Container
 	}
 	var rows []row
 	walk(t, v.list, func(o fyne.CanvasObject) bool {
@@ -349,13 +350,13 @@ func walkRows(t *testing.T, v *conversationsView, visit func(mark *openMark, tit
 		mark, ok := c.Objects[0].(*openMark)
 		if ok {
 			title := c.Objects[1].(*fyne.Container).Objects[0].(*widget.Label).Text
-			rows = append(rows, row{fyne.CurrentApp().Driver().AbsolutePositionForObject(c).Y, mark, title})
+			rows = append(rows, row{fyne.CurrentApp().Driver().AbsolutePositionForObject(c).Y, mark, title, c})
 		}
 		return ok
 	})
 	slices.SortFunc(rows, func(a, b row) int { return cmp.Compare(a.y, b.y) })
 	for _, r := range rows {
-		visit(r.mark, r.title)
+		visit(r.mark, r.title, r.c)
 	}
 }
 
@@ -584,5 +585,34 @@ func TestATranscriptThatCannotBeRead(t *testing.T) {
 	ui.settle()
 	if v.status.Text != "the history could not be read: disk I/O error" || v.status.Importance != widget.DangerImportance {
 		t.Errorf("status %q (importance %v)", v.status.Text, v.status.Importance)
+	}
+}
+
+// TestTranscriptChangesStayInTheTranscript: what the open transcript
+// shows as a turn runs (its note, a question's card) does not change the
+// minimum size of the tab around it, which fyne would lay out again with
+// every tab's button at each change.
+func TestTranscriptChangesStayInTheTranscript(t *testing.T) {
+	qs := &fakeQuestions{}
+	a, ui, convs := conversationsFixture(t, qs)
+	v := a.conversations
+	a.win.Resize(fyne.NewSize(1000, 720))
+	convs.setLive("c2", agent.LiveTurn{TurnID: "t2"})
+	v.open("c2")
+	ui.settle()
+	tab := a.tabs.Items[tabConversations].Content
+	before := tab.MinSize()
+	convs.setLive("c2", agent.LiveTurn{TurnID: "t2", Writing: "Tidying", Chunks: 1234567, OutputTokens: 10})
+	v.syncLive(false)
+	q := question("q1")
+	q.ConversationID, q.Agent = "c2", "scribe"
+	qs.pending = []agent.Question{q}
+	v.event(agent.Event{Kind: agent.EventQuestionAsked, Question: "q1", Conversation: "c2"}) // no popup
+	ui.settle()
+	if len(v.asking.Objects) != 1 || !v.liveNote.Visible() {
+		t.Fatalf("%d questions drawn, note shown %v: the test draws neither", len(v.asking.Objects), v.liveNote.Visible())
+	}
+	if got := tab.MinSize(); got != before {
+		t.Errorf("the tab's minimum moved from %v to %v", before, got)
 	}
 }
