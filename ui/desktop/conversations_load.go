@@ -92,9 +92,9 @@ func (v *conversationsView) becameVisible() {
 
 // markWaiting marks the rows of the conversations with a question
 // pending (the core holds them in memory), without reading the list. The
-// list is redrawn only when the marks changed and no read of the list,
-// which marks them too, is due: under load questions come and go by the
-// dozen a second, and each redraw sets every row.
+// rows are redrawn in place, only when the marks changed and no read of
+// the list, which marks them too, is due: under load questions come and
+// go by the dozen a second.
 func (v *conversationsView) markWaiting() {
 	waiting := make(map[string]bool)
 	for _, q := range v.core.Pending() {
@@ -105,7 +105,7 @@ func (v *conversationsView) markWaiting() {
 	}
 	v.waiting = waiting
 	if v.listVisible() && !v.lister.due {
-		v.list.Refresh()
+		v.follow()
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 
 	"github.com/deskhand/deskhand/server/agent"
 )
@@ -95,11 +96,25 @@ func TestAQuestionMarksItsRowAtOnce(t *testing.T) {
 	v := a.conversations
 	clock := &listClock{t: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)}
 	v.lister.now, v.lister.after, v.lister.last = clock.now, clock.after, clock.t
+	built := 0
+	create := v.list.CreateItem
+	v.list.CreateItem = func() fyne.CanvasObject { built++; return create() }
 	questions.setPending(agent.Question{ID: "q1", Kind: agent.KindQuestion, Agent: "assistant", ConversationID: "c1", Text: "Which?"})
 	v.event(agent.Event{Kind: agent.EventQuestionAsked, Conversation: "c1", Question: "q1"})
 	ui.settle()
 	if !v.waiting["c1"] || len(clock.timers) != 1 {
 		t.Errorf("waiting %v, %d reads due", v.waiting, len(clock.timers))
+	}
+	state := map[string]widget.Importance{}
+	walkRows(t, v, func(_ *openMark, title string, row *fyne.Container) {
+		line := row.Objects[1].(*fyne.Container).Objects[1].(*fyne.Container)
+		state[title] = line.Objects[1].(*fyne.Container).Objects[0].(*widget.Label).Importance
+	})
+	if state["name game"] != widget.WarningImportance || state["notes"] == widget.WarningImportance {
+		t.Errorf("rows' states drawn %v: only name game's should wait", state)
+	}
+	if built != 0 {
+		t.Errorf("the list was refreshed whole (%d rows built)", built)
 	}
 }
 
