@@ -606,7 +606,7 @@ func TestTranscriptChangesStayInTheTranscript(t *testing.T) {
 	v.syncLive(false)
 	q := question("q1")
 	q.ConversationID, q.Agent = "c2", "scribe"
-	qs.pending = []agent.Question{q}
+	qs.setPending(q)
 	v.event(agent.Event{Kind: agent.EventQuestionAsked, Question: "q1", Conversation: "c2"}) // no popup
 	ui.settle()
 	if len(v.asking.Objects) != 1 || !v.liveNote.Visible() {
