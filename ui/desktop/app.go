@@ -345,14 +345,14 @@ func (a *App) Follow(ctx context.Context) {
 	a.followStreams(ctx) // follow_load.go
 	a.goStart(func() {
 		defer stop()
-		a.handOn(events)
+		a.handOn(events, a.urgent)
 	})
 }
 
 // handOn hands fyne's goroutine the events, a burst in one function,
-// until they close.
-func (a *App) handOn(events <-chan agent.Event) {
-	for batch := range batches(events) {
+// until they close; those not urgent wait a little for company.
+func (a *App) handOn(events <-chan agent.Event, urgent func(agent.Event) bool) {
+	for batch := range batches(events, urgent, time.After) {
 		a.onUI(func() {
 			for _, e := range batch {
 				a.handle(e)

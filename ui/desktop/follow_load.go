@@ -56,37 +56,79 @@ func (a *App) followStreams(ctx context.Context) {
 		}
 	}
 	events := a.events.SubscribeWhere(ctx, a.watch.wants, kinds...)
-	a.goStart(func() { a.handOn(events) })
+	a.goStart(func() { a.handOn(events, alwaysUrgent) })
 }
+
+// alwaysUrgent: the streams followed are all of what is shown.
+func alwaysUrgent(agent.Event) bool { return true }
 
 // batchMax bounds the events handed to fyne's goroutine in one function.
 const batchMax = 64
 
+// calmWait is how long an event that only feeds what is redrawn at most
+// once a second (the list, the status) waits for others before it is
+// handed on. Under load a hundred turns a second start and end, and each
+// hand-on wakes fyne's goroutine, which runs on the locked main thread:
+// a switch of threads each time.
+const calmWait = 100 * time.Millisecond
+
 // batches hands on the events as they come, each batch what was waiting
 // at once (up to batchMax): one call to fyne's goroutine for a burst, not
-// one per event. It closes when events does.
-func batches(events <-chan agent.Event) <-chan []agent.Event {
+// one per event. A batch of events that are not urgent waits up to
+// calmWait (after) for more, and goes at once when an urgent one joins.
+// It closes when events does.
+func batches(events <-chan agent.Event, urgent func(agent.Event) bool, after func(time.Duration) <-chan time.Time) <-chan []agent.Event {
 	out := make(chan []agent.Event)
 	go func() {
 		defer close(out)
 		for e := range events {
 			batch := []agent.Event{e}
+			var calm <-chan time.Time // nil once the batch is urgent
+			if !urgent(e) {
+				calm = after(calmWait)
+			}
 		more:
 			for len(batch) < batchMax {
-				select {
-				case e, ok := <-events:
-					if !ok {
+				var (
+					e  agent.Event
+					ok bool
+				)
+				if calm == nil {
+					select {
+					case e, ok = <-events:
+					default:
 						break more
 					}
-					batch = append(batch, e)
-				default:
+				} else {
+					select {
+					case e, ok = <-events:
+					case <-calm:
+						break more
+					}
+				}
+				if !ok {
 					break more
+				}
+				batch = append(batch, e)
+				if urgent(e) {
+					calm = nil
 				}
 			}
 			out <- batch
 		}
 	}()
 	return out
+}
+
+// urgent tells the events fyne's goroutine should have at once: all but
+// the turns of conversations not shown, which only mark the list and the
+// status to be read again.
+func (a *App) urgent(e agent.Event) bool {
+	switch e.Kind {
+	case agent.EventTurnStarted, agent.EventTurnEnded, agent.EventMemberProgress:
+		return a.watch.wants(e)
+	}
+	return true
 }
 
 // statusEvery is the least time between two showings of the state (the

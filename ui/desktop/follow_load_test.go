@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/deskhand/deskhand/server/agent"
 )
@@ -141,5 +142,85 @@ func TestQuestionsGoneBeforeShownAreNotDrawn(t *testing.T) {
 	a.handle(agent.Event{Kind: agent.EventQuestionClosed, Question: "q1", Text: string(agent.QuestionAnswered)})
 	if counting.pending != 1 || len(a.questions.popups) != 0 {
 		t.Errorf("a question gone before it was shown: %d reads of the questions waiting, %d popups; want 1, 0", counting.pending, len(a.questions.popups))
+	}
+}
+
+// TestCalmEventsWaitForCompany: the turns of conversations not shown wait
+// for the calm wait and go as one batch; an urgent event takes the batch
+// waiting with it at once.
+func TestCalmEventsWaitForCompany(t *testing.T) {
+	events := make(chan agent.Event)
+	calm := make(chan time.Time)
+	var waits []time.Duration
+	urgent := func(e agent.Event) bool { return e.Kind == agent.EventQuestionAsked }
+	out := batches(events, urgent, func(d time.Duration) <-chan time.Time {
+		waits = append(waits, d) // on batches' goroutine only
+		return calm
+	})
+	defer func() {
+		close(events)
+		for range out {
+		}
+	}()
+	turn := func(conv string) agent.Event {
+		return agent.Event{Kind: agent.EventTurnEnded, Conversation: conv}
+	}
+	early := func(b []agent.Event) {
+		t.Fatalf("%d calm events handed on before the calm wait", len(b))
+	}
+	for _, c := range []string{"c1", "c2", "c3"} {
+		select {
+		case events <- turn(c):
+		case b := <-out:
+			early(b)
+		}
+	}
+	select {
+	case b := <-out:
+		early(b)
+	default:
+	}
+	calm <- time.Time{}
+	if b := <-out; len(b) != 3 {
+		t.Errorf("after the calm wait: a batch of %d, want the 3 turns", len(b))
+	}
+	if len(waits) != 1 || waits[0] != calmWait {
+		t.Errorf("waits %v, want one of %v", waits, calmWait)
+	}
+
+	events <- turn("c4")
+	events <- agent.Event{Kind: agent.EventQuestionAsked, Conversation: "c5"}
+	if b := <-out; len(b) != 2 || b[1].Kind != agent.EventQuestionAsked {
+		t.Errorf("a question behind a calm turn: batch %v, want both at once", b)
+	}
+	events <- agent.Event{Kind: agent.EventQuestionAsked}
+	if b := <-out; len(b) != 1 {
+		t.Errorf("a question alone: batch of %d", len(b))
+	}
+}
+
+// TestOnlyTheTurnsNotShownAreCalm: the open conversation's turns and
+// every other kind of event are urgent.
+func TestOnlyTheTurnsNotShownAreCalm(t *testing.T) {
+	a := &App{}
+	a.watch.conversation("open")
+	a.watch.turn("trying")
+	for _, tc := range []struct {
+		e    agent.Event
+		want bool
+	}{
+		{agent.Event{Kind: agent.EventTurnStarted, Conversation: "other"}, false},
+		{agent.Event{Kind: agent.EventTurnEnded, Conversation: "other", Turn: "t"}, false},
+		{agent.Event{Kind: agent.EventMemberProgress, Conversation: "other"}, false},
+		{agent.Event{Kind: agent.EventTurnStarted, Conversation: "open"}, true},
+		{agent.Event{Kind: agent.EventTurnEnded, Conversation: "open"}, true},
+		{agent.Event{Kind: agent.EventTurnEnded, Conversation: "x", Turn: "trying"}, true},
+		{agent.Event{Kind: agent.EventQuestionAsked, Conversation: "other"}, true},
+		{agent.Event{Kind: agent.EventQuestionClosed, Conversation: "other"}, true},
+		{agent.Event{Kind: agent.EventAgentsChanged}, true},
+	} {
+		if got := a.urgent(tc.e); got != tc.want {
+			t.Errorf("urgent(%s of %q, turn %q) = %v, want %v", tc.e.Kind, tc.e.Conversation, tc.e.Turn, got, tc.want)
+		}
 	}
 }
