@@ -57,10 +57,16 @@ func (t *throttle) fire() {
 }
 
 // afterOnUI is the throttle's timer in the App: f runs on fyne's
-// goroutine once d has passed, unless the App has closed by then.
+// goroutine once d has passed, unless the App has closed by then. The
+// timer's hook on the App's context goes when it fires: left there, each
+// would stay until the App closes.
 func (a *App) afterOnUI(d time.Duration, f func()) {
-	timer := time.AfterFunc(d, func() { a.onUI(f) })
-	context.AfterFunc(a.ctx, func() { timer.Stop() })
+	hook := make(chan func() bool, 1)
+	timer := time.AfterFunc(d, func() {
+		(<-hook)()
+		a.onUI(f)
+	})
+	hook <- context.AfterFunc(a.ctx, func() { timer.Stop() })
 }
 
 // listVisible tells whether the Conversations tab can be seen: its tab

@@ -2,6 +2,7 @@ package desktop
 
 import (
 	"context"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -222,5 +223,33 @@ func TestOnlyTheTurnsNotShownAreCalm(t *testing.T) {
 		if got := a.urgent(tc.e); got != tc.want {
 			t.Errorf("urgent(%s of %q, turn %q) = %v, want %v", tc.e.Kind, tc.e.Conversation, tc.e.Turn, got, tc.want)
 		}
+	}
+}
+
+// TestTimersLeaveNothingBehind: a timer's hook on the App's context goes
+// once it fires, so that timers fired by the hundred thousand (a day of a
+// busy desktop's throttles and question graces) leave the heap as it was.
+func TestTimersLeaveNothingBehind(t *testing.T) {
+	a := &App{ctx: t.Context(), do: func(f func()) { f() }}
+	heap := func() int64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return int64(m.HeapAlloc)
+	}
+	before := heap()
+	// In rounds: each timer fired runs on a goroutine, and the runtime
+	// keeps the goroutines it made for reuse.
+	const rounds, timers = 100, 100_000
+	for range rounds {
+		var ran sync.WaitGroup
+		ran.Add(timers / rounds)
+		for range timers / rounds {
+			a.afterOnUI(0, ran.Done)
+		}
+		ran.Wait()
+	}
+	if grew := heap() - before; grew > 2<<20 {
+		t.Errorf("%d timers fired: the heap grew by %d bytes (%d a timer)", timers, grew, grew/timers)
 	}
 }
