@@ -98,7 +98,7 @@ func runDesktop(ctx context.Context, g cli.Globals, stderr io.Writer) error {
 
 	win := desktop.New(fy, a.core, opts)
 	shown.Store(win)
-	defer win.Close() // fyne's stop hook may not run before the process exits
+	defer win.Close() // once fyne has stopped (desktop.New says why not in its stop hook)
 	followCtx, stopFollowing := context.WithCancel(ctx)
 	defer stopFollowing()
 	win.Follow(followCtx)

@@ -133,12 +133,14 @@ type App struct {
 	stateLater throttle
 }
 
-// New builds the window (hidden) and the tray. The App stops its work
-// when fyne stops, or at Close.
+// New builds the window (hidden) and the tray. The App stops its work at
+// Close, which its caller calls once fyne's Run has returned: not from
+// fyne's stop hook, which fyne 2.7.1 hands its main loop as the loop shuts
+// down, and a hook handed on at the wrong moment is never run, the process
+// hung at quit.
 func New(fy fyne.App, core Core, opts Options) *App {
 	a := newApp(fy, opts)
 	a.tray, a.events = core, core
-	fy.Lifecycle().SetOnStopped(a.Close)
 	a.agents = newAgentsView(a, core)
 	a.agents.servers = newAgentServers(a, core)
 	a.questions = newQuestionsView(a, core)

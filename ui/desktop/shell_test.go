@@ -1,6 +1,7 @@
 package desktop
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -331,5 +332,22 @@ func TestCloseToTrayTellsOnce(t *testing.T) {
 	test.AssertNotificationSent(t, nil, a.closeToTray)
 	if !a.fy.Preferences().Bool(closedToTrayKey) {
 		t.Error("not remembered")
+	}
+}
+
+// TestNoHookOnFyneStop: New leaves fyne's stop hook unset (New says why:
+// a hook fyne hands its main loop as the loop shuts down can be lost, and
+// the process hung at quit under make load). fyne has no getter for the
+// hook, so the test reads its field.
+func TestNoHookOnFyneStop(t *testing.T) {
+	fy := test.NewTempApp(t)
+	a := New(fy, newFakeCore(fakeCore{fakeAgents: &fakeAgents{}}), testOptions())
+	t.Cleanup(a.Close)
+	hook := reflect.ValueOf(fy.Lifecycle()).Elem().FieldByName("onStopped")
+	if !hook.IsValid() || hook.Kind() != reflect.Func {
+		t.Fatalf("fyne's lifecycle has no onStopped func (%v): see that New sets no stop hook in this fyne", hook.Kind())
+	}
+	if !hook.IsNil() {
+		t.Error("New set fyne's stop hook")
 	}
 }
