@@ -83,10 +83,11 @@ func (c cpuSplit) sub(before cpuSplit) cpuSplit {
 
 // loadRounds is how many runs of the load each of serve and the desktop
 // makes, taking turns, each going first in one round. The same build's CPU
-// for the same load moves by a fifth from run to run on this machine
-// (serve alone: 8.5–11.0 s in runs of 30 s), with what else the machine
-// does; that only ever adds CPU, so each side's cheapest run per call is
-// compared, as make bench compares the servers' best rounds.
+// for the same load moves by up to a third from run to run on this machine
+// (serve alone: 8.5–11.0 s in runs of 30 s; 15.8 and 20.5 s in the two
+// runs of 60 s of one make load), with what else the machine does; that
+// only ever adds CPU, so each side's cheapest run per call is compared, as
+// make bench compares the servers' best rounds.
 const loadRounds = 2
 
 // checkDesktopLoad prints each run's CPU per call, the desktop's
