@@ -78,7 +78,7 @@ func runDesktop(ctx context.Context, g cli.Globals, stderr io.Writer) error {
 			extension: connect.Extension{Program: exe, Version: version, Icon: assets.Icon.Content()}}
 	}
 	opts := desktop.Options{Tray: tray, ServerURL: srv.url, DataDir: g.Data, Logger: a.log, Connector: conn,
-		Icon: assets.Icon, PausedIcon: assets.PausedIcon, QuestionIcon: assets.QuestionIcon,
+		Icon: assets.Icon, TrayIcon: assets.TrayIcon, PausedIcon: assets.TrayPausedIcon, QuestionIcon: assets.TrayQuestionIcon,
 		InEffect: map[string]string{
 			"server.addr":             g.Addr,
 			"ollama.host":             cmp.Or(g.Ollama, os.Getenv("OLLAMA_HOST"), "http://127.0.0.1:11434"),

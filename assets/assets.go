@@ -12,16 +12,22 @@ import (
 var (
 	//go:embed icon.png
 	iconPNG []byte
-	//go:embed paused.png
-	pausedPNG []byte
-	//go:embed question.png
-	questionPNG []byte
+	//go:embed tray.png
+	trayPNG []byte
+	//go:embed tray-paused.png
+	trayPausedPNG []byte
+	//go:embed tray-question.png
+	trayQuestionPNG []byte
 )
 
-// The app's icon, and the tray's while serving, paused, or with a question
-// waiting for the person.
+// Icon is the app's icon, at 256 pixels.
+var Icon = fyne.NewStaticResource("icon.png", iconPNG)
+
+// The tray's icons while serving, paused, or with a question waiting for
+// the person, at 64 pixels: each change of the tray's icon sends its
+// pixels whole (over D-Bus on Linux) from fyne's goroutine.
 var (
-	Icon         = fyne.NewStaticResource("icon.png", iconPNG)
-	PausedIcon   = fyne.NewStaticResource("paused.png", pausedPNG)
-	QuestionIcon = fyne.NewStaticResource("question.png", questionPNG)
+	TrayIcon         = fyne.NewStaticResource("tray.png", trayPNG)
+	TrayPausedIcon   = fyne.NewStaticResource("tray-paused.png", trayPausedPNG)
+	TrayQuestionIcon = fyne.NewStaticResource("tray-question.png", trayQuestionPNG)
 )

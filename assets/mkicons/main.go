@@ -1,21 +1,30 @@
 // Command mkicons draws Deskhand's icons (a white D on a teal disc; grey
 // while paused; with an orange dot while a question waits) into the
-// current folder. Run by "go generate" in assets.
+// current folder: the app's at 256 pixels, the tray's (all three) at 64.
+// Run by "go generate" in assets.
 package main
 
 import (
 	"image"
 	"image/color"
 	"image/png"
+	"log"
 	"math"
 	"os"
+
+	"golang.org/x/image/draw"
 )
+
+// trayPixels is the tray icons' size. A tray shows 16 to 48 pixels; each
+// change of the tray's icon sends its pixels whole over D-Bus from fyne's
+// goroutine (256 KB at 256 pixels, 16 KB at 64).
+const trayPixels = 64
 
 // ringX is inside the D's bowl: between two ellipses.
 func ringX(x, y float64) bool { return x*x/(80*80)+y*y/(70*70) < 1 && x*x/(52*52)+y*y/(42*42) > 1 }
 
-// draw writes one variant of the icon.
-func draw(file, variant string) {
+// icon draws one variant of the icon at 256 pixels.
+func icon(variant string) *image.NRGBA {
 	const n = 256
 	img := image.NewNRGBA(image.Rect(0, 0, n, n))
 	c := float64(n) / 2
@@ -53,13 +62,32 @@ func draw(file, variant string) {
 			}
 		}
 	}
-	f, _ := os.Create(file)
-	defer f.Close()
-	png.Encode(f, img)
+	return img
+}
+
+// scaled is img at n pixels a side.
+func scaled(img image.Image, n int) image.Image {
+	small := image.NewNRGBA(image.Rect(0, 0, n, n))
+	draw.CatmullRom.Scale(small, small.Bounds(), img, img.Bounds(), draw.Src, nil)
+	return small
+}
+
+func write(file string, img image.Image) {
+	f, err := os.Create(file)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := png.Encode(f, img); err != nil {
+		log.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		log.Fatal(err)
+	}
 }
 
 func main() {
-	draw("icon.png", "serving")
-	draw("paused.png", "paused")
-	draw("question.png", "question")
+	write("icon.png", icon("serving"))
+	for variant, file := range map[string]string{"serving": "tray.png", "paused": "tray-paused.png", "question": "tray-question.png"} {
+		write(file, scaled(icon(variant), trayPixels))
+	}
 }

@@ -36,9 +36,10 @@ type Options struct {
 	// Connector connects MCP clients (the Connect tab); nil leaves the tab
 	// saying so.
 	Connector Connector
-	// Icons of the app and the tray: serving, paused, question waiting.
-	Icon, PausedIcon, QuestionIcon fyne.Resource
-	Logger                         *slog.Logger
+	// Icon is the app's; the tray's are small (each change sends the
+	// pixels whole): serving (Icon when nil), paused, question waiting.
+	Icon, TrayIcon, PausedIcon, QuestionIcon fyne.Resource
+	Logger                                   *slog.Logger
 	// Notice, when set, says why first start found no model to run on:
 	// the first-run panel above the tabs then shows at once, saying it
 	// until the model servers answer (then it says what to do itself).
@@ -593,7 +594,7 @@ func trayIcon(o Options, paused bool, waiting int) fyne.Resource {
 	case paused && o.PausedIcon != nil:
 		return o.PausedIcon
 	}
-	return o.Icon
+	return cmp.Or(o.TrayIcon, o.Icon)
 }
 
 // notifyQuestion tells the system a question waits: who asks, and what

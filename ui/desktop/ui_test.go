@@ -255,7 +255,7 @@ func TestFormatting(t *testing.T) {
 }
 
 func TestTrayIconShowsTheState(t *testing.T) {
-	o := Options{Icon: assetIcon("serving"), PausedIcon: assetIcon("paused"), QuestionIcon: assetIcon("question")}
+	o := Options{Icon: assetIcon("app"), TrayIcon: assetIcon("serving"), PausedIcon: assetIcon("paused"), QuestionIcon: assetIcon("question")}
 	for _, c := range []struct {
 		paused  bool
 		waiting int
