@@ -154,7 +154,7 @@ func (c *Core) ask(ctx context.Context, run *turnRun, q Question) (Answer, error
 	c.questions.mu.Lock()
 	c.questions.pending[q.ID] = w
 	c.questions.mu.Unlock()
-	c.publish(Event{Kind: EventQuestionAsked, Agent: agent.Slug, Conversation: q.ConversationID, Turn: q.TurnID, Question: q.ID, Text: q.Prompt()})
+	c.publish(Event{Kind: EventQuestionAsked, Agent: agent.Slug, Conversation: q.ConversationID, Turn: q.TurnID, Question: q.ID, Text: q.Prompt(), ClientAsked: q.ClientAsked})
 	c.recordQuestion(agent, q)
 
 	// The client is asked beside the desktop; whoever answers first wins.
@@ -218,7 +218,7 @@ func (c *Core) ask(ctx context.Context, run *turnRun, q Question) (Answer, error
 	if perr := c.history.PutQuestion(context.WithoutCancel(ctx), q); perr != nil {
 		c.log.Error("record the answer", "question", q.ID, "err", perr)
 	}
-	closed := Event{Kind: EventQuestionClosed, Agent: agent.Slug, Conversation: q.ConversationID, Turn: q.TurnID, Question: q.ID, Text: string(q.Status)}
+	closed := Event{Kind: EventQuestionClosed, Agent: agent.Slug, Conversation: q.ConversationID, Turn: q.TurnID, Question: q.ID, Text: string(q.Status), ClientAsked: q.ClientAsked}
 	if q.Answer != nil {
 		closed.By = q.Answer.By
 	}

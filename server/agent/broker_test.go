@@ -115,6 +115,7 @@ func TestClientAnswersFirst(t *testing.T) {
 	f := newFixture(t, agent.Config{Desktop: true}, agent.Agent{})
 	f.model.Reply = askingModel("Your name?")
 	asker := &fakeAsker{answer: agent.Answer{Text: "Ada"}}
+	events := f.core.Subscribe(t.Context(), agent.EventQuestionAsked, agent.EventQuestionClosed)
 	res, err := f.core.Run(agent.WithAsker(t.Context(), asker), agent.RunRequest{Agent: "helper", Principal: "p", Message: "hi"})
 	if err != nil || res.Text != "got: Ada" {
 		t.Fatalf("%+v %v", res, err)
@@ -122,6 +123,13 @@ func TestClientAnswersFirst(t *testing.T) {
 	qs, _ := f.db.Questions(t.Context(), res.Conversation.ID)
 	if qs[0].Answer.By != agent.ByClient {
 		t.Errorf("answered by %s", qs[0].Answer.By)
+	}
+	// The desktop shows a question its client was asked too only after a
+	// grace, and draws the events of such questions at leisure.
+	for _, kind := range []agent.EventKind{agent.EventQuestionAsked, agent.EventQuestionClosed} {
+		if e := <-events; e.Kind != kind || !e.ClientAsked || e.Question != qs[0].ID {
+			t.Errorf("event %s of question %s, client asked %v; want %s of %s, client asked", e.Kind, e.Question, e.ClientAsked, kind, qs[0].ID)
+		}
 	}
 }
 

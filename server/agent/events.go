@@ -39,6 +39,7 @@ type Event struct {
 	Status       TurnStatus   // for EventTurnEnded
 	Question     string       // question ID, for question events
 	By           Answerer     // who answered, for EventQuestionClosed
+	ClientAsked  bool         // for question events: the calling client was asked too
 	Activity     *ActivityRow // for EventActivity
 }
 

@@ -121,12 +121,21 @@ func batches(events <-chan agent.Event, urgent func(agent.Event) bool, after fun
 }
 
 // urgent tells the events fyne's goroutine should have at once: all but
-// the turns of conversations not shown, which only mark the list and the
-// status to be read again.
+// those of conversations not shown that only mark the list and the status
+// to be read again: their turns, and the questions their clients were
+// asked too. Such a question shows here only after clientGrace, and a
+// client that answers at machine speed has it asked and closed within the
+// calm wait: one hand-on for both, and no grace timer.
 func (a *App) urgent(e agent.Event) bool {
 	switch e.Kind {
 	case agent.EventTurnStarted, agent.EventTurnEnded, agent.EventMemberProgress:
 		return a.watch.wants(e)
+	case agent.EventQuestionAsked:
+		return !e.ClientAsked || a.watch.wants(e)
+	case agent.EventQuestionClosed:
+		// Answered here, the popup closes at once; answered in the
+		// client, whose person is not looking at the popup, in a moment.
+		return e.By != agent.ByClient || a.watch.wants(e)
 	}
 	return true
 }

@@ -200,9 +200,10 @@ func TestCalmEventsWaitForCompany(t *testing.T) {
 	}
 }
 
-// TestOnlyTheTurnsNotShownAreCalm: the open conversation's turns and
-// every other kind of event are urgent.
-func TestOnlyTheTurnsNotShownAreCalm(t *testing.T) {
+// TestOnlyWhatIsNotShownIsCalm: the open conversation's turns and
+// questions, the questions only the desktop was asked, those answered
+// here, and every other kind of event are urgent.
+func TestOnlyWhatIsNotShownIsCalm(t *testing.T) {
 	a := &App{}
 	a.watch.conversation("open")
 	a.watch.turn("trying")
@@ -217,11 +218,17 @@ func TestOnlyTheTurnsNotShownAreCalm(t *testing.T) {
 		{agent.Event{Kind: agent.EventTurnEnded, Conversation: "open"}, true},
 		{agent.Event{Kind: agent.EventTurnEnded, Conversation: "x", Turn: "trying"}, true},
 		{agent.Event{Kind: agent.EventQuestionAsked, Conversation: "other"}, true},
-		{agent.Event{Kind: agent.EventQuestionClosed, Conversation: "other"}, true},
+		{agent.Event{Kind: agent.EventQuestionClosed, Conversation: "other", By: agent.ByDesktop}, true},
+		{agent.Event{Kind: agent.EventQuestionClosed, Conversation: "other", Text: "expired"}, true},
+		{agent.Event{Kind: agent.EventQuestionAsked, Conversation: "other", ClientAsked: true}, false},
+		{agent.Event{Kind: agent.EventQuestionClosed, Conversation: "other", ClientAsked: true, By: agent.ByClient}, false},
+		{agent.Event{Kind: agent.EventQuestionClosed, Conversation: "other", ClientAsked: true, By: agent.ByDesktop}, true},
+		{agent.Event{Kind: agent.EventQuestionAsked, Conversation: "open", ClientAsked: true}, true},
+		{agent.Event{Kind: agent.EventQuestionClosed, Conversation: "open", ClientAsked: true, By: agent.ByClient}, true},
 		{agent.Event{Kind: agent.EventAgentsChanged}, true},
 	} {
 		if got := a.urgent(tc.e); got != tc.want {
-			t.Errorf("urgent(%s of %q, turn %q) = %v, want %v", tc.e.Kind, tc.e.Conversation, tc.e.Turn, got, tc.want)
+			t.Errorf("urgent(%+v) = %v, want %v", tc.e, got, tc.want)
 		}
 	}
 }
