@@ -76,6 +76,13 @@ func (c *Core) ConversationOf(ctx context.Context, principal, id string) (Conver
 	return conv, msgs, err
 }
 
+// Conversation is a stored conversation, whoever's it is: for the person
+// at this computer, who sees them all (the desktop names the open one's
+// agent and client from it, recent or not).
+func (c *Core) Conversation(ctx context.Context, id string) (Conversation, error) {
+	return c.history.Conversation(ctx, id)
+}
+
 // Transcript is a conversation's messages and turns.
 func (c *Core) Transcript(ctx context.Context, conversationID string) ([]Message, []Turn, error) {
 	msgs, err := c.history.Messages(ctx, conversationID)

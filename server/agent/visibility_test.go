@@ -131,7 +131,7 @@ func BenchmarkVisibleTo(b *testing.B) {
 
 // A client limited to some agents cannot list or read its conversations
 // with the others: they are unknown, as if they never were; paging skips
-// them without ending early.
+// them without ending early. The person at the desktop reads them all.
 func TestHiddenAgentsConversationsAreUnknown(t *testing.T) {
 	f := newFixture(t, agent.Config{}, agent.Agent{})
 	f.model.Reply = func(context.Context, int, agent.ChatRequest, func(agent.Delta)) (agent.ChatResponse, error) {
@@ -165,6 +165,13 @@ func TestHiddenAgentsConversationsAreUnknown(t *testing.T) {
 	}
 	if _, _, err := f.core.ConversationOf(t.Context(), cursor.ID, visible[0]); err != nil {
 		t.Errorf("reading a visible agent's conversation: %v", err)
+	}
+	// The person at the desktop sees every conversation.
+	if c, err := f.core.Conversation(t.Context(), hidden[0]); err != nil || c.ID != hidden[0] || c.Principal != cursor.ID || c.AgentID == "" {
+		t.Errorf("the desktop reading a hidden agent's conversation: %+v, %v", c, err)
+	}
+	if _, err := f.core.Conversation(t.Context(), "no-such-conversation"); !errors.Is(err, agent.ErrNotFound) {
+		t.Errorf("reading a conversation never made: %v, want ErrNotFound", err)
 	}
 	var listed []string
 	var after agent.PageMark

@@ -2,6 +2,7 @@ package desktop
 
 import (
 	"context"
+	"errors"
 	"image/color"
 	"time"
 
@@ -23,6 +24,8 @@ const conversationsShown = 200
 // the clients and questions that label them, and the stop button.
 type conversationsCore interface {
 	RecentConversations(ctx context.Context, limit int) ([]agent.ConversationSummary, error)
+	// Conversation is one conversation's record, recent or not.
+	Conversation(ctx context.Context, id string) (agent.Conversation, error)
 	Transcript(ctx context.Context, conversationID string) ([]agent.Message, []agent.Turn, error)
 	ConversationQuestions(ctx context.Context, conversationID string) ([]agent.Question, error)
 	// SubConversations are the team members' conversations a turn called.
@@ -52,6 +55,10 @@ type conversationsView struct {
 	now     func() time.Time
 
 	current string // the conversation in the transcript
+	// conv is its record, which names its agent and client: its row's at
+	// first, then as read with the transcript (the list holds only the
+	// recent ones, and the Log tab or a search opens older ones).
+	conv agent.Conversation
 	// Its stored transcript, read when it opens and when a turn ends.
 	msgs  []agent.Message
 	turns []agent.Turn
@@ -406,6 +413,10 @@ func (v *conversationsView) open(id string) {
 	if id != v.current {
 		v.app.watch.conversation(id)
 		v.current, v.msgs, v.turns, v.qs, v.subs = id, nil, nil, nil, nil
+		v.conv = agent.Conversation{ID: id}
+		if i := rowOf(v.all, id); i >= 0 {
+			v.conv = v.all[i].Conversation
+		}
 		v.liveID, v.liveAsked, v.liveDrawn = "", "", 0
 		v.history.Objects = []fyne.CanvasObject{widget.NewLabel("Reading the conversation…")}
 		v.history.Refresh()
@@ -434,8 +445,18 @@ func (v *conversationsView) load() {
 	// are kept; only those of the others are read.
 	known, kept := endedTurns(v.turns), v.subs
 	v.app.background(func(ctx context.Context) func() {
-		msgs, turns, err := v.core.Transcript(ctx, id)
-		var qs []agent.Question
+		conv, err := v.core.Conversation(ctx, id)
+		if errors.Is(err, agent.ErrNotFound) {
+			err = nil // gone: its transcript says so, and its row names it
+		}
+		var (
+			msgs  []agent.Message
+			turns []agent.Turn
+			qs    []agent.Question
+		)
+		if err == nil {
+			msgs, turns, err = v.core.Transcript(ctx, id)
+		}
 		if err == nil {
 			qs, err = v.core.ConversationQuestions(ctx, id)
 		}
@@ -451,6 +472,10 @@ func (v *conversationsView) load() {
 				v.say(agent.UserMessage(err), true)
 				return
 			}
+			if conv.ID != "" {
+				v.conv = conv
+				v.setHeader()
+			}
 			v.msgs, v.turns, v.qs, v.subs = msgs, turns, qs, keptSubs(kept, known, subs)
 			v.liveID, v.liveDrawn = "", 0 // drawn again, after the history
 			v.syncLive(true)
@@ -465,22 +490,17 @@ func (v *conversationsView) load() {
 // the header again only when its text changes.
 func (v *conversationsView) setHeader() {
 	text := ""
-	for _, c := range v.all {
-		if c.ID == v.current {
-			text = c.Title + " · " + v.agentNameOf(c.AgentID) + " · " + clientName(c.Principal, v.clients)
-			break
-		}
+	if c := v.conv; c.ID == v.current && c.AgentID != "" {
+		text = c.Title + " · " + v.agentNameOf(c.AgentID) + " · " + clientName(c.Principal, v.clients)
 	}
 	setLabel(v.header, text, v.header.Importance)
 }
 
 // speakers names who talks in the open conversation.
 func (v *conversationsView) speakers() speakers {
-	for _, c := range v.all {
-		if c.ID == v.current {
-			ag, found := v.agentOf(c.AgentID)
-			return speakersOf(c.Principal, v.clients, ag, found)
-		}
+	if c := v.conv; c.ID == v.current && c.AgentID != "" {
+		ag, found := v.agentOf(c.AgentID)
+		return speakersOf(c.Principal, v.clients, ag, found)
 	}
 	return speakersOf(agent.LocalPrincipal, nil, agent.Agent{}, false)
 }

@@ -3,6 +3,7 @@ package desktop
 import (
 	"cmp"
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -305,6 +306,17 @@ func (f *fakeConversations) RecentConversations(context.Context, int) ([]agent.C
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]agent.ConversationSummary(nil), f.conversations...), nil
+}
+
+func (f *fakeConversations) Conversation(_ context.Context, id string) (agent.Conversation, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range append(slices.Clone(f.conversations), f.searchOnly...) {
+		if c.ID == id {
+			return c.Conversation, nil
+		}
+	}
+	return agent.Conversation{}, agent.ErrNotFound
 }
 
 func (f *fakeConversations) Transcript(_ context.Context, id string) ([]agent.Message, []agent.Turn, error) {

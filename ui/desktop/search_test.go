@@ -121,6 +121,15 @@ func TestSearchEveryMessage(t *testing.T) {
 	if len(typed.pending) != asked || len(v.shown) != 2 || v.shown[0].ID != "c1" || v.shown[1].ID != "c2" || rowOf(v.all, "c9") >= 0 {
 		t.Errorf("an empty box lists %+v (%d searches asked), want the recent c1, c2 alone", v.shown, len(typed.pending))
 	}
+
+	// The hit stays open beyond the recent list: its header and who
+	// speaks still name its agent and client when the list and its
+	// transcript are read again.
+	a.handle(agent.Event{Kind: agent.EventTurnEnded, Conversation: "c9", Turn: "t9"})
+	ui.settle()
+	if v.current != "c9" || v.header.Text != "budget talk · Scribe · this computer" || v.speakers().Agent != "Scribe" {
+		t.Errorf("%q open beyond the recent list: header %q, the agent speaking %q", v.current, v.header.Text, v.speakers().Agent)
+	}
 }
 
 // TestSearchFindsOldConversationsWithTheRealCore: with the real core and
