@@ -95,14 +95,14 @@ type conversationsView struct {
 
 	// Under load (conversations_load.go): the list is read at most once
 	// per window while events come, and not while the tab cannot be seen
-	// (stale: read it when it can); the history adds the turns that are
-	// new to those drawn, and is drawn whole only when an earlier one
-	// changed (rebuilds counts those times).
+	// (stale: read it when it can); the history draws again only the
+	// turns from the first that changed or is new (redrawn counts the
+	// turns drawn again, having changed).
 	lister      *throttle
 	stale       bool
 	drawn       []drawnTurn
 	placeholder bool // the history shows a note, not turns
-	rebuilds    int
+	redrawn     int
 }
 
 func newConversationsView(app *App, core conversationsCore) *conversationsView {
@@ -503,25 +503,6 @@ func (v *conversationsView) speakers() speakers {
 		return speakersOf(c.Principal, v.clients, ag, found)
 	}
 	return speakersOf(agent.LocalPrincipal, nil, agent.Agent{}, false)
-}
-
-// drawHistory draws the stored turns, but the one shown live, all anew.
-func (v *conversationsView) drawHistory() {
-	v.rebuilds++
-	var objs []fyne.CanvasObject
-	sp := v.speakers()
-	v.drawn, v.placeholder = nil, false
-	for i, t := range turnViews(v.msgs, v.turns, v.qs, sp, v.liveID) {
-		turn := v.turnObjects(t, sp, i > 0)
-		objs = append(objs, turn...)
-		v.drawn = append(v.drawn, drawnTurn{id: t.ID, key: turnKey(t, v.subs[t.ID]), n: len(turn)})
-	}
-	if len(objs) == 0 && v.liveID == "" {
-		objs = append(objs, emptyConversation())
-		v.placeholder = true
-	}
-	v.history.Objects = objs
-	v.history.Refresh()
 }
 
 func emptyConversation() fyne.CanvasObject {

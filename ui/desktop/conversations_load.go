@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/deskhand/deskhand/server/agent"
@@ -143,42 +144,45 @@ func writeSubs(h interface{ Write([]byte) (int, error) }, subs []subTranscript) 
 }
 
 // renderHistory brings the drawn history in step with the stored
-// transcript: when the turns drawn are unchanged and first, only the new
-// turns' widgets are added; when anything earlier changed (a question
-// answered, a member's conversation added, a turn gone), everything is
-// drawn again.
+// transcript: the turns drawn first that are unchanged stay as they are;
+// from the first that changed (a question answered, a running turn ended,
+// a member's conversation added) or is new, the turns are drawn anew,
+// so that a turn ending in a long conversation draws that turn alone.
 func (v *conversationsView) renderHistory() {
 	sp := v.speakers()
 	views := turnViews(v.msgs, v.turns, v.qs, sp, v.liveID)
-	if v.placeholder || len(views) < len(v.drawn) {
-		v.drawHistory()
-		return
-	}
-	keys := make([]uint64, len(views))
-	for i, t := range views {
-		keys[i] = turnKey(t, v.subs[t.ID])
-		if i < len(v.drawn) && (v.drawn[i].id != t.ID || v.drawn[i].key != keys[i]) {
-			v.drawHistory()
-			return
+	keep, at := 0, 0 // the turns drawn that stay, and their objects
+	for !v.placeholder && keep < min(len(views), len(v.drawn)) {
+		d := v.drawn[keep]
+		if d.id != views[keep].ID || d.key != turnKey(views[keep], v.subs[d.id]) {
+			break
 		}
+		at += d.n
+		keep++
 	}
-	if len(views) == len(v.drawn) {
+	if !v.placeholder && keep == len(v.drawn) && keep == len(views) {
 		return
 	}
+	v.redrawn += len(v.drawn) - keep
+	v.drawn = v.drawn[:keep]
 	var objs []fyne.CanvasObject
-	for i := len(v.drawn); i < len(views); i++ {
+	for i := keep; i < len(views); i++ {
 		turn := v.turnObjects(views[i], sp, i > 0)
 		objs = append(objs, turn...)
-		v.drawn = append(v.drawn, drawnTurn{id: views[i].ID, key: keys[i], n: len(turn)})
+		v.drawn = append(v.drawn, drawnTurn{id: views[i].ID, key: turnKey(views[i], v.subs[views[i].ID]), n: len(turn)})
 	}
-	if len(objs) == 0 {
-		return
+	v.placeholder = len(views) == 0 && v.liveID == ""
+	if v.placeholder {
+		objs = append(objs, emptyConversation())
 	}
-	// Add lays the history out again without refreshing the turns drawn
-	// before (a container's Refresh would redraw every one of them); the
-	// window's next frame fits the scroll to the new size.
-	v.history.Objects = append(v.history.Objects, objs[:len(objs)-1]...)
-	v.history.Add(objs[len(objs)-1])
+	// The history is laid out again without refreshing the turns kept (a
+	// container's Refresh would redraw every one of them); the window's
+	// next frame fits the scroll to the new size.
+	h := v.history
+	clear(h.Objects[at:])
+	h.Objects = append(h.Objects[:at], objs...)
+	h.Layout.Layout(h.Objects, h.Size())
+	canvas.Refresh(h)
 }
 
 // turnObjects are a turn's widgets in the history, after a separator

@@ -120,8 +120,9 @@ func TestAQuestionMarksItsRowAtOnce(t *testing.T) {
 
 // TestATurnEndAddsToTheHistory: when a turn of the open conversation
 // ends, its widgets are added after those drawn, which stay the same
-// objects; a turn starting draws nothing again; only a change to an
-// earlier turn (here a question answered) draws the history anew.
+// objects; a turn starting draws nothing again; a change to an earlier
+// turn (here a question answered) draws that turn and those after it
+// again, not those before.
 func TestATurnEndAddsToTheHistory(t *testing.T) {
 	questions := &fakeQuestions{}
 	a, ui, convs := conversationsFixture(t, questions)
@@ -129,7 +130,6 @@ func TestATurnEndAddsToTheHistory(t *testing.T) {
 	v.open("c1")
 	ui.settle()
 	before := append([]fyne.CanvasObject(nil), v.history.Objects...)
-	rebuilds := v.rebuilds
 	at := time.Date(2026, 11, 29, 11, 0, 0, 0, time.UTC)
 
 	addTurn := func(id, asked, said string) {
@@ -146,8 +146,8 @@ func TestATurnEndAddsToTheHistory(t *testing.T) {
 		convs.setLive("c1", agent.LiveTurn{})
 		v.event(agent.Event{Kind: agent.EventTurnEnded, Conversation: "c1"})
 		ui.settle()
-		if v.rebuilds != rebuilds {
-			t.Fatalf("turn %d: the history was drawn anew %d times", i+1, v.rebuilds-rebuilds)
+		if v.redrawn != 0 {
+			t.Fatalf("turn %d: %d turns were drawn again", i+1, v.redrawn)
 		}
 		if !strings.Contains(v.text(), "done "+id) {
 			t.Fatalf("turn %s is not shown:\n%s", id, v.text())
@@ -162,15 +162,24 @@ func TestATurnEndAddsToTheHistory(t *testing.T) {
 		t.Errorf("drawn %d turns, %d objects", len(v.drawn), len(v.history.Objects))
 	}
 
-	// An earlier turn changes: a question of it is now answered.
+	// An earlier turn changes: a question of it is now answered. It and
+	// the turns after it are drawn again, the first turn stays.
 	convs.mu.Lock()
 	convs.questions = map[string][]agent.Question{"c1": {{ID: "q1", Kind: agent.KindQuestion, TurnID: "t3", ConversationID: "c1", Status: agent.QuestionAnswered, Answer: &agent.Answer{Text: "yes", By: agent.ByDesktop}}}}
 	convs.messages["c1"][3] = agent.Message{Role: agent.RoleAssistant, TurnID: "t3", ToolCalls: []agent.ToolCall{{ID: "k1", Name: "ask_user", Arguments: []byte(`{"question":"Sure?"}`)}}}
 	convs.mu.Unlock()
 	v.event(agent.Event{Kind: agent.EventTurnEnded, Conversation: "c1"})
 	ui.settle()
-	if v.rebuilds != rebuilds+1 || !strings.Contains(v.text(), "answered by you, in Deskhand: yes") {
-		t.Errorf("an earlier turn changed: %d rebuilds,\n%s", v.rebuilds-rebuilds, v.text())
+	if v.redrawn != 3 || !strings.Contains(v.text(), "answered by you, in Deskhand: yes") {
+		t.Errorf("the second turn of four changed: %d turns drawn again,\n%s", v.redrawn, v.text())
+	}
+	for i, o := range before {
+		if v.history.Objects[i] != o {
+			t.Fatalf("object %d of the first turn was drawn again", i)
+		}
+	}
+	if len(v.drawn) != 4 || strings.Count(v.text(), "done t") != 2 {
+		t.Errorf("drawn %d turns:\n%s", len(v.drawn), v.text())
 	}
 }
 
