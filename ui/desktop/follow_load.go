@@ -66,7 +66,7 @@ func alwaysUrgent(agent.Event) bool { return true }
 const batchMax = 64
 
 // calmWait is how long an event that only feeds what is redrawn at most
-// once a second (the list, the status) waits for others before it is
+// once a second or two (the status, the list) waits for others before it is
 // handed on. Under load a hundred turns a second start and end, and each
 // hand-on wakes fyne's goroutine, which runs on the locked main thread:
 // a switch of threads each time.
