@@ -30,21 +30,19 @@ func decodeChunk(line []byte, c *chatChunk) error {
 // part of the line.
 func readSimpleChunk(line []byte, c *chatChunk) bool {
 	p := simpleParser{b: line}
-	ok := p.object(func(key string) bool {
-		switch key {
+	ok := p.object(func(key []byte) bool {
+		switch string(key) {
 		case "model":
 			return p.str(&c.Model)
 		case "created_at":
-			var s string
-			return p.str(&s)
+			return p.skipStr()
 		case "done":
 			return p.boolean(&c.Done)
 		case "message":
-			return p.object(func(key string) bool {
-				switch key {
+			return p.object(func(key []byte) bool {
+				switch string(key) {
 				case "role":
-					var s string
-					return p.str(&s)
+					return p.skipStr()
 				case "content":
 					return p.str(&c.Message.Content)
 				case "thinking":
@@ -115,6 +113,12 @@ func (p *simpleParser) str(dst *string) bool {
 	return ok
 }
 
+// skipStr reads a string whose value is not kept, without copying it.
+func (p *simpleParser) skipStr() bool {
+	_, ok := p.rawStr()
+	return ok
+}
+
 func (p *simpleParser) boolean(dst *bool) bool {
 	p.space()
 	switch rest := p.b[p.i:]; {
@@ -130,7 +134,7 @@ func (p *simpleParser) boolean(dst *bool) bool {
 
 // object reads an object, handing each key to field, which reads its value
 // or reports false for a key it does not take.
-func (p *simpleParser) object(field func(key string) bool) bool {
+func (p *simpleParser) object(field func(key []byte) bool) bool {
 	if !p.byte('{') {
 		return false
 	}
@@ -139,7 +143,7 @@ func (p *simpleParser) object(field func(key string) bool) bool {
 	}
 	for {
 		key, ok := p.rawStr()
-		if !ok || !p.byte(':') || !field(string(key)) {
+		if !ok || !p.byte(':') || !field(key) {
 			return false
 		}
 		if p.byte('}') {

@@ -52,6 +52,22 @@ func TestDecodeChunkAsUnmarshal(t *testing.T) {
 	}
 }
 
+// The usual one-token line costs two allocations, the model's name and the
+// token: the keys and the strings not kept (created_at, role) are read in
+// place. A reply pays them once per token.
+func TestUsualLineAllocatesTwice(t *testing.T) {
+	line := []byte(`{"model":"llama3.2:latest","created_at":"2026-01-01T00:00:00Z","message":{"role":"assistant","content":"tok "},"done":false}`)
+	var c chatChunk
+	allocs := testing.AllocsPerRun(100, func() {
+		if err := decodeChunk(line, &c); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 2 {
+		t.Errorf("decoding the usual line allocated %v times, want at most 2 (the model and the token)", allocs)
+	}
+}
+
 // FuzzDecodeChunk: whatever a server sends, decodeChunk reads a line
 // exactly as json.Unmarshal does: the same chunk, and an error on the
 // same lines.
