@@ -42,6 +42,13 @@ type adapterCase struct {
 func BenchmarkAdapters(b *testing.B) {
 	words := strings.Repeat("tok ", streamedTokens-1) + "tok"
 	streams := min(b.N, 200)
+	timed := func(f func() error) time.Duration {
+		start := time.Now()
+		if err := f(); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start)
+	}
 	for _, c := range adapterCases(b, words) {
 		run := func() error {
 			n := 0
@@ -61,13 +68,6 @@ func BenchmarkAdapters(b *testing.B) {
 		}
 		if err := run(); err != nil {
 			b.Fatalf("%s adapter: %v", c.name, err)
-		}
-		timed := func(f func() error) time.Duration {
-			start := time.Now()
-			if err := f(); err != nil {
-				b.Fatal(err)
-			}
-			return time.Since(start)
 		}
 		fakeAlone, adapter := make([]time.Duration, streams), make([]time.Duration, streams)
 		for i := range streams {
