@@ -311,7 +311,7 @@ func (f *fakeConversations) RecentConversations(context.Context, int) ([]agent.C
 func (f *fakeConversations) Conversation(_ context.Context, id string) (agent.Conversation, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for _, c := range append(slices.Clone(f.conversations), f.searchOnly...) {
+	for _, c := range slices.Concat(f.conversations, f.searchOnly) {
 		if c.ID == id {
 			return c.Conversation, nil
 		}
