@@ -419,6 +419,26 @@ func TestStdioBridgesToTheRunningApp(t *testing.T) {
 	srv.stop(t)
 }
 
+// TestStdioKeepsAnotherEntrysToken: "deskhand stdio --client cursor" for a
+// client whose token lives in its HTTP entry (not in this keychain)
+// refuses and says what to do, and that entry's token keeps working.
+func TestStdioKeepsAnotherEntrysToken(t *testing.T) {
+	srv := startServe(t, ollamatest.NewServer(t))
+	out, _, err := deskhand(t, "--data", srv.dir, "token", "create", "cursor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	err = run(t.Context(), []string{"stdio", "--client", "cursor", "--data", srv.dir}, strings.NewReader(""), io.Discard, &stderr)
+	if err == nil || !strings.Contains(agent.UserMessage(err), "--client cursor-stdio") {
+		t.Errorf("stdio for an existing HTTP client: %v (stderr %q)", err, stderr.String())
+	}
+	if res := callAssistant(t, mcpClient(t, srv.url, strings.TrimSpace(out)), map[string]any{"message": "hello"}); res.IsError {
+		t.Errorf("cursor's own token after the stdio attempt: %+v", res)
+	}
+	srv.stop(t)
+}
+
 // TestStdioWithoutAClientNameBridgesToo: a plain "deskhand stdio" also
 // relays to the running app (under the client name "stdio") rather than
 // opening the database beside it.

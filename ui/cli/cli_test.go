@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"slices"
@@ -300,33 +301,57 @@ func (s *memSecrets) Set(k, v string) error { s.m[k] = v; return nil }
 func (s *memSecrets) Delete(k string) error { delete(s.m, k); return nil }
 
 // TestStdioToken: the bridge uses the keychain's token; without one it
-// rotates (the client may exist with a token this keychain lost), keeps
-// the new token and says where; a keychain that cannot be read is named.
+// creates the client, keeps the new token and says where; a keychain that
+// cannot be read is named. A client that exists with a token this
+// keychain does not hold keeps it: the bridge refuses and says what to do.
 func TestStdioToken(t *testing.T) {
 	key := connect.SecretKey("claude-desktop")
 	for _, c := range []struct {
 		name        string
 		secrets     *memSecrets
+		existing    []string
 		wantToken   string
-		wantRotated bool
+		wantCreated bool
 		wantNote    string
+		wantErr     string
 	}{
-		{"kept", &memSecrets{m: map[string]string{key: "dh_kept"}}, "dh_kept", false, ""},
-		{"missing", &memSecrets{m: map[string]string{}}, "dh_new", true, "Created a token for \"claude-desktop\""},
-		{"no keychain", &memSecrets{m: map[string]string{}, getErr: agent.Userf(nil, "no keychain here")}, "dh_new", true, "no keychain here\nCreated a token"},
+		{"kept", &memSecrets{m: map[string]string{key: "dh_kept"}}, []string{"claude-desktop"}, "dh_kept", false, "", ""},
+		{"missing", &memSecrets{m: map[string]string{}}, []string{"cursor"}, "dh_new", true, "Created a token for \"claude-desktop\"", ""},
+		{"no keychain", &memSecrets{m: map[string]string{}, getErr: agent.Userf(nil, "no keychain here")}, nil, "dh_new", true, "no keychain here\nCreated a token", ""},
+		{"exists elsewhere", &memSecrets{m: map[string]string{}}, []string{"claude-desktop"}, "", false, "",
+			`already has a client named "claude-desktop", and this keychain holds no token for it`},
 	} {
-		rotated := false
-		rotate := func(_ context.Context, name string) (string, error) {
-			rotated = name == "claude-desktop"
-			return "dh_new", nil
-		}
+		tokens := &fakeStdioTokens{existing: c.existing}
 		var note bytes.Buffer
-		got, err := StdioToken(t.Context(), c.secrets, rotate, "claude-desktop", &note)
-		if err != nil || got != c.wantToken || rotated != c.wantRotated || !strings.Contains(note.String(), c.wantNote) {
-			t.Errorf("%s: token %q, err %v, rotated %v, note %q", c.name, got, err, rotated, note.String())
+		got, err := StdioToken(t.Context(), c.secrets, tokens, "claude-desktop", &note)
+		if got != c.wantToken || tokens.created != c.wantCreated || !strings.Contains(note.String(), c.wantNote) ||
+			(err == nil) != (c.wantErr == "") || (err != nil && !strings.Contains(agent.UserMessage(err), c.wantErr)) {
+			t.Errorf("%s: token %q, err %v, created %v, note %q", c.name, got, err, tokens.created, note.String())
 		}
-		if c.wantRotated && c.secrets.m[key] != "dh_new" {
+		if c.wantCreated && c.secrets.m[key] != "dh_new" {
 			t.Errorf("%s: the new token was not kept: %v", c.name, c.secrets.m)
 		}
 	}
+}
+
+// fakeStdioTokens is the running app's clients, by name; it creates
+// only a client that does not exist.
+type fakeStdioTokens struct {
+	existing []string
+	created  bool
+}
+
+func (f *fakeStdioTokens) Create(_ context.Context, name string) (string, error) {
+	if slices.Contains(f.existing, name) {
+		return "", fmt.Errorf("a client named %q already exists", name)
+	}
+	f.created = true
+	return "dh_new", nil
+}
+
+func (f *fakeStdioTokens) List(context.Context) (out []control.TokenInfo, _ error) {
+	for _, n := range f.existing {
+		out = append(out, control.TokenInfo{Name: n})
+	}
+	return out, nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -87,18 +88,25 @@ func (inv *invocation) bridgeStdio(ctx context.Context, client string) (ran bool
 		return true, err
 	}
 	secrets := inv.env.Secrets(inv.g.Data, func(msg string) { fmt.Fprintln(inv.stderr, msg) })
-	token, err := StdioToken(ctx, secrets, ctl.RotateToken, client, inv.stderr)
+	token, err := StdioToken(ctx, secrets, controlTokens{ctl}, client, inv.stderr)
 	if err != nil {
 		return true, err
 	}
 	return true, inv.env.Bridge(ctx, st.URL, token, inv.stdin, inv.stdout, inv.stderr)
 }
 
-// StdioToken is the keychain's token for a stdio client, minted the first
-// time (kept in the keychain, never in argv or a config file). It rotates
-// rather than creates: the client may exist with a token this keychain
-// lost. Notes for the person go to w.
-func StdioToken(ctx context.Context, secrets agent.Secrets, rotate func(ctx context.Context, name string) (string, error), client string, w io.Writer) (string, error) {
+// stdioTokens is what StdioToken needs of the running app's tokens.
+type stdioTokens interface {
+	Create(ctx context.Context, name string) (string, error)
+	List(ctx context.Context) ([]control.TokenInfo, error)
+}
+
+// StdioToken is the keychain's token for a stdio client, created the
+// first time (kept in the keychain, never in argv or a config file). A
+// client of that name whose token this keychain does not hold is refused,
+// not given a new token: its token may be in another client's config,
+// which a new one would cut off. Notes for the person go to w.
+func StdioToken(ctx context.Context, secrets agent.Secrets, tokens stdioTokens, client string, w io.Writer) (string, error) {
 	token, err := secrets.Get(connect.SecretKey(client))
 	if err == nil {
 		return token, nil
@@ -107,7 +115,16 @@ func StdioToken(ctx context.Context, secrets agent.Secrets, rotate func(ctx cont
 		// No keychain to read: a new token goes to the reported fallback.
 		fmt.Fprintln(w, agent.UserMessage(err))
 	}
-	if token, err = rotate(ctx, client); err != nil {
+	existing, err := tokens.List(ctx)
+	if err != nil {
+		return "", err
+	}
+	if slices.ContainsFunc(existing, func(t control.TokenInfo) bool { return t.Name == client }) {
+		return "", agent.Userf(nil, "Deskhand already has a client named %q, and this keychain holds no token for it: its token may be in "+
+			"another entry's config, which a new token would cut off, so none was made. Connect that client again from "+
+			"Deskhand (Connect, or deskhand connect), or give this stdio entry a name of its own (--client %s-stdio)", client, client)
+	}
+	if token, err = tokens.Create(ctx, client); err != nil {
 		return "", err
 	}
 	if err := secrets.Set(connect.SecretKey(client), token); err != nil {
