@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -240,6 +241,42 @@ func TestStdio(t *testing.T) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("stdio did not stop when its input closed")
+	}
+}
+
+// TestStdioInProcessServesAsTheClient: with no app running, "deskhand
+// stdio --client cursor" serves as cursor, so it sees only the agents
+// cursor may see.
+func TestStdioInProcessServesAsTheClient(t *testing.T) {
+	fake := ollamatest.NewServer(t)
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"agent", "add", "scribe", "--model", "llama3.2"}, {"agent", "add", "researcher", "--model", "llama3.2"},
+		{"token", "create", "cursor"}, {"token", "agents", "cursor", "researcher"},
+	} {
+		if _, stderr, err := deskhand(t, append([]string{"--data", dir, "--ollama", fake.URL}, args...)...); err != nil {
+			t.Fatalf("%v: %v %s", args, err, stderr)
+		}
+	}
+	tools := func(args ...string) (names []string) {
+		c, inW, done := stdioSession(t, "stdio-test", io.Discard, append([]string{"stdio", "--data", dir, "--ollama", fake.URL}, args...)...)
+		res, err := c.ListTools(t.Context(), mcp.ListToolsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tool := range res.Tools {
+			names = append(names, tool.Name)
+		}
+		inW.Close()
+		c.Close()
+		<-done
+		return names
+	}
+	if got := tools("--client", "cursor"); !slices.Equal(got, []string{"researcher"}) {
+		t.Errorf("stdio --client cursor lists %v, want [researcher]", got)
+	}
+	if got := tools(); !slices.Contains(got, "scribe") {
+		t.Errorf("plain stdio lists %v, without scribe", got)
 	}
 }
 

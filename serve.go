@@ -343,8 +343,9 @@ func serverInfo(ctx context.Context, s settings, log *slog.Logger) mcpserver.Inf
 }
 
 // serveStdio serves the agents in-process over stdin and stdout, for a
-// stdio client when the app is not running.
-func serveStdio(ctx context.Context, g cli.Globals, stdin io.Reader, stdout, stderr io.Writer) error {
+// stdio client when the app is not running: as the named client, so that
+// it sees what that client sees, or as this computer's own.
+func serveStdio(ctx context.Context, g cli.Globals, client string, stdin io.Reader, stdout, stderr io.Writer) error {
 	ctx, a, cleanup, err := boot(ctx, &g, stderr, false)
 	if err != nil {
 		return err
@@ -355,7 +356,13 @@ func serveStdio(ctx context.Context, g cli.Globals, stdin io.Reader, stdout, std
 		return err
 	}
 	defer mcp.Close(context.Background())
-	err = mcp.ServeStdio(ctx, stdin, stdout)
+	principal := agent.LocalPrincipal
+	for _, c := range a.core.Clients() {
+		if c.Active() && c.Name == client {
+			principal = c.ID
+		}
+	}
+	err = mcp.ServeStdio(ctx, principal, stdin, stdout)
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 		return err
 	}

@@ -177,7 +177,7 @@ func stdioClient(t *testing.T, h *harness) *client.Client {
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- h.srv.ServeStdio(t.Context(), inR, outW)
+		done <- h.srv.ServeStdio(t.Context(), agent.LocalPrincipal, inR, outW)
 		outW.Close()
 	}()
 	c := client.NewClient(transport.NewIO(outR, inW, io.NopCloser(strings.NewReader(""))))

@@ -251,6 +251,7 @@ func New(core Core, opts Options) (*Server, error) {
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.sessions.end(cs.SessionID()) })
 	hooks.AddBeforeSubscriptionsListen(s.beforeListen)
 	hooks.AddAfterListResources(s.afterListResources)
+	hooks.AddBeforeReadResource(s.beforeReadResource)
 	activityHooks(hooks) // the activity log (activity.go)
 	s.mcp = server.NewMCPServer(opts.Info.Name, opts.Info.Version, append([]server.ServerOption{
 		server.WithToolCapabilities(true),
@@ -319,19 +320,30 @@ func (s *Server) Close(ctx context.Context) error {
 	return s.http.Shutdown(ctx)
 }
 
-// ServeStdio serves MCP on in and out as the local principal until ctx ends
-// or in closes.
-func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+// ServeStdio serves MCP on in and out as principal (a client's ID, or
+// agent.LocalPrincipal) until ctx ends or in closes.
+func (s *Server) ServeStdio(ctx context.Context, principal string, in io.Reader, out io.Writer) error {
 	stdio := server.NewStdioServer(s.mcp)
 	stdio.SetContextFunc(func(ctx context.Context) context.Context {
-		return withPrincipal(ctx, agent.LocalPrincipal)
+		return withPrincipal(ctx, principal)
 	})
 	// mcp-go's stdio session is one, "stdio", never minted by the id
 	// manager: it lives as long as this stream, uncounted.
-	defer s.sessions.open(stdioSessionID, agent.LocalPrincipal)()
+	defer s.sessions.open(stdioSessionID, principal)()
 	in, out, unanswered := s.recordStdio(in, out) // the activity log (activity_stdio.go)
 	defer unanswered()
-	return stdio.Listen(ctx, in, out)
+	return stdio.Listen(ctx, in, unmarkingWriter{out})
+}
+
+// unmarkingWriter cuts hiddenMark out of each line mcp-go writes (one
+// Write a message).
+type unmarkingWriter struct{ w io.Writer }
+
+func (u unmarkingWriter) Write(p []byte) (int, error) {
+	if _, err := u.w.Write(unmarkHidden(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 func newID() string { return rand.Text() }

@@ -45,6 +45,7 @@ const (
 type task struct {
 	id        string
 	principal string
+	agent     string // the agent's slug; "" for an extra tool's task
 	turn      string // the turn's ID, to find its questions for the desktop
 	created   time.Time
 	cancel    context.CancelCauseFunc
@@ -306,10 +307,9 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, msg rpcPeek, next
 		if !s.readResource(w, r, msg) {
 			return
 		}
-		if hw, hr, ok := s.hideResource(w, r, msg); ok {
-			defer hw.finish()
-			w, r = hw, hr
-		}
+		u := &unmarking{w: w, status: http.StatusOK}
+		defer u.finish()
+		w = u
 	}
 	if !mcp.IsModernProtocol(r.Header.Get("Mcp-Protocol-Version")) {
 		if msg.Method == string(mcp.MethodInitialize) {
@@ -384,6 +384,9 @@ func (s *Server) taskMethod(w http.ResponseWriter, r *http.Request, msg rpcPeek,
 		return
 	}
 	t, dropped := s.tasks.get(msg.Params.TaskID, principal)
+	if t != nil && t.agent != "" && s.toolHidden(r.Context(), t.agent) {
+		t = nil // the agent was hidden from this client since: as unknown
+	}
 	if t == nil && dropped != withinLimits {
 		text, limit := s.tasks.droppedMessage(msg.Params.TaskID, dropped)
 		writeJSONRPCErrorData(w, msg.ID, mcp.INVALID_PARAMS, text, map[string]any{"limit": limit})
@@ -439,10 +442,10 @@ func (s *Server) holdTask(w http.ResponseWriter, msg rpcPeek, principal string) 
 // run under ctx (cancel ends it, on tasks/cancel). A nil result means a
 // fault inside Deskhand: the task fails. The task's place (holdTask) is
 // given back when it ends.
-func (s *Server) startTask(w http.ResponseWriter, msg rpcPeek, principal string, ctx context.Context, cancel context.CancelCauseFunc,
+func (s *Server) startTask(w http.ResponseWriter, msg rpcPeek, principal, agentSlug string, ctx context.Context, cancel context.CancelCauseFunc,
 	run func(ctx context.Context, t *task) *mcp.CallToolResult) {
 	now := time.Now().UTC()
-	t := &task{id: newID(), principal: principal, turn: uuid.NewString(), created: now, updated: now, status: taskWorking,
+	t := &task{id: newID(), principal: principal, agent: agentSlug, turn: uuid.NewString(), created: now, updated: now, status: taskWorking,
 		pending: make(map[string]*openQuestion), cancel: cancel}
 	s.tasks.add(t)
 	writeJSONRPCResult(w, msg.ID, t.envelope())
@@ -481,7 +484,7 @@ func (s *Server) agentTask(w http.ResponseWriter, msg rpcPeek, a agent.Agent, pr
 		return
 	}
 	ctx, cancel := taskContext(principal)
-	s.startTask(w, msg, principal, ctx, cancel, func(ctx context.Context, t *task) *mcp.CallToolResult {
+	s.startTask(w, msg, principal, a.Slug, ctx, cancel, func(ctx context.Context, t *task) *mcp.CallToolResult {
 		if msg.declaresElicitation() {
 			ctx = agent.WithAsker(ctx, taskAsker{t})
 		}
@@ -531,7 +534,7 @@ func (s *Server) toolTask(w http.ResponseWriter, r *http.Request, msg rpcPeek, t
 		case <-time.After(taskOnlyGrace):
 		}
 	}
-	s.startTask(w, msg, principal, ctx, cancel, func(ctx context.Context, t *task) *mcp.CallToolResult {
+	s.startTask(w, msg, principal, "", ctx, cancel, func(ctx context.Context, t *task) *mcp.CallToolResult {
 		out := <-first
 		for out != nil && out.ResultType == mcp.ResultTypeInputRequired {
 			got, err := t.awaitInput(ctx, out.InputRequests)

@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/json"
-	"io"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -142,53 +139,50 @@ func (s *Server) catalogFor(ctx context.Context) *catalog {
 	return c.(*catalog)
 }
 
-// hiddenURI stands for a hidden agent's resource in the read mcp-go
-// answers: a URI no agent can have (slugs have no dots), so mcp-go
-// answers it "not found" as for any URI it does not know.
-var hiddenURI = AgentResourcePrefix + ".hidden-" + rand.Text()
+// hiddenMark turns a read of a hidden agent's resource into a read of a
+// URI no agent can have (slugs have no dots), so mcp-go answers it with
+// its own "not found"; the mark is then cut out of the answer, which so
+// names the URI asked for, byte for byte as for an agent that does not
+// exist, on every era and over stdio. It is random per process, so no
+// request can carry it.
+var hiddenMark = AgentResourcePrefix + ".hidden-" + rand.Text() + "/"
 
-// hideResource makes a read of a hidden agent's resource a read of
-// hiddenURI, and the answer name the URI asked for again: the answer is
-// then mcp-go's own "not found", byte for byte, whatever the era or the
-// session's state. ok is false when the resource is not hidden.
-func (s *Server) hideResource(w http.ResponseWriter, r *http.Request, msg rpcPeek) (_ *rewriter, _ *http.Request, ok bool) {
-	uri := msg.Params.URI
-	if !strings.HasPrefix(uri, AgentResourcePrefix) || !s.hides(s.visibleTo(r.Context()), 'r', uri) {
-		return nil, r, false
+// beforeReadResource hides hidden agents' resources. It is mcp-go's hook,
+// so it decides on the very request mcp-go decoded and will serve,
+// whatever escapes or header encodings carried it.
+func (s *Server) beforeReadResource(ctx context.Context, _ any, req *mcp.ReadResourceRequest) {
+	if s.hides(s.visibleTo(ctx), 'r', req.Params.URI) {
+		req.Params.URI = hiddenMark + req.Params.URI
 	}
-	body, err := io.ReadAll(r.Body) // read and bounded before
-	if err != nil {
-		return nil, r, false
-	}
-	quoted, _ := json.Marshal(uri)
-	hidden, _ := json.Marshal(hiddenURI)
-	body = bytes.ReplaceAll(body, quoted, hidden)
-	r = r.Clone(r.Context())
-	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
-	if r.Header.Get("Mcp-Name") == uri {
-		r.Header.Set("Mcp-Name", hiddenURI)
-	}
-	return &rewriter{w: w, status: http.StatusOK, from: hidden[1 : len(hidden)-1], to: quoted[1 : len(quoted)-1]}, r, true
 }
 
-// rewriter holds an answer as mcp-go writes it and writes it with from
-// replaced by to.
-type rewriter struct {
-	w        http.ResponseWriter
-	status   int
-	body     bytes.Buffer
-	from, to []byte
+// unmarkHidden cuts hiddenMark out of an answer.
+func unmarkHidden(b []byte) []byte {
+	if !bytes.Contains(b, hiddenMarkBytes) {
+		return b
+	}
+	return bytes.ReplaceAll(b, hiddenMarkBytes, nil)
 }
 
-func (rw *rewriter) Header() http.Header         { return rw.w.Header() }
-func (rw *rewriter) WriteHeader(status int)      { rw.status = status }
-func (rw *rewriter) Write(b []byte) (int, error) { return rw.body.Write(b) }
-func (rw *rewriter) Flush()                      {} // written whole by finish
+var hiddenMarkBytes = []byte(hiddenMark)
 
-func (rw *rewriter) finish() {
-	rw.w.Header().Del("Content-Length")
-	rw.w.WriteHeader(rw.status)
-	_, _ = rw.w.Write(bytes.ReplaceAll(rw.body.Bytes(), rw.from, rw.to))
+// unmarking holds a resources/read answer as mcp-go writes it and writes
+// it with hiddenMark cut out.
+type unmarking struct {
+	w      http.ResponseWriter
+	status int
+	body   bytes.Buffer
+}
+
+func (u *unmarking) Header() http.Header         { return u.w.Header() }
+func (u *unmarking) WriteHeader(status int)      { u.status = status }
+func (u *unmarking) Write(b []byte) (int, error) { return u.body.Write(b) }
+func (u *unmarking) Flush()                      {} // written whole by finish
+
+func (u *unmarking) finish() {
+	u.w.Header().Del("Content-Length")
+	u.w.WriteHeader(u.status)
+	_, _ = u.w.Write(unmarkHidden(u.body.Bytes()))
 }
 
 // beforeListen remembers which principal opened a subscriptions/listen

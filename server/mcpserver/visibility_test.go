@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -99,6 +100,13 @@ func TestVisibilityLists(t *testing.T) {
 // JSON-RPC answer's bytes (the answer event's data on a stream).
 func rawAnswer(t *testing.T, url, token, era, session, body string) (int, string, []byte) {
 	t.Helper()
+	return rawAnswerNamed(t, url, token, era, session, body, "")
+}
+
+// rawAnswerNamed is rawAnswer with this Mcp-Name on 2026-07-28 ("": the
+// name or URI the body carries, decoded).
+func rawAnswerNamed(t *testing.T, url, token, era, session, body, mcpName string) (int, string, []byte) {
+	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -113,13 +121,13 @@ func rawAnswer(t *testing.T, url, token, era, session, body string) (int, string
 	if era == mcp.ProtocolVersion20260728 {
 		var msg struct {
 			Method string
-			Params struct{ Name, URI string }
+			Params struct{ Name, URI, TaskID string }
 		}
 		if err := json.Unmarshal([]byte(body), &msg); err != nil {
 			t.Fatal(err)
 		}
 		req.Header.Set("Mcp-Method", msg.Method)
-		req.Header.Set("Mcp-Name", msg.Params.Name+msg.Params.URI)
+		req.Header.Set("Mcp-Name", cmp.Or(mcpName, msg.Params.Name+msg.Params.URI+msg.Params.TaskID))
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

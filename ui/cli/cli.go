@@ -50,8 +50,9 @@ type Env struct {
 	Desktop func(ctx context.Context, g Globals, stderr io.Writer) error
 	// Serve serves the agents headless until ctx ends or a signal comes.
 	Serve func(ctx context.Context, g Globals, stderr io.Writer) error
-	// ServeStdio serves the agents in-process over stdin and stdout.
-	ServeStdio func(ctx context.Context, g Globals, stdin io.Reader, stdout, stderr io.Writer) error
+	// ServeStdio serves the agents in-process over stdin and stdout, as
+	// the named client where one is given.
+	ServeStdio func(ctx context.Context, g Globals, client string, stdin io.Reader, stdout, stderr io.Writer) error
 	// Open opens the data folder here, when the app is not running;
 	// it completes g from Settings (the address, the Ollama host).
 	Open func(ctx context.Context, g *Globals, stderr io.Writer) (*Opened, error)

@@ -38,7 +38,10 @@ func fakeEnv(t *testing.T, vars map[string]string) (Env, *calls) {
 		Executable: func() (string, error) { return "/usr/bin/deskhand", nil },
 		Desktop:    func(_ context.Context, g Globals, _ io.Writer) error { record("desktop", g); return nil },
 		Serve:      func(_ context.Context, g Globals, _ io.Writer) error { record("serve", g); return nil },
-		ServeStdio: func(_ context.Context, g Globals, _ io.Reader, _, _ io.Writer) error { record("stdio", g); return nil },
+		ServeStdio: func(_ context.Context, g Globals, _ string, _ io.Reader, _, _ io.Writer) error {
+			record("stdio", g)
+			return nil
+		},
 		Open: func(_ context.Context, g *Globals, _ io.Writer) (*Opened, error) {
 			record("open", *g)
 			return nil, agent.Userf(errNotWired, "cannot open the database in %s", g.Data)

@@ -73,7 +73,7 @@ func runStdio(ctx context.Context, inv *invocation, f *cmdFlags, words []string,
 		return err
 	}
 	fmt.Fprintln(inv.stderr, "Deskhand is not running: serving in-process; questions can only go to this client.")
-	return inv.env.ServeStdio(ctx, inv.g, inv.stdin, inv.stdout, inv.stderr)
+	return inv.env.ServeStdio(ctx, inv.g, f.client, inv.stdin, inv.stdout, inv.stderr)
 }
 
 // bridgeStdio relays stdio to the running app as the named client; ran is
