@@ -9,7 +9,7 @@ import (
 
 // ApprovalRules returns every approval rule, oldest first.
 func (db *DB) ApprovalRules(ctx context.Context) ([]agent.ApprovalRule, error) {
-	rows, err := db.db.QueryContext(ctx, `SELECT id, agent_id, tool, client_id, folder, host, created_at, created_by
+	rows, err := db.db.QueryContext(ctx, `SELECT id, agent_id, tool, client_id, folder, host, created_at, created_by, review
 		FROM approval_rules ORDER BY created_at, rowid`)
 	if err != nil {
 		return nil, fmt.Errorf("list approval rules: %w", err)
@@ -21,7 +21,7 @@ func (db *DB) ApprovalRules(ctx context.Context) ([]agent.ApprovalRule, error) {
 			r       agent.ApprovalRule
 			created int64
 		)
-		if err := rows.Scan(&r.ID, &r.Agent, &r.Tool, &r.Client, &r.Folder, &r.Host, &created, &r.CreatedBy); err != nil {
+		if err := rows.Scan(&r.ID, &r.Agent, &r.Tool, &r.Client, &r.Folder, &r.Host, &created, &r.CreatedBy, &r.Review); err != nil {
 			return nil, fmt.Errorf("read approval rule: %w", err)
 		}
 		r.CreatedAt = fromMillis(created)
@@ -33,12 +33,12 @@ func (db *DB) ApprovalRules(ctx context.Context) ([]agent.ApprovalRule, error) {
 	return out, nil
 }
 
-// PutApprovalRule inserts the rule; rules do not change once made. It
+// PutApprovalRule inserts the rule; only its review changes once made. It
 // returns an error wrapping agent.ErrNotFound when the agent does not exist.
 func (db *DB) PutApprovalRule(ctx context.Context, r agent.ApprovalRule) error {
-	_, err := db.exec(ctx, `INSERT INTO approval_rules (id, agent_id, tool, client_id, folder, host, created_at, created_by)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.ID, r.Agent, r.Tool, r.Client, r.Folder, r.Host, millis(r.CreatedAt), string(r.CreatedBy))
+	_, err := db.exec(ctx, `INSERT INTO approval_rules (id, agent_id, tool, client_id, folder, host, created_at, created_by, review)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.ID, r.Agent, r.Tool, r.Client, r.Folder, r.Host, millis(r.CreatedAt), string(r.CreatedBy), r.Review)
 	switch {
 	case isConstraint(err, foreignKeyViolated):
 		return fmt.Errorf("put approval rule %s: agent %s: %w", r.ID, r.Agent, agent.ErrNotFound)
@@ -58,6 +58,19 @@ func (db *DB) DeleteApprovalRule(ctx context.Context, id string) error {
 	}
 	if n, err := res.RowsAffected(); err == nil && n == 0 {
 		return fmt.Errorf("delete approval rule %s: %w", id, agent.ErrNotFound)
+	}
+	return nil
+}
+
+// EnableApprovalRule clears the rule's review; agent.ErrNotFound if
+// there is no such rule.
+func (db *DB) EnableApprovalRule(ctx context.Context, id string) error {
+	res, err := db.exec(ctx, `UPDATE approval_rules SET review = '' WHERE id = ?`, id)
+	if err != nil {
+		return fmt.Errorf("enable approval rule %s: %w", id, busy(err))
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("enable approval rule %s: %w", id, agent.ErrNotFound)
 	}
 	return nil
 }

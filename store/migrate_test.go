@@ -345,3 +345,61 @@ func TestMigrateAgentToolsToObjects(t *testing.T) {
 		t.Errorf("questions of the version-1 conversation = %v, %v; want none", qs, err)
 	}
 }
+
+// TestMigrateUnpinnedClientRules: 0014 turns off, with the reason, each
+// rule a client made for every client before clients' rules were pinned,
+// keeps it, and leaves the person's rules and a client's own rules on;
+// re-enabling one turns it on for every client.
+func TestMigrateUnpinnedClientRules(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), FileName)
+	old, err := openConn(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := migrate(ctx, old, path, allMigrations(t)[:13]); err != nil {
+		t.Fatalf("migrate to 13: %v", err)
+	}
+	for _, stmt := range []string{
+		`INSERT INTO agents (id, slug, name, backend, tools, created_at, updated_at) VALUES ('a1', 'scribe', 'Scribe', 'provider', '[]', 1000, 2000)`,
+		`INSERT INTO approval_rules (id, agent_id, tool, client_id, created_at, created_by) VALUES ('every', 'a1', 'write_file', '', 10, 'client')`,
+		`INSERT INTO approval_rules (id, agent_id, tool, client_id, created_at, created_by) VALUES ('own', 'a1', 'write_file', 'c1', 20, 'client')`,
+		`INSERT INTO approval_rules (id, agent_id, tool, client_id, host, created_at, created_by) VALUES ('person', 'a1', 'fetch_url', '', 'example.com', 30, 'desktop')`,
+	} {
+		if _, err := old.ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("write a version-13 row: %v\n%s", err, stmt)
+		}
+	}
+	old.Close()
+
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer db.Close()
+	rule := func(id, tool, client, host string, at int64, by agent.Answerer, review string) agent.ApprovalRule {
+		return agent.ApprovalRule{ID: id, Agent: "a1", Tool: tool, Client: client, Host: host, CreatedAt: fromMillis(at), CreatedBy: by, Review: review}
+	}
+	want := []agent.ApprovalRule{
+		rule("every", "write_file", "", "", 10, agent.ByClient, agent.ReviewUnpinned),
+		rule("own", "write_file", "c1", "", 20, agent.ByClient, ""),
+		rule("person", "fetch_url", "", "example.com", 30, agent.ByDesktop, ""),
+	}
+	got, err := db.ApprovalRules(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("rules after migrating from version 13 (-want +got):\n%s", diff)
+	}
+	if err := db.EnableApprovalRule(ctx, "every"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.EnableApprovalRule(ctx, "nothing"); !errors.Is(err, agent.ErrNotFound) {
+		t.Errorf("enabling a rule that does not exist: %v, want ErrNotFound", err)
+	}
+	want[0].Review = ""
+	if got, _ = db.ApprovalRules(ctx); !cmp.Equal(want, got) {
+		t.Errorf("rules after re-enabling: %+v", got)
+	}
+}

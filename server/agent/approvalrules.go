@@ -25,6 +25,8 @@ const EventApprovalRulesChanged EventKind = "approval_rules_changed"
 // agent and the tool match, the client if the rule names one, and the
 // call's decoded path is inside Folder, or its host equals Host. A rule
 // with neither Folder nor Host covers every call of the tool by the agent.
+// A rule a client made by answering covers that client only; only the
+// person (the desktop, the command line) makes rules for every client.
 type ApprovalRule struct {
 	ID        string
 	Agent     string // the agent's ID (it survives a change of slug)
@@ -34,7 +36,15 @@ type ApprovalRule struct {
 	Host      string // lower case; "" for any host
 	CreatedAt time.Time
 	CreatedBy Answerer // who answered "always allow"
+	// Review says why the rule is off until the person looks at it
+	// (ReviewUnpinned); "" while it is on.
+	Review string
 }
+
+// ReviewUnpinned turns off, at the upgrade that pinned clients' rules, a
+// rule a client made for every client before they were pinned (store
+// migration 0014): the person re-enables it for every client, or deletes it.
+const ReviewUnpinned = "made by a client before rules were pinned: review"
 
 // ApprovalRuleStore keeps approval rules (store/). The core uses it when
 // its History implements it; otherwise rules last until the process ends.
@@ -43,6 +53,8 @@ type ApprovalRuleStore interface {
 	PutApprovalRule(ctx context.Context, r ApprovalRule) error
 	// DeleteApprovalRule removes it; ErrNotFound if there is none.
 	DeleteApprovalRule(ctx context.Context, id string) error
+	// EnableApprovalRule clears its Review; ErrNotFound if there is none.
+	EnableApprovalRule(ctx context.Context, id string) error
 }
 
 // ApprovalScope is where a call's decoded arguments reach, as the tool
@@ -95,7 +107,7 @@ func (q Question) rememberChoices() []string {
 
 // rememberField is the approval form's optional "remember" property.
 func (q Question) rememberField() map[string]any {
-	desc := "Optional: 'once' (the default) allows this call only; 'always' always allows " + q.Tool + " for this agent; 'always_client' only when this client calls"
+	desc := "Optional: 'once' (the default) allows this call only; 'always' always allows " + q.Tool + " for this agent when this client calls; 'always_client' the same"
 	if q.Scope.Folder != "" {
 		desc += "; 'always_folder' only inside " + q.Scope.Folder
 	}
@@ -235,7 +247,7 @@ func inFolder(folder, p string) bool {
 
 // covers reports whether the rule lets the call run without asking.
 func (r ApprovalRule) covers(agentID, tool, principal string, s ApprovalScope, scoped bool) bool {
-	if r.Agent != agentID || r.Tool != tool || (r.Client != "" && r.Client != principal) {
+	if r.Review != "" || r.Agent != agentID || r.Tool != tool || (r.Client != "" && r.Client != principal) {
 		return false
 	}
 	if r.Folder == "" && r.Host == "" {
@@ -319,6 +331,33 @@ func (c *Core) RevokeApprovalRule(ctx context.Context, id string) error {
 	return nil
 }
 
+// EnableApprovalRule turns on a rule that waits for review, for every
+// client it names (all when none): the person's decision, from the
+// desktop or the command line. A rule that does not exist is ErrNotFound.
+func (c *Core) EnableApprovalRule(ctx context.Context, id string) error {
+	c.ruleWrites.Lock()
+	defer c.ruleWrites.Unlock()
+	c.rulesMu.Lock()
+	i := slices.IndexFunc(c.rules.list, func(r ApprovalRule) bool { return r.ID == id })
+	store := c.rules.store
+	c.rulesMu.Unlock()
+	if i < 0 {
+		return Userf(ErrNotFound, "there is no approval rule %q; 'deskhand approvals list' lists them", id)
+	}
+	if store != nil {
+		if err := store.EnableApprovalRule(ctx, id); err != nil {
+			return fmt.Errorf("enable approval rule %s: %w", id, err)
+		}
+	}
+	c.rulesMu.Lock()
+	if i := slices.IndexFunc(c.rules.list, func(r ApprovalRule) bool { return r.ID == id }); i >= 0 {
+		c.rules.list[i].Review = ""
+	}
+	c.rulesMu.Unlock()
+	c.publish(Event{Kind: EventApprovalRulesChanged, Text: id})
+	return nil
+}
+
 // addApprovalRule stores the rule an "always allow" answer asked for.
 func (c *Core) addApprovalRule(ctx context.Context, q Question, agentID string, a Answer) (ApprovalRule, error) {
 	req := *a.Remember
@@ -327,8 +366,8 @@ func (c *Core) addApprovalRule(ctx context.Context, q Question, agentID string, 
 		Folder: resolveFolder(req.Folder), Host: req.Host,
 		CreatedAt: c.now(), CreatedBy: a.By,
 	}
-	if req.Client {
-		r.Client = q.Principal
+	if req.Client || a.By != ByDesktop {
+		r.Client = q.Principal // a client's "always" is its own
 	}
 	c.ruleWrites.Lock()
 	defer c.ruleWrites.Unlock()

@@ -197,3 +197,9 @@ func (c *Client) ApprovalRules(ctx context.Context) ([]RuleInfo, error) {
 func (c *Client) RevokeApprovalRule(ctx context.Context, id string) error {
 	return c.do(ctx, http.MethodDelete, "/v1/approval-rules/"+url.PathEscape(id), nil, nil)
 }
+
+// EnableApprovalRule turns on a rule that waits for review, for every
+// client it names (all when none).
+func (c *Client) EnableApprovalRule(ctx context.Context, id string) error {
+	return c.do(ctx, http.MethodPost, "/v1/approval-rules/"+url.PathEscape(id)+"/enable", nil, nil)
+}

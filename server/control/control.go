@@ -62,6 +62,7 @@ type Core interface {
 	VisibleTo(principal string) agent.Visibility
 	ApprovalRules(ctx context.Context) ([]agent.ApprovalRule, error)
 	RevokeApprovalRule(ctx context.Context, id string) error
+	EnableApprovalRule(ctx context.Context, id string) error
 	// Search finds words in every conversation (search.go).
 	Search(ctx context.Context, q agent.SearchQuery) ([]agent.SearchHit, error)
 }
@@ -307,6 +308,9 @@ func handler(core Core, opts Options) http.Handler {
 	})
 	mux.HandleFunc("DELETE /v1/approval-rules/{id}", func(w http.ResponseWriter, r *http.Request) {
 		noContent(w, core.RevokeApprovalRule(r.Context(), r.PathValue("id")))
+	})
+	mux.HandleFunc("POST /v1/approval-rules/{id}/enable", func(w http.ResponseWriter, r *http.Request) {
+		noContent(w, core.EnableApprovalRule(r.Context(), r.PathValue("id")))
 	})
 	activityRoutes(mux, core, opts.closing) // the activity log (activity.go)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -3,11 +3,16 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -172,5 +177,111 @@ func TestClientAnswersAlwaysAllow(t *testing.T) {
 				t.Errorf("no rule for this client among %+v", rules)
 			}
 		})
+	}
+}
+
+// callingTheNamedTool calls the tool the user's message names with the
+// argument after it: "write_file PATH" or "fetch_url URL".
+func callingTheNamedTool() ollamatest.Option {
+	return ollamatest.WithReplyFunc(func(req api.ChatRequest) ollamatest.Reply {
+		last := req.Messages[len(req.Messages)-1]
+		if last.Role == "tool" {
+			return ollamatest.Reply{Content: "result: " + last.Content}
+		}
+		tool, arg, _ := strings.Cut(strings.TrimSpace(last.Content), " ")
+		args, _ := json.Marshal(map[string]string{"path": arg, "content": "hello"})
+		if tool == "fetch_url" {
+			args, _ = json.Marshal(map[string]string{"url": arg})
+		}
+		return ollamatest.Reply{ToolCalls: []api.ToolCall{ollamatest.ToolCall("call_named001", tool, string(args))}}
+	})
+}
+
+// TestClientsAlwaysIsItsOwn: whatever "always" a client answers (always,
+// always_client, always_folder, always_host), the rule covers that client
+// only: its own next call runs without asking, another client's is asked,
+// on both eras.
+func TestClientsAlwaysIsItsOwn(t *testing.T) {
+	h := newHarness(t, mcpserver.GuardOptions{}, callingTheNamedTool())
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "a page") }))
+	t.Cleanup(page.Close)
+	host := strings.TrimPrefix(page.URL, "http://")
+	n := 0
+	for _, era := range eras {
+		for _, remember := range []string{"always", "always_client", "always_folder", "always_host"} {
+			t.Run(era+"/"+remember, func(t *testing.T) {
+				n++
+				home, slug := t.TempDir(), fmt.Sprintf("pinned%d", n)
+				if _, err := h.core.SaveAgent(t.Context(), agent.Agent{Slug: slug, Model: ollamatest.DefaultModel, Enabled: true, ClientMayApprove: true,
+					Tools:   []agent.AgentTool{{Name: "write_file", NeedsApproval: true}, {Name: "fetch_url", NeedsApproval: true}},
+					Folders: []string{home}, ReachableHosts: []string{host}}); err != nil {
+					t.Fatal(err)
+				}
+				message := "write_file " + filepath.Join(home, "f.txt")
+				if remember == "always_host" {
+					message = "fetch_url " + page.URL + "/x"
+				}
+				approver := func(asked *atomic.Int32, content map[string]any) *client.Client {
+					return connect(t, h.URL, era, h.token(fmt.Sprintf("%s-%d", content["remember"], n)),
+						client.WithElicitationHandler(elicitFn(func(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+							asked.Add(1)
+							return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept, Content: content}}, nil
+						})))
+				}
+				var firstAsked, secondAsked atomic.Int32
+				first := approver(&firstAsked, map[string]any{"approve": true, "remember": remember})
+				second := approver(&secondAsked, map[string]any{"approve": true})
+				for i, c := range []*client.Client{first, first, second} {
+					if res := call(t, c, slug, map[string]any{"message": message}, nil); res.IsError || !strings.HasPrefix(firstText(res), "result: ") {
+						t.Fatalf("call %d: %v", i+1, texts(res))
+					}
+				}
+				if firstAsked.Load() != 1 || secondAsked.Load() != 1 {
+					t.Errorf("the client that answered %q was asked %d times (want 1), the other client %d (want 1)", remember, firstAsked.Load(), secondAsked.Load())
+				}
+				rules, _ := h.core.ApprovalRules(t.Context())
+				for _, r := range rules {
+					if r.CreatedBy == agent.ByClient && r.Client == "" {
+						t.Errorf("a client's rule for every client: %+v", r)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestRuleToReviewAsks: a rule that waits for review (as migration 0014
+// leaves a client's rule for every client) covers nothing until the person
+// re-enables it; then it covers every client's calls.
+func TestRuleToReviewAsks(t *testing.T) {
+	h := newHarness(t, mcpserver.GuardOptions{}, callingTheNamedTool())
+	home := t.TempDir()
+	a, err := h.core.SaveAgent(t.Context(), agent.Agent{Slug: "scribe", Model: ollamatest.DefaultModel, Enabled: true, ClientMayApprove: true,
+		Tools: []agent.AgentTool{{Name: "write_file", NeedsApproval: true}}, Folders: []string{home}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.db.PutApprovalRule(t.Context(), agent.ApprovalRule{ID: "old", Agent: a.ID, Tool: "write_file",
+		CreatedAt: time.Now(), CreatedBy: agent.ByClient, Review: agent.ReviewUnpinned}); err != nil {
+		t.Fatal(err)
+	}
+	h.restart()
+	var asked atomic.Int32
+	c := connect(t, h.URL, mcp.ProtocolVersion20251125, h.token("cursor"),
+		client.WithElicitationHandler(elicitFn(func(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+			asked.Add(1)
+			return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"approve": true}}}, nil
+		})))
+	message := map[string]any{"message": "write_file " + filepath.Join(home, "f.txt")}
+	for _, want := range []int32{1, 2} {
+		if res := call(t, c, "scribe", message, nil); res.IsError || asked.Load() != want {
+			t.Fatalf("with the rule off: %v, asked %d times, want %d", texts(res), asked.Load(), want)
+		}
+	}
+	if err := h.core.EnableApprovalRule(t.Context(), "old"); err != nil {
+		t.Fatal(err)
+	}
+	if res := call(t, c, "scribe", message, nil); res.IsError || asked.Load() != 2 {
+		t.Errorf("with the rule re-enabled: %v, asked %d times, want 2", texts(res), asked.Load())
 	}
 }

@@ -12,14 +12,14 @@ import (
 	"github.com/deskhand/deskhand/server/control"
 )
 
-const approvalsSynopsis = "deskhand approvals list | approvals revoke ID"
+const approvalsSynopsis = "deskhand approvals list | approvals revoke ID | approvals enable ID"
 
-// runApprovals lists or revokes approval rules: through the running
+// runApprovals lists, revokes or re-enables approval rules: through the running
 // app's control channel, so the next call sees the change, or on the
 // store when the app is not running.
 func runApprovals(ctx context.Context, inv *invocation, _ *cmdFlags, words []string, usage string) error {
 	switch {
-	case len(words) == 1 && words[0] == "list", len(words) == 2 && words[0] == "revoke":
+	case len(words) == 1 && words[0] == "list", len(words) == 2 && (words[0] == "revoke" || words[0] == "enable"):
 	default:
 		return usagef(usage, "usage: %s", approvalsSynopsis)
 	}
@@ -28,7 +28,8 @@ func runApprovals(ctx context.Context, inv *invocation, _ *cmdFlags, words []str
 		return err
 	}
 	defer done()
-	if words[0] == "revoke" {
+	switch words[0] {
+	case "revoke":
 		if ctl != nil {
 			err = ctl.RevokeApprovalRule(ctx, words[1])
 		} else {
@@ -38,6 +39,17 @@ func runApprovals(ctx context.Context, inv *invocation, _ *cmdFlags, words []str
 			return err
 		}
 		fmt.Fprintf(inv.stderr, "Revoked %s: the next such call asks again.\n", words[1])
+		return nil
+	case "enable":
+		if ctl != nil {
+			err = ctl.EnableApprovalRule(ctx, words[1])
+		} else {
+			err = app.Core.EnableApprovalRule(ctx, words[1])
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(inv.stderr, "Enabled %s: the calls it covers run without asking.\n", words[1])
 		return nil
 	}
 	var infos []control.RuleInfo
@@ -58,10 +70,14 @@ func runApprovals(ctx context.Context, inv *invocation, _ *cmdFlags, words []str
 
 func printRules(w io.Writer, infos []control.RuleInfo) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tAGENT\tTOOL\tCLIENT\tFOLDER\tHOST\tCREATED")
+	fmt.Fprintln(tw, "ID\tAGENT\tTOOL\tCLIENT\tFOLDER\tHOST\tCREATED\tSTATE")
 	for _, r := range infos {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.AgentSlug, r.Tool,
-			orAny(r.ClientName), orAny(r.Folder), orAny(r.Host), r.CreatedAt.Local().Format(time.DateTime))
+		state := "on"
+		if r.Review != "" {
+			state = "off, " + r.Review + " (approvals enable ID, or revoke ID)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.AgentSlug, r.Tool,
+			orAny(r.ClientName), orAny(r.Folder), orAny(r.Host), r.CreatedAt.Local().Format(time.DateTime), state)
 	}
 	tw.Flush()
 }

@@ -436,6 +436,7 @@ Commands:
                         (only for this client, inside DIR, on HOST when given)
   approvals list        list the approval rules ("always allow") with their IDs
   approvals revoke ID   revoke a rule: the agent's next such call asks again
+  approvals enable ID   turn on a rule that waits for review, for every client it names
   log                   the activity log: every MCP request, question and approval; with
                         --client NAME, --agent SLUG, --since DUR, --follow, --json (JSON Lines)
   search TEXT...        find the words in every conversation (yours and the agents' messages,

@@ -15,16 +15,19 @@ import (
 )
 
 // approvalsCore is what Settings → Approvals asks of the core: the
-// approval rules ("always allow") and their revocation.
+// approval rules ("always allow"), their revocation, and turning on one
+// that waits for review.
 type approvalsCore interface {
 	ApprovalRules(ctx context.Context) ([]agent.ApprovalRule, error)
 	RevokeApprovalRule(ctx context.Context, id string) error
+	EnableApprovalRule(ctx context.Context, id string) error
 	Agents() []agent.Agent
 	Clients() []agent.Client
 }
 
-// approvalsView lists the approval rules, each with Revoke; the core's
-// approval_rules_changed event refreshes it.
+// approvalsView lists the approval rules, each with Revoke, and Re-enable
+// for one that waits for review; the core's approval_rules_changed event
+// refreshes it.
 type approvalsView struct {
 	app    *App
 	core   approvalsCore
@@ -43,13 +46,22 @@ func newApprovalsView(app *App, core approvalsCore) *approvalsView {
 		func() fyne.CanvasObject {
 			label := widget.NewLabel("rule")
 			label.Truncation = fyne.TextTruncateEllipsis
-			return container.NewBorder(nil, nil, nil, widget.NewButton("Revoke…", nil), label)
+			return container.NewBorder(nil, nil, nil, container.NewHBox(widget.NewButton("Re-enable for every client…", nil), widget.NewButton("Revoke…", nil)), label)
 		},
 		func(i widget.ListItemID, o fyne.CanvasObject) {
 			row := o.(*fyne.Container)
 			r := v.rules[i]
 			row.Objects[0].(*widget.Label).SetText(ruleLabel(r, v.core.Agents(), v.core.Clients()))
-			row.Objects[1].(*widget.Button).OnTapped = func() { v.confirmRevoke(r) }
+			buttons := row.Objects[1].(*fyne.Container).Objects
+			enable, revoke := buttons[0].(*widget.Button), buttons[1].(*widget.Button)
+			enable.OnTapped = func() { v.confirmEnable(r) }
+			enable.Hidden = r.Review == ""
+			enable.Refresh()
+			revoke.SetText("Revoke…")
+			if r.Review != "" {
+				revoke.SetText("Delete…") // it is off: nothing to revoke
+			}
+			revoke.OnTapped = func() { v.confirmRevoke(r) }
 		})
 	return v
 }
@@ -95,8 +107,27 @@ func (v *approvalsView) confirmRevoke(r agent.ApprovalRule) {
 	v.app.showDialog(d, nil)
 }
 
+func (v *approvalsView) confirmEnable(r agent.ApprovalRule) {
+	d := dialog.NewConfirm("Re-enable this rule for every client?", ruleLabel(r, v.core.Agents(), v.core.Clients())+
+		"\n\nA client made it by answering \"always\" before a client's rules covered that client only, and nobody knows which client it was. "+
+		"Re-enabled, it lets every client's calls it covers run without asking you.", func(ok bool) {
+		if !ok {
+			return
+		}
+		v.app.background(func(ctx context.Context) func() {
+			err := v.core.EnableApprovalRule(ctx, r.ID)
+			return func() {
+				if err != nil {
+					say(v.status, "Could not re-enable the rule: "+agent.UserMessage(err))
+				}
+			}
+		})
+	}, v.app.win)
+	v.app.showDialog(d, nil)
+}
+
 // ruleLabel is one rule in a line: "scribe may run write_file inside
-// /home/a/notes, when cursor calls (since …)".
+// /home/a/notes, when cursor calls (since …)", and why it is off.
 func ruleLabel(r agent.ApprovalRule, agents []agent.Agent, clients []agent.Client) string {
 	who := r.Agent
 	for _, a := range agents {
@@ -104,7 +135,11 @@ func ruleLabel(r agent.ApprovalRule, agents []agent.Agent, clients []agent.Clien
 			who = agentLabel(a)
 		}
 	}
-	return fmt.Sprintf("%s may run %s%s (since %s)", who, r.Tool, ruleScope(r, clients), r.CreatedAt.Local().Format(time.DateTime))
+	label := fmt.Sprintf("%s may run %s%s (since %s)", who, r.Tool, ruleScope(r, clients), r.CreatedAt.Local().Format(time.DateTime))
+	if r.Review != "" {
+		label = "Off, " + r.Review + ": " + label
+	}
+	return label
 }
 
 // ruleScope is the narrowing of a rule, for sentences: "" when it covers

@@ -22,6 +22,8 @@ func (f *fakeQuestions) ApprovalRules(context.Context) ([]agent.ApprovalRule, er
 
 func (f *fakeQuestions) RevokeApprovalRule(context.Context, string) error { return agent.ErrNotFound }
 
+func (f *fakeQuestions) EnableApprovalRule(context.Context, string) error { return agent.ErrNotFound }
+
 // rulesFake is the questions' fake with rules.
 type rulesFake struct {
 	*questionsFake
@@ -124,8 +126,13 @@ func TestTranscriptSaysApprovedByRule(t *testing.T) {
 
 // approvalsFake is approvalsCore with rules in memory.
 type approvalsFake struct {
-	rules   []agent.ApprovalRule
-	revoked []string
+	rules            []agent.ApprovalRule
+	revoked, enabled []string
+}
+
+func (f *approvalsFake) EnableApprovalRule(_ context.Context, id string) error {
+	f.enabled = append(f.enabled, id)
+	return nil
 }
 
 func (f *approvalsFake) ApprovalRules(context.Context) ([]agent.ApprovalRule, error) {
@@ -178,5 +185,66 @@ func TestApprovalsTab(t *testing.T) {
 	u.settle()
 	if !cmp.Equal(core.revoked, []string{"r1"}) {
 		t.Errorf("revoked %v, want r1", core.revoked)
+	}
+}
+
+// tapYes taps Yes in the dialog on top.
+func tapYes(t *testing.T, a *App) {
+	t.Helper()
+	var yes *widget.Button
+	walk(t, a.win.Canvas().Overlays().Top(), func(o fyne.CanvasObject) bool {
+		if b, ok := o.(*widget.Button); ok && b.Text == "Yes" {
+			yes = b
+		}
+		return false
+	})
+	if yes == nil {
+		t.Fatal("the confirmation has no Yes")
+	}
+	test.Tap(yes)
+}
+
+// A rule that waits for review (a client's rule for every client, from
+// before clients' rules were pinned) says so and why, offers Re-enable for
+// every client and Delete; a rule that is on offers Revoke alone.
+func TestApprovalsTabReview(t *testing.T) {
+	a, u := newShell(t)
+	core := &approvalsFake{rules: []agent.ApprovalRule{
+		{ID: "r1", Agent: "a1", Tool: "write_file", CreatedBy: agent.ByClient, Review: agent.ReviewUnpinned},
+		{ID: "r2", Agent: "a1", Tool: "read_file", CreatedBy: agent.ByDesktop},
+	}}
+	a.approvals = newApprovalsView(a, core)
+	a.win.SetContent(a.approvals.content())
+	v := a.approvals
+	v.refresh()
+	u.settle()
+	row := func(i int) (label string, buttons []string) {
+		o := v.list.CreateItem()
+		v.list.UpdateItem(i, o)
+		walk(t, o, func(o fyne.CanvasObject) bool {
+			switch w := o.(type) {
+			case *widget.Label:
+				label = w.Text
+			case *widget.Button:
+				if w.Visible() {
+					buttons = append(buttons, w.Text)
+				}
+			}
+			return false
+		})
+		return label, buttons
+	}
+	if label, buttons := row(0); !strings.HasPrefix(label, "Off, "+agent.ReviewUnpinned+": scribe may run write_file") ||
+		!cmp.Equal(buttons, []string{"Re-enable for every client…", "Delete…"}) {
+		t.Errorf("the rule to review: %q %v", label, buttons)
+	}
+	if label, buttons := row(1); strings.Contains(label, "Off") || !cmp.Equal(buttons, []string{"Revoke…"}) {
+		t.Errorf("a rule that is on: %q %v", label, buttons)
+	}
+	v.confirmEnable(v.rules[0])
+	tapYes(t, a)
+	u.settle()
+	if !cmp.Equal(core.enabled, []string{"r1"}) {
+		t.Errorf("enabled %v, want r1", core.enabled)
 	}
 }
