@@ -68,10 +68,10 @@ func FuzzOpenState(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := fresh.open(state, tool, principal); err == nil {
+		if _, _, err := fresh.open(state, tool, principal, nil); err == nil {
 			t.Fatalf("a made-up state opened: %q", state)
 		}
-		c, _, err := s.open(state, tool, principal) // claimed, never settled: once
+		c, _, err := s.open(state, tool, principal, nil) // claimed, never settled: once
 		if err == nil && (state != good || tool != "assistant" || principal != "p" || c.Turn != "t") {
 			t.Fatalf("opened %q for %s/%s as %+v", state, tool, principal, c)
 		}

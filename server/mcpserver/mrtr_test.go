@@ -286,12 +286,15 @@ func TestBadRetryKeepsTheRequestState(t *testing.T) {
 	if status != http.StatusBadRequest || errorCode(msg) != mcp.HEADER_MISMATCH {
 		t.Errorf("retry with a wrong Mcp-Name: %d %v, want 400 and -32020", status, msg)
 	}
-	_, msg = rawCall(t, h.URL, token, retry("not an object"))
-	if r := resultOf(t, msg); r["isError"] != true || !strings.Contains(fmt.Sprint(r["content"]), "arguments must be a JSON object") {
-		t.Errorf("retry with arguments of the wrong shape: %v", r)
+	for _, args := range []any{"not an object", map[string]any{"message": "something else"}} {
+		status, msg = rawCall(t, h.URL, token, retry(args))
+		if status != http.StatusBadRequest || errorCode(msg) != mcp.INVALID_PARAMS || !strings.Contains(fmt.Sprint(msg), "other arguments") {
+			t.Errorf("retry with the arguments %v: %d %v, want 400, -32602 and why", args, status, msg)
+		}
 	}
 
-	_, done := rawCall(t, h.URL, token, retry(map[string]any{"message": "hi"}))
+	// The same arguments spelled otherwise are the same call.
+	_, done := rawCall(t, h.URL, token, retry(json.RawMessage(`{ "message" : "h\u0069" }`)))
 	if r := resultOf(t, done); r["isError"] == true || !strings.Contains(fmt.Sprint(r["content"]), "answer was: Ada") {
 		t.Fatalf("the right retry: %v", r)
 	}

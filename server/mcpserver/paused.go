@@ -311,7 +311,7 @@ func (s *Server) waitRefusal(hit limitHit) string {
 // inputRequired hands the round's unanswered requests to the client with a
 // sealed state.
 func (s *Server) inputRequired(req mcp.CallToolRequest, t *parkedTurn, r *inputRound) *mcp.CallToolResult {
-	state := s.sealer.seal(stateClaims{Turn: t.id, Seq: r.seq, Tool: req.Params.Name, Principal: t.principal})
+	state := s.sealer.seal(stateClaims{Turn: t.id, Seq: r.seq, Tool: req.Params.Name, Principal: t.principal, Args: argsDigest(req.Params.Arguments)})
 	return &mcp.CallToolResult{
 		Result:               mcp.Result{ResultType: mcp.ResultTypeInputRequired},
 		MultiRoundTripResult: mcp.MultiRoundTripResult{InputRequests: r.missing(), RequestState: state},

@@ -24,14 +24,23 @@ const MinStateKeyBytes = 32
 // DefaultStateTTL is how long a paused turn's requestState stays valid.
 const DefaultStateTTL = 600 * time.Second
 
-// stateClaims bind a requestState to one question of one turn, one tool
-// and one principal.
+// stateClaims bind a requestState to one question of one turn, one tool,
+// one principal and, for a paused turn, the call's arguments.
 type stateClaims struct {
 	Turn      string `json:"t"`
 	Seq       int    `json:"s"`
 	Tool      string `json:"n"`
 	Principal string `json:"p"`
-	Expires   int64  `json:"e"` // unix milliseconds
+	Args      string `json:"a,omitempty"` // argsDigest of the call's arguments; "" binds none
+	Expires   int64  `json:"e"`           // unix milliseconds
+}
+
+// argsDigest names a call's decoded arguments: equal arguments, however
+// spelled (key order, spacing, escapes), have equal digests.
+func argsDigest(args any) string {
+	canonical, _ := json.Marshal(args) // decoded JSON always encodes; maps in key order
+	sum := sha256.Sum256(canonical)
+	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
 // sealer seals requestState with AES-256-GCM: the client can neither read
@@ -95,7 +104,7 @@ var errBadState = errors.New("invalid requestState")
 // (stateUse.keep); otherwise its settle frees the state again, so that a
 // retry refused for another fault (a header that disagrees with the body,
 // arguments of the wrong shape) does not use it up.
-func (s *sealer) open(state, tool, principal string) (stateClaims, *stateUse, error) {
+func (s *sealer) open(state, tool, principal string, args any) (stateClaims, *stateUse, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(state)
 	if err != nil {
 		return stateClaims{}, nil, fmt.Errorf("%w: not issued by this server", errBadState)
@@ -120,6 +129,8 @@ func (s *sealer) open(state, tool, principal string) (stateClaims, *stateUse, er
 		return stateClaims{}, nil, fmt.Errorf("%w: expired; call again without requestState to start over", errBadState)
 	case c.Tool != tool || c.Principal != principal:
 		return stateClaims{}, nil, fmt.Errorf("%w: it belongs to another call", errBadState)
+	case c.Args != "" && c.Args != argsDigest(args):
+		return stateClaims{}, nil, fmt.Errorf("%w: it belongs to a call with other arguments; retry with the arguments of the call that was answered", errBadState)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -223,7 +234,7 @@ func (s *Server) verifyState(w http.ResponseWriter, r *http.Request, msg rpcPeek
 	if msg.Method != string(mcp.MethodToolsCall) || msg.Params.RequestState == "" {
 		return r, func() {}, true
 	}
-	claims, use, err := s.sealer.open(msg.Params.RequestState, msg.Params.Name, PrincipalFrom(r.Context()))
+	claims, use, err := s.sealer.open(msg.Params.RequestState, msg.Params.Name, PrincipalFrom(r.Context()), msg.Params.Arguments)
 	if err != nil {
 		writeJSONRPCError(w, msg.ID, mcp.INVALID_PARAMS, err.Error())
 		return r, nil, false
