@@ -274,6 +274,14 @@ func (s *Server) protocol(next http.Handler) http.Handler {
 		}
 		s.noteRPC(r, &msg) // the activity log (activity.go)
 		if msg.Method == string(mcp.MethodToolsCall) {
+			if err := checkCallArguments(body, msg.Params.Name); err != nil {
+				res := mcp.NewToolResultError(agent.UserMessage(err))
+				if mcp.IsModernProtocol(r.Header.Get("Mcp-Protocol-Version")) {
+					res.ResultType = mcp.ResultTypeComplete
+				}
+				writeJSONRPCResult(w, msg.ID, res)
+				return
+			}
 			// Streams of 2025-11-25 sessions are resumable; 2026-07-28
 			// dropped resumption (SEP-2575).
 			var streams *resumables
@@ -359,6 +367,22 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, msg rpcPeek, next
 		}
 	}
 	next.ServeHTTP(w, r)
+}
+
+// checkCallArguments refuses a tools/call whose arguments give a key twice
+// anywhere: decoding would keep the last silently, and what two readers
+// of the same bytes take for the call must not differ. Arguments that are
+// absent or not an object are left to the tool's own checks.
+func checkCallArguments(body []byte, tool string) error {
+	var call struct {
+		Params struct {
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &call) != nil || !bytes.HasPrefix(bytes.TrimSpace(call.Params.Arguments), []byte("{")) {
+		return nil
+	}
+	return agent.CheckArgumentKeys(tool, call.Params.Arguments, nil)
 }
 
 // checkHeaders checks a tools/call's Mcp-Method and Mcp-Name headers

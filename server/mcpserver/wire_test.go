@@ -399,3 +399,28 @@ func resumeRequest(t *testing.T, url, token, sid, lastID string) *http.Request {
 	}
 	return req
 }
+
+// TestDuplicateArgumentKeysRefused: a tools/call whose arguments give a key
+// twice, at the top or deeper, is a tool error that names the key, on both
+// eras; the agent never runs.
+func TestDuplicateArgumentKeysRefused(t *testing.T) {
+	h := newHarness(t, mcpserver.GuardOptions{})
+	token := h.token("alice")
+	for _, era := range eras {
+		session := ""
+		if era == mcp.ProtocolVersion20251125 {
+			session = legacySession(t, h.URL, token)
+		}
+		for _, args := range []string{`{"message":"a","message":"b"}`, `{"message":"a","extra":{"k":1,"k":2}}`} {
+			_, _, got := rawAnswer(t, h.URL, token, era, session, toolCall(era, 8, "assistant", args, ""))
+			var answer struct{ Result *mcp.CallToolResult }
+			if err := json.Unmarshal(got, &answer); err != nil || answer.Result == nil || !answer.Result.IsError ||
+				!strings.Contains(firstText(answer.Result), "is given twice") {
+				t.Errorf("%s %s: %s", era, args, got)
+			}
+		}
+	}
+	if n := len(h.ollama.ChatRequests()); n != 0 {
+		t.Errorf("the model was asked %d times", n)
+	}
+}
