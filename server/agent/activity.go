@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -303,14 +302,4 @@ func answerText(q Question) string {
 		return strings.TrimSpace("denied " + q.Answer.Comment)
 	}
 	return q.Answer.Text
-}
-
-// secretPatterns match what must never reach the log even when arguments
-// are kept: Deskhand's client tokens, bearer credentials and the shapes of
-// common provider keys.
-var secretPatterns = regexp.MustCompile(`dh_[A-Za-z0-9_-]{16,}|(?i:bearer\s+)[A-Za-z0-9._~+/=-]{8,}|\bsk-[A-Za-z0-9_-]{16,}|\bAIza[0-9A-Za-z_-]{30,}|\bgh[pousr]_[A-Za-z0-9]{20,}`)
-
-// RedactSecrets replaces what looks like a token or a key with [redacted].
-func RedactSecrets(s string) string {
-	return secretPatterns.ReplaceAllString(s, "[redacted]")
 }

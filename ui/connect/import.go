@@ -60,6 +60,8 @@ import (
 	"strings"
 
 	"github.com/tailscale/hujson"
+
+	"github.com/deskhand/deskhand/server/agent"
 )
 
 // MaxServerName is the longest name FindServers gives a server, so that
@@ -948,13 +950,8 @@ func secretName(kind ValueKind, k string) bool {
 	return secretNameRE.MatchString(k)
 }
 
-// secretValueRE mirrors agent.RedactSecrets's patterns (Deskhand tokens,
-// Bearer, OpenAI/Anthropic sk-, Google AIza, GitHub gh?_ and github_pat_,
-// Slack xox?-), plus URLs with a password.
-var secretValueRE = regexp.MustCompile(`dh_[A-Za-z0-9_-]{16,}|(?i:bearer\s+)[A-Za-z0-9._~+/=-]{8,}|(?i:basic\s+)[A-Za-z0-9+/=]{8,}|\bsk-[A-Za-z0-9_-]{16,}|\bAIza[0-9A-Za-z_-]{30,}|\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}|\bxox[abposr]-[A-Za-z0-9-]{10,}|\bglpat-[A-Za-z0-9_-]{20,}`)
-
 func secretValue(v string) bool {
-	if secretValueRE.MatchString(v) {
+	if agent.LooksSecret(v) {
 		return true
 	}
 	return looksLikeURL(v) && redactURL(v) != v
@@ -967,7 +964,7 @@ func redactArg(a string) string {
 	if looksLikeURL(a) {
 		return redactURL(a)
 	}
-	if secretValueRE.MatchString(a) {
+	if agent.LooksSecret(a) {
 		return "[secret]"
 	}
 	return a
@@ -978,7 +975,7 @@ func redactArg(a string) string {
 func redactURL(s string) string {
 	u, err := url.Parse(s)
 	if err != nil {
-		if secretValueRE.MatchString(s) {
+		if agent.LooksSecret(s) {
 			return "[secret]"
 		}
 		return s
@@ -991,13 +988,13 @@ func redactURL(s string) string {
 	q := u.Query()
 	for k, vs := range q {
 		for i, v := range vs {
-			if secretNameRE.MatchString(k) || secretValueRE.MatchString(v) {
+			if secretNameRE.MatchString(k) || agent.LooksSecret(v) {
 				vs[i], changed = "secret", true
 			}
 		}
 	}
 	if !changed {
-		if secretValueRE.MatchString(s) {
+		if agent.LooksSecret(s) {
 			return "[secret]"
 		}
 		return s
