@@ -63,7 +63,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		Serve:          serve,
 		ServeStdio:     serveStdio,
 		Open: func(ctx context.Context, g *cli.Globals, stderr io.Writer) (*cli.Opened, error) {
-			a, err := open(ctx, g, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), false)
+			log, redact := newLog(stderr, slog.LevelWarn)
+			a, err := open(ctx, g, log, redact, false)
 			if err != nil {
 				return nil, err
 			}
@@ -71,7 +72,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		},
 		Secrets: func(data string, warn func(string)) agent.Secrets { return secretsIn(data, warn) },
 		Bridge: func(ctx context.Context, url, token string, stdin io.Reader, stdout, stderr io.Writer) error {
-			b := &bridge.Bridge{URL: url, Token: token, Log: slog.New(slog.NewTextHandler(stderr, nil))}
+			log, redact := newLog(stderr, slog.LevelInfo)
+			redact.Learn(token)
+			b := &bridge.Bridge{URL: url, Token: token, Log: log}
 			return b.Run(ctx, stdin, stdout)
 		},
 	}, args, stdin, stdout, stderr)
@@ -87,9 +90,12 @@ func defaultDataDir() string {
 
 // wiring is the core with what it owns.
 type wiring struct {
-	db      *store.DB
-	core    *agent.Core
-	secrets *keychain.Store
+	db   *store.DB
+	core *agent.Core
+	// keychain is the OS keychain; secrets reads and writes it through
+	// the redactor, which so learns every secret this process holds.
+	keychain *keychain.Store
+	secrets  agent.Secrets
 	// connector makes the providers' models.
 	connector *providers.Connector
 	// noModel: first start found no model for the assistant.
@@ -107,7 +113,7 @@ type wiring struct {
 // Flags and environment variables win over what Settings saved (the
 // address, the Ollama host, open local development), which wins over the
 // defaults; g is completed accordingly.
-func open(ctx context.Context, g *cli.Globals, log *slog.Logger, desktop bool) (*wiring, error) {
+func open(ctx context.Context, g *cli.Globals, log *slog.Logger, redact *agent.Redactor, desktop bool) (*wiring, error) {
 	if err := os.MkdirAll(g.Data, 0o700); err != nil {
 		return nil, agent.Userf(err, "cannot create the data folder %s", g.Data)
 	}
@@ -136,7 +142,8 @@ func open(ctx context.Context, g *cli.Globals, log *slog.Logger, desktop bool) (
 	g.Addr = cmp.Or(g.Addr, saved["server.addr"], DefaultAddr)
 	g.Ollama = cmp.Or(g.Ollama, saved["ollama.host"])
 	g.InsecureNoAuth = g.InsecureNoAuth || saved["server.insecure_no_auth"] == "true"
-	secrets := secretsIn(g.Data, func(msg string) { log.Warn(msg) })
+	chain := secretsIn(g.Data, func(msg string) { log.Warn(msg) })
+	secrets := redact.Secrets(chain)
 	unreachable := &tools.Unreachable{}
 	unreachable.Set("deskhand", g.Addr)
 	connector := &providers.Connector{
@@ -147,7 +154,7 @@ func open(ctx context.Context, g *cli.Globals, log *slog.Logger, desktop bool) (
 		},
 		Reached: func(name, url string) { unreachable.Set("provider/"+name, url) },
 	}
-	toolServers, toolServerPort, coreBuilt := newToolServers(g.Data, log)
+	toolServers, toolServerPort, coreBuilt := newToolServers(g.Data, log, redact.Redact)
 	core, err := agent.New(ctx, agent.Config{
 		History:      db,
 		Models:       map[agent.Backend]agent.Model{agent.BackendClient: sampling.Model{}},
@@ -162,6 +169,7 @@ func open(ctx context.Context, g *cli.Globals, log *slog.Logger, desktop bool) (
 		// The response schema must compile as mcp-go will use it.
 		CheckSchema:     mcpserver.CheckSchema,
 		ToolServerStore: db, ToolServers: toolServerPort,
+		Redactor: redact,
 	})
 	if err != nil {
 		toolServers.Close()
@@ -176,7 +184,14 @@ func open(ctx context.Context, g *cli.Globals, log *slog.Logger, desktop bool) (
 			unreachable.Set("provider/"+p.Name, connector.Address(p))
 		}
 	}
-	return &wiring{db: db, core: core, secrets: secrets, connector: connector, log: log, unreachable: unreachable, toolServers: toolServers}, nil
+	return &wiring{db: db, core: core, keychain: chain, secrets: secrets, connector: connector, log: log, unreachable: unreachable, toolServers: toolServers}, nil
+}
+
+// newLog logs to w at level and above, through a redactor that the
+// wiring teaches every secret it holds: no secret value reaches the log.
+func newLog(w io.Writer, level slog.Level) (*slog.Logger, *agent.Redactor) {
+	redact := agent.NewRedactor()
+	return slog.New(slog.NewTextHandler(redact.Writer(w), &slog.HandlerOptions{Level: level})), redact
 }
 
 // secretsIn is the keychain, with its fallback file in the data folder;

@@ -163,6 +163,7 @@ type served struct {
 	dir, url string
 	cancel   context.CancelFunc
 	done     chan error
+	stderr   *servertest.Output // serve's log
 }
 
 // startServe starts "deskhand serve" on a free port and a fresh data
@@ -182,13 +183,12 @@ func startServeIn(t *testing.T, fake *ollamatest.Server, dir string) *served {
 func startServeAt(t *testing.T, fake *ollamatest.Server, dir, addr string) *served {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
-	s := &served{dir: dir, cancel: cancel, done: make(chan error, 1)}
-	var stderr servertest.Output
+	s := &served{dir: dir, cancel: cancel, done: make(chan error, 1), stderr: &servertest.Output{}}
 	go func() {
-		s.done <- run(ctx, []string{"serve", "--data", s.dir, "--addr", addr, "--ollama", fake.URL}, strings.NewReader(""), io.Discard, &stderr)
+		s.done <- run(ctx, []string{"serve", "--data", s.dir, "--addr", addr, "--ollama", fake.URL}, strings.NewReader(""), io.Discard, s.stderr)
 	}()
 	t.Cleanup(cancel)
-	s.url = serveURL(t, &stderr)
+	s.url = serveURL(t, s.stderr)
 	return s
 }
 
@@ -682,7 +682,7 @@ func TestPOSIXLocaleIsQuiet(t *testing.T) {
 // it does not compile.
 func TestBadResponseSchemaRefused(t *testing.T) {
 	g := &cli.Globals{Data: t.TempDir(), Ollama: "http://127.0.0.1:9"}
-	a, err := open(t.Context(), g, slog.New(slog.DiscardHandler), false)
+	a, err := open(t.Context(), g, slog.New(slog.DiscardHandler), agent.NewRedactor(), false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,9 +49,9 @@ func (a *wiring) ensureAssistant(ctx context.Context, model string) error {
 // boot starts what serve and stdio share: logs on stderr, a context that
 // ends on SIGINT or SIGTERM, and the opened app with its default agent.
 func boot(ctx context.Context, g *cli.Globals, stderr io.Writer, desktop bool) (context.Context, *wiring, func(), error) {
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	log, redact := newLog(stderr, slog.LevelInfo)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	a, err := open(ctx, g, log, desktop)
+	a, err := open(ctx, g, log, redact, desktop)
 	if err != nil {
 		stop()
 		return nil, nil, nil, err
@@ -104,7 +104,7 @@ func startServing(ctx context.Context, g cli.Globals, a *wiring, stderr io.Write
 	log := a.log
 	// Without a keychain, warn when secrets already sit in the fallback
 	// file; otherwise say it once, quietly: the first secret saved warns.
-	if err := a.secrets.Probe(); err != nil && a.secrets.Insecure() {
+	if err := a.keychain.Probe(); err != nil && a.keychain.Insecure() {
 		log.Warn(agent.UserMessage(err))
 	} else if err != nil {
 		log.Info(agent.UserMessage(err))

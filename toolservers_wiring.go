@@ -26,11 +26,12 @@ var _ agent.ToolServers = toolServerSet{}
 // under DATA/toolservers/) and the core's port over it; coreBuilt hands
 // it the core once made, to which the servers' questions go, and their
 // requests for a model (sampling, for servers allowed to).
-func newToolServers(data string, log *slog.Logger) (m *toolservers.Manager, port agent.ToolServers, coreBuilt func(*agent.Core)) {
+func newToolServers(data string, log *slog.Logger, redact func(string) string) (m *toolservers.Manager, port agent.ToolServers, coreBuilt func(*agent.Core)) {
 	core := &atomic.Pointer[agent.Core]{}
 	m = toolservers.New(toolservers.Options{
 		LogDir: filepath.Join(data, "toolservers"),
 		Logger: log,
+		Redact: redact,
 		Elicit: func(ctx context.Context, from toolservers.Origin, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 			decline := &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}}
 			c := core.Load()

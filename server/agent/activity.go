@@ -137,6 +137,7 @@ func (c *Core) RecordActivity(row ActivityRow) {
 	if row.Time.IsZero() {
 		row.Time = c.now()
 	}
+	row.Reason, row.Text, row.Arguments = c.redact.Redact(row.Reason), c.redact.Redact(row.Text), c.redact.Redact(row.Arguments)
 	id, ok := c.activity.rec.RecordActivity(row)
 	if !ok {
 		return // dropped: the store counts it and says so in the log

@@ -32,7 +32,7 @@ func (c *Core) createClient(ctx context.Context, name string) (Client, string, e
 	if _, ok := c.activeClient(name); ok {
 		return Client{}, "", Userf(nil, "a client named %q already exists; revoke it first or pick another name", name)
 	}
-	token, hash, err := newToken()
+	token, hash, err := c.newToken()
 	if err != nil {
 		return Client{}, "", err
 	}
@@ -90,7 +90,7 @@ func (c *Core) RotateClient(ctx context.Context, name string) (Client, string, e
 	if !ok {
 		return c.createClient(ctx, name)
 	}
-	token, hash, err := newToken()
+	token, hash, err := c.newToken()
 	if err != nil {
 		return Client{}, "", err
 	}
@@ -126,12 +126,13 @@ func (c *Core) adoptStoredClient(ctx context.Context, name string) error {
 }
 
 // newToken makes a 256-bit bearer token and the SHA-256 that is kept of it.
-func newToken() (token string, hash []byte, err error) {
+func (c *Core) newToken() (token string, hash []byte, err error) {
 	secret := make([]byte, 32)
 	if _, err := rand.Read(secret); err != nil {
 		return "", nil, fmt.Errorf("make token: %w", err)
 	}
 	token = "dh_" + base64.RawURLEncoding.EncodeToString(secret)
+	c.redact.Learn(token)
 	sum := sha256.Sum256([]byte(token))
 	return token, sum[:], nil
 }

@@ -53,11 +53,17 @@ type Config struct {
 	// tool servers.
 	ToolServerStore ToolServerStore
 	ToolServers     ToolServers
+	// Redactor takes secrets out of what the core records or tells
+	// clients (turn errors, the activity log); the core teaches it every
+	// secret that passes through Secrets and every token it mints. The
+	// wiring hands the same one to its log writers. Nil: one of its own.
+	Redactor *Redactor
 }
 
 // Core is Deskhand's core. Its methods are safe for concurrent use.
 type Core struct {
 	history History
+	redact  *Redactor
 	models  map[Backend]Model
 	tools   map[string]Tool
 	log     *slog.Logger
@@ -141,22 +147,25 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 	if cfg.History == nil {
 		return nil, errors.New("agent: Config.History is required")
 	}
+	redactor := cmp.Or(cfg.Redactor, NewRedactor())
 	c := &Core{
 		history: cfg.History,
 		models:  cfg.Models,
 		tools:   make(map[string]Tool),
-		log:     cmp.Or(cfg.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
+		log:     slog.New(redactor.Handler(cmp.Or(cfg.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))).Handler())),
 		now:     cfg.Now,
 		agents:  make(map[string]Agent),
 		desktop: cfg.Desktop,
 
+		redact: redactor,
+
 		schemaCheck:  cfg.CheckSchema,
 		connector:    cfg.Connector,
-		secrets:      cfg.Secrets,
 		localServers: cfg.LocalServers,
 		providers:    make(map[string]Provider),
 		connected:    make(map[string]connectedModel),
 	}
+	c.secrets = c.redact.Secrets(cfg.Secrets)
 	c.questions.pending = make(map[string]*waiting)
 	c.turns.live = make(map[string]*liveTurn)
 	c.unflushed = make(map[string]time.Time)

@@ -2,7 +2,9 @@ package agent
 
 import (
 	"cmp"
+	"context"
 	"io"
+	"log/slog"
 	"regexp"
 	"slices"
 	"strings"
@@ -94,6 +96,9 @@ func (r *Redactor) Learn(values ...string) {
 
 // Redact takes the known values and the shapes out of s.
 func (r *Redactor) Redact(s string) string {
+	if s == "" {
+		return s
+	}
 	if known := r.known.Load(); known != nil {
 		s = known.Replace(s)
 	}
@@ -124,6 +129,60 @@ func (rw redactingWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// Handler redacts each record's message and attributes (an error's text
+// included) before h has them, whatever h writes to.
+func (r *Redactor) Handler(h slog.Handler) slog.Handler { return redactingHandler{r: r, h: h} }
+
+type redactingHandler struct {
+	r *Redactor
+	h slog.Handler
+}
+
+func (rh redactingHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return rh.h.Enabled(ctx, l)
+}
+
+func (rh redactingHandler) Handle(ctx context.Context, rec slog.Record) error {
+	out := slog.NewRecord(rec.Time, rec.Level, rh.r.Redact(rec.Message), rec.PC)
+	rec.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(rh.attr(a))
+		return true
+	})
+	return rh.h.Handle(ctx, out)
+}
+
+func (rh redactingHandler) attr(a slog.Attr) slog.Attr {
+	switch v := a.Value.Resolve(); v.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, rh.r.Redact(v.String()))
+	case slog.KindGroup:
+		group := v.Group()
+		attrs := make([]any, len(group))
+		for i, g := range group {
+			attrs[i] = rh.attr(g)
+		}
+		return slog.Group(a.Key, attrs...)
+	case slog.KindAny:
+		if err, ok := v.Any().(error); ok {
+			return slog.String(a.Key, rh.r.Redact(err.Error()))
+		}
+		return slog.String(a.Key, rh.r.Redact(v.String()))
+	}
+	return a
+}
+
+func (rh redactingHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	clean := make([]slog.Attr, len(attrs))
+	for i, a := range attrs {
+		clean[i] = rh.attr(a)
+	}
+	return redactingHandler{r: rh.r, h: rh.h.WithAttrs(clean)}
+}
+
+func (rh redactingHandler) WithGroup(name string) slog.Handler {
+	return redactingHandler{r: rh.r, h: rh.h.WithGroup(name)}
 }
 
 // Secrets wraps a Secrets port so that every value read from it or

@@ -3,6 +3,7 @@ package agent_test
 import (
 	"bytes"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -82,6 +83,12 @@ func TestRedactorKnowsValues(t *testing.T) {
 	var b bytes.Buffer
 	if n, err := r.Writer(&b).Write([]byte(in)); err != nil || n != len(in) || b.String() != want {
 		t.Errorf("Writer wrote %q (%d, %v), want %q", b.String(), n, err, want)
+	}
+	b.Reset()
+	log := slog.New(r.Handler(slog.NewTextHandler(&b, nil))).With("key", "plain-value-91")
+	log.Warn("failed: another-one-42", "err", errors.New("echo plain-value-91"), slog.Group("g", "k", "another-one-42"), "n", 3)
+	if got := b.String(); strings.Contains(got, "plain-value-91") || strings.Contains(got, "another-one-42") || !strings.Contains(got, "n=3") {
+		t.Errorf("the log handler wrote %q", got)
 	}
 	cause := errors.New("detail")
 	err := r.Error(agent.Userf(cause, "the server said %s", "plain-value-91"))

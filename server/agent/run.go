@@ -132,6 +132,7 @@ func (c *Core) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	turn.EndedAt = c.now()
 	turn.Status, runErr = c.outcome(ctx, turn.ID, runErr)
 	if runErr != nil {
+		runErr = c.redact.Error(runErr) // a server's error may echo a key
 		turn.Error = UserMessage(runErr)
 		c.log.Warn("turn ended without an answer", "agent", agent.Slug, "turn", turn.ID, "status", turn.Status, "err", runErr)
 	}

@@ -17,43 +17,75 @@ const DefaultMaxLogBytes = 1 << 20
 // tailBytes is how much of a server's latest stderr its errors quote.
 const tailBytes = 2048
 
+// maxPending is the longest partial line of stderr held back for the rest
+// of its line, so that a secret split across two writes is redacted whole.
+const maxPending = 4096
+
 // serverLog is a server's log: its stderr and Deskhand's lines about it,
 // in a file capped at max bytes (rotated once to .1), and the last lines
-// kept in memory for error messages. Safe for concurrent use.
+// kept in memory for error messages, all redacted. Safe for concurrent use.
 type serverLog struct {
-	path string // "" when there is no file
-	max  int64
+	path   string // "" when there is no file
+	max    int64
+	redact func(string) string
 
-	mu   sync.Mutex
-	f    *os.File
-	size int64
-	tail []byte
+	mu      sync.Mutex
+	f       *os.File
+	size    int64
+	tail    []byte
+	pending []byte // stderr's partial last line
 }
 
-func newServerLog(dir, name string, max int64) *serverLog {
-	l := &serverLog{max: max}
+func newServerLog(dir, name string, max int64, redact func(string) string) *serverLog {
+	l := &serverLog{max: max, redact: redact}
 	if dir != "" {
 		l.path = filepath.Join(dir, name+".log")
 	}
 	return l
 }
 
-// Write appends p to the file, rotating it first when it would pass the
-// cap, and to the in-memory tail. It never fails: a log that cannot be
+// Write takes the server's stderr: whole lines are kept at once, a
+// partial last line once the rest of it comes (or Deskhand writes a line
+// of its own, or the log closes). It never fails: a log that cannot be
 // written must not stop the server.
 func (l *serverLog) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	data := append(l.pending, p...)
+	cut := bytes.LastIndexByte(data, '\n') + 1
+	if len(data)-cut > maxPending {
+		cut = len(data)
+	}
+	l.keepLocked(data[:cut])
+	l.pending = append([]byte(nil), data[cut:]...)
+	return len(p), nil
+}
+
+// flushLocked keeps stderr's partial last line as it is.
+func (l *serverLog) flushLocked() {
+	if len(l.pending) > 0 {
+		l.keepLocked(append(l.pending, '\n'))
+		l.pending = nil
+	}
+}
+
+// keepLocked appends p, redacted, to the file, rotating it first when it
+// would pass the cap, and to the in-memory tail.
+func (l *serverLog) keepLocked(p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	p = []byte(l.redact(string(p)))
 	l.tail = append(l.tail, p...)
 	if len(l.tail) > 2*tailBytes {
 		l.tail = append([]byte(nil), l.tail[len(l.tail)-tailBytes:]...)
 	}
 	if l.path == "" {
-		return len(p), nil
+		return
 	}
 	if l.f == nil {
 		if err := l.open(); err != nil {
-			return len(p), nil
+			return
 		}
 	}
 	if l.size+int64(len(p)) > l.max {
@@ -61,7 +93,7 @@ func (l *serverLog) Write(p []byte) (int, error) {
 		l.f = nil
 		_ = os.Rename(l.path, l.path+".1")
 		if err := l.open(); err != nil {
-			return len(p), nil
+			return
 		}
 	}
 	w := p
@@ -70,7 +102,6 @@ func (l *serverLog) Write(p []byte) (int, error) {
 	}
 	n, _ := l.f.Write(w)
 	l.size += int64(n)
-	return len(p), nil
 }
 
 func (l *serverLog) open() error {
@@ -93,13 +124,17 @@ func (l *serverLog) open() error {
 // Printf writes one line of Deskhand's own about the server.
 func (l *serverLog) Printf(format string, args ...any) {
 	line := fmt.Sprintf("[deskhand %s] %s\n", time.Now().Format(time.RFC3339), strings.TrimRight(fmt.Sprintf(format, args...), "\n"))
-	_, _ = l.Write([]byte(line))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.flushLocked()
+	l.keepLocked([]byte(line))
 }
 
 // Tail returns the last lines written (up to n lines, about 2 KB),
 // without Deskhand's own lines.
 func (l *serverLog) Tail(n int) string {
 	l.mu.Lock()
+	l.flushLocked()
 	t := bytes.Clone(l.tail)
 	l.mu.Unlock()
 	if len(t) > tailBytes {
@@ -124,6 +159,7 @@ func (l *serverLog) Tail(n int) string {
 func (l *serverLog) Close() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.flushLocked()
 	if l.f != nil {
 		_ = l.f.Close()
 		l.f = nil

@@ -172,7 +172,7 @@ func (m *Manager) Set(configs []Config) error {
 		if _, ok := m.servers[c.Name]; ok {
 			continue
 		}
-		s := &server{cfg: c, log: newServerLog(m.o.LogDir, c.Name, m.o.MaxLogBytes), state: StateStopped, since: now}
+		s := &server{cfg: c, log: newServerLog(m.o.LogDir, c.Name, m.o.MaxLogBytes, m.redactor(c)), state: StateStopped, since: now}
 		m.servers[c.Name] = s
 		events = append(events, Event{Server: c.Name, Status: m.statusLocked(s)})
 	}
@@ -632,4 +632,16 @@ func unknownServer(name string) error {
 // sameTools reports whether two tool lists have the same definitions.
 func sameTools(a, b []ToolInfo) bool {
 	return slices.EqualFunc(a, b, func(x, y ToolInfo) bool { return x.Tool == y.Tool && x.Hash == y.Hash && x.Title == y.Title })
+}
+
+// redactor is what a server's log keeps of text: its own secrets hidden,
+// then the process's.
+func (m *Manager) redactor(c Config) func(string) string {
+	return func(s string) string {
+		s = c.scrub(s)
+		if m.o.Redact != nil {
+			s = m.o.Redact(s)
+		}
+		return s
+	}
 }

@@ -62,6 +62,11 @@ type Options struct {
 	// Logger receives Deskhand's own lines (nil: none). Secrets never
 	// reach it.
 	Logger *slog.Logger
+	// Redact takes the process's secrets out of what a server's log
+	// keeps (its stderr may print its environment, an error may echo its
+	// headers), after its own configuration's secrets are hidden (nil:
+	// only those).
+	Redact func(string) string
 
 	// OnChange hears each change of a server's state or tool list. It is
 	// called without locks held, possibly from several goroutines; it

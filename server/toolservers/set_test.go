@@ -52,7 +52,7 @@ func TestSetRestartsChangedAndStopsRemoved(t *testing.T) {
 
 func TestServerLogIsCapped(t *testing.T) {
 	dir := t.TempDir()
-	l := newServerLog(dir, "srv", 100)
+	l := newServerLog(dir, "srv", 100, func(s string) string { return s })
 	for i := range 25 {
 		_, _ = l.Write([]byte(strings.Repeat(string(rune('a'+i)), 9) + "\n"))
 	}
@@ -85,5 +85,25 @@ func TestSecretsStayHidden(t *testing.T) {
 	c := Config{Name: "x", Command: "x", Env: map[string]string{"GITHUB_TOKEN": "ghp_abcdefghijkl", "DEBUG": "1"}}
 	if got := c.scrub("auth failed for ghp_abcdefghijkl, DEBUG=1"); got != "auth failed for [GITHUB_TOKEN hidden], DEBUG=1" {
 		t.Errorf("scrub = %q", got)
+	}
+}
+
+// TestServerLogRedacts: what the log keeps, in its file and its tail, is
+// redacted, also when the server writes a secret in two pieces; a partial
+// line is kept once the log closes.
+func TestServerLogRedacts(t *testing.T) {
+	dir := t.TempDir()
+	l := newServerLog(dir, "srv", 1<<20, strings.NewReplacer("tok-91f3c2a7", "[redacted]").Replace)
+	for _, p := range []string{"env: API=tok-91f", "3c2a7\nagain tok-91", "f3c2a7 and more", "\nlast tok-91f3c2a7"} {
+		_, _ = l.Write([]byte(p))
+	}
+	l.Printf("stopping")
+	l.Close()
+	got, err := os.ReadFile(filepath.Join(dir, "srv.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(got)+l.Tail(10), "tok-") || !strings.Contains(string(got), "again [redacted] and more\nlast [redacted]\n[deskhand ") {
+		t.Errorf("log:\n%s\ntail:\n%s", got, l.Tail(10))
 	}
 }
