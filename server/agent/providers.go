@@ -154,7 +154,11 @@ func (c *Core) ProviderModels(ctx context.Context, name string) ([]string, error
 	if !ok {
 		return nil, Userf(nil, "provider %s cannot list its models: type the model's name", name)
 	}
-	return l.ListModels(ctx)
+	models, err := l.ListModels(ctx)
+	if err != nil {
+		return nil, c.redact.Error(err) // a server's error may echo its key
+	}
+	return models, nil
 }
 
 // DescribeModel says what a provider's model can do, where its server
@@ -168,7 +172,11 @@ func (c *Core) DescribeModel(ctx context.Context, provider, model string) (Model
 	if !ok {
 		return ModelInfo{Name: model}, nil
 	}
-	return d.DescribeModel(ctx, model)
+	info, err := d.DescribeModel(ctx, model)
+	if err != nil {
+		return ModelInfo{}, c.redact.Error(err)
+	}
+	return info, nil
 }
 
 // connectedModel is a provider's model as made for one version of it.

@@ -293,3 +293,46 @@ func TestFirstStartPicksALocalModel(t *testing.T) {
 		})
 	}
 }
+
+// echoingModel is a provider's model whose server echoes the key in its
+// errors.
+type echoingModel struct {
+	*agenttest.Model
+	key string
+}
+
+func (m echoingModel) ListModels(context.Context) ([]string, error) {
+	return nil, agent.Userf(nil, "the server refused: Authorization: Bearer %s", m.key)
+}
+
+func (m echoingModel) DescribeModel(context.Context, string) (agent.ModelInfo, error) {
+	return agent.ModelInfo{}, agent.Userf(nil, "the server refused: x-api-key=%s", m.key)
+}
+
+type echoingConnector struct{}
+
+func (echoingConnector) Connect(_ agent.Provider, secret string) (agent.Model, error) {
+	return echoingModel{Model: &agenttest.Model{}, key: secret}, nil
+}
+
+// TestProviderErrorsKeepNoKey: a server that echoes the provider's key in
+// its errors has it taken out of what the core says, whatever its shape.
+func TestProviderErrorsKeepNoKey(t *testing.T) {
+	const key = "plain-provider-key-57"
+	core, err := agent.New(t.Context(), agent.Config{History: storetest.Open(t), Connector: echoingConnector{}, Secrets: &agenttest.Secrets{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(core.Close)
+	if _, err := core.SaveProvider(t.Context(), agent.Provider{Name: "far", Kind: agent.ProviderOpenAICompatible, BaseURL: "http://far.example"},
+		agent.KeyChange{Set: true, Key: key}); err != nil {
+		t.Fatal(err)
+	}
+	_, listErr := core.ProviderModels(t.Context(), "far")
+	_, describeErr := core.DescribeModel(t.Context(), "far", "m")
+	for _, err := range []error{listErr, describeErr} {
+		if msg := agent.UserMessage(err); err == nil || strings.Contains(msg, key) || !strings.Contains(msg, "[redacted]") {
+			t.Errorf("the error says %q", msg)
+		}
+	}
+}
