@@ -24,12 +24,18 @@ type running struct {
 // run starts a Bridge to url; the test's cleanup ends it.
 func run(t *testing.T, url string) *running {
 	t.Helper()
+	return runAs(t, url, "")
+}
+
+// runAs is run with a client's token.
+func runAs(t *testing.T, url, token string) *running {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(t.Context())
 	r := &running{in: inW, out: bufio.NewReader(outR), cancel: cancel, done: make(chan error, 1)}
 	go func() {
-		b := &bridge.Bridge{URL: url}
+		b := &bridge.Bridge{URL: url, Token: token}
 		r.done <- b.Run(ctx, inR, outW)
 		outW.Close()
 	}()

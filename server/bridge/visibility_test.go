@@ -1,6 +1,7 @@
 package bridge_test
 
 import (
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -46,5 +47,36 @@ func TestBridgeFollowsVisibility(t *testing.T) {
 				t.Errorf("calling a hidden agent through the bridge: %v, want tool not found", err)
 			}
 		})
+	}
+}
+
+// TestBridgeHidesEscapedNames: a hidden agent's resource, read through the
+// bridge under a spelling with JSON escapes, answers exactly as one that
+// does not exist.
+func TestBridgeHidesEscapedNames(t *testing.T) {
+	url, core := server(t)
+	for _, slug := range []string{"researcher", "scribe"} {
+		if _, err := core.SaveAgent(t.Context(), agent.Agent{Slug: slug, Description: "the " + slug, Model: "m", Enabled: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, token, err := core.CreateClient(t.Context(), "claude-desktop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := core.SetClientAgents(t.Context(), "claude-desktop", false, []string{"researcher"}); err != nil {
+		t.Fatal(err)
+	}
+	r := runAs(t, url, token)
+	r.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
+	if _, err := io.WriteString(r.in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	read := func(slug string) string {
+		return r.send(t, `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"deskhand:\/\/agents\/`+slug+`"}}`)
+	}
+	hidden, unknown := read("scribe"), strings.ReplaceAll(read("zcribe"), "zcribe", "scribe")
+	if hidden != unknown || strings.Contains(hidden, "the scribe") {
+		t.Errorf("hidden: %s\nunknown: %s", hidden, unknown)
 	}
 }

@@ -63,6 +63,10 @@ var spellings = []spelling{
 	{"escaped letters, base64 Mcp-Name", same, escapedLetters, base64Header},
 	{"percent-encoded", percentEncoded, quoted, same},
 	{"upper case", strings.ToUpper, quoted, same},
+	{"upper-case scheme and host", func(s string) string {
+		i := strings.LastIndex(s, "/") + 1
+		return strings.ToUpper(s[:i]) + s[i:]
+	}, quoted, same},
 }
 
 // namings are the requests that name an agent, by its tool, resource or
