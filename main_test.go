@@ -163,7 +163,7 @@ type served struct {
 	dir, url string
 	cancel   context.CancelFunc
 	done     chan error
-	stderr   *servertest.Output // serve's log
+	output   *servertest.Output // what serve prints, its log included
 }
 
 // startServe starts "deskhand serve" on a free port and a fresh data
@@ -183,12 +183,12 @@ func startServeIn(t *testing.T, fake *ollamatest.Server, dir string) *served {
 func startServeAt(t *testing.T, fake *ollamatest.Server, dir, addr string) *served {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
-	s := &served{dir: dir, cancel: cancel, done: make(chan error, 1), stderr: &servertest.Output{}}
+	s := &served{dir: dir, cancel: cancel, done: make(chan error, 1), output: &servertest.Output{}}
 	go func() {
-		s.done <- run(ctx, []string{"serve", "--data", s.dir, "--addr", addr, "--ollama", fake.URL}, strings.NewReader(""), io.Discard, s.stderr)
+		s.done <- run(ctx, []string{"serve", "--data", s.dir, "--addr", addr, "--ollama", fake.URL}, strings.NewReader(""), s.output, s.output)
 	}()
 	t.Cleanup(cancel)
-	s.url = serveURL(t, s.stderr)
+	s.url = serveURL(t, s.output)
 	return s
 }
 

@@ -95,7 +95,7 @@ func TestNoSecretValueLeaks(t *testing.T) {
 		t.Fatalf("the echoes are not in the data folder: this test reads the wrong files")
 	}
 	for _, secret := range []string{providerKey, envSecret, headerSecret, token} {
-		for where, text := range map[string]string{"the data folder": stored, "serve's log": srv.stderr.String(),
+		for where, text := range map[string]string{"the data folder": stored, "what serve printed": srv.output.String(),
 			"what the commands printed": printed.String(), "the client's error": answer} {
 			if strings.Contains(text, secret) {
 				t.Errorf("%q is in %s", secret, where)
