@@ -23,8 +23,11 @@ APT_PACKAGES := gcc libc6-dev pkg-config git ca-certificates \
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
+# Every download is tried up to three times (.ci/retry.sh): one hiccup of a
+# registry must not fail a run.
 deps: ## install what building and testing need (Debian/Ubuntu; says what to install elsewhere)
 	@.ci/deps.sh $(APT_PACKAGES)
+	@.ci/retry.sh -- $(GO) mod download
 
 # Node.js 22 with npm for the interop tests, into .cache/node22 (npm registry).
 node22: deps
@@ -42,10 +45,14 @@ run: build ## build and start Deskhand: the tray app, or headless serving when t
 # quote another program's error verbatim, which ST1005 would lower-case.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 STATICCHECK_CHECKS := inherit,-ST1005
+STATICCHECK_BIN := $(CURDIR)/.cache/staticcheck-$(lastword $(subst @, ,$(STATICCHECK)))/staticcheck
 
-lint: deps ## go vet and the pinned staticcheck
+$(STATICCHECK_BIN):
+	GOBIN=$(dir $@) .ci/retry.sh -- $(GO) install $(STATICCHECK)
+
+lint: deps $(STATICCHECK_BIN) ## go vet and the pinned staticcheck
 	$(GO) vet ./...
-	$(GO) run $(STATICCHECK) -checks $(STATICCHECK_CHECKS) ./...
+	$(STATICCHECK_BIN) -checks $(STATICCHECK_CHECKS) ./...
 
 test: deps lint cross node22 ## lint, cross-check Windows and macOS, then every test with -race, including the real-keychain and interop tests
 	LANG=en_US.UTF-8 $(GO) test -race -count=1 ./...
@@ -110,7 +117,7 @@ FYNE_TOOL := fyne.io/tools/cmd/fyne@v1.7.4
 FYNE := $(CURDIR)/.cache/fyne-$(lastword $(subst @, ,$(FYNE_TOOL)))/fyne
 
 $(FYNE):
-	GOBIN=$(dir $(FYNE)) $(GO) install $(FYNE_TOOL)
+	GOBIN=$(dir $(FYNE)) .ci/retry.sh -- $(GO) install $(FYNE_TOOL)
 
 # The fyne tool adds one to FyneApp.toml's Build after each package: the
 # file is put back, so that packaging leaves the tree as it was. The

@@ -41,5 +41,6 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "Installing: ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
-"${sudo[@]}" apt-get update -qq
-"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+retry=$(dirname "$0")/retry.sh
+"$retry" -- "${sudo[@]}" apt-get update -qq
+"$retry" -- "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

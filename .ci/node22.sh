@@ -41,7 +41,8 @@ tmp=$dir.tmp
 rm -rf "$tmp"
 mkdir -p "$tmp"
 echo '{"private": true, "description": "Node.js 22 for the interop tests (.ci/node22.sh)"}' >"$tmp/package.json"
-npm install --prefix "$tmp" --no-audit --no-fund --save-exact --loglevel=error "$pkg@$NODE_VERSION" "npm@$NPM_VERSION" >&2
+.ci/retry.sh --clean "$tmp/node_modules" -- \
+	npm install --prefix "$tmp" --no-audit --no-fund --save-exact --loglevel=error "$pkg@$NODE_VERSION" "npm@$NPM_VERSION" >&2
 got=$("$tmp/node_modules/.bin/node" --version)
 if [ "$got" != "v$NODE_VERSION" ]; then
 	echo "$pkg installed a node that reports '$got', want v$NODE_VERSION" >&2

@@ -28,8 +28,16 @@ import (
 // puts Node.js 22, below the module's root.
 const Node22Relative = ".cache/node22/node_modules/.bin/node"
 
-// npmTimeout bounds one npm install.
+// npmTimeout bounds one try of an npm install.
 const npmTimeout = 5 * time.Minute
+
+// npmTries is how many times an npm install is tried: one hiccup of the
+// registry ("npm error Exit handler never called!") must not fail a run.
+const npmTries = 3
+
+// npmBackoff is the wait before the second try, doubled before each
+// later one (a variable, so that tests need not wait).
+var npmBackoff = 5 * time.Second
 
 // NodeJS is a Node.js with its npm.
 type NodeJS struct {
@@ -131,6 +139,35 @@ func (n NodeJS) installModules(dir string) (string, error) {
 	if !haveLock {
 		args[0] = "install"
 	}
+	var failures []string
+	wait := npmBackoff
+	for try := 1; ; try++ {
+		took, err := n.npm(dir, args)
+		if err == nil {
+			if want, _, err = lockStamp(dir); err != nil { // npm install writes the lock
+				return "", err
+			}
+			if err := os.WriteFile(stampFile, []byte(want), 0o644); err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("npm %s took %s (try %d)", strings.Join(args, " "), took, try), nil
+		}
+		failures = append(failures, fmt.Sprintf("try %d (%s): %v", try, took, err))
+		if try == npmTries {
+			return "", fmt.Errorf("%s %s in %s failed %d times:\n%s", n.NPM, strings.Join(args, " "), dir, npmTries, strings.Join(failures, "\n"))
+		}
+		// The next try starts from a clean node_modules.
+		if err := os.RemoveAll(filepath.Join(dir, "node_modules")); err != nil {
+			return "", err
+		}
+		time.Sleep(wait)
+		wait *= 2
+	}
+}
+
+// npm runs npm with args in dir once, bounded by npmTimeout; the error
+// carries what npm printed.
+func (n NodeJS) npm(dir string, args []string) (took time.Duration, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), npmTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, n.NPM, args...)
@@ -139,20 +176,14 @@ func (n NodeJS) installModules(dir string) (string, error) {
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
 	err = cmd.Run()
-	took := time.Since(start).Round(100 * time.Millisecond)
+	took = time.Since(start).Round(100 * time.Millisecond)
 	if ctx.Err() != nil {
 		err = fmt.Errorf("timed out after %s", npmTimeout)
 	}
 	if err != nil {
-		return "", fmt.Errorf("%s %s in %s failed (%s): %v\n%s", n.NPM, strings.Join(args, " "), dir, took, err, out.String())
+		return took, fmt.Errorf("%v\n%s", err, strings.TrimSpace(out.String()))
 	}
-	if want, _, err = lockStamp(dir); err != nil { // npm install writes the lock
-		return "", err
-	}
-	if err := os.WriteFile(stampFile, []byte(want), 0o644); err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("npm %s took %s", strings.Join(args, " "), took), nil
+	return took, nil
 }
 
 // lockStamp identifies an installation: package.json, package-lock.json
