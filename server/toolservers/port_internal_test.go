@@ -1,4 +1,4 @@
-package main
+package toolservers
 
 import (
 	"strings"
@@ -7,7 +7,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/deskhand/deskhand/server/agent"
-	"github.com/deskhand/deskhand/server/toolservers"
 )
 
 func TestSamplingText(t *testing.T) {
@@ -27,14 +26,14 @@ func TestSamplingText(t *testing.T) {
 	}
 }
 
-// TestToolServerNames: the port names tools as toolservers.NewNameTable
-// does: server__tool, at most 64 characters, unique in the set.
-func TestToolServerNames(t *testing.T) {
-	set := toolServerSet{toolservers.New(toolservers.Options{})}
-	defer set.m.Close()
+// TestPortNames: the port names tools as NewNameTable does: server__tool,
+// at most 64 characters, unique in the set.
+func TestPortNames(t *testing.T) {
+	m, port, _ := ForCore(Options{})
+	defer m.Close()
 	long := strings.Repeat("x", 80)
 	refs := []agent.ServerToolRef{{Server: "fs", Tool: "read_text_file"}, {Server: "fs", Tool: long + "a"}, {Server: "fs", Tool: long + "b"}, {Server: "fs", Tool: "a.b"}}
-	names, err := set.Names(refs)
+	names, err := port.Names(refs)
 	if err != nil {
 		t.Fatal(err)
 	}
