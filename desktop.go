@@ -94,7 +94,6 @@ func runDesktop(ctx context.Context, g cli.Globals, stderr io.Writer) error {
 	if a.noModel {
 		opts.Notice = noModelNotice
 	}
-	opts.LoadProbe = os.Getenv("DESKHAND_LOAD_PROBE") != "" // make load only
 
 	win := desktop.New(fy, a.core, opts)
 	shown.Store(win)

@@ -47,7 +47,8 @@ func TestLoad(t *testing.T) {
 		fmt.Sscan(v, &seconds)
 	}
 	bin := filepath.Join(t.TempDir(), "deskhand")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/deskhand/deskhand").CombinedOutput(); err != nil {
+	// The load probe is built in for make load only (ui/desktop/loadprobe.go).
+	if out, err := exec.Command("go", "build", "-tags", "loadprobe", "-o", bin, "github.com/deskhand/deskhand").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	if os.Getenv("DISPLAY") == "" {
@@ -93,7 +94,7 @@ func runLoad(t *testing.T, bin string, seconds int, desktop bool) loadResult {
 	cmd.Env = append(os.Environ(), "LANG=en_US.UTF-8", "DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent")
 	if desktop {
 		cmd = exec.Command(bin, "--data", data, "--addr", "127.0.0.1:0", "--ollama", fake.URL)
-		cmd.Env = append(os.Environ(), "LANG=en_US.UTF-8", "DESKHAND_LOAD_PROBE=1", "HOME="+t.TempDir())
+		cmd.Env = append(os.Environ(), "LANG=en_US.UTF-8", "HOME="+t.TempDir())
 	}
 	out := &servertest.Output{}
 	popups := newPopupWatch()

@@ -22,10 +22,6 @@ import (
 
 // Options configures the desktop.
 type Options struct {
-	// LoadProbe is for make load only (loadprobe.go): the window opens on
-	// the Conversations tab with the latest conversation, and each
-	// question's popup logs a line when shown.
-	LoadProbe bool
 	// Tray puts Deskhand in the system tray; main sets it only when a
 	// D-Bus session bus is there (fyne's tray crashes on quit without one).
 	Tray bool

@@ -197,7 +197,10 @@ func TestLoadProbe(t *testing.T) {
 			q := agent.Question{ID: "q7", Kind: agent.KindQuestion, Agent: "assistant", ConversationID: "c2", Text: "Which?", ExpiresAt: time.Now().Add(time.Hour)}
 			var log bytes.Buffer
 			opts := testOptions()
-			opts.LoadProbe, opts.Logger = probe, slog.New(slog.NewTextHandler(&log, nil))
+			opts.Logger = slog.New(slog.NewTextHandler(&log, nil))
+			was := loadProbe
+			loadProbe = probe
+			t.Cleanup(func() { loadProbe = was })
 			a, ui := withTestUI(t, New(test.NewTempApp(t), newFakeCore(fakeCore{fakeConversations: convs, fakeQuestions: &fakeQuestions{pending: []agent.Question{q}}}), opts))
 			a.conversations.lister.after = func(_ time.Duration, f func()) { a.onUI(f) }
 			a.refresh()
