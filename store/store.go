@@ -1,7 +1,11 @@
-// Package store keeps Deskhand's data in SQLite: agents, clients
-// (principals), conversations, turns, messages, the questions agents asked
-// people, and settings. [DB] implements [agent.History]; it is the only
-// package that imports database/sql and go-sqlite3.
+// Package store keeps Deskhand's data in SQLite: everything the core
+// keeps (agents and the providers they run on, teams, tool servers,
+// clients with their token hashes and what each sees, conversations,
+// turns, messages, questions, approval rules, the activity log, the
+// search index, settings); never a secret value. [DB] implements
+// [agent.History] and the core's other store ports; it is the only
+// package that imports database/sql and go-sqlite3. The tables are those
+// the migrations in migrations/ make.
 //
 // The database runs in WAL mode with synchronous=NORMAL: a committed
 // transaction survives a crash of the process but not necessarily a power

@@ -1,22 +1,19 @@
-// Package agent is Deskhand's core: the agents a person defines, the
-// conversations MCP clients hold with them, the run loop that answers each
-// call (model, tools, model again), the question broker that asks a person
-// when a turn needs one, the clients (principals) and their tokens,
-// settings, and the events the desktop listens to.
+// Package agent is Deskhand's core: the agents a person defines and the
+// providers they think on, the conversations MCP clients hold with them,
+// the run loop that answers each call (model, tools, model again), teams,
+// the person's tool servers as tools, the question broker that asks a
+// person when a turn needs one, approval rules, the clients (principals)
+// with their tokens and what each sees, the activity log, search,
+// settings, the redactor that keeps secrets out of what leaves the core,
+// and the events the desktop listens to.
 //
 // Everything else is an edge. The MCP surface (server/mcpserver), the
 // desktop and the command line (ui) call into the core; the core reaches
-// models, the store and the keychain only through the ports it declares
-// ([Model], [History], [Secrets], [Tool], and [Asker] for the calling
-// client's person). It imports nothing but the standard library and uuid,
-// which deps_test.go enforces.
-//
-// The files follow the parts: core.go (configuration, start and close),
-// agents.go, clients.go, conversations.go, settings.go, run.go (the run
-// loop), turns.go (the turns in progress, for Close and DeleteAgent),
-// live.go (what a running turn has done so far, for the desktop),
-// broker.go (questions and approvals), registry.go (conversations in
-// memory), events.go, errors.go and ports.go.
+// models, the store, the keychain and tool servers only through the ports
+// it declares ([Model], [History] and the other store ports, [Secrets],
+// [Tool], [ToolServers], and [Asker] for the calling client's person). It
+// imports nothing but the standard library and uuid, which deps_test.go
+// enforces. Each part's file is named after it.
 //
 // Invariants:
 //   - one turn at a time per conversation ([ErrConversationBusy]);
