@@ -310,48 +310,46 @@ func (c *Core) ApprovalRules(ctx context.Context) ([]ApprovalRule, error) {
 // RevokeApprovalRule deletes a rule: the next call it covered asks again.
 // A rule that does not exist is ErrNotFound.
 func (c *Core) RevokeApprovalRule(ctx context.Context, id string) error {
-	c.ruleWrites.Lock()
-	defer c.ruleWrites.Unlock()
-	c.rulesMu.Lock()
-	i := slices.IndexFunc(c.rules.list, func(r ApprovalRule) bool { return r.ID == id })
-	store := c.rules.store
-	c.rulesMu.Unlock()
-	if i < 0 {
-		return Userf(ErrNotFound, "there is no approval rule %q; 'deskhand approvals list' lists them", id)
-	}
-	if store != nil {
+	return c.changeRule(ctx, id, "revoke", func(store ApprovalRuleStore) error {
 		if err := store.DeleteApprovalRule(ctx, id); err != nil && !errors.Is(err, ErrNotFound) {
-			return fmt.Errorf("revoke approval rule %s: %w", id, err)
+			return err
 		}
-	}
-	c.rulesMu.Lock()
-	c.rules.list = slices.DeleteFunc(c.rules.list, func(r ApprovalRule) bool { return r.ID == id })
-	c.rulesMu.Unlock()
-	c.publish(Event{Kind: EventApprovalRulesChanged, Text: id})
-	return nil
+		return nil
+	}, func(list []ApprovalRule, i int) []ApprovalRule { return slices.Delete(list, i, i+1) })
 }
 
 // EnableApprovalRule turns on a rule that waits for review, for every
 // client it names (all when none): the person's decision, from the
 // desktop or the command line. A rule that does not exist is ErrNotFound.
 func (c *Core) EnableApprovalRule(ctx context.Context, id string) error {
+	return c.changeRule(ctx, id, "enable", func(store ApprovalRuleStore) error { return store.EnableApprovalRule(ctx, id) },
+		func(list []ApprovalRule, i int) []ApprovalRule {
+			list[i].Review = ""
+			return list
+		})
+}
+
+// changeRule changes the rule id in the store (stored; none when rules
+// live in memory only), then in the core's copy (apply, given the rule's
+// index), one change at a time; a rule that does not exist is ErrNotFound.
+func (c *Core) changeRule(ctx context.Context, id, what string, stored func(ApprovalRuleStore) error, apply func(list []ApprovalRule, i int) []ApprovalRule) error {
 	c.ruleWrites.Lock()
 	defer c.ruleWrites.Unlock()
+	find := func() int { return slices.IndexFunc(c.rules.list, func(r ApprovalRule) bool { return r.ID == id }) }
 	c.rulesMu.Lock()
-	i := slices.IndexFunc(c.rules.list, func(r ApprovalRule) bool { return r.ID == id })
-	store := c.rules.store
+	i, store := find(), c.rules.store
 	c.rulesMu.Unlock()
 	if i < 0 {
 		return Userf(ErrNotFound, "there is no approval rule %q; 'deskhand approvals list' lists them", id)
 	}
 	if store != nil {
-		if err := store.EnableApprovalRule(ctx, id); err != nil {
-			return fmt.Errorf("enable approval rule %s: %w", id, err)
+		if err := stored(store); err != nil {
+			return fmt.Errorf("%s approval rule %s: %w", what, id, err)
 		}
 	}
 	c.rulesMu.Lock()
-	if i := slices.IndexFunc(c.rules.list, func(r ApprovalRule) bool { return r.ID == id }); i >= 0 {
-		c.rules.list[i].Review = ""
+	if i := find(); i >= 0 {
+		c.rules.list = apply(c.rules.list, i)
 	}
 	c.rulesMu.Unlock()
 	c.publish(Event{Kind: EventApprovalRulesChanged, Text: id})

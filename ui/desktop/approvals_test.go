@@ -171,17 +171,7 @@ func TestApprovalsTab(t *testing.T) {
 	if len(a.dialogs) != 1 {
 		t.Fatalf("%d dialogs open, want the confirmation", len(a.dialogs))
 	}
-	var yes *widget.Button
-	walk(t, a.win.Canvas().Overlays().Top(), func(o fyne.CanvasObject) bool {
-		if b, ok := o.(*widget.Button); ok && b.Text == "Yes" {
-			yes = b
-		}
-		return false
-	})
-	if yes == nil {
-		t.Fatal("the confirmation has no Yes")
-	}
-	test.Tap(yes)
+	tapYes(t, a)
 	u.settle()
 	if !cmp.Equal(core.revoked, []string{"r1"}) {
 		t.Errorf("revoked %v, want r1", core.revoked)
