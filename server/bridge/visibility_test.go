@@ -11,13 +11,17 @@ import (
 	"github.com/deskhand/deskhand/server/agent"
 )
 
-// TestBridgeFollowsVisibility: the stdio bridge speaks HTTP with its
-// client's token, so a client limited to one agent sees only it through
-// the bridge, and calling another is "not found", on both eras.
-func TestBridgeFollowsVisibility(t *testing.T) {
+// limitedToResearcher serves the agents researcher and the others named
+// (each described as "the SLUG") beside the default one, to the client
+// claude-desktop, which sees only researcher; it returns the endpoint
+// and that client's token.
+func limitedToResearcher(t *testing.T, others ...string) (url, token string) {
+	t.Helper()
 	url, core := server(t)
-	if _, err := core.SaveAgent(t.Context(), agent.Agent{Slug: "researcher", Model: "m", Enabled: true}); err != nil {
-		t.Fatal(err)
+	for _, slug := range append([]string{"researcher"}, others...) {
+		if _, err := core.SaveAgent(t.Context(), agent.Agent{Slug: slug, Description: "the " + slug, Model: "m", Enabled: true}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	_, token, err := core.CreateClient(t.Context(), "claude-desktop")
 	if err != nil {
@@ -26,6 +30,14 @@ func TestBridgeFollowsVisibility(t *testing.T) {
 	if err := core.SetClientAgents(t.Context(), "claude-desktop", false, []string{"researcher"}); err != nil {
 		t.Fatal(err)
 	}
+	return url, token
+}
+
+// TestBridgeFollowsVisibility: the stdio bridge speaks HTTP with its
+// client's token, so a client limited to one agent sees only it through
+// the bridge, and calling another is "not found", on both eras.
+func TestBridgeFollowsVisibility(t *testing.T) {
+	url, token := limitedToResearcher(t)
 	for _, era := range []string{mcp.ProtocolVersion20251125, mcp.ProtocolVersion20260728} {
 		t.Run(era, func(t *testing.T) {
 			c := bridged(t, url, token, era)
@@ -54,19 +66,7 @@ func TestBridgeFollowsVisibility(t *testing.T) {
 // bridge under a spelling with JSON escapes, answers exactly as one that
 // does not exist.
 func TestBridgeHidesEscapedNames(t *testing.T) {
-	url, core := server(t)
-	for _, slug := range []string{"researcher", "scribe"} {
-		if _, err := core.SaveAgent(t.Context(), agent.Agent{Slug: slug, Description: "the " + slug, Model: "m", Enabled: true}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	_, token, err := core.CreateClient(t.Context(), "claude-desktop")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := core.SetClientAgents(t.Context(), "claude-desktop", false, []string{"researcher"}); err != nil {
-		t.Fatal(err)
-	}
+	url, token := limitedToResearcher(t, "scribe")
 	r := runAs(t, url, token)
 	r.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
 	if _, err := io.WriteString(r.in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
