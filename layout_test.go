@@ -116,7 +116,7 @@ func forbids(rule, dep string) bool {
 // the files of package main, the project's documents and CI.
 func TestTopLevel(t *testing.T) {
 	allowed := map[string]bool{"ui": true, "server": true, "store": true, "models": true, "assets": true,
-		"FyneApp.toml": true, "go.mod": true, "go.sum": true, "Makefile": true, "README.md": true, "LICENSE": true,
+		"FyneApp.toml": true, "go.mod": true, "go.sum": true, "Makefile": true, "README.md": true, "SECURITY.md": true, "LICENSE": true,
 		".ci": true, ".gitignore": true, ".gitattributes": true}
 	out, err := exec.Command("git", "ls-files").Output()
 	if err != nil {

@@ -428,6 +428,8 @@ Commands:
   provider edit NAME    change the given fields; --remove-key removes its key
   provider check NAME   list the models its server offers (exit status 1 if it cannot)
   provider remove NAME  delete a provider no agent uses, and its key
+  toolserver add|list|check|remove|held|import
+                        your own MCP servers as agents' tools ('deskhand toolserver --help')
   questions             list the questions the agents are waiting on (while serve runs)
   answer ID TEXT        answer a question; for an approval, TEXT is approve or deny
                         (add --comment TEXT for the agent); --decline declines instead
