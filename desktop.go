@@ -58,7 +58,7 @@ func runDesktop(ctx context.Context, g cli.Globals, stderr io.Writer) error {
 		})
 		return true
 	}
-	srv, err := startServing(ctx, g, a, stderr, show)
+	srv, err := startServing(ctx, g, a, stderr, show, listen)
 	if err != nil {
 		return err
 	}

@@ -67,12 +67,17 @@ func boot(ctx context.Context, g *cli.Globals, stderr io.Writer, desktop bool) (
 // serve serves the agents headless until ctx ends or a signal comes; it
 // fails when the HTTP server stops by itself.
 func serve(ctx context.Context, g cli.Globals, stderr io.Writer) error {
+	return serveOn(ctx, g, stderr, listen)
+}
+
+// serveOn is serve on the listeners bind makes for the MCP endpoint.
+func serveOn(ctx context.Context, g cli.Globals, stderr io.Writer, bind func(cli.Globals) ([]net.Listener, error)) error {
 	ctx, a, cleanup, err := boot(ctx, &g, stderr, true)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	srv, err := startServing(ctx, g, a, stderr, nil)
+	srv, err := startServing(ctx, g, a, stderr, nil, bind)
 	if err != nil {
 		return err
 	}
@@ -94,13 +99,10 @@ type serving struct {
 	stop   func()       // stops accepting, ends turns (recorded interrupted), then waits for streams and the servers
 }
 
-// listenerHook, when set (by tests), wraps each listener of the MCP endpoint.
-var listenerHook func(net.Listener) net.Listener
-
-// startServing serves the app's agents on the MCP endpoint and opens the
-// control channel; show (may be nil) brings a window forward for a second
-// launch.
-func startServing(ctx context.Context, g cli.Globals, a *wiring, stderr io.Writer, show func() bool) (*serving, error) {
+// startServing serves the app's agents on the MCP endpoint, on the
+// listeners bind makes, and opens the control channel; show (may be nil)
+// brings a window forward for a second launch.
+func startServing(ctx context.Context, g cli.Globals, a *wiring, stderr io.Writer, show func() bool, bind func(cli.Globals) ([]net.Listener, error)) (*serving, error) {
 	log := a.log
 	// Without a keychain, warn when secrets already sit in the fallback
 	// file; otherwise say it once, quietly: the first secret saved warns.
@@ -130,7 +132,7 @@ func startServing(ctx context.Context, g cli.Globals, a *wiring, stderr io.Write
 	if err != nil {
 		return nil, agent.Userf(err, "DESKHAND_STATE_KEYS is not usable")
 	}
-	listeners, err := listen(g)
+	listeners, err := bind(g)
 	if err != nil {
 		return nil, err
 	}
@@ -266,9 +268,6 @@ func listen(g cli.Globals) ([]net.Listener, error) {
 				return nil, agent.Userf(err, "cannot listen on %s: the port is taken by another program; stop it or choose another port with --addr", addr)
 			}
 			return nil, agent.Userf(err, "cannot listen on %s (is another program using the port? choose another with --addr)", addr)
-		}
-		if listenerHook != nil {
-			ln = listenerHook(ln)
 		}
 		out = append(out, &closeOnce{Listener: ln})
 		if port == "0" { // keep the same port on both loopbacks

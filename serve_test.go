@@ -15,6 +15,7 @@ import (
 
 	"github.com/deskhand/deskhand/models/ollama/ollamatest"
 	"github.com/deskhand/deskhand/store"
+	"github.com/deskhand/deskhand/ui/cli"
 )
 
 // brokenListener is a listener whose Accept fails for good.
@@ -27,11 +28,16 @@ func (brokenListener) Accept() (net.Conn, error) {
 // TestServeFailsWhenHTTPStops: serve exits non-zero, with the reason,
 // when its HTTP server stops by itself (it used to exit 0).
 func TestServeFailsWhenHTTPStops(t *testing.T) {
-	listenerHook = func(ln net.Listener) net.Listener { return brokenListener{ln} }
-	t.Cleanup(func() { listenerHook = nil })
-	var stdout, stderr bytes.Buffer
-	status := exitStatus(t.Context(), []string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0", "--ollama", ollamatest.NewServer(t).URL},
-		strings.NewReader(""), &stdout, &stderr)
+	broken := func(g cli.Globals) ([]net.Listener, error) {
+		lns, err := listen(g)
+		for i := range lns {
+			lns[i] = brokenListener{lns[i]}
+		}
+		return lns, err
+	}
+	var stderr bytes.Buffer
+	err := serveOn(t.Context(), cli.Globals{Data: t.TempDir(), Addr: "127.0.0.1:0", Ollama: ollamatest.NewServer(t).URL}, &stderr, broken)
+	status := cli.Exit(err, &stderr)
 	if status != 1 || !strings.Contains(stderr.String(), "deskhand: the MCP endpoint http://127.0.0.1:") ||
 		!strings.Contains(stderr.String(), "stopped serving\ncause: accept: the listener broke") {
 		t.Errorf("serve with a broken listener: status %d\n%s", status, stderr.String())
