@@ -276,7 +276,7 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	call := Call{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body}
 	for _, rec := range f.cfg.recorders {
-		rec.addCall(call)
+		rec.AddCall(call)
 	}
 	if _, pattern := f.mux.Handler(r); pattern == "" {
 		writeError(w, &APIError{Status: http.StatusNotFound, Type: "not_found_error", Message: "Not Found"})
@@ -317,7 +317,7 @@ func (f *fake) record(body []byte) (Request, bool) {
 		return req, false
 	}
 	for _, rec := range f.cfg.recorders {
-		rec.addMessage(req)
+		rec.AddRequest(req)
 	}
 	return req, true
 }
@@ -396,7 +396,7 @@ func (f *fake) messages(w http.ResponseWriter, r *http.Request) {
 	}
 	if !f.stream(w, r, req, reply) {
 		for _, rec := range f.cfg.recorders {
-			rec.addAborted()
+			rec.AddAborted()
 		}
 	}
 }

@@ -268,7 +268,7 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	call := Call{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
 	for _, rec := range f.cfg.recorders {
-		rec.addCall(call)
+		rec.AddCall(call)
 	}
 	if f.cfg.apiKey != "" && r.URL.Path != "/" && r.Header.Get("Authorization") != "Bearer "+f.cfg.apiKey {
 		writeError(w, http.StatusUnauthorized, "unauthorized")
@@ -389,7 +389,7 @@ func (f *fake) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	f.chats.Add(1)
 	for _, rec := range f.cfg.recorders {
-		rec.addChat(req)
+		rec.AddRequest(req)
 	}
 	if req.Model == "" {
 		writeError(w, http.StatusBadRequest, "model is required")
@@ -415,7 +415,7 @@ func (f *fake) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	if !f.stream(w, r, req, reply) {
 		for _, rec := range f.cfg.recorders {
-			rec.addAborted()
+			rec.AddAborted()
 		}
 	}
 }

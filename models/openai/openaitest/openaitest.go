@@ -325,7 +325,7 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	call := Call{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
 	for _, rec := range f.cfg.recorders {
-		rec.addCall(call)
+		rec.AddCall(call)
 	}
 	if r.Method == http.MethodPost && r.URL.Path == chatPath {
 		var req ChatRequest
@@ -335,7 +335,7 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		for _, rec := range f.cfg.recorders {
-			rec.addChat(req)
+			rec.AddRequest(req)
 		}
 	}
 	if f.cfg.apiKey != "" {
@@ -444,7 +444,7 @@ func (f *fake) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	if !f.stream(w, r, req, reply) {
 		for _, rec := range f.cfg.recorders {
-			rec.addAborted()
+			rec.AddAborted()
 		}
 	}
 }
