@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/deskhand/deskhand/models/anthropic"
 	"github.com/deskhand/deskhand/models/anthropic/anthropictest"
+	"github.com/deskhand/deskhand/models/modeltest"
 	"github.com/deskhand/deskhand/server/agent"
 )
 
@@ -35,47 +35,6 @@ func newModel(t *testing.T, srv *anthropictest.Server, opts ...anthropic.Option)
 		t.Fatal(err)
 	}
 	return m
-}
-
-// closedAddr is the address of a listener that no longer listens.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
-// userMessage returns the Msg of err's *agent.UserError, failing the test
-// if there is none or it carries no cause.
-func userMessage(t *testing.T, err error) string {
-	t.Helper()
-	var ue *agent.UserError
-	if !errors.As(err, &ue) {
-		t.Fatalf("error %v (%T) is not an *agent.UserError", err, err)
-	}
-	if ue.Err == nil {
-		t.Errorf("UserError %q has no cause for the log", ue.Msg)
-	}
-	return ue.Msg
-}
-
-// jsonEqual compares two JSON texts by value.
-func jsonEqual(t *testing.T, name string, got []byte, want string) {
-	t.Helper()
-	var g, w any
-	if err := json.Unmarshal(got, &g); err != nil {
-		t.Fatalf("%s: %v in %s", name, err, got)
-	}
-	if err := json.Unmarshal([]byte(want), &w); err != nil {
-		t.Fatalf("%s: bad want: %v", name, err)
-	}
-	if diff := cmp.Diff(w, g); diff != "" {
-		t.Errorf("%s on the wire (-want +got):\n%s", name, diff)
-	}
 }
 
 // wireField returns one top-level field of the n-th messages body.
@@ -147,7 +106,7 @@ func TestParseBaseURL(t *testing.T) {
 func TestNewNeedsAKey(t *testing.T) {
 	for _, k := range []string{"", "  "} {
 		_, err := anthropic.New("", k)
-		if msg := userMessage(t, err); msg != "an Anthropic API key is required — set it in Settings" {
+		if msg := modeltest.UserMessage(t, err); msg != "an Anthropic API key is required — set it in Settings" {
 			t.Errorf("message = %q", msg)
 		}
 		if !errors.Is(err, anthropic.ErrNoAPIKey) {
@@ -242,7 +201,7 @@ func TestChatStreamsReply(t *testing.T) {
 			if got := h.Get("Anthropic-Version"); got != anthropictest.APIVersion {
 				t.Errorf("anthropic-version = %q, want %q", got, anthropictest.APIVersion)
 			}
-			jsonEqual(t, "body", calls[0].Body, `{
+			modeltest.JSONEqual(t, "body", calls[0].Body, `{
 				"model": "claude-sonnet-4-5-20250929",
 				"max_tokens": 8192,
 				"stream": true,
@@ -278,7 +237,7 @@ func TestMaxTokens(t *testing.T) {
 	// Over what the model allows, the API refuses the request.
 	m = newModel(t, srv, anthropic.WithMaxTokens(100000))
 	_, err := m.Chat(context.Background(), agent.ChatRequest{Model: model, Messages: hi("hi")}, nil)
-	if msg := userMessage(t, err); msg != "Anthropic refused the request: max_tokens: 100000 > 64000, which is the maximum allowed number of output tokens for "+model {
+	if msg := modeltest.UserMessage(t, err); msg != "Anthropic refused the request: max_tokens: 100000 > 64000, which is the maximum allowed number of output tokens for "+model {
 		t.Errorf("message = %q", msg)
 	}
 }
@@ -337,8 +296,8 @@ func TestChatToolUseAcrossRounds(t *testing.T) {
 		t.Errorf("second reply = %+v, want the final answer", second.Message)
 	}
 
-	jsonEqual(t, "system", wireField(t, srv, 1, "system"), `[{"type":"text","text":"You read files."}]`)
-	jsonEqual(t, "messages", wireField(t, srv, 1, "messages"), `[
+	modeltest.JSONEqual(t, "system", wireField(t, srv, 1, "system"), `[{"type":"text","text":"You read files."}]`)
+	modeltest.JSONEqual(t, "messages", wireField(t, srv, 1, "messages"), `[
 		{"role":"user","content":[{"type":"text","text":"read /home/u/a.txt"}]},
 		{"role":"assistant","content":[
 			{"type":"text","text":"Let me look."},
@@ -347,7 +306,7 @@ func TestChatToolUseAcrossRounds(t *testing.T) {
 		{"role":"user","content":[
 			{"type":"tool_result","tool_use_id":"toolu_01A","content":[{"type":"text","text":"hello"}]},
 			{"type":"tool_result","tool_use_id":"toolu_01B","content":[{"type":"text","text":"12:00"}]}]}]`)
-	jsonEqual(t, "tools", wireField(t, srv, 1, "tools"), `[
+	modeltest.JSONEqual(t, "tools", wireField(t, srv, 1, "tools"), `[
 		{"name":"read_file","description":"Read a file","input_schema":{"type":"object","required":["path"],"additionalProperties":false,
 			"properties":{"path":{"type":"string","description":"file path"},"max_bytes":{"type":"integer","minimum":1}}}},
 		{"name":"now","description":"Current time","input_schema":{"type":"object","properties":{}}}]`)
@@ -391,8 +350,8 @@ func TestChatTranscriptEdges(t *testing.T) {
 	if got.Message.Content != "I remember: start | [result of ghost]\nstray | go on" {
 		t.Errorf("content = %q", got.Message.Content)
 	}
-	jsonEqual(t, "system", wireField(t, srv, 0, "system"), `[{"type":"text","text":"One."},{"type":"text","text":"Two."}]`)
-	jsonEqual(t, "messages", wireField(t, srv, 0, "messages"), `[
+	modeltest.JSONEqual(t, "system", wireField(t, srv, 0, "system"), `[{"type":"text","text":"One."},{"type":"text","text":"Two."}]`)
+	modeltest.JSONEqual(t, "messages", wireField(t, srv, 0, "messages"), `[
 		{"role":"user","content":[{"type":"text","text":"start"}]},
 		{"role":"assistant","content":[
 			{"type":"tool_use","id":"toolu_deskhand_1","name":"read_file","input":{"path":"a"}},
@@ -429,7 +388,7 @@ func TestChatStructuredOutput(t *testing.T) {
 	if got.Message.Content != `{"name":"Ada","age":36}` {
 		t.Errorf("content = %q", got.Message.Content)
 	}
-	jsonEqual(t, "output_config", wireField(t, srv, 0, "output_config"), `{"format":{"type":"json_schema","schema":{
+	modeltest.JSONEqual(t, "output_config", wireField(t, srv, 0, "output_config"), `{"format":{"type":"json_schema","schema":{
 		"type":"object",
 		"properties":{
 			"name":{"type":"string","description":"{minLength: 1}"},
@@ -545,7 +504,7 @@ func TestChatErrors(t *testing.T) {
 			var m *anthropic.Model
 			if tt.notServed {
 				var err error
-				if m, err = anthropic.New("http://"+closedAddr(t), key, anthropic.WithMaxRetries(0)); err != nil {
+				if m, err = anthropic.New("http://"+modeltest.ClosedAddr(t), key, anthropic.WithMaxRetries(0)); err != nil {
 					t.Fatal(err)
 				}
 			} else {
@@ -564,7 +523,7 @@ func TestChatErrors(t *testing.T) {
 				t.Fatalf("Chat succeeded with %+v, want an error", got)
 			}
 			want := strings.ReplaceAll(tt.want, "{base}", m.BaseURL())
-			if msg := userMessage(t, err); msg != want {
+			if msg := modeltest.UserMessage(t, err); msg != want {
 				t.Errorf("message = %q\nwant      %q", msg, want)
 			}
 			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
@@ -613,7 +572,7 @@ func TestRetries(t *testing.T) {
 		srv := anthropictest.NewServer(t, anthropictest.WithReplies(anthropictest.RateLimited(60)))
 		start := time.Now()
 		_, err := newModel(t, srv, anthropic.WithMaxRetries(2)).Chat(context.Background(), agent.ChatRequest{Model: model, Messages: hi("hi")}, nil)
-		if msg := userMessage(t, err); !strings.HasPrefix(msg, "Anthropic's rate limit for this API key was reached; try again in 60 seconds") {
+		if msg := modeltest.UserMessage(t, err); !strings.HasPrefix(msg, "Anthropic's rate limit for this API key was reached; try again in 60 seconds") {
 			t.Errorf("message = %q", msg)
 		}
 		if n := len(srv.MessageCalls()); n != 1 || time.Since(start) > 5*time.Second {
@@ -740,13 +699,13 @@ func TestDescribeModel(t *testing.T) {
 		}
 	}
 	_, err := m.DescribeModel(context.Background(), "claude-nope")
-	if msg := userMessage(t, err); !strings.HasPrefix(msg, "Anthropic has no model 'claude-nope'") {
+	if msg := modeltest.UserMessage(t, err); !strings.HasPrefix(msg, "Anthropic has no model 'claude-nope'") {
 		t.Errorf("unknown model: %q", msg)
 	}
 }
 
 func TestNotReachable(t *testing.T) {
-	m, err := anthropic.New("http://"+closedAddr(t), key, anthropic.WithMaxRetries(0))
+	m, err := anthropic.New("http://"+modeltest.ClosedAddr(t), key, anthropic.WithMaxRetries(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -763,7 +722,7 @@ func TestNotReachable(t *testing.T) {
 	}
 	for name, call := range calls {
 		t.Run(name, func(t *testing.T) {
-			if msg := userMessage(t, call(context.Background())); msg != want {
+			if msg := modeltest.UserMessage(t, call(context.Background())); msg != want {
 				t.Errorf("message = %q, want %q", msg, want)
 			}
 		})
@@ -775,7 +734,7 @@ func TestNotReachable(t *testing.T) {
 func TestEnvironmentIgnored(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", "sk-from-env")
 	t.Setenv("ANTHROPIC_AUTH_TOKEN", "token-from-env")
-	t.Setenv("ANTHROPIC_BASE_URL", "http://"+closedAddr(t))
+	t.Setenv("ANTHROPIC_BASE_URL", "http://"+modeltest.ClosedAddr(t))
 	t.Setenv("ANTHROPIC_CUSTOM_HEADERS", "X-Leak: yes")
 	srv := anthropictest.NewServer(t)
 	if _, err := newModel(t, srv).Chat(context.Background(), agent.ChatRequest{Model: model, Messages: hi("hi")}, nil); err != nil {
@@ -811,7 +770,7 @@ func TestChatStreamEndsEarly(t *testing.T) {
 	if !errors.Is(err, anthropic.ErrStreamCut) {
 		t.Fatalf("Chat = %+v, %v; want ErrStreamCut", got, err)
 	}
-	if msg := userMessage(t, err); !strings.HasPrefix(msg, "Anthropic's answer broke off before its end") {
+	if msg := modeltest.UserMessage(t, err); !strings.HasPrefix(msg, "Anthropic's answer broke off before its end") {
 		t.Errorf("message = %q", msg)
 	}
 	if text != "Hel" {

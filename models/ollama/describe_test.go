@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	ollamamodel "github.com/ollama/ollama/types/model"
 
+	"github.com/deskhand/deskhand/models/modeltest"
 	"github.com/deskhand/deskhand/models/ollama"
 	"github.com/deskhand/deskhand/models/ollama/ollamatest"
 	"github.com/deskhand/deskhand/server/agent"
@@ -47,7 +48,7 @@ func TestDescribeModel(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := m.DescribeModel(t.Context(), tt.name)
 			if tt.wantErr != "" {
-				if msg := userMessage(t, err); msg != tt.wantErr {
+				if msg := modeltest.UserMessage(t, err); msg != tt.wantErr {
 					t.Errorf("message = %q, want %q", msg, tt.wantErr)
 				}
 				return
@@ -151,7 +152,7 @@ func TestToolsRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tt.wantErr != "" {
-				if msg := userMessage(t, err); msg != tt.wantErr {
+				if msg := modeltest.UserMessage(t, err); msg != tt.wantErr {
 					t.Errorf("message = %q\nwant      %q", msg, tt.wantErr)
 				}
 				if !errors.Is(err, ollama.ErrNoToolSupport) {
@@ -177,7 +178,7 @@ func TestToolsRefusedChecksFewModels(t *testing.T) {
 	_, err := newModel(t, srv).Chat(t.Context(), agent.ChatRequest{
 		Model: "gemma:2b", Messages: []agent.Message{user("hi")}, Tools: []agent.ToolSpec{{Name: "now"}},
 	}, nil)
-	msg := userMessage(t, err)
+	msg := modeltest.UserMessage(t, err)
 	if !strings.Contains(msg, " (and 9 more)") {
 		t.Errorf("message = %q, want 6 models named and 9 more", msg)
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -19,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/ollama/ollama/api"
 
+	"github.com/deskhand/deskhand/models/modeltest"
 	"github.com/deskhand/deskhand/models/ollama"
 	"github.com/deskhand/deskhand/models/ollama/ollamatest"
 	"github.com/deskhand/deskhand/server/agent"
@@ -35,47 +35,6 @@ func newModel(t *testing.T, srv *ollamatest.Server, opts ...ollama.Option) *olla
 		t.Fatal(err)
 	}
 	return m
-}
-
-// closedAddr is the address of a listener that no longer listens.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
-// userMessage returns the Msg of err's *agent.UserError, failing the test
-// if there is none or it carries no cause.
-func userMessage(t *testing.T, err error) string {
-	t.Helper()
-	var ue *agent.UserError
-	if !errors.As(err, &ue) {
-		t.Fatalf("error %v (%T) is not an *agent.UserError", err, err)
-	}
-	if ue.Err == nil {
-		t.Errorf("UserError %q has no cause for the log", ue.Msg)
-	}
-	return ue.Msg
-}
-
-// jsonEqual compares two JSON texts by value.
-func jsonEqual(t *testing.T, name string, got []byte, want string) {
-	t.Helper()
-	var g, w any
-	if err := json.Unmarshal(got, &g); err != nil {
-		t.Fatalf("%s: %v in %s", name, err, got)
-	}
-	if err := json.Unmarshal([]byte(want), &w); err != nil {
-		t.Fatalf("%s: bad want: %v", name, err)
-	}
-	if diff := cmp.Diff(w, g); diff != "" {
-		t.Errorf("%s on the wire (-want +got):\n%s", name, diff)
-	}
 }
 
 func TestParseBaseURL(t *testing.T) {
@@ -284,11 +243,11 @@ func TestChatToolCallRoundTrip(t *testing.T) {
 	if err := json.Unmarshal(bodies[1], &wire); err != nil {
 		t.Fatal(err)
 	}
-	jsonEqual(t, "messages", wire.Messages, `[
+	modeltest.JSONEqual(t, "messages", wire.Messages, `[
 		{"role":"user","content":"read /home/u/a.txt"},
 		{"role":"assistant","content":"","tool_calls":[{"id":"call_k3j4h5g6","function":{"index":0,"name":"read_file","arguments":{"path":"/home/u/a.txt","max_bytes":100}}}]},
 		{"role":"tool","content":"hello","tool_name":"read_file","tool_call_id":"call_k3j4h5g6"}]`)
-	jsonEqual(t, "tools", wire.Tools, `[
+	modeltest.JSONEqual(t, "tools", wire.Tools, `[
 		{"type":"function","function":{"name":"read_file","description":"Read a file","parameters":{"type":"object","required":["path"],
 			"properties":{"path":{"type":"string","description":"file path"},"max_bytes":{"type":"integer"}}}}},
 		{"type":"function","function":{"name":"now","description":"Current time","parameters":{"type":"object","properties":{}}}}]`)
@@ -351,7 +310,7 @@ func TestChatStructuredOutput(t *testing.T) {
 	if !bytes.HasPrefix(wire.Format, []byte("{")) {
 		t.Fatalf("format on the wire = %s, want the schema object", wire.Format)
 	}
-	jsonEqual(t, "format", wire.Format, schema)
+	modeltest.JSONEqual(t, "format", wire.Format, schema)
 	if wire.Stream == nil || !*wire.Stream {
 		t.Errorf("stream = %v, want true", wire.Stream)
 	}
@@ -420,7 +379,7 @@ func TestChatErrors(t *testing.T) {
 			var m *ollama.Model
 			if tt.notServed {
 				var err error
-				if m, err = ollama.New(closedAddr(t), tt.client...); err != nil {
+				if m, err = ollama.New(modeltest.ClosedAddr(t), tt.client...); err != nil {
 					t.Fatal(err)
 				}
 			} else {
@@ -435,7 +394,7 @@ func TestChatErrors(t *testing.T) {
 				t.Fatalf("Chat succeeded with %+v, want an error", got)
 			}
 			want := strings.ReplaceAll(tt.want, "{base}", m.BaseURL())
-			if msg := userMessage(t, err); msg != want {
+			if msg := modeltest.UserMessage(t, err); msg != want {
 				t.Errorf("message = %q\nwant      %q", msg, want)
 			}
 			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
@@ -452,7 +411,7 @@ func TestChatErrors(t *testing.T) {
 }
 
 func TestNotRunning(t *testing.T) {
-	m, err := ollama.New(closedAddr(t))
+	m, err := ollama.New(modeltest.ClosedAddr(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -474,7 +433,7 @@ func TestNotRunning(t *testing.T) {
 			if err == nil {
 				t.Fatal("succeeded against a closed port")
 			}
-			if msg := userMessage(t, err); msg != want {
+			if msg := modeltest.UserMessage(t, err); msg != want {
 				t.Errorf("message = %q, want %q", msg, want)
 			}
 		})
@@ -725,7 +684,7 @@ func TestChatToOllamaComWithoutAPIKeyOrKeyFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = m.Chat(t.Context(), agent.ChatRequest{Model: "gpt-oss:120b", Messages: []agent.Message{{Role: agent.RoleUser, Content: "hello"}}}, nil)
-	msg := userMessage(t, err)
+	msg := modeltest.UserMessage(t, err)
 	if !strings.HasPrefix(msg, "could not sign the request to Ollama at https://ollama.com:443: ") ||
 		!strings.Contains(msg, "id_ed25519") {
 		t.Errorf("message = %q", msg)
@@ -746,7 +705,7 @@ func TestOllamaComWithoutAPIKeyOrKeyFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = m.Version(context.Background())
-	msg := userMessage(t, err)
+	msg := modeltest.UserMessage(t, err)
 	if !strings.HasPrefix(msg, "could not sign the request to Ollama at https://ollama.com:443: ") ||
 		!strings.Contains(msg, "id_ed25519") {
 		t.Errorf("message = %q", msg)

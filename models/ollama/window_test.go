@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/ollama/ollama/api"
 
+	"github.com/deskhand/deskhand/models/modeltest"
 	"github.com/deskhand/deskhand/models/ollama"
 	"github.com/deskhand/deskhand/models/ollama/ollamatest"
 	"github.com/deskhand/deskhand/server/agent"
@@ -269,7 +270,7 @@ func TestContextTooLong(t *testing.T) {
 			if !errors.Is(err, ollama.ErrContextTooLong) {
 				t.Errorf("error %v is not ErrContextTooLong", err)
 			}
-			msg := userMessage(t, err)
+			msg := modeltest.UserMessage(t, err)
 			for _, w := range tt.want {
 				if !strings.Contains(msg, w) {
 					t.Errorf("message %q\nlacks %q", msg, w)

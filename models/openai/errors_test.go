@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/deskhand/deskhand/models/modeltest"
 	"github.com/deskhand/deskhand/models/openai"
 	"github.com/deskhand/deskhand/models/openai/openaitest"
 	"github.com/deskhand/deskhand/server/agent"
@@ -194,7 +195,7 @@ func TestChatErrors(t *testing.T) {
 				t.Fatalf("Chat succeeded with %+v, want an error", got)
 			}
 			want := strings.ReplaceAll(tt.want, "{base}", m.BaseURL())
-			if msg := userMessage(t, err); msg != want {
+			if msg := modeltest.UserMessage(t, err); msg != want {
 				t.Errorf("message = %q\nwant      %q", msg, want)
 			}
 			if !errors.Is(err, tt.wantIs) {
@@ -325,7 +326,7 @@ func TestChatBrokenStreams(t *testing.T) {
 			if !errors.Is(err, tt.wantIs) {
 				t.Fatalf("Chat = %+v, %v; want %v", got, err, tt.wantIs)
 			}
-			if msg, want := userMessage(t, err), "The OpenAI-compatible server at "+m.BaseURL()+" "+tt.want; msg != want {
+			if msg, want := modeltest.UserMessage(t, err), "The OpenAI-compatible server at "+m.BaseURL()+" "+tt.want; msg != want {
 				t.Errorf("message = %q\nwant      %q", msg, want)
 			}
 		})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/deskhand/deskhand/models/modeltest"
 	"github.com/deskhand/deskhand/models/openai"
 	"github.com/deskhand/deskhand/models/openai/openaitest"
 	"github.com/deskhand/deskhand/server/agent"
@@ -28,47 +28,6 @@ func newModel(t testing.TB, srv *openaitest.Server, opts ...openai.Option) *open
 		t.Fatal(err)
 	}
 	return m
-}
-
-// closedAddr is the address of a listener that no longer listens.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
-// userMessage returns the Msg of err's *agent.UserError, failing the test
-// if there is none or it carries no cause.
-func userMessage(t *testing.T, err error) string {
-	t.Helper()
-	var ue *agent.UserError
-	if !errors.As(err, &ue) {
-		t.Fatalf("error %v (%T) is not an *agent.UserError", err, err)
-	}
-	if ue.Err == nil {
-		t.Errorf("UserError %q has no cause for the log", ue.Msg)
-	}
-	return ue.Msg
-}
-
-// jsonEqual compares two JSON texts by value.
-func jsonEqual(t *testing.T, name string, got []byte, want string) {
-	t.Helper()
-	var g, w any
-	if err := json.Unmarshal(got, &g); err != nil {
-		t.Fatalf("%s: %v in %s", name, err, got)
-	}
-	if err := json.Unmarshal([]byte(want), &w); err != nil {
-		t.Fatalf("%s: bad want: %v", name, err)
-	}
-	if diff := cmp.Diff(w, g); diff != "" {
-		t.Errorf("%s on the wire (-want +got):\n%s", name, diff)
-	}
 }
 
 // field returns one top-level field of a JSON object.
@@ -188,7 +147,7 @@ func TestChatStreamsReply(t *testing.T) {
 	if len(bodies) != 1 {
 		t.Fatalf("the fake got %d chat requests, want 1", len(bodies))
 	}
-	jsonEqual(t, "request", bodies[0], `{
+	modeltest.JSONEqual(t, "request", bodies[0], `{
 		"model": "gpt-4o-mini",
 		"stream": true,
 		"stream_options": {"include_usage": true},
@@ -273,14 +232,14 @@ func TestChatToolCallRoundTrip(t *testing.T) {
 	if len(bodies) != 2 {
 		t.Fatalf("the fake got %d chat requests, want 2", len(bodies))
 	}
-	jsonEqual(t, "messages", field(t, bodies[1], "messages"), `[
+	modeltest.JSONEqual(t, "messages", field(t, bodies[1], "messages"), `[
 		{"role":"user","content":"read /home/u/a.txt"},
 		{"role":"assistant","content":"Let me look.","tool_calls":[
 			{"id":"call_FXoAjBUMcVv1k40fficJ9cSs","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"/home/u/a.txt\",\"max_bytes\":100}"}},
 			{"id":"call_2","type":"function","function":{"name":"now","arguments":"{}"}}]},
 		{"role":"tool","content":"hello","tool_call_id":"call_FXoAjBUMcVv1k40fficJ9cSs"},
 		{"role":"tool","content":"noon","tool_call_id":"call_2"}]`)
-	jsonEqual(t, "tools", field(t, bodies[1], "tools"), `[
+	modeltest.JSONEqual(t, "tools", field(t, bodies[1], "tools"), `[
 		{"type":"function","function":{"name":"read_file","description":"Read a file","parameters":{"type":"object","required":["path"],"additionalProperties":false,
 			"properties":{"path":{"type":"string","description":"file path"},"max_bytes":{"type":"integer"}}}}},
 		{"type":"function","function":{"name":"now","description":"Current time","parameters":{"type":"object","properties":{}}}}]`)
@@ -335,7 +294,7 @@ func TestChatTranscriptRepair(t *testing.T) {
 	if _, err := newModel(t, srv).Chat(context.Background(), agent.ChatRequest{Model: model, Messages: msgs}, nil); err != nil {
 		t.Fatal(err)
 	}
-	jsonEqual(t, "messages", field(t, srv.ChatBodies()[0], "messages"), `[
+	modeltest.JSONEqual(t, "messages", field(t, srv.ChatBodies()[0], "messages"), `[
 		{"role":"user","content":"two things"},
 		{"role":"assistant","tool_calls":[
 			{"id":"call_a","type":"function","function":{"name":"one","arguments":"{}"}},
@@ -383,7 +342,7 @@ func TestChatStructuredOutput(t *testing.T) {
 			}
 			body := srv.ChatBodies()[0]
 			strict, _ := json.Marshal(tt.wantStrict)
-			jsonEqual(t, "response_format", field(t, body, "response_format"),
+			modeltest.JSONEqual(t, "response_format", field(t, body, "response_format"),
 				`{"type":"json_schema","json_schema":{"name":"response","strict":`+string(strict)+`,"schema":`+tt.schema+`}}`)
 			if !strings.Contains(string(body), `"schema":`+tt.schema) {
 				t.Errorf("the schema was not sent as written: %s", body)
@@ -400,7 +359,7 @@ func TestChatRefusal(t *testing.T) {
 	if !errors.Is(err, openai.ErrRefusal) {
 		t.Fatalf("err = %v, want ErrRefusal", err)
 	}
-	if msg := userMessage(t, err); msg != "model 'gpt-4o-mini' declined to answer: I can't help with that." {
+	if msg := modeltest.UserMessage(t, err); msg != "model 'gpt-4o-mini' declined to answer: I can't help with that." {
 		t.Errorf("message = %q", msg)
 	}
 }
@@ -515,7 +474,7 @@ func TestNotReachable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := openai.New("http://"+closedAddr(t)+"/v1", tt.opts...)
+			m, err := openai.New("http://"+modeltest.ClosedAddr(t)+"/v1", tt.opts...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -541,7 +500,7 @@ func TestNotReachable(t *testing.T) {
 					t.Errorf("%s: err = %v, want ErrUnreachable", name, err)
 					continue
 				}
-				if msg := userMessage(t, err); msg != want {
+				if msg := modeltest.UserMessage(t, err); msg != want {
 					t.Errorf("%s: message = %q\nwant %q", name, msg, want)
 				}
 			}
@@ -556,7 +515,7 @@ func TestOpenAIWithoutKeySendsNothing(t *testing.T) {
 	if !errors.Is(err, openai.ErrUnauthorized) {
 		t.Fatalf("err = %v, want ErrUnauthorized", err)
 	}
-	if msg := userMessage(t, err); !strings.Contains(msg, "needs an API key") {
+	if msg := modeltest.UserMessage(t, err); !strings.Contains(msg, "needs an API key") {
 		t.Errorf("message = %q", msg)
 	}
 	if _, err := m.ListModels(context.Background()); !errors.Is(err, openai.ErrUnauthorized) {
@@ -596,7 +555,7 @@ func TestDescribeModel(t *testing.T) {
 		if !errors.Is(err, openai.ErrModelNotFound) {
 			t.Fatalf("gpt-9: %v, want ErrModelNotFound", err)
 		}
-		if msg := userMessage(t, err); !strings.HasPrefix(msg, "model 'gpt-9' is not available at OpenAI at "+m.BaseURL()+"; it has: gpt-4o, ") {
+		if msg := modeltest.UserMessage(t, err); !strings.HasPrefix(msg, "model 'gpt-9' is not available at OpenAI at "+m.BaseURL()+"; it has: gpt-4o, ") {
 			t.Errorf("message = %q", msg)
 		}
 	})
@@ -622,7 +581,7 @@ func TestDescribeModel(t *testing.T) {
 		if !errors.Is(err, openai.ErrModelNotFound) {
 			t.Fatalf("llama-9: %v", err)
 		}
-		if msg, want := userMessage(t, err), "model 'llama-9' is not available at LM Studio at "+m.BaseURL()+"; it has: qwen3-8b, gemma-3-270m-it — pick one in the agent's settings"; msg != want {
+		if msg, want := modeltest.UserMessage(t, err), "model 'llama-9' is not available at LM Studio at "+m.BaseURL()+"; it has: qwen3-8b, gemma-3-270m-it — pick one in the agent's settings"; msg != want {
 			t.Errorf("message = %q\nwant %q", msg, want)
 		}
 	})
@@ -647,7 +606,7 @@ func TestNoSecretInErrors(t *testing.T) {
 	if err == nil {
 		t.Fatal("a wrong key was accepted")
 	}
-	for _, s := range []string{err.Error(), userMessage(t, err)} {
+	for _, s := range []string{err.Error(), modeltest.UserMessage(t, err)} {
 		if strings.Contains(s, "TOPSECRET") || strings.Contains(s, "1234") {
 			t.Errorf("the key shows in %q", s)
 		}
