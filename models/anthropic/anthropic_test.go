@@ -581,60 +581,6 @@ func TestRetries(t *testing.T) {
 	})
 }
 
-func TestChatStopsWithContext(t *testing.T) {
-	tests := []struct {
-		name   string
-		ctx    func() (context.Context, context.CancelFunc)
-		cancel bool // cancel at the first delta
-		want   error
-	}{
-		{
-			name:   "cancelled mid-stream",
-			ctx:    func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) },
-			cancel: true,
-			want:   context.Canceled,
-		},
-		{
-			name: "deadline mid-stream",
-			ctx: func() (context.Context, context.CancelFunc) {
-				return context.WithTimeout(context.Background(), 800*time.Millisecond)
-			},
-			want: context.DeadlineExceeded,
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			// 15 events 100ms apart: the reply would take 1.5 seconds.
-			srv := anthropictest.NewServer(t, anthropictest.WithEventDelay(100*time.Millisecond))
-			m := newModel(t, srv, anthropic.WithMaxRetries(2))
-			ctx, cancel := tt.ctx()
-			defer cancel()
-			deltas := 0
-			got, err := m.Chat(ctx, agent.ChatRequest{Model: model, Messages: hi("My name is Ada. What is my name?")},
-				func(agent.Delta) {
-					deltas++
-					if tt.cancel {
-						cancel()
-					}
-				})
-			if !errors.Is(err, tt.want) {
-				t.Fatalf("Chat = %+v, %v; want %v", got, err, tt.want)
-			}
-			if deltas == 0 {
-				t.Error("no delta arrived before the stream stopped")
-			}
-			wait, stop := context.WithTimeout(context.Background(), 5*time.Second)
-			defer stop()
-			if err := srv.WaitAborted(wait, 1); err != nil {
-				t.Fatalf("the fake did not see its request end: %v", err)
-			}
-			if n := len(srv.MessageCalls()); n != 1 {
-				t.Errorf("%d requests, want 1 (a cancelled call is not retried)", n)
-			}
-		})
-	}
-}
-
 func TestListModels(t *testing.T) {
 	many := make([]anthropictest.ModelInfo, 1005)
 	var manyIDs []string

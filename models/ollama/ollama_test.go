@@ -440,59 +440,6 @@ func TestNotRunning(t *testing.T) {
 	}
 }
 
-func TestChatStopsWithContext(t *testing.T) {
-	tests := []struct {
-		name   string
-		ctx    func() (context.Context, context.CancelFunc)
-		cancel bool // cancel at the first delta
-		want   error
-	}{
-		{
-			name:   "cancelled mid-stream",
-			ctx:    func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) },
-			cancel: true,
-			want:   context.Canceled,
-		},
-		{
-			name: "deadline mid-stream",
-			ctx: func() (context.Context, context.CancelFunc) {
-				return context.WithTimeout(context.Background(), 300*time.Millisecond)
-			},
-			want: context.DeadlineExceeded,
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			// 11 chunks 100ms apart: the reply would take over a second.
-			srv := ollamatest.NewServer(t, ollamatest.WithChunkDelay(100*time.Millisecond))
-			m := newModel(t, srv)
-			ctx, cancel := tt.ctx()
-			defer cancel()
-			deltas := 0
-			got, err := m.Chat(ctx, agent.ChatRequest{
-				Model:    model,
-				Messages: []agent.Message{{Role: agent.RoleUser, Content: "My name is Ada."}, {Role: agent.RoleUser, Content: "What is my name?"}},
-			}, func(agent.Delta) {
-				deltas++
-				if tt.cancel {
-					cancel()
-				}
-			})
-			if !errors.Is(err, tt.want) {
-				t.Fatalf("Chat = %+v, %v; want %v", got, err, tt.want)
-			}
-			if deltas == 0 {
-				t.Error("no delta arrived before the stream stopped")
-			}
-			wait, stop := context.WithTimeout(context.Background(), 5*time.Second)
-			defer stop()
-			if err := srv.WaitAborted(wait, 1); err != nil {
-				t.Fatalf("the fake did not see its request end: %v", err)
-			}
-		})
-	}
-}
-
 func TestListModels(t *testing.T) {
 	tests := []struct {
 		name string
