@@ -64,10 +64,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/deskhand/deskhand/models/modeltest"
 )
 
 // DefaultModel is the model requests name unless [WithModels] says
@@ -250,7 +251,7 @@ func Handler(opts ...Option) http.Handler {
 	for _, opt := range opts {
 		opt(&c)
 	}
-	f := &fake{cfg: c}
+	f := &fake{cfg: c, replies: &modeltest.Replies[Request, Reply]{Scripted: c.replies, Func: c.replyFunc, Echo: EchoReply}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/messages", f.messages)
 	mux.HandleFunc("GET /v1/models", f.listModels)
@@ -263,8 +264,7 @@ type fake struct {
 	cfg config
 	mux *http.ServeMux
 
-	mu   sync.Mutex
-	next int // index of the next scripted reply
+	replies *modeltest.Replies[Request, Reply]
 }
 
 func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -404,21 +404,7 @@ func (f *fake) messages(w http.ResponseWriter, r *http.Request) {
 // reply picks the answer: the script, then the hook, then the echo; the
 // stream-wide options apply on top.
 func (f *fake) reply(req Request) Reply {
-	f.mu.Lock()
-	var reply Reply
-	scripted := f.next < len(f.cfg.replies)
-	if scripted {
-		reply = f.cfg.replies[f.next]
-		f.next++
-	}
-	f.mu.Unlock()
-	switch {
-	case scripted:
-	case f.cfg.replyFunc != nil:
-		reply = f.cfg.replyFunc(req)
-	default:
-		reply = EchoReply(req)
-	}
+	reply := f.replies.Next(req)
 	reply.Cut = reply.Cut || f.cfg.cut
 	if reply.StopReason == "" {
 		reply.StopReason = "end_turn"

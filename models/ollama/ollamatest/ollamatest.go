@@ -38,13 +38,14 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/ollama/ollama/api"
 	"github.com/ollama/ollama/types/model"
+
+	"github.com/deskhand/deskhand/models/modeltest"
 )
 
 // DefaultModel is the model installed unless [WithModels] says otherwise.
@@ -198,7 +199,7 @@ func Handler(opts ...Option) http.Handler {
 	for _, opt := range opts {
 		opt(&c)
 	}
-	f := &fake{cfg: c}
+	f := &fake{cfg: c, replies: &modeltest.Replies[api.ChatRequest, Reply]{Scripted: c.replies, Func: c.replyFunc, Echo: EchoReply}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", f.root) // GET also serves HEAD
 	mux.HandleFunc("GET /api/version", f.version)
@@ -255,8 +256,7 @@ type fake struct {
 	cfg   config
 	mux   *http.ServeMux
 
-	mu   sync.Mutex
-	next int // index of the next scripted reply
+	replies *modeltest.Replies[api.ChatRequest, Reply]
 }
 
 func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -423,21 +423,7 @@ func (f *fake) chat(w http.ResponseWriter, r *http.Request) {
 // reply picks the answer: the script, then the hook, then the echo; the
 // stream-wide options apply on top.
 func (f *fake) reply(req api.ChatRequest) Reply {
-	f.mu.Lock()
-	var reply Reply
-	scripted := f.next < len(f.cfg.replies)
-	if scripted {
-		reply = f.cfg.replies[f.next]
-		f.next++
-	}
-	f.mu.Unlock()
-	switch {
-	case scripted:
-	case f.cfg.replyFunc != nil:
-		reply = f.cfg.replyFunc(req)
-	default:
-		reply = EchoReply(req)
-	}
+	reply := f.replies.Next(req)
 	if f.cfg.midError != "" && reply.Error == "" {
 		reply.Error = f.cfg.midError
 	}

@@ -66,9 +66,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/deskhand/deskhand/models/modeltest"
 )
 
 // DefaultModel is the model served unless [WithModels] says otherwise.
@@ -294,7 +295,7 @@ func Handler(opts ...Option) http.Handler {
 	for _, opt := range opts {
 		opt(&c)
 	}
-	f := &fake{cfg: c}
+	f := &fake{cfg: c, replies: &modeltest.Replies[ChatRequest, Reply]{Scripted: c.replies, Func: c.replyFunc, Echo: EchoReply}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+chatPath, f.chat)
 	mux.HandleFunc("GET "+modelsPath, f.listModels)
@@ -312,8 +313,7 @@ type fake struct {
 	cfg config
 	mux *http.ServeMux
 
-	mu   sync.Mutex
-	next int // index of the next scripted reply
+	replies *modeltest.Replies[ChatRequest, Reply]
 }
 
 func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -451,21 +451,7 @@ func (f *fake) chat(w http.ResponseWriter, r *http.Request) {
 
 // reply picks the answer: the script, then the hook, then the echo.
 func (f *fake) reply(req ChatRequest) Reply {
-	f.mu.Lock()
-	var reply Reply
-	scripted := f.next < len(f.cfg.replies)
-	if scripted {
-		reply = f.cfg.replies[f.next]
-		f.next++
-	}
-	f.mu.Unlock()
-	switch {
-	case scripted:
-	case f.cfg.replyFunc != nil:
-		reply = f.cfg.replyFunc(req)
-	default:
-		reply = EchoReply(req)
-	}
+	reply := f.replies.Next(req)
 	if reply.FinishReason == "" {
 		reply.FinishReason = "stop"
 		if len(reply.ToolCalls) > 0 {
