@@ -37,7 +37,7 @@ var secretShapes = regexp.MustCompile(`dh_[A-Za-z0-9_-]{16,}` +
 // secretPairs match a value given under a name that says it is secret, as
 // name=value (a query, a command line, an environment dump) or as a JSON
 // member: password=…, client_secret=…, access_token=…, "api_key": "…".
-// Group 1 is what stays (the name), group 2 the value.
+// Groups 1 and 3 (the name) stay; 2 and 4 are the value.
 var secretPairs = regexp.MustCompile(`(?i)(\b[a-z0-9_.-]*(?:password|passwd|secret|token|api_?key)=)([^\s&"',;]+)` +
 	`|(?i)("[a-z0-9_.-]*(?:password|passwd|secret|token|api_?key)"\s*:\s*")((?:[^"\\]|\\.)+)`)
 

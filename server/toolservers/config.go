@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/deskhand/deskhand/server/agent"
 )
 
 // Config is one of the person's MCP servers: either a command Deskhand
@@ -156,10 +158,6 @@ func validateSet(configs []Config) error {
 	return nil
 }
 
-// minSecretLength is the shortest environment or header value scrub
-// hides: shorter ones ("1", "true") would blot out ordinary words.
-const minSecretLength = 8
-
 // scrub hides the configuration's secrets in text meant for a person, a
 // model or a log (a server's error may quote its URL with a key in the
 // query, its stderr may print a token): the URL becomes its redacted
@@ -170,7 +168,7 @@ func (c Config) scrub(text string) string {
 	}
 	for _, m := range []map[string]string{c.Headers, c.Env} {
 		for _, k := range slices.Sorted(maps.Keys(m)) {
-			if v := m[k]; len(v) >= minSecretLength {
+			if v := m[k]; len(v) >= agent.MinSecretLength {
 				text = strings.ReplaceAll(text, v, "["+k+" hidden]")
 			}
 		}
