@@ -15,6 +15,8 @@ import (
 	"github.com/deskhand/deskhand/models/ollama/ollamatest"
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/server/control"
+	"github.com/deskhand/deskhand/store"
+	"github.com/deskhand/deskhand/store/storetest"
 )
 
 // TestApprovalRulesFromTheCommandLine: "answer ID approve --always
@@ -133,5 +135,33 @@ poll:
 	}
 	if list, _, _ = deskhand(t, "--data", dir, "approvals", "list"); strings.Contains(list, rule[1]) {
 		t.Errorf("the revoked rule is still listed:\n%s", list)
+	}
+}
+
+// TestApprovalsToReviewFromTheCommandLine: a rule left off for review is
+// listed as off, with why, and "approvals enable" turns it on.
+func TestApprovalsToReviewFromTheCommandLine(t *testing.T) {
+	dir := t.TempDir()
+	if _, stderr, err := deskhand(t, "--data", dir, "agent", "add", "scribe", "--model", "m"); err != nil {
+		t.Fatalf("agent add: %v %s", err, stderr)
+	}
+	db := storetest.OpenAt(t, filepath.Join(dir, store.FileName))
+	agents, err := db.Agents(t.Context())
+	if err != nil || len(agents) != 1 {
+		t.Fatalf("agents %+v, %v", agents, err)
+	}
+	if err := db.PutApprovalRule(t.Context(), agent.ApprovalRule{ID: "old-rule", Agent: agents[0].ID, Tool: "write_file",
+		CreatedAt: time.Now(), CreatedBy: agent.ByClient, Review: agent.ReviewUnpinned}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if list, _, _ := deskhand(t, "--data", dir, "approvals", "list"); !strings.Contains(list, "off, "+agent.ReviewUnpinned) {
+		t.Errorf("approvals list:\n%s", list)
+	}
+	if _, stderr, err := deskhand(t, "--data", dir, "approvals", "enable", "old-rule"); err != nil || !strings.Contains(stderr, "Enabled old-rule") {
+		t.Fatalf("approvals enable: %v %s", err, stderr)
+	}
+	if list, _, _ := deskhand(t, "--data", dir, "approvals", "list"); strings.Contains(list, "off, ") || !strings.Contains(list, " on") {
+		t.Errorf("approvals list after enable:\n%s", list)
 	}
 }

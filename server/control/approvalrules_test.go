@@ -65,3 +65,44 @@ func TestApprovalRulesThroughTheSocket(t *testing.T) {
 		t.Errorf("rules after the revoke: %+v", rules)
 	}
 }
+
+// TestRuleEnabledThroughTheSocket: a rule that waits for review is listed
+// with why, and enabled through the socket it is on.
+func TestRuleEnabledThroughTheSocket(t *testing.T) {
+	db := storetest.Open(t)
+	first, err := agent.New(t.Context(), agent.Config{History: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := first.SaveAgent(t.Context(), agent.Agent{Slug: "scribe", Model: "m"})
+	first.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.PutApprovalRule(t.Context(), agent.ApprovalRule{ID: "old", Agent: a.ID, Tool: "write_file", CreatedBy: agent.ByClient, Review: agent.ReviewUnpinned}); err != nil {
+		t.Fatal(err)
+	}
+	core, err := agent.New(t.Context(), agent.Config{History: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(core.Close)
+	path := socketPath(t)
+	listen(t, path, core)
+	c, err := control.Dial(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rules, err := c.ApprovalRules(t.Context()); err != nil || len(rules) != 1 || rules[0].Review != agent.ReviewUnpinned {
+		t.Fatalf("rules = %+v, %v", rules, err)
+	}
+	if err := c.EnableApprovalRule(t.Context(), "old"); err != nil {
+		t.Fatal(err)
+	}
+	if rules, _ := c.ApprovalRules(t.Context()); len(rules) != 1 || rules[0].Review != "" {
+		t.Errorf("rules after enabling: %+v", rules)
+	}
+	if err := c.EnableApprovalRule(t.Context(), "nothing"); err == nil || !strings.Contains(agent.UserMessage(err), "no approval rule") {
+		t.Errorf("enabling a rule that does not exist: %v", err)
+	}
+}
