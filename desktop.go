@@ -71,7 +71,7 @@ func runDesktop(ctx context.Context, g cli.Globals, stderr io.Writer) error {
 	var conn desktop.Connector
 	if exe, err := os.Executable(); err != nil {
 		a.log.Warn("connecting clients is not available: cannot find the path of this deskhand binary", "err", err)
-	} else if m, err := cli.NewManager(g, "", defaultDataDir(), exe, srv.url, cli.CoreTokens{Core: a.core}, a.secrets); err != nil {
+	} else if m, err := connect.NewManager(g.Data, defaultDataDir(), "", exe, srv.url, connect.ClientTokens{Clients: a.core}, a.secrets); err != nil {
 		a.log.Warn("connecting clients is not available", "err", err)
 	} else {
 		conn = connector{m: m, log: a.log, extensionPath: filepath.Join(g.Data, connect.ExtensionFile),
@@ -151,9 +151,9 @@ type connector struct {
 }
 
 func (c connector) state(r connect.Report, err error) desktop.ClientState {
-	status, _ := cli.Describe(r, err)
+	status, _ := connect.Describe(r, err)
 	st := desktop.ClientState{
-		ID: r.Client.ID, Name: r.Client.Name, File: cli.FileOf(r), Status: status,
+		ID: r.Client.ID, Name: r.Client.Name, File: connect.FileOf(r), Status: status,
 		Installed: r.State.Condition != connect.NotInstalled,
 		Connected: r.State.Condition == connect.Connected,
 		Working:   r.State.Condition == connect.Connected && r.Check.Health == connect.Verified,
@@ -163,7 +163,7 @@ func (c connector) state(r connect.Report, err error) desktop.ClientState {
 	}
 	switch {
 	case err != nil:
-		st.Detail = cli.Problem(err)
+		st.Detail = connect.Explain(err)
 	case r.Check.Health > connect.Verified:
 		st.Detail = strings.TrimSpace(r.Check.Detail + " " + r.Hint)
 	}
@@ -193,7 +193,7 @@ func (c connector) Connect(ctx context.Context, id string, rotate bool) (desktop
 	}
 	r, err := c.m.Connect(ctx, cl, connect.ConnectOptions{Rotate: rotate})
 	if err != nil {
-		return desktop.ClientState{}, errors.New(cli.Problem(err))
+		return desktop.ClientState{}, errors.New(connect.Explain(err))
 	}
 	return c.state(r, nil), nil
 }
@@ -204,7 +204,7 @@ func (c connector) Disconnect(ctx context.Context, id string) (desktop.ClientSta
 		return desktop.ClientState{}, err
 	}
 	if _, err := c.m.Disconnect(ctx, cl); err != nil {
-		return desktop.ClientState{}, errors.New(cli.Problem(err))
+		return desktop.ClientState{}, errors.New(connect.Explain(err))
 	}
 	// Report what is left in the file now.
 	return c.state(c.m.Status(ctx, cl)), nil

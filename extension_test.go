@@ -16,7 +16,6 @@ import (
 	"testing"
 
 	"github.com/deskhand/deskhand/assets"
-	"github.com/deskhand/deskhand/ui/cli"
 	"github.com/deskhand/deskhand/ui/connect"
 )
 
@@ -58,7 +57,7 @@ func TestConnectorExtension(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			m, err := cli.NewManager(cli.Globals{Data: data}, "", filepath.Join(dir, "default"), program, "http://127.0.0.1:7345/mcp", nil, nil)
+			m, err := connect.NewManager(data, filepath.Join(dir, "default"), "", program, "http://127.0.0.1:7345/mcp", nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -91,7 +91,7 @@ func runLine(t *testing.T, env Env, args ...string) (status int, stdout, stderr 
 // the client and data folder they name.
 func TestWrittenEntriesParse(t *testing.T) {
 	written := func(data, defaultData string) []string {
-		m, err := NewManager(Globals{Data: data}, "", defaultData, "/usr/bin/deskhand", "http://127.0.0.1:7345/mcp", nil, nil)
+		m, err := connect.NewManager(data, defaultData, "", "/usr/bin/deskhand", "http://127.0.0.1:7345/mcp", nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

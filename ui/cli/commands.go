@@ -164,26 +164,24 @@ func (t controlTokens) Revoke(ctx context.Context, name string) error {
 	return t.ctl.RevokeToken(ctx, name)
 }
 
-// CoreTokens manages tokens on a core in this process: the app's own, or
-// the store opened directly when the app is not running.
-type CoreTokens struct{ Core *agent.Core }
+// coreTokens manages tokens on a core in this process: the store opened
+// directly when the app is not running.
+type coreTokens struct {
+	connect.ClientTokens
+	core *agent.Core
+}
 
-func (t CoreTokens) Create(ctx context.Context, name string) (string, error) {
-	_, token, err := t.Core.CreateClient(ctx, name)
+func newCoreTokens(core *agent.Core) coreTokens {
+	return coreTokens{ClientTokens: connect.ClientTokens{Clients: core}, core: core}
+}
+
+func (t coreTokens) Create(ctx context.Context, name string) (string, error) {
+	_, token, err := t.core.CreateClient(ctx, name)
 	return token, err
 }
 
-func (t CoreTokens) Rotate(ctx context.Context, name string) (string, error) {
-	_, token, err := t.Core.RotateClient(ctx, name)
-	return token, err
-}
-
-func (t CoreTokens) List(context.Context) ([]control.TokenInfo, error) {
-	return control.Tokens(t.Core), nil
-}
-
-func (t CoreTokens) Revoke(ctx context.Context, name string) error {
-	return t.Core.RevokeClient(ctx, name)
+func (t coreTokens) List(context.Context) ([]control.TokenInfo, error) {
+	return control.Tokens(t.core), nil
 }
 
 const tokenSynopsis = "deskhand token create NAME | token list | token rotate NAME | token revoke NAME | " + tokenAgentsSynopsis
@@ -214,7 +212,7 @@ func runToken(ctx context.Context, inv *invocation, f *cmdFlags, words []string,
 	if ctl != nil {
 		keeper = controlTokens{ctl}
 	} else {
-		keeper = CoreTokens{app.Core}
+		keeper = newCoreTokens(app.Core)
 	}
 	switch sub {
 	case "create", "rotate":

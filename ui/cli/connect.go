@@ -1,14 +1,12 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -44,38 +42,12 @@ func (inv *invocation) endpointURL(addr string) string {
 	return "http://" + addr + inv.env.EndpointPath
 }
 
-// NewManager describes this Deskhand (its endpoint, the binary exe and the
-// data folder, named in the entry unless it is the default one) to the
-// config writers.
-func NewManager(g Globals, project, defaultDataDir, exe, url string, tokens connect.Tokens, secrets agent.Secrets) (*connect.Manager, error) {
-	env, err := connect.DefaultEnv()
-	if err != nil {
-		return nil, agent.Userf(err, "cannot find your home folder")
-	}
-	if project != "" {
-		if env.Project, err = filepath.Abs(project); err != nil {
-			return nil, agent.Userf(err, "--project %q", project)
-		}
-	}
-	return &connect.Manager{Env: env, URL: url, Command: exe, Args: stdioArgs(g, defaultDataDir), Tokens: tokens, Secrets: secrets}, nil
-}
-
-// stdioArgs are the arguments Claude Desktop runs deskhand with: the data
-// folder is named unless it is the default one.
-func stdioArgs(g Globals, defaultDataDir string) []string {
-	args := append([]string(nil), connect.StdioArgs...)
-	if g.Data != defaultDataDir {
-		args = append(args, "--data", g.Data)
-	}
-	return args
-}
-
 func (inv *invocation) newManager(f *cmdFlags, url string, tokens connect.Tokens, secrets agent.Secrets) (*connect.Manager, error) {
 	exe, err := inv.env.Executable()
 	if err != nil {
 		return nil, agent.Userf(err, "cannot find the path of this deskhand binary")
 	}
-	return NewManager(inv.g, f.project, inv.env.DefaultDataDir, exe, url, tokens, secrets)
+	return connect.NewManager(inv.g.Data, inv.env.DefaultDataDir, f.project, exe, url, tokens, secrets)
 }
 
 func runConnect(ctx context.Context, inv *invocation, f *cmdFlags, words []string, usage string) error {
@@ -108,7 +80,7 @@ func (inv *invocation) writeExtension(ctx context.Context, f *cmdFlags, words []
 		program = exe
 	}
 	platform, err := connect.WriteExtension(ctx, f.extension, connect.Extension{
-		Program: program, Version: inv.env.Version, Args: stdioArgs(inv.g, inv.env.DefaultDataDir), Icon: inv.env.ExtensionIcon,
+		Program: program, Version: inv.env.Version, Args: connect.StdioArgsFor(inv.g.Data, inv.env.DefaultDataDir), Icon: inv.env.ExtensionIcon,
 	})
 	var xerr *connect.ExtensionError
 	if errors.As(err, &xerr) {
@@ -170,7 +142,7 @@ func (inv *invocation) connect(ctx context.Context, f *cmdFlags, disconnect bool
 		if last != "" && !explicitAddr {
 			url = last
 		}
-		if m, err = inv.newManager(f, url, CoreTokens{app.Core}, app.Secrets); err != nil {
+		if m, err = inv.newManager(f, url, connect.ClientTokens{Clients: app.Core}, app.Secrets); err != nil {
 			return err
 		}
 	}
@@ -266,17 +238,17 @@ func report(ctx context.Context, w io.Writer, clients []connect.Client, do func(
 	failed := 0
 	for _, c := range clients {
 		r, err := do(ctx, c)
-		state, ok := Describe(r, err)
+		state, ok := connect.Describe(r, err)
 		if status && r.State.Condition == connect.Connected && r.Check.Health != connect.Verified {
 			ok = false
 		}
 		if !ok {
 			failed++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Name, state, FileOf(r))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Name, state, connect.FileOf(r))
 		switch {
 		case err != nil:
-			notes = append(notes, c.Name+": "+Problem(err))
+			notes = append(notes, c.Name+": "+connect.Explain(err))
 		case r.Check.Health > connect.Verified:
 			notes = append(notes, c.Name+": "+r.Check.Detail)
 		}
@@ -301,92 +273,11 @@ func report(ctx context.Context, w io.Writer, clients []connect.Client, do func(
 	return nil
 }
 
-// FileOf names a report's configuration file, and the file it leads to
-// when it is a link.
-func FileOf(r connect.Report) string {
-	p := cmp.Or(r.State.Path, r.Result.Path)
-	if real := cmp.Or(r.State.Real, r.Result.Real); real != "" {
-		return p + " -> " + real
-	}
-	return p
-}
-
-// Describe says in a few words what a report means, and whether it is a
-// success.
-func Describe(r connect.Report, err error) (string, bool) {
-	if err != nil {
-		var perr *connect.ParseError
-		if errors.As(err, &perr) {
-			return "refused: the file does not parse, left untouched", false
-		}
-		var lerr *connect.LimitError
-		if errors.As(err, &lerr) {
-			if lerr.TooDeep() {
-				return "refused: the file is nested too deeply, left untouched", false
-			}
-			return "refused: the file is too large, left untouched", false
-		}
-		var uerr *connect.UnsafePathError
-		if errors.As(err, &uerr) {
-			switch uerr.Problem {
-			case connect.LeavesProject:
-				return "refused: a link out of the project, left untouched", false
-			case connect.DanglingLink:
-				return "refused: a link to nothing, left untouched", false
-			}
-			return "refused: not a regular file, left untouched", false
-		}
-		return "failed", false
-	}
-	switch r.Action {
-	case connect.WouldWrite:
-		return "would connect (dry run)", true
-	case connect.Removed:
-		return "disconnected, token revoked", true
-	}
-	switch r.State.Condition {
-	case connect.NotInstalled:
-		return "not installed", true
-	case connect.NotConnected:
-		return "not connected", true
-	}
-	verb := "connected"
-	if r.Action == connect.Wrote {
-		verb = "written"
-	}
-	switch r.Check.Health {
-	case connect.Verified:
-		tools := "tools"
-		if r.Check.Tools == 1 {
-			tools = "tool"
-		}
-		return fmt.Sprintf("%s, verified (%d %s)", verb, r.Check.Tools, tools), true
-	case connect.NotRunning:
-		// Written (or left as it was), but not provable until the app runs.
-		return verb + ", not verified: Deskhand is not running", true
-	case connect.AwaitsApproval:
-		// Working, once the person says yes in the client.
-		return verb + ", verified, " + r.Check.Health.String(), true
-	}
-	return verb + ", " + r.Check.Health.String(), false
-}
-
 // asUserError makes err one whose message Exit shows as it is.
 func asUserError(err error) error {
 	var ue *agent.UserError
 	if errors.As(err, &ue) {
 		return err
 	}
-	return agent.Userf(err, "%s", Problem(err))
-}
-
-// Problem words an error for the person: the connect package's errors
-// (a file that does not parse, a folder that cannot be written) already
-// are; the core's say only what a person should see.
-func Problem(err error) string {
-	var ue *agent.UserError
-	if errors.As(err, &ue) {
-		return agent.UserMessage(err)
-	}
-	return strings.TrimPrefix(err.Error(), "connect: ")
+	return agent.Userf(err, "%s", connect.Explain(err))
 }

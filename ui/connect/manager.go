@@ -473,3 +473,24 @@ func (m *Manager) hint(c Client) string {
 	}
 	return h
 }
+
+// CoreClients is what ClientTokens asks of the core: its clients' tokens.
+type CoreClients interface {
+	RotateClient(ctx context.Context, name string) (agent.Client, string, error)
+	RevokeClient(ctx context.Context, name string) error
+}
+
+// ClientTokens are the core's clients as the Tokens a Manager mints and
+// revokes, for a core in this process.
+type ClientTokens struct{ Clients CoreClients }
+
+// Rotate implements Tokens.
+func (t ClientTokens) Rotate(ctx context.Context, name string) (string, error) {
+	_, token, err := t.Clients.RotateClient(ctx, name)
+	return token, err
+}
+
+// Revoke implements Tokens.
+func (t ClientTokens) Revoke(ctx context.Context, name string) error {
+	return t.Clients.RevokeClient(ctx, name)
+}
