@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -11,8 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -112,23 +109,12 @@ func startServing(ctx context.Context, g cli.Globals, a *wiring, stderr io.Write
 		log.Info(agent.UserMessage(err))
 	}
 	reportProviders(ctx, a.core, a.connector, log)
-	keys, err := stateKeys(os.Getenv("DESKHAND_STATE_KEYS"))
+	opts, err := mcpserver.OptionsFrom(ctx, a.core, version, os.Getenv("DESKHAND_STATE_KEYS"), log)
 	if err != nil {
 		return nil, err
 	}
-	setting := func(key string) string { return readSetting(ctx, a.core, log, key, "") }
-	mcp, err := mcpserver.New(a.core, mcpserver.Options{
-		Info: serverInfo(ctx, a.core, log),
-		Guard: mcpserver.GuardOptions{
-			AllowedHosts:   splitList(setting("server.allowed_hosts")),
-			AllowedOrigins: splitList(setting("server.allowed_origins")),
-			InsecureNoAuth: g.InsecureNoAuth,
-		},
-		StateKeys:    keys,
-		PageSize:     pageSize(setting("server.page_size"), log),
-		SessionTools: setting("server.session_tools") == "true",
-		Logger:       log,
-	})
+	opts.Guard.InsecureNoAuth = g.InsecureNoAuth
+	mcp, err := mcpserver.New(a.core, opts)
 	if err != nil {
 		return nil, agent.Userf(err, "DESKHAND_STATE_KEYS is not usable")
 	}
@@ -277,70 +263,6 @@ func listen(g cli.Globals) ([]net.Listener, error) {
 	return out, nil
 }
 
-// stateKeys reads DESKHAND_STATE_KEYS: hex keys, comma-separated, the
-// first sealing requestState and all opening it. Unset: a random key per
-// run, which is enough while paused turns live in this process.
-func stateKeys(env string) ([][]byte, error) {
-	var keys [][]byte
-	for _, field := range splitList(env) {
-		k, err := hex.DecodeString(field)
-		if err != nil || len(k) < mcpserver.MinStateKeyBytes {
-			return nil, agent.Userf(err, "DESKHAND_STATE_KEYS must hold hex keys of at least %d bytes each, separated by commas (make one with 'openssl rand -hex 32')", mcpserver.MinStateKeyBytes)
-		}
-		keys = append(keys, k)
-	}
-	return keys, nil
-}
-
-// pageSize reads the tools/list page size setting; 0 means the default.
-func pageSize(v string, log *slog.Logger) int {
-	if v == "" {
-		return 0
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		log.Warn("the setting server.page_size must be a whole number above 0; using the default", "value", v)
-		return 0
-	}
-	return n
-}
-
-// settings reads the settings the server is built with.
-type settings interface {
-	Setting(ctx context.Context, key, def string) (string, error)
-}
-
-// readSetting is the setting key, or def when it is unset or cannot be
-// read; a read error is logged with the key.
-func readSetting(ctx context.Context, s settings, log *slog.Logger, key, def string) string {
-	v, err := s.Setting(ctx, key, def)
-	if err != nil {
-		log.Warn("cannot read a setting; using its default", "key", key, "default", def, "err", err)
-		return def
-	}
-	return v
-}
-
-func splitList(s string) []string {
-	if f := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '\n' || r == ' ' }); len(f) > 0 {
-		return f
-	}
-	return nil
-}
-
-// serverInfo reads the server's metadata from settings.
-func serverInfo(ctx context.Context, s settings, log *slog.Logger) mcpserver.Info {
-	get := func(key, def string) string { return readSetting(ctx, s, log, "server."+key, def) }
-	return mcpserver.Info{
-		Name:         get("name", "deskhand"),
-		Version:      version,
-		Title:        get("title", "Deskhand"),
-		Description:  get("description", "Your own AI agents, served from your desktop."),
-		Instructions: get("instructions", "Each tool is an agent. Send it a message; to continue a conversation pass back the handle a previous call returned."),
-		WebsiteURL:   get("website", ""),
-	}
-}
-
 // serveStdio serves the agents in-process over stdin and stdout, for a
 // stdio client when the app is not running: as the named client, so that
 // it sees what that client sees, or as this computer's own.
@@ -350,7 +272,7 @@ func serveStdio(ctx context.Context, g cli.Globals, client string, stdin io.Read
 		return err
 	}
 	defer cleanup()
-	mcp, err := mcpserver.New(a.core, mcpserver.Options{Info: serverInfo(ctx, a.core, a.log), Logger: a.log})
+	mcp, err := mcpserver.New(a.core, mcpserver.Options{Info: mcpserver.InfoFrom(ctx, a.core, version, a.log), Logger: a.log})
 	if err != nil {
 		return err
 	}

@@ -85,39 +85,6 @@ func TestUnreadableSettingsFailTheStart(t *testing.T) {
 	}
 }
 
-// failingSettings fails to read the keys in bad.
-type failingSettings struct{ bad []string }
-
-func (s failingSettings) Setting(_ context.Context, key, def string) (string, error) {
-	if slices.Contains(s.bad, key) {
-		return "", errors.New("disk I/O error")
-	}
-	return def, nil
-}
-
-// TestSettingReadErrorsAreReported: a server setting that cannot be read
-// is logged with its key, and its default used (they used to be dropped
-// without a word).
-func TestSettingReadErrorsAreReported(t *testing.T) {
-	var logs bytes.Buffer
-	log := slog.New(slog.NewTextHandler(&logs, nil))
-	info := serverInfo(t.Context(), failingSettings{bad: []string{"server.title", "server.website"}}, log)
-	if info.Title != "Deskhand" || info.Name != "deskhand" {
-		t.Errorf("defaults not used: %+v", info)
-	}
-	if v := readSetting(t.Context(), failingSettings{bad: []string{"server.allowed_hosts"}}, log, "server.allowed_hosts", ""); v != "" {
-		t.Errorf("allowed_hosts = %q", v)
-	}
-	for _, key := range []string{"server.title", "server.website", "server.allowed_hosts"} {
-		if !strings.Contains(logs.String(), "key="+key) {
-			t.Errorf("no warning naming %s:\n%s", key, logs.String())
-		}
-	}
-	if strings.Contains(logs.String(), "key=server.name") {
-		t.Errorf("a readable setting was reported:\n%s", logs.String())
-	}
-}
-
 // recordingListener records its Close in order.
 type recordingListener struct {
 	net.Listener
