@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"sync"
 	"syscall"
 	"time"
 
@@ -205,62 +204,10 @@ func stopInOrder(ctx context.Context, log *slog.Logger, listeners []net.Listener
 	}
 }
 
-// closeOnce is a listener that may be closed twice: by stopInOrder, and
-// again by http.Server.Shutdown, which would report the second close.
-type closeOnce struct {
-	net.Listener
-	once sync.Once
-	err  error
-}
-
-func (l *closeOnce) Close() error {
-	l.once.Do(func() { l.err = l.Listener.Close() })
-	return l.err
-}
-
-// listen binds the MCP address: loopback only unless a non-loopback address
-// is configured, which needs tokens on.
+// listen binds the MCP address (mcpserver.Listen), naming the program
+// that holds a port taken.
 func listen(g cli.Globals) ([]net.Listener, error) {
-	host, port, err := net.SplitHostPort(g.Addr)
-	if err != nil {
-		return nil, agent.Userf(err, "--addr %q is not HOST:PORT", g.Addr)
-	}
-	hosts := []string{host}
-	switch host {
-	case "", "localhost":
-		hosts = []string{"127.0.0.1", "::1"}
-	default:
-		ip := net.ParseIP(host)
-		if ip == nil || !ip.IsLoopback() {
-			if g.InsecureNoAuth {
-				return nil, agent.Userf(nil, "refusing to serve on %s without tokens: a non-loopback address requires authentication; drop --insecure-no-auth", g.Addr)
-			}
-		}
-	}
-	var out []net.Listener
-	for i, h := range hosts {
-		ln, err := net.Listen("tcp", net.JoinHostPort(h, port))
-		if err != nil {
-			if i > 0 { // ::1 is a bonus; some machines have no IPv6 loopback
-				continue
-			}
-			addr := net.JoinHostPort(h, port)
-			if user := cli.PortUser(port); user != "" {
-				return nil, agent.Userf(err, "cannot listen on %s: the port is taken by %s; stop it or choose another port with --addr", addr, user)
-			}
-			// Windows says WSAEADDRINUSE, which is no EADDRINUSE; there
-			// PortUser names the holder instead.
-			if errors.Is(err, syscall.EADDRINUSE) {
-				return nil, agent.Userf(err, "cannot listen on %s: the port is taken by another program; stop it or choose another port with --addr", addr)
-			}
-			return nil, agent.Userf(err, "cannot listen on %s (is another program using the port? choose another with --addr)", addr)
-		}
-		out = append(out, &closeOnce{Listener: ln})
-		if port == "0" { // keep the same port on both loopbacks
-			_, port, _ = net.SplitHostPort(ln.Addr().String())
-		}
-	}
-	return out, nil
+	return mcpserver.Listen(g.Addr, g.InsecureNoAuth, cli.PortUser)
 }
 
 // serveStdio serves the agents in-process over stdin and stdout, for a
