@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -265,52 +266,54 @@ func (r ApprovalRule) covers(agentID, tool, principal string, s ApprovalScope, s
 	return true
 }
 
-// approvalRules is the core's copy of the rules.
-type approvalRules struct {
-	store ApprovalRuleStore // nil: kept in memory only
-	list  []ApprovalRule    // oldest first
+// Approvals are the approval rules: the rules answers make, the calls
+// they let run without asking, and the person's list, revocation and
+// re-enabling of them. Core.Approvals hands it out. Changes go one at a
+// time, the store first; it is safe for concurrent use and holds no lock
+// across a store write.
+type Approvals struct {
+	store   ApprovalRuleStore       // nil: rules last until the process ends
+	exists  func(agent string) bool // whether the agent of this ID exists
+	publish func(Event)
+	now     func() time.Time
+
+	writes sync.Mutex // one change at a time, store then memory
+	mu     sync.Mutex
+	list   []ApprovalRule // oldest first
 }
 
-// loadApprovalRules reads the stored rules, once at start.
-func (c *Core) loadApprovalRules(ctx context.Context) error {
-	s, ok := c.history.(ApprovalRuleStore)
-	if !ok {
-		return nil
+// NewApprovals keeps the rules in store (nil: in memory only), starting
+// with those it holds; exists tells which agents exist (their rules alone
+// are listed) and publish hears every change.
+func NewApprovals(ctx context.Context, store ApprovalRuleStore, exists func(agentID string) bool, publish func(Event), now func() time.Time) (*Approvals, error) {
+	a := &Approvals{store: store, exists: exists, publish: publish, now: now}
+	if store == nil {
+		return a, nil
 	}
-	list, err := s.ApprovalRules(ctx)
+	list, err := store.ApprovalRules(ctx)
 	if err != nil {
-		return fmt.Errorf("load approval rules: %w", err)
+		return nil, fmt.Errorf("load approval rules: %w", err)
 	}
-	c.rulesMu.Lock()
-	c.rules = approvalRules{store: s, list: list}
-	c.rulesMu.Unlock()
-	return nil
+	a.list = list
+	return a, nil
 }
 
-// ApprovalRules lists the approval rules of the agents that exist,
-// oldest first (the store deletes an agent's rules with it).
-func (c *Core) ApprovalRules(ctx context.Context) ([]ApprovalRule, error) {
-	c.mu.Lock()
-	exists := make(map[string]bool, len(c.agents))
-	for id := range c.agents {
-		exists[id] = true
-	}
-	c.mu.Unlock()
-	c.rulesMu.Lock()
-	defer c.rulesMu.Unlock()
-	out := make([]ApprovalRule, 0, len(c.rules.list))
-	for _, r := range c.rules.list {
-		if exists[r.Agent] {
-			out = append(out, r)
-		}
-	}
-	return out, nil
+// Approvals are the approval rules.
+func (c *Core) Approvals() *Approvals { return c.approvals }
+
+// Rules lists the approval rules of the agents that exist, oldest first
+// (the store deletes an agent's rules with it).
+func (a *Approvals) Rules(context.Context) ([]ApprovalRule, error) {
+	a.mu.Lock()
+	list := slices.Clone(a.list)
+	a.mu.Unlock()
+	return slices.DeleteFunc(list, func(r ApprovalRule) bool { return !a.exists(r.Agent) }), nil
 }
 
-// RevokeApprovalRule deletes a rule: the next call it covered asks again.
-// A rule that does not exist is ErrNotFound.
-func (c *Core) RevokeApprovalRule(ctx context.Context, id string) error {
-	return c.changeRule(ctx, id, "revoke", func(store ApprovalRuleStore) error {
+// Revoke deletes a rule: the next call it covered asks again. A rule that
+// does not exist is ErrNotFound.
+func (a *Approvals) Revoke(ctx context.Context, id string) error {
+	return a.change(ctx, id, "revoke", func(store ApprovalRuleStore) error {
 		if err := store.DeleteApprovalRule(ctx, id); err != nil && !errors.Is(err, ErrNotFound) {
 			return err
 		}
@@ -318,77 +321,74 @@ func (c *Core) RevokeApprovalRule(ctx context.Context, id string) error {
 	}, func(list []ApprovalRule, i int) []ApprovalRule { return slices.Delete(list, i, i+1) })
 }
 
-// EnableApprovalRule turns on a rule that waits for review, for every
-// client it names (all when none): the person's decision, from the
-// desktop or the command line. A rule that does not exist is ErrNotFound.
-func (c *Core) EnableApprovalRule(ctx context.Context, id string) error {
-	return c.changeRule(ctx, id, "enable", func(store ApprovalRuleStore) error { return store.EnableApprovalRule(ctx, id) },
+// Enable turns on a rule that waits for review, for every client it names
+// (all when none): the person's decision, from the desktop or the command
+// line. A rule that does not exist is ErrNotFound.
+func (a *Approvals) Enable(ctx context.Context, id string) error {
+	return a.change(ctx, id, "enable", func(store ApprovalRuleStore) error { return store.EnableApprovalRule(ctx, id) },
 		func(list []ApprovalRule, i int) []ApprovalRule {
 			list[i].Review = ""
 			return list
 		})
 }
 
-// changeRule changes the rule id in the store (stored; none when rules
-// live in memory only), then in the core's copy (apply, given the rule's
-// index), one change at a time; a rule that does not exist is ErrNotFound.
-func (c *Core) changeRule(ctx context.Context, id, what string, stored func(ApprovalRuleStore) error, apply func(list []ApprovalRule, i int) []ApprovalRule) error {
-	c.ruleWrites.Lock()
-	defer c.ruleWrites.Unlock()
-	find := func() int { return slices.IndexFunc(c.rules.list, func(r ApprovalRule) bool { return r.ID == id }) }
-	c.rulesMu.Lock()
-	i, store := find(), c.rules.store
-	c.rulesMu.Unlock()
+// change changes the rule id in the store (stored; none when rules live
+// in memory only), then in memory (apply, given the rule's index); a rule
+// that does not exist is ErrNotFound.
+func (a *Approvals) change(ctx context.Context, id, what string, stored func(ApprovalRuleStore) error, apply func(list []ApprovalRule, i int) []ApprovalRule) error {
+	a.writes.Lock()
+	defer a.writes.Unlock()
+	find := func() int { return slices.IndexFunc(a.list, func(r ApprovalRule) bool { return r.ID == id }) }
+	a.mu.Lock()
+	i := find()
+	a.mu.Unlock()
 	if i < 0 {
 		return Userf(ErrNotFound, "there is no approval rule %q; 'deskhand approvals list' lists them", id)
 	}
-	if store != nil {
-		if err := stored(store); err != nil {
+	if a.store != nil {
+		if err := stored(a.store); err != nil {
 			return fmt.Errorf("%s approval rule %s: %w", what, id, err)
 		}
 	}
-	c.rulesMu.Lock()
+	a.mu.Lock()
 	if i := find(); i >= 0 {
-		c.rules.list = apply(c.rules.list, i)
+		a.list = apply(a.list, i)
 	}
-	c.rulesMu.Unlock()
-	c.publish(Event{Kind: EventApprovalRulesChanged, Text: id})
+	a.mu.Unlock()
+	a.publish(Event{Kind: EventApprovalRulesChanged, Text: id})
 	return nil
 }
 
-// addApprovalRule stores the rule an "always allow" answer asked for.
-func (c *Core) addApprovalRule(ctx context.Context, q Question, agentID string, a Answer) (ApprovalRule, error) {
-	req := *a.Remember
+// add stores the rule an "always allow" answer to q asked for.
+func (a *Approvals) add(ctx context.Context, q Question, agentID string, ans Answer) (ApprovalRule, error) {
+	req := *ans.Remember
 	r := ApprovalRule{
 		ID: uuid.NewString(), Agent: agentID, Tool: q.Tool,
 		Folder: resolveFolder(req.Folder), Host: req.Host,
-		CreatedAt: c.now(), CreatedBy: a.By,
+		CreatedAt: a.now(), CreatedBy: ans.By,
 	}
-	if req.Client || a.By != ByDesktop {
+	if req.Client || ans.By != ByDesktop {
 		r.Client = q.Principal // a client's "always" is its own
 	}
-	c.ruleWrites.Lock()
-	defer c.ruleWrites.Unlock()
-	c.rulesMu.Lock()
-	store := c.rules.store
-	c.rulesMu.Unlock()
-	if store != nil {
-		if err := store.PutApprovalRule(ctx, r); err != nil {
+	a.writes.Lock()
+	defer a.writes.Unlock()
+	if a.store != nil {
+		if err := a.store.PutApprovalRule(ctx, r); err != nil {
 			return ApprovalRule{}, fmt.Errorf("store approval rule: %w", err)
 		}
 	}
-	c.rulesMu.Lock()
-	c.rules.list = append(c.rules.list, r)
-	c.rulesMu.Unlock()
-	c.publish(Event{Kind: EventApprovalRulesChanged, Agent: q.Agent, Text: r.ID})
+	a.mu.Lock()
+	a.list = append(a.list, r)
+	a.mu.Unlock()
+	a.publish(Event{Kind: EventApprovalRulesChanged, Agent: q.Agent, Text: r.ID})
 	return r, nil
 }
 
 // ruleFor returns the oldest rule that covers the call, if any.
-func (c *Core) ruleFor(agentID, tool, principal string, s ApprovalScope, scoped bool) (ApprovalRule, bool) {
-	c.rulesMu.Lock()
-	defer c.rulesMu.Unlock()
-	for _, r := range c.rules.list {
+func (a *Approvals) ruleFor(agentID, tool, principal string, s ApprovalScope, scoped bool) (ApprovalRule, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, r := range a.list {
 		if r.covers(agentID, tool, principal, s, scoped) {
 			return r, true
 		}

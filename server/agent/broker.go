@@ -292,7 +292,7 @@ func (c *Core) approve(ctx context.Context, run *turnRun, call ToolCall) (bool, 
 			q.Text = st.approvalText(run.agent, call.Arguments)
 		}
 	}
-	if r, ok := c.ruleFor(run.agent.ID, call.Name, run.turn.Principal, q.Scope, scoped); ok {
+	if r, ok := c.approvals.ruleFor(run.agent.ID, call.Name, run.turn.Principal, q.Scope, scoped); ok {
 		c.approvedByRule(ctx, run, q, r)
 		return true, "", nil
 	}
@@ -306,7 +306,7 @@ func (c *Core) approve(ctx context.Context, run *turnRun, call ToolCall) (bool, 
 	if a.Remember != nil {
 		q.Principal = run.turn.Principal
 		q.Agent = run.agent.Slug
-		if _, err := c.addApprovalRule(context.WithoutCancel(ctx), q, run.agent.ID, a); err != nil {
+		if _, err := c.approvals.add(context.WithoutCancel(ctx), q, run.agent.ID, a); err != nil {
 			c.log.Error("add the approval rule asked for", "agent", run.agent.Slug, "tool", q.Tool, "err", err)
 		}
 	}

@@ -129,11 +129,7 @@ type Core struct {
 	// visibility is which agents each client sees, kept for the request
 	// path (visibility.go).
 	visibility visibilityCache
-	// ruleWrites makes changes of approval rules go one at a time across
-	// their store writes; rulesMu guards rules, never held across I/O.
-	ruleWrites sync.Mutex
-	rulesMu    sync.Mutex
-	rules      approvalRules
+	approvals  *Approvals
 	// activity is the activity log's recorder and sweeper (activity.go).
 	activity activity
 	// toolServers are the person's MCP servers and agents' attachments
@@ -211,7 +207,8 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 	if c.clients, err = c.history.Clients(ctx); err != nil {
 		return nil, fmt.Errorf("load clients: %w", err)
 	}
-	if err := c.loadApprovalRules(ctx); err != nil {
+	store, _ := c.history.(ApprovalRuleStore)
+	if c.approvals, err = NewApprovals(ctx, store, c.agentExists, c.publish, c.now); err != nil {
 		return nil, err
 	}
 	if err := c.loadToolServers(ctx, cfg.ToolServerStore, cfg.ToolServers); err != nil {

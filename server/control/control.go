@@ -60,9 +60,7 @@ type Core interface {
 	SetClientAgents(ctx context.Context, clientName string, all bool, slugs []string) error
 	ClientVisibility(name string) (agent.Visibility, error)
 	VisibleTo(principal string) agent.Visibility
-	ApprovalRules(ctx context.Context) ([]agent.ApprovalRule, error)
-	RevokeApprovalRule(ctx context.Context, id string) error
-	EnableApprovalRule(ctx context.Context, id string) error
+	Approvals() *agent.Approvals
 	// Search finds words in every conversation (search.go).
 	Search(ctx context.Context, q agent.SearchQuery) ([]agent.SearchHit, error)
 }
@@ -299,7 +297,7 @@ func handler(core Core, opts Options) http.Handler {
 		noContent(w, core.AnswerQuestion(r.PathValue("id"), req.Content, req.Decline))
 	})
 	mux.HandleFunc("GET /v1/approval-rules", func(w http.ResponseWriter, r *http.Request) {
-		rules, err := core.ApprovalRules(r.Context())
+		rules, err := core.Approvals().Rules(r.Context())
 		if err != nil {
 			replyErr(w, err)
 			return
@@ -307,10 +305,10 @@ func handler(core Core, opts Options) http.Handler {
 		reply(w, http.StatusOK, RuleInfos(rules, core.Agents(), core.Clients()))
 	})
 	mux.HandleFunc("DELETE /v1/approval-rules/{id}", func(w http.ResponseWriter, r *http.Request) {
-		noContent(w, core.RevokeApprovalRule(r.Context(), r.PathValue("id")))
+		noContent(w, core.Approvals().Revoke(r.Context(), r.PathValue("id")))
 	})
 	mux.HandleFunc("POST /v1/approval-rules/{id}/enable", func(w http.ResponseWriter, r *http.Request) {
-		noContent(w, core.EnableApprovalRule(r.Context(), r.PathValue("id")))
+		noContent(w, core.Approvals().Enable(r.Context(), r.PathValue("id")))
 	})
 	activityRoutes(mux, core, opts.closing) // the activity log (activity.go)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

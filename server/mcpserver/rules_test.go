@@ -166,7 +166,7 @@ func TestClientAnswersAlwaysAllow(t *testing.T) {
 			if !sawRemember.Load() {
 				t.Error("the approval form did not offer remember")
 			}
-			rules, _ := h.core.ApprovalRules(t.Context())
+			rules, _ := h.core.Approvals().Rules(t.Context())
 			found := false
 			for _, r := range rules {
 				if r.Tool == "write_file" && r.Client != "" && r.CreatedBy == agent.ByClient {
@@ -239,7 +239,7 @@ func TestClientsAlwaysIsItsOwn(t *testing.T) {
 				if firstAsked.Load() != 1 || secondAsked.Load() != 1 {
 					t.Errorf("the client that answered %q was asked %d times (want 1), the other client %d (want 1)", remember, firstAsked.Load(), secondAsked.Load())
 				}
-				rules, _ := h.core.ApprovalRules(t.Context())
+				rules, _ := h.core.Approvals().Rules(t.Context())
 				for _, r := range rules {
 					if r.CreatedBy == agent.ByClient && r.Client == "" {
 						t.Errorf("a client's rule for every client: %+v", r)
@@ -278,7 +278,7 @@ func TestRuleToReviewAsks(t *testing.T) {
 			t.Fatalf("with the rule off: %v, asked %d times, want %d", texts(res), asked.Load(), want)
 		}
 	}
-	if err := h.core.EnableApprovalRule(t.Context(), "old"); err != nil {
+	if err := h.core.Approvals().Enable(t.Context(), "old"); err != nil {
 		t.Fatal(err)
 	}
 	if res := call(t, c, "scribe", message, nil); res.IsError || asked.Load() != 2 {

@@ -110,7 +110,7 @@ func TestRuleNarrowedToFolder(t *testing.T) {
 	if !asked || q.Answer == nil || q.Answer.By != agent.ByDesktop {
 		t.Fatalf("the first write: asked %v, approval %+v", asked, q.Answer)
 	}
-	rules, _ := f.core.ApprovalRules(t.Context())
+	rules, _ := f.core.Approvals().Rules(t.Context())
 	if len(rules) != 1 || rules[0].Folder != filepath.Join(f.root, "notes") || rules[0].Tool != tools.NameWriteFile || rules[0].Client != "" {
 		t.Fatalf("rules = %+v, want one for write_file in %s", rules, filepath.Join(f.root, "notes"))
 	}
@@ -163,7 +163,7 @@ func TestRevokedRuleAsksAgain(t *testing.T) {
 	if asked, _ := f.write(t, "p", "notes/1.txt", map[string]any{"approve": false, "remember": "always"}); !asked {
 		t.Fatal("not asked")
 	}
-	if rules, _ := f.core.ApprovalRules(t.Context()); len(rules) != 0 {
+	if rules, _ := f.core.Approvals().Rules(t.Context()); len(rules) != 0 {
 		t.Fatalf("a denial made rules %+v", rules)
 	}
 	f.write(t, "p", "notes/1.txt", map[string]any{"approve": true, "remember": "always"})
@@ -171,18 +171,18 @@ func TestRevokedRuleAsksAgain(t *testing.T) {
 	if asked, _ := f.write(t, "p", "other/2.txt", approveOnce); asked {
 		t.Fatal("a rule for every path still asked")
 	}
-	rules, _ := f.core.ApprovalRules(t.Context())
+	rules, _ := f.core.Approvals().Rules(t.Context())
 	if len(rules) != 1 {
 		t.Fatalf("rules = %+v", rules)
 	}
-	if err := f.core.RevokeApprovalRule(t.Context(), rules[0].ID); err != nil {
+	if err := f.core.Approvals().Revoke(t.Context(), rules[0].ID); err != nil {
 		t.Fatal(err)
 	}
 	<-changed
 	if asked, _ := f.write(t, "p", "other/3.txt", approveOnce); !asked {
 		t.Error("a revoked rule still let the call run without asking")
 	}
-	if err := f.core.RevokeApprovalRule(t.Context(), rules[0].ID); err == nil {
+	if err := f.core.Approvals().Revoke(t.Context(), rules[0].ID); err == nil {
 		t.Error("revoking a revoked rule succeeded")
 	}
 	if stored, _ := f.db.ApprovalRules(t.Context()); len(stored) != 0 {

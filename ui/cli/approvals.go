@@ -33,7 +33,7 @@ func runApprovals(ctx context.Context, inv *invocation, _ *cmdFlags, words []str
 		if ctl != nil {
 			err = ctl.RevokeApprovalRule(ctx, words[1])
 		} else {
-			err = app.Core.RevokeApprovalRule(ctx, words[1])
+			err = app.Core.Approvals().Revoke(ctx, words[1])
 		}
 		if err != nil {
 			return err
@@ -44,7 +44,7 @@ func runApprovals(ctx context.Context, inv *invocation, _ *cmdFlags, words []str
 		if ctl != nil {
 			err = ctl.EnableApprovalRule(ctx, words[1])
 		} else {
-			err = app.Core.EnableApprovalRule(ctx, words[1])
+			err = app.Core.Approvals().Enable(ctx, words[1])
 		}
 		if err != nil {
 			return err
@@ -57,7 +57,7 @@ func runApprovals(ctx context.Context, inv *invocation, _ *cmdFlags, words []str
 		infos, err = ctl.ApprovalRules(ctx)
 	} else {
 		var rules []agent.ApprovalRule
-		if rules, err = app.Core.ApprovalRules(ctx); err == nil {
+		if rules, err = app.Core.Approvals().Rules(ctx); err == nil {
 			infos = control.RuleInfos(rules, app.Core.Agents(), app.Core.Clients())
 		}
 	}

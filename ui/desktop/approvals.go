@@ -15,12 +15,9 @@ import (
 )
 
 // approvalsCore is what Settings → Approvals asks of the core: the
-// approval rules ("always allow"), their revocation, and turning on one
-// that waits for review.
+// approval rules ("always allow"), and the agents and clients they name.
 type approvalsCore interface {
-	ApprovalRules(ctx context.Context) ([]agent.ApprovalRule, error)
-	RevokeApprovalRule(ctx context.Context, id string) error
-	EnableApprovalRule(ctx context.Context, id string) error
+	Approvals() *agent.Approvals
 	Agents() []agent.Agent
 	Clients() []agent.Client
 }
@@ -75,7 +72,7 @@ func (v *approvalsView) content() fyne.CanvasObject {
 // refresh reads the rules off fyne's goroutine and shows them.
 func (v *approvalsView) refresh() {
 	v.app.background(func(ctx context.Context) func() {
-		rules, err := v.core.ApprovalRules(ctx)
+		rules, err := v.core.Approvals().Rules(ctx)
 		return func() {
 			if err != nil {
 				say(v.status, "Could not read the approval rules: "+agent.UserMessage(err))
@@ -95,7 +92,7 @@ func (v *approvalsView) confirmRevoke(r agent.ApprovalRule) {
 			return
 		}
 		v.app.background(func(ctx context.Context) func() {
-			err := v.core.RevokeApprovalRule(ctx, r.ID)
+			err := v.core.Approvals().Revoke(ctx, r.ID)
 			return func() {
 				if err != nil {
 					say(v.status, "Could not revoke the rule: "+agent.UserMessage(err))
@@ -115,7 +112,7 @@ func (v *approvalsView) confirmEnable(r agent.ApprovalRule) {
 			return
 		}
 		v.app.background(func(ctx context.Context) func() {
-			err := v.core.EnableApprovalRule(ctx, r.ID)
+			err := v.core.Approvals().Enable(ctx, r.ID)
 			return func() {
 				if err != nil {
 					say(v.status, "Could not re-enable the rule: "+agent.UserMessage(err))
@@ -268,7 +265,7 @@ func (c *rememberChooser) showHistory(app *App, core any, agentID, tool string, 
 		return
 	}
 	app.background(func(ctx context.Context) func() {
-		rules, err := rc.ApprovalRules(ctx)
+		rules, err := rc.Approvals().Rules(ctx)
 		if err != nil {
 			return nil
 		}

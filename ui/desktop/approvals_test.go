@@ -13,26 +13,26 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/agent/agenttest"
 )
 
-// The fakes have no approval rules unless a test gives some.
-func (f *fakeQuestions) ApprovalRules(context.Context) ([]agent.ApprovalRule, error) {
-	return nil, nil
+// approvalsOf are the approval rules kept in store, read afresh: a rule a
+// test puts there is listed at the next read.
+func approvalsOf(store *agenttest.ApprovalRules) *agent.Approvals {
+	a, _ := store.Approvals(context.Background()) // a store in memory does not fail
+	return a
 }
 
-func (f *fakeQuestions) RevokeApprovalRule(context.Context, string) error { return agent.ErrNotFound }
-
-func (f *fakeQuestions) EnableApprovalRule(context.Context, string) error { return agent.ErrNotFound }
+// The fakes have no approval rules unless a test gives some.
+func (f *fakeQuestions) Approvals() *agent.Approvals { return approvalsOf(&agenttest.ApprovalRules{}) }
 
 // rulesFake is the questions' fake with rules.
 type rulesFake struct {
 	*questionsFake
-	rules []agent.ApprovalRule
+	rules agenttest.ApprovalRules
 }
 
-func (f *rulesFake) ApprovalRules(context.Context) ([]agent.ApprovalRule, error) {
-	return f.rules, nil
-}
+func (f *rulesFake) Approvals() *agent.Approvals { return approvalsOf(&f.rules) }
 
 func TestRememberOptions(t *testing.T) {
 	for _, tc := range []struct {
@@ -83,7 +83,7 @@ func TestApprovalPopupAlwaysAllow(t *testing.T) {
 		Scope: agent.ApprovalScope{Path: "/home/a/notes/x.txt", Folder: "/home/a/notes"}}
 	qf := questionsCoreWith(q)
 	qf.agents[1].ID = "id-scribe"
-	core := &rulesFake{questionsFake: qf, rules: []agent.ApprovalRule{{ID: "r", Agent: "id-scribe", Tool: "write_file", Host: "example.com"}}}
+	core := &rulesFake{questionsFake: qf, rules: agenttest.ApprovalRules{Rules: []agent.ApprovalRule{{ID: "r", Agent: "id-scribe", Tool: "write_file", Host: "example.com"}}}}
 	a, u := newShell(t)
 	a.questions = newQuestionsView(a, core)
 	a.win.SetContent(a.questions.content())
@@ -126,23 +126,10 @@ func TestTranscriptSaysApprovedByRule(t *testing.T) {
 
 // approvalsFake is approvalsCore with rules in memory.
 type approvalsFake struct {
-	rules            []agent.ApprovalRule
-	revoked, enabled []string
+	store agenttest.ApprovalRules
 }
 
-func (f *approvalsFake) EnableApprovalRule(_ context.Context, id string) error {
-	f.enabled = append(f.enabled, id)
-	return nil
-}
-
-func (f *approvalsFake) ApprovalRules(context.Context) ([]agent.ApprovalRule, error) {
-	return f.rules, nil
-}
-
-func (f *approvalsFake) RevokeApprovalRule(_ context.Context, id string) error {
-	f.revoked = append(f.revoked, id)
-	return nil
-}
+func (f *approvalsFake) Approvals() *agent.Approvals { return approvalsOf(&f.store) }
 
 func (f *approvalsFake) Agents() []agent.Agent { return []agent.Agent{{ID: "a1", Slug: "scribe"}} }
 
@@ -161,7 +148,7 @@ func TestApprovalsTab(t *testing.T) {
 	if len(v.rules) != 0 || !v.empty.Visible() {
 		t.Fatalf("no rules: %d listed, empty note shown %v", len(v.rules), v.empty.Visible())
 	}
-	core.rules = []agent.ApprovalRule{{ID: "r1", Agent: "a1", Tool: "write_file", Folder: "/n", Client: "c1"}}
+	core.store.Rules = []agent.ApprovalRule{{ID: "r1", Agent: "a1", Tool: "write_file", Folder: "/n", Client: "c1"}}
 	v.refresh()
 	u.settle()
 	if len(v.rules) != 1 || v.empty.Visible() || v.list.Length() != 1 {
@@ -173,8 +160,8 @@ func TestApprovalsTab(t *testing.T) {
 	}
 	tapYes(t, a)
 	u.settle()
-	if !cmp.Equal(core.revoked, []string{"r1"}) {
-		t.Errorf("revoked %v, want r1", core.revoked)
+	if len(core.store.Rules) != 0 {
+		t.Errorf("rules after the revoke: %+v", core.store.Rules)
 	}
 }
 
@@ -199,10 +186,10 @@ func tapYes(t *testing.T, a *App) {
 // every client and Delete; a rule that is on offers Revoke alone.
 func TestApprovalsTabReview(t *testing.T) {
 	a, u := newShell(t)
-	core := &approvalsFake{rules: []agent.ApprovalRule{
+	core := &approvalsFake{store: agenttest.ApprovalRules{Rules: []agent.ApprovalRule{
 		{ID: "r1", Agent: "a1", Tool: "write_file", CreatedBy: agent.ByClient, Review: agent.ReviewUnpinned},
 		{ID: "r2", Agent: "a1", Tool: "read_file", CreatedBy: agent.ByDesktop},
-	}}
+	}}}
 	a.approvals = newApprovalsView(a, core)
 	a.win.SetContent(a.approvals.content())
 	v := a.approvals
@@ -234,7 +221,7 @@ func TestApprovalsTabReview(t *testing.T) {
 	v.confirmEnable(v.rules[0])
 	tapYes(t, a)
 	u.settle()
-	if !cmp.Equal(core.enabled, []string{"r1"}) {
-		t.Errorf("enabled %v, want r1", core.enabled)
+	if core.store.Rules[0].Review != "" {
+		t.Errorf("the rule after re-enabling it: %+v", core.store.Rules[0])
 	}
 }

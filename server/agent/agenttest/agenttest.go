@@ -5,7 +5,9 @@ package agenttest
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/deskhand/deskhand/server/agent"
 )
@@ -122,5 +124,55 @@ func (s *Secrets) Delete(key string) error {
 		return agent.ErrNotFound
 	}
 	delete(s.m, key)
+	return nil
+}
+
+// ApprovalRules is an approval rule store in memory; the zero value is
+// empty and ready.
+type ApprovalRules struct {
+	mu    sync.Mutex
+	Rules []agent.ApprovalRule
+}
+
+var _ agent.ApprovalRuleStore = (*ApprovalRules)(nil)
+
+// Approvals are the approval rules kept in s, for agents that all exist.
+func (s *ApprovalRules) Approvals(ctx context.Context) (*agent.Approvals, error) {
+	return agent.NewApprovals(ctx, s, func(string) bool { return true }, func(agent.Event) {}, time.Now)
+}
+
+// ApprovalRules implements agent.ApprovalRuleStore.
+func (s *ApprovalRules) ApprovalRules(context.Context) ([]agent.ApprovalRule, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.Rules), nil
+}
+
+// PutApprovalRule implements agent.ApprovalRuleStore.
+func (s *ApprovalRules) PutApprovalRule(_ context.Context, r agent.ApprovalRule) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Rules = append(s.Rules, r)
+	return nil
+}
+
+// DeleteApprovalRule implements agent.ApprovalRuleStore.
+func (s *ApprovalRules) DeleteApprovalRule(_ context.Context, id string) error {
+	return s.with(id, func(i int) { s.Rules = slices.Delete(s.Rules, i, i+1) })
+}
+
+// EnableApprovalRule implements agent.ApprovalRuleStore.
+func (s *ApprovalRules) EnableApprovalRule(_ context.Context, id string) error {
+	return s.with(id, func(i int) { s.Rules[i].Review = "" })
+}
+
+func (s *ApprovalRules) with(id string, f func(i int)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := slices.IndexFunc(s.Rules, func(r agent.ApprovalRule) bool { return r.ID == id })
+	if i < 0 {
+		return agent.ErrNotFound
+	}
+	f(i)
 	return nil
 }
