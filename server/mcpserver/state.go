@@ -234,7 +234,7 @@ func (s *Server) verifyState(w http.ResponseWriter, r *http.Request, msg rpcPeek
 	if msg.Method != string(mcp.MethodToolsCall) || msg.Params.RequestState == "" {
 		return r, func() {}, true
 	}
-	claims, use, err := s.sealer.open(msg.Params.RequestState, msg.Params.Name, PrincipalFrom(r.Context()), msg.Params.Arguments)
+	claims, use, err := s.sealer.open(msg.Params.RequestState, msg.Params.Name, PrincipalFrom(r.Context()), msg.arguments())
 	if err != nil {
 		writeJSONRPCError(w, msg.ID, mcp.INVALID_PARAMS, err.Error())
 		return r, nil, false

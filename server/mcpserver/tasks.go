@@ -202,7 +202,7 @@ type rpcPeek struct {
 	Method string          `json:"method"`
 	Params struct {
 		Name           string             `json:"name"`
-		Arguments      any                `json:"arguments"`
+		Arguments      json.RawMessage    `json:"arguments"` // decoded where used (arguments)
 		RequestState   string             `json:"requestState"`
 		TaskID         string             `json:"taskId"`
 		Cursor         string             `json:"cursor"`
@@ -215,6 +215,13 @@ type rpcPeek struct {
 		// ProtocolVersion is an initialize's (the activity log's era).
 		ProtocolVersion string `json:"protocolVersion"`
 	} `json:"params"`
+}
+
+// arguments is the call's arguments, decoded; nil when absent or null.
+func (m rpcPeek) arguments() any {
+	var args any
+	_ = json.Unmarshal(m.Params.Arguments, &args) // it decoded once already, as part of the request
+	return args
 }
 
 // metaField decodes one entry of the request's _meta into v, keys
@@ -274,7 +281,7 @@ func (s *Server) protocol(next http.Handler) http.Handler {
 		}
 		s.noteRPC(r, &msg) // the activity log (activity.go)
 		if msg.Method == string(mcp.MethodToolsCall) {
-			if err := checkCallArguments(body, msg.Params.Name); err != nil {
+			if err := checkCallArguments(msg); err != nil {
 				res := mcp.NewToolResultError(agent.UserMessage(err))
 				if mcp.IsModernProtocol(r.Header.Get("Mcp-Protocol-Version")) {
 					res.ResultType = mcp.ResultTypeComplete
@@ -373,16 +380,11 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, msg rpcPeek, next
 // anywhere: decoding would keep the last silently, and what two readers
 // of the same bytes take for the call must not differ. Arguments that are
 // absent or not an object are left to the tool's own checks.
-func checkCallArguments(body []byte, tool string) error {
-	var call struct {
-		Params struct {
-			Arguments json.RawMessage `json:"arguments"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(body, &call) != nil || !bytes.HasPrefix(bytes.TrimSpace(call.Params.Arguments), []byte("{")) {
+func checkCallArguments(msg rpcPeek) error {
+	if !bytes.HasPrefix(msg.Params.Arguments, []byte("{")) { // json.RawMessage holds no leading space
 		return nil
 	}
-	return agent.CheckArgumentKeys(tool, call.Params.Arguments, nil)
+	return agent.CheckArgumentKeys(msg.Params.Name, msg.Params.Arguments, nil)
 }
 
 // checkHeaders checks a tools/call's Mcp-Method and Mcp-Name headers
@@ -519,7 +521,7 @@ func (s *Server) agentTask(w http.ResponseWriter, msg rpcPeek, a agent.Agent, pr
 // toolRequest is the call as an extra tool's handler receives it.
 func toolRequest(msg rpcPeek) mcp.CallToolRequest {
 	var req mcp.CallToolRequest
-	req.Params.Name, req.Params.Arguments = msg.Params.Name, msg.Params.Arguments
+	req.Params.Name, req.Params.Arguments = msg.Params.Name, msg.arguments()
 	req.Params.InputResponses, req.Params.RequestState = msg.Params.InputResponses, msg.Params.RequestState
 	return req
 }
@@ -613,8 +615,9 @@ func (s *Server) runTask(ctx context.Context, t *task, msg rpcPeek, a agent.Agen
 			res = nil
 		}
 	}()
-	raw, ok := msg.Params.Arguments.(map[string]any)
-	if !ok && msg.Params.Arguments != nil {
+	decoded := msg.arguments()
+	raw, ok := decoded.(map[string]any)
+	if !ok && decoded != nil {
 		return mcp.NewToolResultError("arguments must be a JSON object")
 	}
 	args, err := parseArgs(raw, a.Conversations)
