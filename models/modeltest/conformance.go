@@ -53,9 +53,9 @@ type Adapter struct {
 }
 
 // Conformance runs the scenarios every adapter must pass against its
-// provider's fake: streaming, streamed tool calls, usage, cancellation
-// and deadlines mid-stream, and a refused key that never comes back in
-// the error.
+// provider's fake: streaming, streamed tool calls, usage, structured
+// output, cancellation and deadlines mid-stream, and a refused key that
+// never comes back in the error.
 func Conformance(t *testing.T, a Adapter) {
 	ask := func(m agent.Model, ctx context.Context, onDelta func(agent.Delta)) (agent.ChatResponse, error) {
 		return m.Chat(ctx, agent.ChatRequest{Model: a.Model, Messages: []agent.Message{{Role: agent.RoleUser, Content: "Hello, model."}},
@@ -106,6 +106,20 @@ func Conformance(t *testing.T, a Adapter) {
 		}
 		if res.PromptTokens != 17 || res.OutputTokens != 5 {
 			t.Errorf("usage %d in, %d out; want 17 and 5", res.PromptTokens, res.OutputTokens)
+		}
+	})
+
+	t.Run("structured output", func(t *testing.T) {
+		const answer = `{"name":"Ada","age":36}`
+		m, _ := a.Start(t, Script{Replies: []Reply{{Text: answer}}})
+		res, err := m.Chat(t.Context(), agent.ChatRequest{Model: a.Model, Messages: []agent.Message{{Role: agent.RoleUser, Content: "Who wrote the first program?"}},
+			Format: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer"}},"required":["name"],"additionalProperties":false}`)},
+			func(agent.Delta) {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Message.Content != answer {
+			t.Errorf("reply %q, want the JSON %s as it came", res.Message.Content, answer)
 		}
 	})
 
