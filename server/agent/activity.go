@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // The activity log: every MCP request and every question, recorded in the
@@ -127,9 +128,16 @@ type activity struct {
 	done sync.WaitGroup
 }
 
-// RecordActivity records a row in the background and tells followers. It
-// never blocks and never writes on the caller's goroutine. With the log
-// off it does nothing.
+// What the log keeps of a row's text and arguments, at most, once every
+// secret is taken out (secrets first: a cut must not leave part of one).
+const (
+	maxActivityText      = 300
+	maxActivityArguments = 4 << 10
+)
+
+// RecordActivity records a row in the background and tells followers, its
+// text and arguments redacted and bounded. It never blocks and never
+// writes on the caller's goroutine. With the log off it does nothing.
 func (c *Core) RecordActivity(row ActivityRow) {
 	if c.activity.rec == nil {
 		return
@@ -137,7 +145,9 @@ func (c *Core) RecordActivity(row ActivityRow) {
 	if row.Time.IsZero() {
 		row.Time = c.now()
 	}
-	row.Reason, row.Text, row.Arguments = c.redact.Redact(row.Reason), c.redact.Redact(row.Text), c.redact.Redact(row.Arguments)
+	row.Reason = c.redact.Redact(row.Reason)
+	row.Text = bounded(c.redact.Redact(row.Text), maxActivityText)
+	row.Arguments = bounded(c.redact.Redact(row.Arguments), maxActivityArguments)
 	id, ok := c.activity.rec.RecordActivity(row)
 	if !ok {
 		return // dropped: the store counts it and says so in the log
@@ -276,9 +286,9 @@ func (c *Core) recordQuestion(a Agent, q Question) {
 	}
 	switch {
 	case q.Status == QuestionPending:
-		row.Reason, row.Text = "asked", RedactSecrets(q.Prompt())
+		row.Reason, row.Text = "asked", q.Prompt()
 		if a.LogArguments && q.Kind == KindApproval {
-			row.Arguments = RedactSecrets(string(q.Arguments))
+			row.Arguments = string(q.Arguments)
 		}
 	default:
 		row.Time, row.Reason = c.now(), string(q.Status)
@@ -286,10 +296,22 @@ func (c *Core) recordQuestion(a Agent, q Question) {
 			row.Reason += " by " + string(q.Answer.By)
 		}
 		if a.LogArguments && q.Answer != nil {
-			row.Arguments = RedactSecrets(answerText(q))
+			row.Arguments = answerText(q)
 		}
 	}
 	c.RecordActivity(row)
+}
+
+// bounded cuts s to at most max bytes, on a character's boundary.
+func bounded(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	s = s[:max]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + "…"
 }
 
 // answerText is an answer as the log keeps it.

@@ -65,3 +65,31 @@ func TestActivityRetentionByAge(t *testing.T) {
 		t.Errorf("after the sweep: %+v, %v; want the day-old row only", rows, err)
 	}
 }
+
+// TestActivityRowsAreRedactedThenBounded: the log keeps a row's text and
+// arguments bounded, with every secret the core holds taken out first, so
+// that no cut leaves part of one behind.
+func TestActivityRowsAreRedactedThenBounded(t *testing.T) {
+	const secret = "plain-secret-value-3f81c2a9"
+	redactor := agent.NewRedactor()
+	redactor.Learn(secret)
+	f := newFixture(t, agent.Config{Redactor: redactor}, agent.Agent{})
+	straddling := strings.Repeat("x", 290) + secret // the cut at 300 falls inside the secret
+	f.core.RecordActivity(agent.ActivityRow{Method: "tools/call", Outcome: agent.OutcomeToolError, Text: straddling,
+		Arguments: strings.Repeat("y", 4090) + secret})
+	rows, err := f.core.Activity(t.Context(), agent.ActivityFilter{})
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("rows %+v, %v", rows, err)
+	}
+	for what, kept := range map[string]string{"text": rows[0].Text, "arguments": rows[0].Arguments} {
+		if strings.Contains(kept, secret[:6]) {
+			t.Errorf("the %s keeps part of the secret: …%s", what, kept[len(kept)-20:])
+		}
+	}
+	if want := strings.Repeat("x", 290) + "[redacted]"; rows[0].Text != want {
+		t.Errorf("text = …%q, want …%q", rows[0].Text[280:], want[280:])
+	}
+	if len(rows[0].Arguments) > 4<<10+len("…") {
+		t.Errorf("arguments of %d bytes, want at most 4 KiB", len(rows[0].Arguments))
+	}
+}

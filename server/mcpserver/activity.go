@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -41,13 +40,6 @@ func (s *Server) activityRecorder() (ActivityRecorder, bool) {
 	rec, ok := s.core.(ActivityRecorder)
 	return rec, ok && rec.LogsActivity()
 }
-
-// maxActivityText bounds the text kept of an error; maxActivityArguments
-// the arguments kept of a call.
-const (
-	maxActivityText      = 300
-	maxActivityArguments = 4 << 10
-)
 
 // activityNote is what the handlers learn of a request, for its row.
 type activityNote struct {
@@ -200,7 +192,7 @@ func activityHooks(hooks *server.Hooks) {
 			n.outcome = agent.OutcomeToolError
 			for _, c := range res.Content {
 				if t, ok := c.(mcp.TextContent); ok {
-					n.text = clip(t.Text)
+					n.text = t.Text
 					break
 				}
 			}
@@ -215,34 +207,19 @@ func activityHooks(hooks *server.Hooks) {
 		defer n.mu.Unlock()
 		n.outcome = agent.OutcomeProtocolError
 		if err != nil {
-			n.text = clip(err.Error())
+			n.text = err.Error()
 		}
 	})
 }
 
-// loggedArguments are a call's arguments as the log keeps them: JSON,
-// secrets redacted, bounded.
+// loggedArguments are a call's arguments as JSON; the core redacts and
+// bounds what the log keeps (Core.RecordActivity).
 func loggedArguments(args any) string {
 	b, err := json.Marshal(args)
 	if err != nil {
 		return ""
 	}
-	return bounded(agent.RedactSecrets(string(b)), maxActivityArguments)
-}
-
-// clip is an error's text as the log keeps it: secrets redacted, bounded.
-func clip(s string) string { return bounded(agent.RedactSecrets(s), maxActivityText) }
-
-// bounded cuts s to at most max bytes, on a character's boundary.
-func bounded(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	s = s[:max]
-	for !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s + "…"
+	return string(b)
 }
 
 // countingWriter counts the bytes of an answer and keeps its first ones,

@@ -175,13 +175,13 @@ func (a *stdioActivity) answer(line []byte) {
 	row.Duration, row.BytesOut = time.Since(row.Time), int64(len(line)+1)
 	switch {
 	case msg.Error != nil:
-		row.Outcome, row.Text = agent.OutcomeProtocolError, clip(msg.Error.Message)
+		row.Outcome, row.Text = agent.OutcomeProtocolError, msg.Error.Message
 	case msg.Result != nil:
 		row.Conversation, _ = msg.Result.Meta[ConversationMetaKey].(string)
 		if msg.Result.IsError {
 			row.Outcome = agent.OutcomeToolError
 			if len(msg.Result.Content) > 0 {
-				row.Text = clip(msg.Result.Content[0].Text)
+				row.Text = msg.Result.Content[0].Text
 			}
 		}
 	}
