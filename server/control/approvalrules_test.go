@@ -8,7 +8,6 @@ import (
 
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/server/agent/agenttest"
-	"github.com/deskhand/deskhand/server/control"
 	"github.com/deskhand/deskhand/store/storetest"
 )
 
@@ -32,12 +31,7 @@ func TestApprovalRulesThroughTheSocket(t *testing.T) {
 		Tools: []agent.AgentTool{{Name: "write_file", NeedsApproval: true}}}); err != nil {
 		t.Fatal(err)
 	}
-	path := socketPath(t)
-	listen(t, path, core)
-	c, err := control.Dial(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := dialed(t, core)
 	events := core.Subscribe(t.Context(), agent.EventQuestionAsked)
 	done := make(chan error, 1)
 	go func() {
@@ -87,12 +81,7 @@ func TestRuleEnabledThroughTheSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(core.Close)
-	path := socketPath(t)
-	listen(t, path, core)
-	c, err := control.Dial(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := dialed(t, core)
 	if rules, err := c.ApprovalRules(t.Context()); err != nil || len(rules) != 1 || rules[0].Review != agent.ReviewUnpinned {
 		t.Fatalf("rules = %+v, %v", rules, err)
 	}

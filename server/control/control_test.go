@@ -48,6 +48,18 @@ func listen(t *testing.T, path string, core control.Core) *control.Server {
 	return srv
 }
 
+// dialed serves core on a control channel of its own and dials it.
+func dialed(t *testing.T, core control.Core) *control.Client {
+	t.Helper()
+	path := socketPath(t)
+	listen(t, path, core)
+	c, err := control.Dial(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 func TestTokensThroughTheSocket(t *testing.T) {
 	path := socketPath(t)
 	core := newCore(t)
@@ -257,12 +269,7 @@ func TestProvidersThroughTheSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(core.Close)
-	path := socketPath(t)
-	listen(t, path, core)
-	c, err := control.Dial(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := dialed(t, core)
 	ctx := t.Context()
 
 	// Errors never repeat the key, whatever was wrong.

@@ -29,12 +29,7 @@ func TestSearchThroughTheSocket(t *testing.T) {
 		User: agent.Message{Role: agent.RoleUser, Content: "the quarterly budget", CreatedAt: now}})(); err != nil {
 		t.Fatal(err)
 	}
-	path := socketPath(t)
-	listen(t, path, core)
-	c, err := control.Dial(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := dialed(t, core)
 
 	for _, tc := range []struct {
 		name     string
