@@ -275,15 +275,7 @@ func TestFailedMigrationLeavesWholeVersion(t *testing.T) {
 // are still there.
 func TestMigrateAgentToolsToObjects(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), FileName)
-	old, err := openConn(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := migrate(ctx, old, path, allMigrations(t)[:1]); err != nil {
-		t.Fatalf("migrate to 1: %v", err)
-	}
-	for _, stmt := range []string{
+	path := databaseAt(t, 1,
 		`INSERT INTO agents (id, slug, name, backend, tools, created_at, updated_at)
 			VALUES ('a1', 'reader', 'Reader', 'ollama', '["a","b"]', 1000, 2000)`,
 		`INSERT INTO agents (id, slug, name, backend, tools, created_at, updated_at)
@@ -292,12 +284,7 @@ func TestMigrateAgentToolsToObjects(t *testing.T) {
 			VALUES ('a3', 'quoted', 'Quoted', 'ollama', '["say \"hi\"", "ünï"]', 1000, 2000)`,
 		`INSERT INTO conversations (id, agent_id, principal, created_at, updated_at) VALUES ('c1', 'a1', 'p', 1, 1)`,
 		`INSERT INTO turns (id, conversation_id, agent_id, principal, status, started_at) VALUES ('t1', 'c1', 'a1', 'p', 'completed', 1)`,
-	} {
-		if _, err := old.ExecContext(ctx, stmt); err != nil {
-			t.Fatalf("write a version-1 row: %v\n%s", err, stmt)
-		}
-	}
-	old.Close()
+	)
 
 	db, err := Open(ctx, path)
 	if err != nil {
@@ -352,25 +339,12 @@ func TestMigrateAgentToolsToObjects(t *testing.T) {
 // re-enabling one turns it on for every client.
 func TestMigrateUnpinnedClientRules(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), FileName)
-	old, err := openConn(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := migrate(ctx, old, path, allMigrations(t)[:13]); err != nil {
-		t.Fatalf("migrate to 13: %v", err)
-	}
-	for _, stmt := range []string{
+	path := databaseAt(t, 13,
 		`INSERT INTO agents (id, slug, name, backend, tools, created_at, updated_at) VALUES ('a1', 'scribe', 'Scribe', 'provider', '[]', 1000, 2000)`,
 		`INSERT INTO approval_rules (id, agent_id, tool, client_id, created_at, created_by) VALUES ('every', 'a1', 'write_file', '', 10, 'client')`,
 		`INSERT INTO approval_rules (id, agent_id, tool, client_id, created_at, created_by) VALUES ('own', 'a1', 'write_file', 'c1', 20, 'client')`,
 		`INSERT INTO approval_rules (id, agent_id, tool, client_id, host, created_at, created_by) VALUES ('person', 'a1', 'fetch_url', '', 'example.com', 30, 'desktop')`,
-	} {
-		if _, err := old.ExecContext(ctx, stmt); err != nil {
-			t.Fatalf("write a version-13 row: %v\n%s", err, stmt)
-		}
-	}
-	old.Close()
+	)
 
 	db, err := Open(ctx, path)
 	if err != nil {
@@ -402,4 +376,26 @@ func TestMigrateUnpinnedClientRules(t *testing.T) {
 	if got, _ = db.ApprovalRules(ctx); !cmp.Equal(want, got) {
 		t.Errorf("rules after re-enabling: %+v", got)
 	}
+}
+
+// databaseAt is a database file left at version k with the rows stmts
+// write, as an older Deskhand left it.
+func databaseAt(t *testing.T, k int, stmts ...string) (path string) {
+	t.Helper()
+	ctx := context.Background()
+	path = filepath.Join(t.TempDir(), FileName)
+	old, err := openConn(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	if err := migrate(ctx, old, path, allMigrations(t)[:k]); err != nil {
+		t.Fatalf("migrate to %d: %v", k, err)
+	}
+	for _, stmt := range stmts {
+		if _, err := old.ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("write a version-%d row: %v\n%s", k, err, stmt)
+		}
+	}
+	return path
 }

@@ -87,35 +87,28 @@ func (v *approvalsView) refresh() {
 }
 
 func (v *approvalsView) confirmRevoke(r agent.ApprovalRule) {
-	d := dialog.NewConfirm("Revoke this rule?", ruleLabel(r, v.core.Agents(), v.core.Clients())+"\n\nThe next such call asks you again.", func(ok bool) {
-		if !ok {
-			return
-		}
-		v.app.background(func(ctx context.Context) func() {
-			err := v.core.Approvals().Revoke(ctx, r.ID)
-			return func() {
-				if err != nil {
-					say(v.status, "Could not revoke the rule: "+agent.UserMessage(err))
-				}
-				// On success the core's event refreshes the list.
-			}
-		})
-	}, v.app.win)
-	v.app.showDialog(d, nil)
+	v.confirm("Revoke this rule?", r, "The next such call asks you again.", "Could not revoke the rule: ", v.core.Approvals().Revoke)
 }
 
 func (v *approvalsView) confirmEnable(r agent.ApprovalRule) {
-	d := dialog.NewConfirm("Re-enable this rule for every client?", ruleLabel(r, v.core.Agents(), v.core.Clients())+
-		"\n\nA client made it by answering \"always\" before a client's rules covered that client only, and nobody knows which client it was. "+
-		"Re-enabled, it lets every client's calls it covers run without asking you.", func(ok bool) {
+	v.confirm("Re-enable this rule for every client?", r, "A client made it by answering \"always\" before a client's rules covered "+
+		"that client only, and nobody knows which client it was. Re-enabled, it lets every client's calls it covers run without asking you.",
+		"Could not re-enable the rule: ", v.core.Approvals().Enable)
+}
+
+// confirm asks before change is made to the rule r, off fyne's goroutine;
+// failed says what could not be done. On success the core's event
+// refreshes the list.
+func (v *approvalsView) confirm(title string, r agent.ApprovalRule, why, failed string, change func(ctx context.Context, id string) error) {
+	d := dialog.NewConfirm(title, ruleLabel(r, v.core.Agents(), v.core.Clients())+"\n\n"+why, func(ok bool) {
 		if !ok {
 			return
 		}
 		v.app.background(func(ctx context.Context) func() {
-			err := v.core.Approvals().Enable(ctx, r.ID)
+			err := change(ctx, r.ID)
 			return func() {
 				if err != nil {
-					say(v.status, "Could not re-enable the rule: "+agent.UserMessage(err))
+					say(v.status, failed+agent.UserMessage(err))
 				}
 			}
 		})
