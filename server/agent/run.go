@@ -156,12 +156,13 @@ func (c *Core) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 }
 
 // outcome classifies how a turn ended and gives a cancelled turn its
-// user-facing error.
+// user-facing error. It reads the context once: Close may cancel it at
+// any moment, and a second reading could see a cancel without its cause.
 func (c *Core) outcome(ctx context.Context, turnID string, runErr error) (TurnStatus, error) {
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, ErrShutdown):
 		return TurnInterrupted, Userf(cause, "Deskhand shut down during turn %s; it was recorded as interrupted. Call again to retry.", turnID)
-	case ctx.Err() != nil:
+	case cause != nil:
 		var ue *UserError
 		if errors.As(cause, &ue) { // the canceller said why
 			return TurnCancelled, ue
