@@ -71,7 +71,7 @@ func runDesktop(ctx context.Context, g cli.Globals, stderr io.Writer) error {
 	var conn desktop.Connector
 	if exe, err := os.Executable(); err != nil {
 		a.log.Warn("connecting clients is not available: cannot find the path of this deskhand binary", "err", err)
-	} else if m, err := connect.NewManager(g.Data, defaultDataDir(), "", exe, srv.url, connect.ClientTokens{Clients: a.core}, a.secrets); err != nil {
+	} else if m, err := connect.NewManager(g.Data, defaultDataDir(), "", exe, srv.url, connect.ClientTokens{Clients: a.core.Clients()}, a.secrets); err != nil {
 		a.log.Warn("connecting clients is not available", "err", err)
 	} else {
 		conn = connector{m: m, log: a.log, extensionPath: filepath.Join(g.Data, connect.ExtensionFile),
@@ -95,7 +95,7 @@ func runDesktop(ctx context.Context, g cli.Globals, stderr io.Writer) error {
 		opts.Notice = noModelNotice
 	}
 
-	win := desktop.New(fy, a.core, opts)
+	win := desktop.New(fy, desktop.CoreOf(a.core), opts)
 	shown.Store(win)
 	defer win.Close() // once fyne has stopped (desktop.New says why not in its stop hook)
 	followCtx, stopFollowing := context.WithCancel(ctx)

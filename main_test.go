@@ -687,7 +687,7 @@ func TestBadResponseSchemaRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.close()
-	_, err = a.core.SaveAgent(t.Context(), agent.Agent{Slug: "shaped", ResponseSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"nmber"}}}`)})
+	_, err = a.core.Agents().Save(t.Context(), agent.Agent{Slug: "shaped", ResponseSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"nmber"}}}`)})
 	if err == nil || !strings.Contains(agent.UserMessage(err), "/properties/n/type") {
 		t.Errorf("a schema that does not compile: %v", err)
 	}

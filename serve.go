@@ -31,7 +31,7 @@ const noModelFound = `the agent 'assistant' has no model: no model server answer
 // ensureAssistant creates the default agent on first start, and applies
 // --model to it.
 func (a *wiring) ensureAssistant(ctx context.Context, model string) error {
-	assistant, ok, err := a.core.EnsureDefaultAgent(ctx, model)
+	assistant, ok, err := a.core.Agents().EnsureDefault(ctx, model)
 	if err != nil {
 		return err
 	}
@@ -108,12 +108,12 @@ func startServing(ctx context.Context, g cli.Globals, a *wiring, stderr io.Write
 		log.Info(agent.UserMessage(err))
 	}
 	reportProviders(ctx, a.core, a.connector, log)
-	opts, err := mcpserver.OptionsFrom(ctx, a.core, version, os.Getenv("DESKHAND_STATE_KEYS"), log)
+	opts, err := mcpserver.OptionsFrom(ctx, a.core.Settings(), version, os.Getenv("DESKHAND_STATE_KEYS"), log)
 	if err != nil {
 		return nil, err
 	}
 	opts.Guard.InsecureNoAuth = g.InsecureNoAuth
-	mcp, err := mcpserver.New(a.core, opts)
+	mcp, err := mcpserver.New(mcpserver.CoreOf(a.core), opts)
 	if err != nil {
 		return nil, agent.Userf(err, "DESKHAND_STATE_KEYS is not usable")
 	}
@@ -128,10 +128,10 @@ func startServing(ctx context.Context, g cli.Globals, a *wiring, stderr io.Write
 	}
 	a.unreachable.Set("deskhand", served...)
 	// For 'deskhand connect' while the app is stopped.
-	if err := a.core.SetSetting(ctx, cli.LastURLSetting, url); err != nil {
+	if err := a.core.Settings().Set(ctx, cli.LastURLSetting, url); err != nil {
 		log.Warn("remember the endpoint", "err", err)
 	}
-	ctl, err := control.Listen(control.SocketPath(g.Data), a.core, control.Options{URL: url, Show: show})
+	ctl, err := control.Listen(control.SocketPath(g.Data), control.CoreOf(a.core), control.Options{URL: url, Show: show})
 	if err != nil {
 		for _, ln := range listeners {
 			ln.Close()
@@ -219,13 +219,13 @@ func serveStdio(ctx context.Context, g cli.Globals, client string, stdin io.Read
 		return err
 	}
 	defer cleanup()
-	mcp, err := mcpserver.New(a.core, mcpserver.Options{Info: mcpserver.InfoFrom(ctx, a.core, version, a.log), Logger: a.log})
+	mcp, err := mcpserver.New(mcpserver.CoreOf(a.core), mcpserver.Options{Info: mcpserver.InfoFrom(ctx, a.core.Settings(), version, a.log), Logger: a.log})
 	if err != nil {
 		return err
 	}
 	defer mcp.Close(context.Background())
 	principal := agent.LocalPrincipal
-	for _, c := range a.core.Clients() {
+	for _, c := range a.core.Clients().List() {
 		if c.Active() && c.Name == client {
 			principal = c.ID
 		}
@@ -240,12 +240,12 @@ func serveStdio(ctx context.Context, g cli.Globals, client string, stdin io.Read
 // reportProviders says, for each provider agents run on, whether its
 // server answers and with how many models.
 func reportProviders(ctx context.Context, core *agent.Core, connector *providers.Connector, log *slog.Logger) {
-	for _, p := range core.Providers() {
+	for _, p := range core.Providers().List() {
 		if len(p.UsedBy) == 0 {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		models, err := core.ProviderModels(ctx, p.Name)
+		models, err := core.Providers().Models(ctx, p.Name)
 		cancel()
 		if err != nil {
 			log.Warn(agent.UserMessage(err), "provider", p.Name, "url", connector.Address(p.Provider))

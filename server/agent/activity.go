@@ -122,6 +122,13 @@ const (
 )
 
 // activity is the core's part of the log.
+// Activity is the activity log: every call and tool use, kept for the
+// person to read back, swept by age.
+type Activity struct {
+	c *Core
+	activity
+}
+
 type activity struct {
 	rec  ActivityRecorder // nil: no log
 	stop context.CancelFunc
@@ -135,10 +142,11 @@ const (
 	maxActivityArguments = 4 << 10
 )
 
-// RecordActivity records a row in the background and tells followers, its
+// Record records a row in the background and tells followers, its
 // text and arguments redacted and bounded. It never blocks and never
 // writes on the caller's goroutine. With the log off it does nothing.
-func (c *Core) RecordActivity(row ActivityRow) {
+func (al *Activity) Record(row ActivityRow) {
+	c := al.c
 	if c.activity.rec == nil {
 		return
 	}
@@ -156,12 +164,16 @@ func (c *Core) RecordActivity(row ActivityRow) {
 	c.publish(Event{Kind: EventActivity, Time: row.Time, Agent: row.Agent, Conversation: row.Conversation, Activity: &row})
 }
 
-// LogsActivity reports whether the core keeps an activity log: the MCP
+// Enabled reports whether the core keeps an activity log: the MCP
 // surface records nothing when it does not.
-func (c *Core) LogsActivity() bool { return c.activity.rec != nil }
+func (al *Activity) Enabled() bool {
+	c := al.c
+	return c.activity.rec != nil
+}
 
-// Activity lists the log, with the clients' names; with no log, nothing.
-func (c *Core) Activity(ctx context.Context, f ActivityFilter) ([]ActivityRow, error) {
+// List lists the log, with the clients' names; with no log, nothing.
+func (al *Activity) List(ctx context.Context, f ActivityFilter) ([]ActivityRow, error) {
+	c := al.c
 	if c.activity.rec == nil {
 		return nil, nil
 	}
@@ -169,13 +181,14 @@ func (c *Core) Activity(ctx context.Context, f ActivityFilter) ([]ActivityRow, e
 	if err != nil {
 		return nil, fmt.Errorf("read the activity log: %w", err)
 	}
-	NameClients(rows, c.Clients())
+	NameClients(rows, c.clients.List())
 	return rows, nil
 }
 
-// ClientCalls counts each client's tool calls since a time, by client ID;
+// Calls counts each client's tool calls since a time, by client ID;
 // with no log, none.
-func (c *Core) ClientCalls(ctx context.Context, since time.Time) (map[string]int, error) {
+func (cs *Clients) Calls(ctx context.Context, since time.Time) (map[string]int, error) {
+	c := cs.c
 	if c.activity.rec == nil {
 		return nil, nil
 	}
@@ -186,8 +199,9 @@ func (c *Core) ClientCalls(ctx context.Context, since time.Time) (map[string]int
 	return counts, nil
 }
 
-// SweepActivity prunes the log now, by the retention settings.
-func (c *Core) SweepActivity(ctx context.Context) error {
+// Sweep prunes the log now, by the retention settings.
+func (al *Activity) Sweep(ctx context.Context) error {
+	c := al.c
 	if c.activity.rec == nil {
 		return nil
 	}
@@ -206,14 +220,14 @@ func (c *Core) SweepActivity(ctx context.Context) error {
 // default used.
 func (c *Core) logRetention(ctx context.Context) (time.Duration, int64) {
 	maxAge, maxMB := DefaultLogMaxAge, int64(DefaultLogMaxMB)
-	if v, err := c.Setting(ctx, SettingLogMaxAge, ""); err == nil && v != "" {
+	if v, err := c.settings.Get(ctx, SettingLogMaxAge, ""); err == nil && v != "" {
 		if d, err := ParseLogAge(v); err == nil {
 			maxAge = d
 		} else {
 			c.log.Warn("bad setting, using the default", "key", SettingLogMaxAge, "value", v, "err", err)
 		}
 	}
-	if v, err := c.Setting(ctx, SettingLogMaxMB, ""); err == nil && v != "" {
+	if v, err := c.settings.Get(ctx, SettingLogMaxMB, ""); err == nil && v != "" {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
 			maxMB = n
 		} else {
@@ -256,7 +270,7 @@ func (c *Core) startActivity() {
 		ticker := time.NewTicker(activitySweepEvery)
 		defer ticker.Stop()
 		for {
-			if err := c.SweepActivity(ctx); err != nil && ctx.Err() == nil {
+			if err := c.activity.Sweep(ctx); err != nil && ctx.Err() == nil {
 				c.log.Warn("activity log retention", "err", err)
 			}
 			select {
@@ -299,7 +313,7 @@ func (c *Core) recordQuestion(a Agent, q Question) {
 			row.Arguments = answerText(q)
 		}
 	}
-	c.RecordActivity(row)
+	c.activity.Record(row)
 }
 
 // bounded cuts s to at most max bytes, on a character's boundary.

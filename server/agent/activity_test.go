@@ -16,16 +16,16 @@ func TestQuestionsInTheActivityLog(t *testing.T) {
 			f := newFixture(t, agent.Config{Desktop: true}, agent.Agent{Slug: "helper", Model: "m", Conversations: true,
 				Enabled: true, LogArguments: logArguments})
 			f.model.Reply = askingModel("Which colour?", "red", "blue")
-			events := f.core.Subscribe(t.Context())
+			events := f.core.Events().Subscribe(t.Context())
 			done := f.runAsync(t, t.Context(), "paint it")
 			id := nextQuestion(t, events)
-			if err := f.core.AnswerQuestion(id, map[string]any{"answer": "blue"}, false); err != nil {
+			if err := f.core.Questions().Answer(id, map[string]any{"answer": "blue"}, false); err != nil {
 				t.Fatal(err)
 			}
 			if out := <-done; out.err != nil {
 				t.Fatal(out.err)
 			}
-			rows, err := f.core.Activity(t.Context(), agent.ActivityFilter{Agent: "helper"})
+			rows, err := f.core.Activity().List(t.Context(), agent.ActivityFilter{Agent: "helper"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -52,15 +52,15 @@ func TestQuestionsInTheActivityLog(t *testing.T) {
 func TestActivityRetentionByAge(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	f := newFixture(t, agent.Config{Now: func() time.Time { return now }}, agent.Agent{})
-	if err := f.core.SetSetting(t.Context(), agent.SettingLogMaxAge, "2d"); err != nil {
+	if err := f.core.Settings().Set(t.Context(), agent.SettingLogMaxAge, "2d"); err != nil {
 		t.Fatal(err)
 	}
-	f.core.RecordActivity(agent.ActivityRow{Time: now.Add(-72 * time.Hour), Method: "tools/call", Outcome: agent.OutcomeOK})
-	f.core.RecordActivity(agent.ActivityRow{Time: now.Add(-24 * time.Hour), Method: "tools/list", Outcome: agent.OutcomeOK})
-	if err := f.core.SweepActivity(t.Context()); err != nil {
+	f.core.Activity().Record(agent.ActivityRow{Time: now.Add(-72 * time.Hour), Method: "tools/call", Outcome: agent.OutcomeOK})
+	f.core.Activity().Record(agent.ActivityRow{Time: now.Add(-24 * time.Hour), Method: "tools/list", Outcome: agent.OutcomeOK})
+	if err := f.core.Activity().Sweep(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := f.core.Activity(t.Context(), agent.ActivityFilter{})
+	rows, err := f.core.Activity().List(t.Context(), agent.ActivityFilter{})
 	if err != nil || len(rows) != 1 || rows[0].Method != "tools/list" {
 		t.Errorf("after the sweep: %+v, %v; want the day-old row only", rows, err)
 	}
@@ -75,9 +75,9 @@ func TestActivityRowsAreRedactedThenBounded(t *testing.T) {
 	redactor.Learn(secret)
 	f := newFixture(t, agent.Config{Redactor: redactor}, agent.Agent{})
 	straddling := strings.Repeat("x", 290) + secret // the cut at 300 falls inside the secret
-	f.core.RecordActivity(agent.ActivityRow{Method: "tools/call", Outcome: agent.OutcomeToolError, Text: straddling,
+	f.core.Activity().Record(agent.ActivityRow{Method: "tools/call", Outcome: agent.OutcomeToolError, Text: straddling,
 		Arguments: strings.Repeat("y", 4090) + secret})
-	rows, err := f.core.Activity(t.Context(), agent.ActivityFilter{})
+	rows, err := f.core.Activity().List(t.Context(), agent.ActivityFilter{})
 	if err != nil || len(rows) != 1 {
 		t.Fatalf("rows %+v, %v", rows, err)
 	}

@@ -11,43 +11,69 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
 )
 
+// Agents are the agents the person defined, kept in memory for the
+// request path; changes are written through and announced.
+type Agents struct {
+	c *Core
+	// writes makes changes of agents go one at a time across their store
+	// writes; no request takes it.
+	writes sync.Mutex
+	// mu guards byID and bySlug; it is never held across I/O.
+	mu   sync.Mutex
+	byID map[string]Agent
+	// bySlug is the agents in slug order, rebuilt at each change, so that
+	// lookups on the call path neither scan nor sort.
+	bySlug []Agent
+	// rev counts agent changes (and pauses), so adapters can tell a stale
+	// copy.
+	rev atomic.Uint64
+}
+
 var slugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 
-// Agents lists all agents in slug order.
-func (c *Core) Agents() []Agent {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return slices.Clone(c.bySlug)
+// List lists all agents in slug order.
+func (ags *Agents) List() []Agent {
+	c := ags.c
+	c.agents.mu.Lock()
+	defer c.agents.mu.Unlock()
+	return slices.Clone(c.agents.bySlug)
 }
 
 // agentsChangedLocked rebuilds the slug index after a change of agents.
 func (c *Core) agentsChangedLocked() {
-	c.bySlug = slices.Collect(maps.Values(c.agents))
-	slices.SortFunc(c.bySlug, func(a, b Agent) int { return strings.Compare(a.Slug, b.Slug) })
+	c.agents.bySlug = slices.Collect(maps.Values(c.agents.byID))
+	slices.SortFunc(c.agents.bySlug, func(a, b Agent) int { return strings.Compare(a.Slug, b.Slug) })
 }
 
-// AgentsRevision changes whenever an agent is created or changed.
-func (c *Core) AgentsRevision() uint64 { return c.agentsRev.Load() }
+// Revision changes whenever an agent is created or changed.
+func (ags *Agents) Revision() uint64 {
+	c := ags.c
+	return c.agents.rev.Load()
+}
 
-// EnabledAgents lists the agents served as tools, in slug order: none
+// Enabled lists the agents served as tools, in slug order: none
 // while serving is paused.
-func (c *Core) EnabledAgents() []Agent {
-	if c.paused.Load() {
+func (ags *Agents) Enabled() []Agent {
+	c := ags.c
+	if c.settings.paused.Load() {
 		return nil
 	}
-	return slices.DeleteFunc(c.Agents(), func(a Agent) bool { return !a.Enabled })
+	return slices.DeleteFunc(c.agents.List(), func(a Agent) bool { return !a.Enabled })
 }
 
 // SetPaused pauses serving (every agent leaves the tool list; turns already
 // running finish) or resumes it.
-func (c *Core) SetPaused(paused bool) {
-	if c.paused.Swap(paused) != paused {
-		c.agentsRev.Add(1)
+func (st *Settings) SetPaused(paused bool) {
+	c := st.c
+	if c.settings.paused.Swap(paused) != paused {
+		c.agents.rev.Add(1)
 		c.publish(Event{Kind: EventAgentsChanged})
 	}
 }
@@ -57,27 +83,33 @@ func (c *Core) SetPaused(paused bool) {
 const PausedMessage = "Deskhand is paused: the person running it paused serving, so no agent runs until they resume it (in Deskhand's window or tray menu). Try again later."
 
 // Paused reports whether serving is paused.
-func (c *Core) Paused() bool { return c.paused.Load() }
+func (st *Settings) Paused() bool {
+	c := st.c
+	return c.settings.paused.Load()
+}
 
-// AgentBySlug finds an agent; ok is false when none has the slug.
-func (c *Core) AgentBySlug(slug string) (Agent, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if i, ok := slices.BinarySearchFunc(c.bySlug, slug, func(a Agent, slug string) int { return strings.Compare(a.Slug, slug) }); ok {
-		return c.bySlug[i], true
+// BySlug finds an agent; ok is false when none has the slug.
+func (ags *Agents) BySlug(slug string) (Agent, bool) {
+	c := ags.c
+	c.agents.mu.Lock()
+	defer c.agents.mu.Unlock()
+	if i, ok := slices.BinarySearchFunc(c.agents.bySlug, slug, func(a Agent, slug string) int { return strings.Compare(a.Slug, slug) }); ok {
+		return c.agents.bySlug[i], true
 	}
 	return Agent{}, false
 }
 
-// ServedAgent finds an agent served as a tool: enabled, while serving is
+// Served finds an agent served as a tool: enabled, while serving is
 // not paused.
-func (c *Core) ServedAgent(slug string) (Agent, bool) {
-	a, ok := c.AgentBySlug(slug)
-	return a, ok && a.Enabled && !c.paused.Load()
+func (ags *Agents) Served(slug string) (Agent, bool) {
+	c := ags.c
+	a, ok := c.agents.BySlug(slug)
+	return a, ok && a.Enabled && !c.settings.paused.Load()
 }
 
-// SaveAgent creates (empty ID) or updates an agent after validating it.
-func (c *Core) SaveAgent(ctx context.Context, a Agent) (Agent, error) {
+// Save creates (empty ID) or updates an agent after validating it.
+func (ags *Agents) Save(ctx context.Context, a Agent) (Agent, error) {
+	c := ags.c
 	if err := validateAgent(&a); err != nil {
 		return Agent{}, err
 	}
@@ -89,8 +121,8 @@ func (c *Core) SaveAgent(ctx context.Context, a Agent) (Agent, error) {
 	}
 	// Agent changes go one at a time, so that what is written is what was
 	// checked; lookups (every request) take only mu, which no write holds.
-	c.agentWrites.Lock()
-	defer c.agentWrites.Unlock()
+	c.agents.writes.Lock()
+	defer c.agents.writes.Unlock()
 	now := c.now()
 	if err := c.checkAgentChange(&a, now); err != nil {
 		return Agent{}, err
@@ -109,17 +141,17 @@ func (c *Core) SaveAgent(ctx context.Context, a Agent) (Agent, error) {
 // checkAgentChange gives a its ID and creation time and refuses a change
 // of an agent that is gone, or a slug that another agent has.
 func (c *Core) checkAgentChange(a *Agent, now time.Time) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.agents.mu.Lock()
+	defer c.agents.mu.Unlock()
 	if a.ID == "" {
 		a.ID = uuid.NewString()
 		a.CreatedAt = now
-	} else if old, ok := c.agents[a.ID]; ok {
+	} else if old, ok := c.agents.byID[a.ID]; ok {
 		a.CreatedAt = old.CreatedAt
 	} else {
 		return Userf(ErrNotFound, "no agent with id %q", a.ID)
 	}
-	for _, other := range c.agents {
+	for _, other := range c.agents.byID {
 		if other.Slug == a.Slug && other.ID != a.ID {
 			return ErrSlugTaken
 		}
@@ -129,33 +161,34 @@ func (c *Core) checkAgentChange(a *Agent, now time.Time) error {
 
 // setAgent puts a (back) among the agents and tells subscribers.
 func (c *Core) setAgent(a Agent) {
-	c.mu.Lock()
-	c.agents[a.ID] = a
+	c.agents.mu.Lock()
+	c.agents.byID[a.ID] = a
 	c.agentsChangedLocked()
-	c.mu.Unlock()
-	c.agentsRev.Add(1)
+	c.agents.mu.Unlock()
+	c.agents.rev.Add(1)
 	c.publish(Event{Kind: EventAgentsChanged, Agent: a.Slug})
 }
 
-// DeleteAgent removes an agent with its conversations. Its turns still
+// Delete removes an agent with its conversations. Its turns still
 // running are stopped and recorded first (waiting for up to agentStopWait,
 // or until ctx ends, when the agent stays), and no new one can start
 // meanwhile.
-func (c *Core) DeleteAgent(ctx context.Context, slug string) error {
+func (ags *Agents) Delete(ctx context.Context, slug string) error {
+	c := ags.c
 	gone, ok := c.takeAgent(slug)
 	if !ok {
 		return Userf(ErrNotFound, "no agent named %q", slug)
 	}
 	// A turn that started before the agent left the map is in turns by
 	// now: Run tracks it before it checks that its agent still exists.
-	running := c.turns.of(gone.ID)
+	running := c.conversations.turns.of(gone.ID)
 	for _, lt := range running {
 		lt.cancel(errAgentDeleted)
 	}
 	err := c.awaitTurns(ctx, slug, running)
 	if err == nil {
-		c.agentWrites.Lock()
-		defer c.agentWrites.Unlock()
+		c.agents.writes.Lock()
+		defer c.agents.writes.Unlock()
 		err = c.history.DeleteAgent(ctx, gone.ID)
 	}
 	if err != nil {
@@ -168,22 +201,22 @@ func (c *Core) DeleteAgent(ctx context.Context, slug string) error {
 
 // takeAgent removes the agent from the ones served.
 func (c *Core) takeAgent(slug string) (Agent, bool) {
-	c.agentWrites.Lock()
-	defer c.agentWrites.Unlock()
-	c.mu.Lock()
+	c.agents.writes.Lock()
+	defer c.agents.writes.Unlock()
+	c.agents.mu.Lock()
 	var gone Agent
-	for id, a := range c.agents {
+	for id, a := range c.agents.byID {
 		if a.Slug == slug {
 			gone = a
-			delete(c.agents, id)
+			delete(c.agents.byID, id)
 		}
 	}
 	c.agentsChangedLocked()
-	c.mu.Unlock()
+	c.agents.mu.Unlock()
 	if gone.ID == "" {
 		return Agent{}, false
 	}
-	c.agentsRev.Add(1)
+	c.agents.rev.Add(1)
 	c.publish(Event{Kind: EventAgentsChanged, Agent: slug})
 	return gone, true
 }
@@ -211,9 +244,9 @@ func (c *Core) awaitTurns(ctx context.Context, slug string, running []*liveTurn)
 
 // agentExists says whether the agent (by ID) is still defined.
 func (c *Core) agentExists(id string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, ok := c.agents[id]
+	c.agents.mu.Lock()
+	defer c.agents.mu.Unlock()
+	_, ok := c.agents.byID[id]
 	return ok
 }
 
@@ -223,14 +256,15 @@ const agentStopWait = 5 * time.Second
 // errAgentDeleted is why a turn stopped when its agent was deleted.
 var errAgentDeleted = &UserError{Msg: "the agent was deleted while it worked; the turn was stopped"}
 
-// SetAgentEnabled is the kill switch: a disabled agent leaves the tool list.
-func (c *Core) SetAgentEnabled(ctx context.Context, slug string, enabled bool) error {
-	a, ok := c.AgentBySlug(slug)
+// SetEnabled is the kill switch: a disabled agent leaves the tool list.
+func (ags *Agents) SetEnabled(ctx context.Context, slug string, enabled bool) error {
+	c := ags.c
+	a, ok := c.agents.BySlug(slug)
 	if !ok {
 		return Userf(ErrNotFound, "no agent named %q", slug)
 	}
 	a.Enabled = enabled
-	_, err := c.SaveAgent(ctx, a)
+	_, err := c.agents.Save(ctx, a)
 	return err
 }
 
@@ -330,7 +364,7 @@ const MaxStarterPrompts = 20
 // DefaultAgentSlug names the agent created on first start.
 const DefaultAgentSlug = "assistant"
 
-// EnsureDefaultAgent creates the agent "assistant" when there is no agent
+// EnsureDefault creates the agent "assistant" when there is no agent
 // at all. model, when given, becomes its model (also when it exists, on
 // the provider it has). Otherwise an assistant without a model gets the
 // first model that can call tools on the first server of
@@ -338,10 +372,11 @@ const DefaultAgentSlug = "assistant"
 // provider yet becomes one. With none to be found it stays without, on
 // the provider "ollama", and its calls say how to set one. It returns the
 // assistant, if there is one.
-func (c *Core) EnsureDefaultAgent(ctx context.Context, model string) (Agent, bool, error) {
-	existing, found := c.AgentBySlug(DefaultAgentSlug)
+func (ags *Agents) EnsureDefault(ctx context.Context, model string) (Agent, bool, error) {
+	c := ags.c
+	existing, found := c.agents.BySlug(DefaultAgentSlug)
 	switch {
-	case !found && len(c.Agents()) > 0:
+	case !found && len(c.agents.List()) > 0:
 		return Agent{}, false, nil // the user has their own agents
 	case found && existing.Model != "" && (model == "" || model == existing.Model):
 		return existing, true, nil
@@ -361,15 +396,15 @@ func (c *Core) EnsureDefaultAgent(ctx context.Context, model string) (Agent, boo
 	if model != "" {
 		existing.Model = model
 	} else if provider, found := c.findLocalModel(ctx); found.Name != "" {
-		if _, known := c.Provider(provider.Name); !known {
-			if _, err := c.SaveProvider(ctx, provider, KeyChange{}); err != nil {
+		if _, known := c.providers.Get(provider.Name); !known {
+			if _, err := c.providers.Save(ctx, provider, KeyChange{}); err != nil {
 				return Agent{}, false, err
 			}
 		}
 		existing.Provider, existing.Model = provider.Name, found.Name
 		c.log.Info("the agent 'assistant' runs on a model found on this computer", "provider", provider.Name, "url", provider.BaseURL, "model", found.Name)
 	}
-	a, err := c.SaveAgent(ctx, existing)
+	a, err := c.agents.Save(ctx, existing)
 	return a, err == nil, err
 }
 
@@ -382,13 +417,13 @@ const localServerWait = 3 * time.Second
 // say), preferring one that says it can. A server that is already a
 // provider (by name) is asked as that provider is set up.
 func (c *Core) findLocalModel(ctx context.Context) (Provider, ModelInfo) {
-	candidates := c.localServers
+	candidates := c.providers.local
 	if len(candidates) == 0 {
 		candidates = []Provider{{Name: OllamaProvider, Kind: ProviderOllama}}
 	}
 	for _, candidate := range candidates {
 		p := candidate
-		if known, ok := c.Provider(candidate.Name); ok {
+		if known, ok := c.providers.Get(candidate.Name); ok {
 			p = known
 		} else if err := validateProvider(&p); err != nil {
 			c.log.Warn("a local model server's address is not valid", "provider", p.Name, "err", err)
@@ -396,10 +431,10 @@ func (c *Core) findLocalModel(ctx context.Context) (Provider, ModelInfo) {
 		}
 		var m Model
 		var err error
-		if known, ok := c.Provider(p.Name); ok && known == p {
+		if known, ok := c.providers.Get(p.Name); ok && known == p {
 			m, err = c.providerModel(p.Name)
-		} else if c.connector != nil {
-			m, err = c.connector.Connect(p, "")
+		} else if c.providers.connector != nil {
+			m, err = c.providers.connector.Connect(p, "")
 		} else {
 			continue
 		}
@@ -458,7 +493,8 @@ type ToolInfo struct {
 }
 
 // AvailableTools lists the tools agents may switch on, by name.
-func (c *Core) AvailableTools() []ToolInfo {
+func (ags *Agents) AvailableTools() []ToolInfo {
+	c := ags.c
 	out := make([]ToolInfo, 0, len(c.tools))
 	for _, t := range c.tools {
 		spec := t.Spec()
@@ -473,12 +509,14 @@ func (c *Core) AvailableTools() []ToolInfo {
 }
 
 // InstalledModels lists the models of the provider OllamaProvider.
-func (c *Core) InstalledModels(ctx context.Context) ([]string, error) {
-	return c.ProviderModels(ctx, OllamaProvider)
+func (pv *Providers) InstalledModels(ctx context.Context) ([]string, error) {
+	c := pv.c
+	return c.providers.Models(ctx, OllamaProvider)
 }
 
 // PullModel downloads a model to the provider OllamaProvider.
-func (c *Core) PullModel(ctx context.Context, name string, progress func(PullProgress)) error {
+func (pv *Providers) PullModel(ctx context.Context, name string, progress func(PullProgress)) error {
+	c := pv.c
 	m, err := c.providerModel(OllamaProvider)
 	if err != nil {
 		return err

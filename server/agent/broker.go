@@ -46,6 +46,12 @@ var (
 )
 
 // broker holds the questions waiting for a person.
+// Questions are the questions and approvals waiting for a person.
+type Questions struct {
+	c *Core
+	broker
+}
+
 type broker struct {
 	mu      sync.Mutex
 	pending map[string]*waiting
@@ -81,7 +87,8 @@ func (b *broker) withdraw(id string) bool {
 }
 
 // Pending lists the questions waiting for an answer, oldest first.
-func (c *Core) Pending() []Question {
+func (qs *Questions) Pending() []Question {
+	c := qs.c
 	c.questions.mu.Lock()
 	defer c.questions.mu.Unlock()
 	out := make([]Question, 0, len(c.questions.pending))
@@ -92,10 +99,11 @@ func (c *Core) Pending() []Question {
 	return out
 }
 
-// AnswerQuestion answers a pending question from the desktop (the popup,
+// Answer answers a pending question from the desktop (the popup,
 // or the command line when headless). The content must fit the question's
 // form (see Question.ParseAnswer); a second answer gets ErrQuestionClosed.
-func (c *Core) AnswerQuestion(id string, content map[string]any, declined bool) error {
+func (qs *Questions) Answer(id string, content map[string]any, declined bool) error {
+	c := qs.c
 	c.questions.mu.Lock()
 	w, ok := c.questions.pending[id]
 	c.questions.mu.Unlock()

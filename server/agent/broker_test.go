@@ -48,7 +48,7 @@ type runOutcome struct {
 func (f *fixture) runAsync(t *testing.T, ctx context.Context, msg string) <-chan runOutcome {
 	out := make(chan runOutcome, 1)
 	go func() {
-		res, err := f.core.Run(ctx, agent.RunRequest{Agent: f.agent.Slug, Principal: "p", Message: msg})
+		res, err := f.core.Conversations().Run(ctx, agent.RunRequest{Agent: f.agent.Slug, Principal: "p", Message: msg})
 		out <- runOutcome{res, err}
 	}()
 	return out
@@ -57,25 +57,25 @@ func (f *fixture) runAsync(t *testing.T, ctx context.Context, msg string) <-chan
 func TestDesktopAnswersAskUser(t *testing.T) {
 	f := newFixture(t, agent.Config{Desktop: true}, agent.Agent{})
 	f.model.Reply = askingModel("Which colour?", "red", "blue")
-	events := f.core.Subscribe(t.Context())
+	events := f.core.Events().Subscribe(t.Context())
 	done := f.runAsync(t, t.Context(), "paint it")
 	id := nextQuestion(t, events)
 
-	pending := f.core.Pending()
+	pending := f.core.Questions().Pending()
 	if len(pending) != 1 || pending[0].ID != id || pending[0].Text != "Which colour?" || pending[0].Seq != 1 || pending[0].ClientAsked {
 		t.Fatalf("pending = %+v", pending)
 	}
-	if err := f.core.AnswerQuestion(id, map[string]any{"answer": "green"}, false); err == nil {
+	if err := f.core.Questions().Answer(id, map[string]any{"answer": "green"}, false); err == nil {
 		t.Error("an answer outside the choices was accepted")
 	}
-	if err := f.core.AnswerQuestion(id, map[string]any{"answer": "blue"}, false); err != nil {
+	if err := f.core.Questions().Answer(id, map[string]any{"answer": "blue"}, false); err != nil {
 		t.Fatal(err)
 	}
 	out := <-done
 	if out.err != nil || out.res.Text != "got: blue" {
 		t.Fatalf("turn: %+v %v", out.res, out.err)
 	}
-	if err := f.core.AnswerQuestion(id, map[string]any{"answer": "red"}, false); !errors.Is(err, agent.ErrQuestionClosed) {
+	if err := f.core.Questions().Answer(id, map[string]any{"answer": "red"}, false); !errors.Is(err, agent.ErrQuestionClosed) {
 		t.Errorf("second answer: %v", err)
 	}
 	if n := len(f.model.Requests()); n != 2 {
@@ -88,7 +88,7 @@ func TestDesktopAnswersAskUser(t *testing.T) {
 	if q := qs[0]; q.Status != agent.QuestionAnswered || q.Answer == nil || q.Answer.By != agent.ByDesktop || q.Answer.Text != "blue" || q.Answer.At.IsZero() {
 		t.Errorf("stored question = %+v (answer %+v)", q, q.Answer)
 	}
-	if len(f.core.Pending()) != 0 {
+	if len(f.core.Questions().Pending()) != 0 {
 		t.Error("question still pending")
 	}
 }
@@ -115,8 +115,8 @@ func TestClientAnswersFirst(t *testing.T) {
 	f := newFixture(t, agent.Config{Desktop: true}, agent.Agent{})
 	f.model.Reply = askingModel("Your name?")
 	asker := &fakeAsker{answer: agent.Answer{Text: "Ada"}}
-	events := f.core.Subscribe(t.Context(), agent.EventQuestionAsked, agent.EventQuestionClosed)
-	res, err := f.core.Run(agent.WithAsker(t.Context(), asker), agent.RunRequest{Agent: "helper", Principal: "p", Message: "hi"})
+	events := f.core.Events().Subscribe(t.Context(), agent.EventQuestionAsked, agent.EventQuestionClosed)
+	res, err := f.core.Conversations().Run(agent.WithAsker(t.Context(), asker), agent.RunRequest{Agent: "helper", Principal: "p", Message: "hi"})
 	if err != nil || res.Text != "got: Ada" {
 		t.Fatalf("%+v %v", res, err)
 	}
@@ -137,17 +137,17 @@ func TestDesktopWinsOverASlowClient(t *testing.T) {
 	f := newFixture(t, agent.Config{Desktop: true}, agent.Agent{})
 	f.model.Reply = askingModel("Your name?")
 	asker := &fakeAsker{answer: agent.Answer{Text: "from client"}, delay: time.Hour}
-	events := f.core.Subscribe(t.Context())
+	events := f.core.Events().Subscribe(t.Context())
 	done := make(chan runOutcome, 1)
 	go func() {
-		res, err := f.core.Run(agent.WithAsker(t.Context(), asker), agent.RunRequest{Agent: "helper", Principal: "p", Message: "hi"})
+		res, err := f.core.Conversations().Run(agent.WithAsker(t.Context(), asker), agent.RunRequest{Agent: "helper", Principal: "p", Message: "hi"})
 		done <- runOutcome{res, err}
 	}()
 	id := nextQuestion(t, events)
-	if pending := f.core.Pending(); len(pending) != 1 || !pending[0].ClientAsked {
+	if pending := f.core.Questions().Pending(); len(pending) != 1 || !pending[0].ClientAsked {
 		t.Errorf("pending = %+v, want the question marked as asked of the client too", pending)
 	}
-	if err := f.core.AnswerQuestion(id, map[string]any{"answer": "from desktop"}, false); err != nil {
+	if err := f.core.Questions().Answer(id, map[string]any{"answer": "from desktop"}, false); err != nil {
 		t.Fatal(err)
 	}
 	out := <-done // returns although the client never answered
@@ -160,14 +160,14 @@ func TestClientFailureFallsToTheDesktop(t *testing.T) {
 	f := newFixture(t, agent.Config{Desktop: true}, agent.Agent{})
 	f.model.Reply = askingModel("Your name?")
 	asker := &fakeAsker{err: errors.New("elicitation not supported")}
-	events := f.core.Subscribe(t.Context())
+	events := f.core.Events().Subscribe(t.Context())
 	done := make(chan runOutcome, 1)
 	go func() {
-		res, err := f.core.Run(agent.WithAsker(t.Context(), asker), agent.RunRequest{Agent: "helper", Principal: "p", Message: "hi"})
+		res, err := f.core.Conversations().Run(agent.WithAsker(t.Context(), asker), agent.RunRequest{Agent: "helper", Principal: "p", Message: "hi"})
 		done <- runOutcome{res, err}
 	}()
 	id := nextQuestion(t, events)
-	if err := f.core.AnswerQuestion(id, nil, true); err != nil {
+	if err := f.core.Questions().Answer(id, nil, true); err != nil {
 		t.Fatal(err)
 	}
 	out := <-done
@@ -197,11 +197,11 @@ func TestNobodyToAsk(t *testing.T) {
 			if c.asker != nil {
 				ctx = agent.WithAsker(ctx, c.asker)
 			}
-			res, err := f.core.Run(ctx, agent.RunRequest{Agent: "helper", Principal: "p", Message: "hi"})
+			res, err := f.core.Conversations().Run(ctx, agent.RunRequest{Agent: "helper", Principal: "p", Message: "hi"})
 			if err == nil || !strings.Contains(agent.UserMessage(err), c.want) || res.Turn.Status != agent.TurnFailed {
 				t.Fatalf("err = %v (status %v), want a failure mentioning %q", err, res, c.want)
 			}
-			if len(f.core.Pending()) != 0 {
+			if len(f.core.Questions().Pending()) != 0 {
 				t.Error("a question was left pending")
 			}
 		})
@@ -227,7 +227,7 @@ func TestQuestionExpires(t *testing.T) {
 func TestCancelWhileWaiting(t *testing.T) {
 	f := newFixture(t, agent.Config{Desktop: true}, agent.Agent{})
 	f.model.Reply = askingModel("Anyone?")
-	events := f.core.Subscribe(t.Context())
+	events := f.core.Events().Subscribe(t.Context())
 	ctx, cancel := context.WithCancel(t.Context())
 	done := f.runAsync(t, ctx, "hi")
 	id := nextQuestion(t, events)
@@ -236,7 +236,7 @@ func TestCancelWhileWaiting(t *testing.T) {
 	if out.res.Turn.Status != agent.TurnCancelled {
 		t.Errorf("turn %s", out.res.Turn.Status)
 	}
-	if err := f.core.AnswerQuestion(id, map[string]any{"answer": "late"}, false); !errors.Is(err, agent.ErrQuestionClosed) {
+	if err := f.core.Questions().Answer(id, map[string]any{"answer": "late"}, false); !errors.Is(err, agent.ErrQuestionClosed) {
 		t.Errorf("late answer: %v", err)
 	}
 	qs, _ := f.db.Questions(t.Context(), out.res.Conversation.ID)
@@ -269,17 +269,17 @@ func TestApprovals(t *testing.T) {
 				}
 				return agenttest.Text("got: " + req.Messages[len(req.Messages)-1].Content), nil
 			}
-			events := f.core.Subscribe(t.Context())
+			events := f.core.Events().Subscribe(t.Context())
 			done := f.runAsync(t, t.Context(), "write it")
 			id := nextQuestion(t, events)
-			q := f.core.Pending()[0]
+			q := f.core.Questions().Pending()[0]
 			if q.Kind != agent.KindApproval || q.Tool != "write_file" || string(q.Arguments) != `{"path":"a.txt"}` {
 				t.Fatalf("approval question = %+v", q)
 			}
-			if err := f.core.AnswerQuestion(id, map[string]any{"approve": "yes"}, false); err == nil {
+			if err := f.core.Questions().Answer(id, map[string]any{"approve": "yes"}, false); err == nil {
 				t.Error("a non-boolean approval was accepted")
 			}
-			if err := f.core.AnswerQuestion(id, c.content, false); err != nil {
+			if err := f.core.Questions().Answer(id, c.content, false); err != nil {
 				t.Fatal(err)
 			}
 			out := <-done
@@ -341,7 +341,7 @@ func TestApprovalsStayWithThePerson(t *testing.T) {
 				return agenttest.Text("got: " + req.Messages[len(req.Messages)-1].Content), nil
 			}
 			asker := &fakeAsker{answer: agent.Answer{Approve: true}}
-			res, err := f.core.Run(agent.WithAsker(t.Context(), asker), agent.RunRequest{Agent: "helper", Principal: "p", Message: "write"})
+			res, err := f.core.Conversations().Run(agent.WithAsker(t.Context(), asker), agent.RunRequest{Agent: "helper", Principal: "p", Message: "write"})
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(agent.UserMessage(err), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)

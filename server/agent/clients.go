@@ -10,16 +10,44 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
 )
 
-// CreateClient registers a client and returns its bearer token, which is
+// Clients are the MCP clients with a token, what each may see, and when
+// each was last used.
+type Clients struct {
+	c *Core
+	// writes makes changes of clients (create, rotate, revoke) go one at
+	// a time across their store writes; no request takes it.
+	writes sync.Mutex
+	// mu guards list, unflushed and the flush fields; never held across
+	// I/O.
+	mu   sync.Mutex
+	list []Client
+	// unflushed are last uses not yet written, by client ID.
+	unflushed map[string]time.Time
+	// flushTimer runs the next background flush of them, if one is
+	// scheduled; flushes counts the scheduled or running ones, for Close;
+	// flushStopped once Close stopped them.
+	flushTimer   *time.Timer
+	flushes      sync.WaitGroup
+	flushStopped bool
+	// flushing makes flushes of last uses go one at a time.
+	flushing sync.Mutex
+	// visibility is which agents each client sees, kept for the request
+	// path (visibility.go).
+	visibility visibilityCache
+}
+
+// Create registers a client and returns its bearer token, which is
 // shown once: only its SHA-256 is kept.
-func (c *Core) CreateClient(ctx context.Context, name string) (Client, string, error) {
-	c.clientWrites.Lock()
-	defer c.clientWrites.Unlock()
+func (cs *Clients) Create(ctx context.Context, name string) (Client, string, error) {
+	c := cs.c
+	c.clients.writes.Lock()
+	defer c.clients.writes.Unlock()
 	return c.createClient(ctx, name)
 }
 
@@ -40,49 +68,50 @@ func (c *Core) createClient(ctx context.Context, name string) (Client, string, e
 	if err := c.history.PutClient(ctx, cl); err != nil {
 		return Client{}, "", fmt.Errorf("save client %s: %w", name, err)
 	}
-	c.clientsMu.Lock()
-	c.clients = append(c.clients, cl)
-	c.clientsMu.Unlock()
+	c.clients.mu.Lock()
+	c.clients.list = append(c.clients.list, cl)
+	c.clients.mu.Unlock()
 	c.publish(Event{Kind: EventClientsChanged, Text: name})
 	return cl, token, nil
 }
 
 // activeClient finds the named active client in memory.
 func (c *Core) activeClient(name string) (Client, bool) {
-	c.clientsMu.Lock()
-	defer c.clientsMu.Unlock()
-	i := slices.IndexFunc(c.clients, func(cl Client) bool { return cl.Active() && cl.Name == name })
+	c.clients.mu.Lock()
+	defer c.clients.mu.Unlock()
+	i := slices.IndexFunc(c.clients.list, func(cl Client) bool { return cl.Active() && cl.Name == name })
 	if i < 0 {
 		return Client{}, false
 	}
-	return c.clients[i], true
+	return c.clients.list[i], true
 }
 
 // updateClient applies a change written to the store to the client in
 // memory. Its last use is the one in memory, which may be newer than the
 // one written: that one is then written again at the next flush.
 func (c *Core) updateClient(written Client) Client {
-	c.clientsMu.Lock()
-	defer c.clientsMu.Unlock()
-	i := slices.IndexFunc(c.clients, func(cl Client) bool { return cl.ID == written.ID })
+	c.clients.mu.Lock()
+	defer c.clients.mu.Unlock()
+	i := slices.IndexFunc(c.clients.list, func(cl Client) bool { return cl.ID == written.ID })
 	if i < 0 {
-		c.clients = append(c.clients, written)
+		c.clients.list = append(c.clients.list, written)
 		return written
 	}
-	if used := c.clients[i].LastUsedAt; used.After(written.LastUsedAt) {
+	if used := c.clients.list[i].LastUsedAt; used.After(written.LastUsedAt) {
 		written.LastUsedAt = used
 		c.markUsedLocked(written.ID, used)
 	}
-	c.clients[i] = written
+	c.clients.list[i] = written
 	return written
 }
 
-// RotateClient gives the named client a new token, creating the client
+// Rotate gives the named client a new token, creating the client
 // when there is none. The old token stops working at once; the client
 // stays the same principal, so its conversations remain its own.
-func (c *Core) RotateClient(ctx context.Context, name string) (Client, string, error) {
-	c.clientWrites.Lock()
-	defer c.clientWrites.Unlock()
+func (cs *Clients) Rotate(ctx context.Context, name string) (Client, string, error) {
+	c := cs.c
+	c.clients.writes.Lock()
+	defer c.clients.writes.Unlock()
 	if err := c.adoptStoredClient(ctx, name); err != nil {
 		return Client{}, "", err
 	}
@@ -137,10 +166,11 @@ func (c *Core) newToken() (token string, hash []byte, err error) {
 	return token, sum[:], nil
 }
 
-// RevokeClient stops accepting the named client's token at once.
-func (c *Core) RevokeClient(ctx context.Context, name string) error {
-	c.clientWrites.Lock()
-	defer c.clientWrites.Unlock()
+// Revoke stops accepting the named client's token at once.
+func (cs *Clients) Revoke(ctx context.Context, name string) error {
+	c := cs.c
+	c.clients.writes.Lock()
+	defer c.clients.writes.Unlock()
 	cl, ok := c.activeClient(name)
 	if !ok {
 		return Userf(ErrNotFound, "no active client named %q", name)
@@ -154,11 +184,12 @@ func (c *Core) RevokeClient(ctx context.Context, name string) error {
 	return nil
 }
 
-// Clients lists active clients by name.
-func (c *Core) Clients() []Client {
-	c.clientsMu.Lock()
-	defer c.clientsMu.Unlock()
-	out := slices.DeleteFunc(slices.Clone(c.clients), func(cl Client) bool { return !cl.Active() })
+// List lists active clients by name.
+func (cs *Clients) List() []Client {
+	c := cs.c
+	c.clients.mu.Lock()
+	defer c.clients.mu.Unlock()
+	out := slices.DeleteFunc(slices.Clone(c.clients.list), func(cl Client) bool { return !cl.Active() })
 	slices.SortFunc(out, func(a, b Client) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
@@ -172,15 +203,16 @@ const lastUseGranularity = time.Minute
 // client's hash is compared in constant time, so timing tells nothing. It
 // never waits for the store: the last use is kept in memory and written
 // later (see lastUseGranularity).
-func (c *Core) Authenticate(ctx context.Context, token string) (Client, bool) {
+func (cs *Clients) Authenticate(ctx context.Context, token string) (Client, bool) {
+	c := cs.c
 	if token == "" {
 		return Client{}, false
 	}
 	sum := sha256.Sum256([]byte(token))
-	c.clientsMu.Lock()
-	defer c.clientsMu.Unlock()
+	c.clients.mu.Lock()
+	defer c.clients.mu.Unlock()
 	found := -1
-	for i, cl := range c.clients {
+	for i, cl := range c.clients.list {
 		if subtle.ConstantTimeCompare(cl.TokenHash, sum[:]) == 1 && cl.Active() {
 			found = i
 		}
@@ -188,7 +220,7 @@ func (c *Core) Authenticate(ctx context.Context, token string) (Client, bool) {
 	if found < 0 {
 		return Client{}, false
 	}
-	cl := &c.clients[found]
+	cl := &c.clients.list[found]
 	if now := c.now(); now.Sub(cl.LastUsedAt) >= lastUseGranularity {
 		cl.LastUsedAt = now
 		c.markUsedLocked(cl.ID, now)
@@ -200,8 +232,8 @@ func (c *Core) Authenticate(ctx context.Context, token string) (Client, bool) {
 // background flush (unless the core is closing: Close flushes last). The
 // caller holds clientsMu.
 func (c *Core) markUsedLocked(id string, at time.Time) {
-	if prev, ok := c.unflushed[id]; !ok || at.After(prev) {
-		c.unflushed[id] = at
+	if prev, ok := c.clients.unflushed[id]; !ok || at.After(prev) {
+		c.clients.unflushed[id] = at
 	}
 	c.armFlushLocked()
 }
@@ -211,26 +243,26 @@ func (c *Core) markUsedLocked(id string, at time.Time) {
 // flush runs on a timer's, which Close stops or waits for. The caller
 // holds clientsMu.
 func (c *Core) armFlushLocked() {
-	if c.flushTimer != nil || c.flushStopped {
+	if c.clients.flushTimer != nil || c.clients.flushStopped {
 		return
 	}
-	c.flushes.Add(1)
-	c.flushTimer = time.AfterFunc(lastUseGranularity, c.backgroundFlush)
+	c.clients.flushes.Add(1)
+	c.clients.flushTimer = time.AfterFunc(lastUseGranularity, c.backgroundFlush)
 }
 
 // backgroundFlush is the scheduled flush; it schedules the next one when
 // uses are left to write (new ones, or ones the store refused).
 func (c *Core) backgroundFlush() {
-	defer c.flushes.Done()
+	defer c.clients.flushes.Done()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.base), flushTimeout)
 	defer cancel()
 	if err := c.flushLastUse(ctx); err != nil {
 		c.log.Warn("record clients' last use", "err", err)
 	}
-	c.clientsMu.Lock()
-	defer c.clientsMu.Unlock()
-	c.flushTimer = nil
-	if len(c.unflushed) > 0 {
+	c.clients.mu.Lock()
+	defer c.clients.mu.Unlock()
+	c.clients.flushTimer = nil
+	if len(c.clients.unflushed) > 0 {
 		c.armFlushLocked()
 	}
 }
@@ -241,12 +273,12 @@ const flushTimeout = 10 * time.Second
 // flushLastUse writes the last uses kept in memory to the store. What
 // cannot be written stays queued for the next flush.
 func (c *Core) flushLastUse(ctx context.Context) error {
-	c.flushing.Lock() // flushes go in order: a later use is never overwritten
-	defer c.flushing.Unlock()
-	c.clientsMu.Lock()
-	batch := c.unflushed
-	c.unflushed = make(map[string]time.Time)
-	c.clientsMu.Unlock()
+	c.clients.flushing.Lock() // flushes go in order: a later use is never overwritten
+	defer c.clients.flushing.Unlock()
+	c.clients.mu.Lock()
+	batch := c.clients.unflushed
+	c.clients.unflushed = make(map[string]time.Time)
+	c.clients.mu.Unlock()
 	var errs []error
 	for id, at := range batch {
 		err := c.history.TouchClient(ctx, id, at)
@@ -254,11 +286,11 @@ func (c *Core) flushLastUse(ctx context.Context) error {
 			continue
 		}
 		errs = append(errs, fmt.Errorf("record last use of client %s: %w", id, err))
-		c.clientsMu.Lock()
-		if prev, ok := c.unflushed[id]; !ok || at.After(prev) {
-			c.unflushed[id] = at
+		c.clients.mu.Lock()
+		if prev, ok := c.clients.unflushed[id]; !ok || at.After(prev) {
+			c.clients.unflushed[id] = at
 		}
-		c.clientsMu.Unlock()
+		c.clients.mu.Unlock()
 	}
 	return errors.Join(errs...)
 }
@@ -266,14 +298,14 @@ func (c *Core) flushLastUse(ctx context.Context) error {
 // stopFlusher stops the background flush, for good, and writes what is
 // left.
 func (c *Core) stopFlusher() {
-	c.clientsMu.Lock()
-	c.flushStopped = true
-	if c.flushTimer != nil && c.flushTimer.Stop() {
-		c.flushes.Done() // it will not run
+	c.clients.mu.Lock()
+	c.clients.flushStopped = true
+	if c.clients.flushTimer != nil && c.clients.flushTimer.Stop() {
+		c.clients.flushes.Done() // it will not run
 	}
-	c.flushTimer = nil
-	c.clientsMu.Unlock()
-	c.flushes.Wait() // for a flush under way
+	c.clients.flushTimer = nil
+	c.clients.mu.Unlock()
+	c.clients.flushes.Wait() // for a flush under way
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.base), flushTimeout)
 	defer cancel()
 	if err := c.flushLastUse(ctx); err != nil {

@@ -6,8 +6,17 @@ import (
 	"strings"
 )
 
-// RecentConversations lists up to limit conversations, last active first.
-func (c *Core) RecentConversations(ctx context.Context, limit int) ([]ConversationSummary, error) {
+// Conversations are the conversations and the turns that run in them: the
+// ones held in memory, and the turns admitted and not yet ended.
+type Conversations struct {
+	c     *Core
+	held  *registry
+	turns turns
+}
+
+// Recent lists up to limit conversations, last active first.
+func (cv *Conversations) Recent(ctx context.Context, limit int) ([]ConversationSummary, error) {
+	c := cv.c
 	return c.history.RecentConversations(ctx, limit)
 }
 
@@ -15,17 +24,19 @@ func (c *Core) RecentConversations(ctx context.Context, limit int) ([]Conversati
 var errCancelledHere = &UserError{Msg: "the turn was stopped from the Deskhand desktop"}
 
 // CancelTurn stops the turn running in a conversation; false when none runs.
-func (c *Core) CancelTurn(conversationID string) bool {
+func (cv *Conversations) CancelTurn(conversationID string) bool {
+	c := cv.c
 	return c.cancelTurn(conversationID, errCancelledHere)
 }
 
-// ConversationsOf lists the principal's own conversations, last active
+// ListFor lists the principal's own conversations, last active
 // first, from after the mark.
 //
 // Conversations with agents hidden from the principal's client are left
 // out, as if they did not exist.
-func (c *Core) ConversationsOf(ctx context.Context, principal string, after PageMark, limit int) ([]ConversationSummary, error) {
-	v := c.VisibleTo(principal)
+func (cv *Conversations) ListFor(ctx context.Context, principal string, after PageMark, limit int) ([]ConversationSummary, error) {
+	c := cv.c
+	v := c.clients.VisibleTo(principal)
 	if v.All {
 		return c.history.ConversationsOf(ctx, principal, after, limit)
 	}
@@ -55,18 +66,19 @@ func (c *Core) sees(v Visibility, agentID string) bool {
 	if v.All {
 		return true
 	}
-	c.mu.Lock()
-	a, ok := c.agents[agentID]
-	c.mu.Unlock()
+	c.agents.mu.Lock()
+	a, ok := c.agents.byID[agentID]
+	c.agents.mu.Unlock()
 	return ok && v.Sees(a.Slug)
 }
 
-// ConversationOf returns the conversation and its messages when principal
+// Read returns the conversation and its messages when principal
 // owns it and its client sees the agent; anyone else gets
 // ErrUnknownConversation, as for a handle never given.
-func (c *Core) ConversationOf(ctx context.Context, principal, id string) (Conversation, []Message, error) {
+func (cv *Conversations) Read(ctx context.Context, principal, id string) (Conversation, []Message, error) {
+	c := cv.c
 	conv, err := c.history.Conversation(ctx, strings.TrimSpace(id))
-	if errors.Is(err, ErrNotFound) || (err == nil && (conv.Principal != principal || !c.sees(c.VisibleTo(principal), conv.AgentID))) {
+	if errors.Is(err, ErrNotFound) || (err == nil && (conv.Principal != principal || !c.sees(c.clients.VisibleTo(principal), conv.AgentID))) {
 		return Conversation{}, nil, ErrUnknownConversation
 	}
 	if err != nil {
@@ -76,15 +88,17 @@ func (c *Core) ConversationOf(ctx context.Context, principal, id string) (Conver
 	return conv, msgs, err
 }
 
-// Conversation is a stored conversation, whoever's it is: for the person
+// Get is a stored conversation, whoever's it is: for the person
 // at this computer, who sees them all (the desktop names the open one's
 // agent and client from it, recent or not).
-func (c *Core) Conversation(ctx context.Context, id string) (Conversation, error) {
+func (cv *Conversations) Get(ctx context.Context, id string) (Conversation, error) {
+	c := cv.c
 	return c.history.Conversation(ctx, id)
 }
 
 // Transcript is a conversation's messages and turns.
-func (c *Core) Transcript(ctx context.Context, conversationID string) ([]Message, []Turn, error) {
+func (cv *Conversations) Transcript(ctx context.Context, conversationID string) ([]Message, []Turn, error) {
+	c := cv.c
 	msgs, err := c.history.Messages(ctx, conversationID)
 	if err != nil {
 		return nil, nil, err

@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -52,7 +50,7 @@ type Config struct {
 	// attachments; ToolServers runs them. Without both, agents have no
 	// tool servers.
 	ToolServerStore ToolServerStore
-	ToolServers     ToolServers
+	ToolServers     ToolServerRunner
 	// Redactor takes secrets out of what the core records or tells
 	// clients (turn errors, the activity log); the core teaches it every
 	// secret that passes through Secrets and every token it mints. The
@@ -60,7 +58,9 @@ type Config struct {
 	Redactor *Redactor
 }
 
-// Core is Deskhand's core. Its methods are safe for concurrent use.
+// Core is Deskhand's core: it composes one type per feature and hands
+// them out; the run loop reaches them through its own fields. Its
+// methods, and theirs, are safe for concurrent use.
 type Core struct {
 	history History
 	redact  *Redactor
@@ -68,73 +68,25 @@ type Core struct {
 	tools   map[string]Tool
 	log     *slog.Logger
 	now     func() time.Time
-	convs   *registry
-	events  hub
-	// questions waiting for a person; desktop says whether one is here.
-	questions broker
-	desktop   bool
+	desktop bool // a person at this computer can answer questions
 	// schemaCheck is Config.CheckSchema.
-	schemaCheck  func(json.RawMessage) error
-	connector    ModelConnector
-	secrets      Secrets
-	localServers []Provider
+	schemaCheck func(json.RawMessage) error
+	secrets     Secrets
 
-	// providerWrites makes changes of providers go one at a time across
-	// their store and keychain writes; no request takes it.
-	providerWrites sync.Mutex
-	// providersMu guards providers and connected; never held across I/O.
-	providersMu sync.Mutex
-	providers   map[string]Provider
-	// connected caches each provider's model, made by the connector for
-	// the provider as it was at UpdatedAt.
-	connected map[string]connectedModel
-
-	// agentWrites makes changes of agents (SaveAgent, DeleteAgent) go one
-	// at a time across their store writes; no request takes it.
-	agentWrites sync.Mutex
-	// mu guards agents and bySlug in memory; it is never held across I/O.
-	mu     sync.Mutex
-	agents map[string]Agent // by ID
-	// bySlug is agents in slug order, rebuilt at each change, so that
-	// lookups on the call path neither scan nor sort.
-	bySlug []Agent
-
-	// clientWrites makes changes of clients (create, rotate, revoke) go
-	// one at a time across their store writes; no request takes it.
-	clientWrites sync.Mutex
-	// clientsMu guards the fields below; it is never held across I/O.
-	clientsMu sync.Mutex
-	clients   []Client
-	// unflushed are last uses not yet written, by client ID.
-	unflushed map[string]time.Time
-	// flushTimer runs the next background flush of them, if one is
-	// scheduled; flushes counts the scheduled or running ones, for Close;
-	// flushStopped once Close stopped them.
-	flushTimer   *time.Timer
-	flushes      sync.WaitGroup
-	flushStopped bool
-	// flushing makes flushes of last uses go one at a time.
-	flushing sync.Mutex
-	// agentsRev counts agent changes, so adapters can tell a stale copy.
-	agentsRev atomic.Uint64
-	// paused serves no agent at all until resumed.
-	paused atomic.Bool
-	// turns are the turns admitted and not yet ended (see turns.go).
-	turns turns
+	agents        Agents
+	providers     Providers
+	clients       Clients
+	toolServers   ToolServers
+	conversations Conversations
+	questions     Questions
+	activity      Activity
+	events        Events
+	settings      Settings
+	approvals     *Approvals
 
 	// base ends every running turn when the core closes.
 	base context.Context
 	stop context.CancelCauseFunc
-
-	// visibility is which agents each client sees, kept for the request
-	// path (visibility.go).
-	visibility visibilityCache
-	approvals  *Approvals
-	// activity is the activity log's recorder and sweeper (activity.go).
-	activity activity
-	// toolServers are the person's MCP servers and agents' attachments
-	// (toolservers_core.go).
-	toolServers toolServerState
 }
 
 // New loads agents and clients from history and marks turns left running
@@ -150,21 +102,23 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 		tools:   make(map[string]Tool),
 		log:     slog.New(redactor.Handler(cmp.Or(cfg.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))).Handler())),
 		now:     cfg.Now,
-		agents:  make(map[string]Agent),
 		desktop: cfg.Desktop,
+		redact:  redactor,
 
-		redact: redactor,
-
-		schemaCheck:  cfg.CheckSchema,
-		connector:    cfg.Connector,
-		localServers: cfg.LocalServers,
-		providers:    make(map[string]Provider),
-		connected:    make(map[string]connectedModel),
+		schemaCheck: cfg.CheckSchema,
 	}
+	c.agents = Agents{c: c, byID: make(map[string]Agent)}
+	c.providers = Providers{c: c, connector: cfg.Connector, local: cfg.LocalServers,
+		byName: make(map[string]Provider), connected: make(map[string]connectedModel)}
+	c.clients = Clients{c: c, unflushed: make(map[string]time.Time)}
+	c.toolServers.c = c
+	c.conversations.c = c
+	c.questions.c = c
+	c.activity.c = c
+	c.settings.c = c
 	c.secrets = c.redact.Secrets(cfg.Secrets)
 	c.questions.pending = make(map[string]*waiting)
-	c.turns.live = make(map[string]*liveTurn)
-	c.unflushed = make(map[string]time.Time)
+	c.conversations.turns.live = make(map[string]*liveTurn)
 	if c.now == nil {
 		c.now = time.Now
 	}
@@ -172,7 +126,7 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 	// equals what a restart reads back.
 	clock := c.now
 	c.now = func() time.Time { return clock().UTC().Truncate(time.Millisecond) }
-	c.convs = newRegistry(cmp.Or(cfg.ConversationCap, 1024), cmp.Or(cfg.ConversationTTL, time.Hour), c.now)
+	c.conversations.held = newRegistry(cmp.Or(cfg.ConversationCap, 1024), cmp.Or(cfg.ConversationTTL, time.Hour), c.now)
 	for _, t := range cfg.Tools {
 		c.tools[t.Spec().Name] = t
 	}
@@ -194,17 +148,17 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 		return nil, fmt.Errorf("load providers: %w", err)
 	}
 	for _, p := range providers {
-		c.providers[p.Name] = p
+		c.providers.byName[p.Name] = p
 	}
 	agents, err := c.history.Agents(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load agents: %w", err)
 	}
 	for _, a := range agents {
-		c.agents[a.ID] = a
+		c.agents.byID[a.ID] = a
 	}
 	c.agentsChangedLocked()
-	if c.clients, err = c.history.Clients(ctx); err != nil {
+	if c.clients.list, err = c.history.Clients(ctx); err != nil {
 		return nil, fmt.Errorf("load clients: %w", err)
 	}
 	store, _ := c.history.(ApprovalRuleStore)
@@ -226,14 +180,27 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 // kept in memory: the store must stay open until it returns. It may be
 // called more than once.
 func (c *Core) Close() {
-	c.turns.close()
+	c.conversations.turns.close()
 	c.stop(ErrShutdown)
-	c.turns.wait()
+	c.conversations.turns.wait()
 	c.stopFlusher()
 	c.stopActivity()
 }
 
-// ConversationLimits reports the in-memory bounds, for describing handles.
-func (c *Core) ConversationLimits() (capacity int, idle time.Duration) {
-	return c.convs.cap, c.convs.ttl
+// The features, handed out.
+
+func (c *Core) Agents() *Agents               { return &c.agents }
+func (c *Core) Providers() *Providers         { return &c.providers }
+func (c *Core) Clients() *Clients             { return &c.clients }
+func (c *Core) ToolServers() *ToolServers     { return &c.toolServers }
+func (c *Core) Conversations() *Conversations { return &c.conversations }
+func (c *Core) Questions() *Questions         { return &c.questions }
+func (c *Core) Activity() *Activity           { return &c.activity }
+func (c *Core) Events() *Events               { return &c.events }
+func (c *Core) Settings() *Settings           { return &c.settings }
+
+// Limits reports the in-memory bounds, for describing handles.
+func (cv *Conversations) Limits() (capacity int, idle time.Duration) {
+	c := cv.c
+	return c.conversations.held.cap, c.conversations.held.ttl
 }

@@ -46,7 +46,7 @@ func newFixture(t *testing.T, cfg agent.Config, a agent.Agent) *fixture {
 	if a.Slug == "" {
 		a = agent.Agent{Slug: "helper", Model: "m", Conversations: true, Enabled: true, Prompt: "be brief"}
 	}
-	if f.agent, err = core.SaveAgent(t.Context(), a); err != nil {
+	if f.agent, err = core.Agents().Save(t.Context(), a); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -54,7 +54,7 @@ func newFixture(t *testing.T, cfg agent.Config, a agent.Agent) *fixture {
 
 func (f *fixture) run(t *testing.T, principal, handle, msg string) (*agent.RunResult, error) {
 	t.Helper()
-	return f.core.Run(t.Context(), agent.RunRequest{Agent: f.agent.Slug, Principal: principal, Conversation: handle, Message: msg})
+	return f.core.Conversations().Run(t.Context(), agent.RunRequest{Agent: f.agent.Slug, Principal: principal, Conversation: handle, Message: msg})
 }
 
 func userMessages(req agent.ChatRequest) []string {
@@ -116,7 +116,7 @@ func TestRunRemembersConversation(t *testing.T) {
 
 func TestContextIsPrepended(t *testing.T) {
 	f := newFixture(t, agent.Config{}, agent.Agent{})
-	if _, err := f.core.Run(t.Context(), agent.RunRequest{Agent: "helper", Principal: "p", Message: "Summarise.", Context: "The sky is blue."}); err != nil {
+	if _, err := f.core.Conversations().Run(t.Context(), agent.RunRequest{Agent: "helper", Principal: "p", Message: "Summarise.", Context: "The sky is blue."}); err != nil {
 		t.Fatal(err)
 	}
 	if got := userMessages(f.model.Requests()[0]); got[0] != "The sky is blue.\n\nSummarise." {
@@ -126,7 +126,7 @@ func TestContextIsPrepended(t *testing.T) {
 
 func TestUnknownAndForeignHandlesLookTheSame(t *testing.T) {
 	f := newFixture(t, agent.Config{}, agent.Agent{})
-	other, err := f.core.SaveAgent(t.Context(), agent.Agent{Slug: "other", Model: "m", Conversations: true, Enabled: true})
+	other, err := f.core.Agents().Save(t.Context(), agent.Agent{Slug: "other", Model: "m", Conversations: true, Enabled: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestUnknownAndForeignHandlesLookTheSame(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	onOther, err := f.core.Run(t.Context(), agent.RunRequest{Agent: other.Slug, Principal: "alice", Message: "hi"})
+	onOther, err := f.core.Conversations().Run(t.Context(), agent.RunRequest{Agent: other.Slug, Principal: "alice", Message: "hi"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +305,7 @@ func TestCancelIsRecorded(t *testing.T) {
 	*f.model = *blockingModel(started, release)
 	ctx, cancel := context.WithCancel(t.Context())
 	go func() { <-started; cancel() }()
-	res, err := f.core.Run(ctx, agent.RunRequest{Agent: "helper", Principal: "p", Message: "slow"})
+	res, err := f.core.Conversations().Run(ctx, agent.RunRequest{Agent: "helper", Principal: "p", Message: "slow"})
 	if err == nil || res.Turn.Status != agent.TurnCancelled {
 		t.Fatalf("res %+v err %v", res, err)
 	}
@@ -339,8 +339,8 @@ func TestCrashedTurnIsInterruptedAtStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, _ := core.SaveAgent(t.Context(), agent.Agent{Slug: "helper", Model: "m", Conversations: true, Enabled: true})
-	res, err := core.Run(t.Context(), agent.RunRequest{Agent: a.Slug, Principal: "p", Message: "one"})
+	a, _ := core.Agents().Save(t.Context(), agent.Agent{Slug: "helper", Model: "m", Conversations: true, Enabled: true})
+	res, err := core.Conversations().Run(t.Context(), agent.RunRequest{Agent: a.Slug, Principal: "p", Message: "one"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +359,7 @@ func TestCrashedTurnIsInterruptedAtStart(t *testing.T) {
 	if turns[1].Status != agent.TurnInterrupted {
 		t.Fatalf("crashed turn is %s", turns[1].Status)
 	}
-	if _, err := core.Run(t.Context(), agent.RunRequest{Agent: a.Slug, Principal: "p", Conversation: res.Conversation.ID, Message: "two"}); err != nil {
+	if _, err := core.Conversations().Run(t.Context(), agent.RunRequest{Agent: a.Slug, Principal: "p", Conversation: res.Conversation.ID, Message: "two"}); err != nil {
 		t.Fatalf("conversation unusable after crash: %v", err)
 	}
 	if got := userMessages(model.Requests()[1]); !cmp.Equal(got, []string{"one", "lost?", "two"}) {
@@ -401,25 +401,25 @@ func TestConversationsOff(t *testing.T) {
 
 func TestRefusals(t *testing.T) {
 	f := newFixture(t, agent.Config{}, agent.Agent{})
-	if err := f.core.SetAgentEnabled(t.Context(), "helper", false); err != nil {
+	if err := f.core.Agents().SetEnabled(t.Context(), "helper", false); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.run(t, "p", "", "hi"); err == nil || !strings.Contains(agent.UserMessage(err), "no enabled agent") {
 		t.Errorf("disabled agent ran: %v", err)
 	}
-	if err := f.core.SetAgentEnabled(t.Context(), "helper", true); err != nil {
+	if err := f.core.Agents().SetEnabled(t.Context(), "helper", true); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.run(t, "p", "", "  "); err == nil {
 		t.Error("empty message accepted")
 	}
-	noModel, _ := f.core.SaveAgent(t.Context(), agent.Agent{Slug: "nomodel", Enabled: true})
-	_, err := f.core.Run(t.Context(), agent.RunRequest{Agent: noModel.Slug, Principal: "p", Message: "hi"})
+	noModel, _ := f.core.Agents().Save(t.Context(), agent.Agent{Slug: "nomodel", Enabled: true})
+	_, err := f.core.Conversations().Run(t.Context(), agent.RunRequest{Agent: noModel.Slug, Principal: "p", Message: "hi"})
 	if err == nil || !strings.Contains(agent.UserMessage(err), "ollama pull") {
 		t.Errorf("agent without a model: %v", err)
 	}
-	client, _ := f.core.SaveAgent(t.Context(), agent.Agent{Slug: "viaclient", Enabled: true, Backend: agent.BackendClient})
-	_, err = f.core.Run(t.Context(), agent.RunRequest{Agent: client.Slug, Principal: "p", Message: "hi"})
+	client, _ := f.core.Agents().Save(t.Context(), agent.Agent{Slug: "viaclient", Enabled: true, Backend: agent.BackendClient})
+	_, err = f.core.Conversations().Run(t.Context(), agent.RunRequest{Agent: client.Slug, Principal: "p", Message: "hi"})
 	if err == nil || !strings.Contains(agent.UserMessage(err), "does not lend it") {
 		t.Errorf("client model without sampling or fallback: %v", err)
 	}
@@ -441,7 +441,7 @@ func TestAgentValidation(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := f.core.SaveAgent(t.Context(), c.a)
+			_, err := f.core.Agents().Save(t.Context(), c.a)
 			if err == nil || !strings.Contains(agent.UserMessage(err), c.want) {
 				t.Errorf("err = %v, want mention of %q", err, c.want)
 			}
@@ -453,7 +453,7 @@ func TestAgentValidation(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer core2.Close()
-	got, ok := core2.AgentBySlug("helper")
+	got, ok := core2.Agents().BySlug("helper")
 	if !ok || !cmp.Equal(got, f.agent) {
 		t.Errorf("reloaded agent differs: %s", cmp.Diff(f.agent, got))
 	}
@@ -463,64 +463,64 @@ func TestClientTokens(t *testing.T) {
 	now := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 	f := newFixture(t, agent.Config{Now: func() time.Time { return now }}, agent.Agent{})
 	ctx := t.Context()
-	cl, token, err := f.core.CreateClient(ctx, "cursor")
+	cl, token, err := f.core.Clients().Create(ctx, "cursor")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(token, "dh_") || len(token) < 40 {
 		t.Errorf("token %q is not a 256-bit token", token)
 	}
-	if _, _, err := f.core.CreateClient(ctx, "cursor"); err == nil {
+	if _, _, err := f.core.Clients().Create(ctx, "cursor"); err == nil {
 		t.Error("duplicate client name accepted")
 	}
-	got, ok := f.core.Authenticate(ctx, token)
+	got, ok := f.core.Clients().Authenticate(ctx, token)
 	if !ok || got.ID != cl.ID {
 		t.Fatalf("authenticate = %+v, %v", got, ok)
 	}
 	for _, bad := range []string{"", "dh_wrong", token + "x", strings.ToUpper(token)} {
-		if _, ok := f.core.Authenticate(ctx, bad); ok {
+		if _, ok := f.core.Clients().Authenticate(ctx, bad); ok {
 			t.Errorf("token %q accepted", bad)
 		}
 	}
 	// The store keeps the hash, never the token, and the last use, which
 	// is written in the background.
-	if err := f.core.FlushLastUse(ctx); err != nil {
+	if err := f.core.Clients().FlushLastUse(ctx); err != nil {
 		t.Fatal(err)
 	}
 	stored, _ := f.db.Clients(ctx)
 	if len(stored) != 1 || strings.Contains(string(stored[0].TokenHash), token) || !stored[0].LastUsedAt.Equal(now) {
 		t.Errorf("stored client = %+v", stored)
 	}
-	if err := f.core.RevokeClient(ctx, "cursor"); err != nil {
+	if err := f.core.Clients().Revoke(ctx, "cursor"); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := f.core.Authenticate(ctx, token); ok {
+	if _, ok := f.core.Clients().Authenticate(ctx, token); ok {
 		t.Error("revoked token accepted")
 	}
-	if err := f.core.RevokeClient(ctx, "cursor"); !errors.Is(err, agent.ErrNotFound) {
+	if err := f.core.Clients().Revoke(ctx, "cursor"); !errors.Is(err, agent.ErrNotFound) {
 		t.Errorf("second revoke: %v", err)
 	}
-	again, token, err := f.core.CreateClient(ctx, "cursor")
+	again, token, err := f.core.Clients().Create(ctx, "cursor")
 	if err != nil {
 		t.Fatalf("name not reusable after revoke: %v", err)
 	}
 	// Rotating keeps the principal (and so its conversations) and retires
 	// the old token at once.
-	rotated, newToken, err := f.core.RotateClient(ctx, "cursor")
+	rotated, newToken, err := f.core.Clients().Rotate(ctx, "cursor")
 	if err != nil || rotated.ID != again.ID || newToken == token {
 		t.Fatalf("rotate = %+v, %q, %v", rotated, newToken, err)
 	}
-	if _, ok := f.core.Authenticate(ctx, token); ok {
+	if _, ok := f.core.Clients().Authenticate(ctx, token); ok {
 		t.Error("token accepted after rotation")
 	}
-	if got, ok := f.core.Authenticate(ctx, newToken); !ok || got.ID != again.ID {
+	if got, ok := f.core.Clients().Authenticate(ctx, newToken); !ok || got.ID != again.ID {
 		t.Errorf("rotated token: %+v, %v", got, ok)
 	}
 	if stored, _ := f.db.Clients(ctx); !slices.ContainsFunc(stored, func(c agent.Client) bool { return c.ID == again.ID && c.Active() }) || len(stored) != 2 {
 		t.Errorf("stored after rotation = %+v", stored)
 	}
 	// Rotating a client that does not exist creates it.
-	if cl, tok, err := f.core.RotateClient(ctx, "codex"); err != nil || cl.Name != "codex" || tok == "" {
+	if cl, tok, err := f.core.Clients().Rotate(ctx, "codex"); err != nil || cl.Name != "codex" || tok == "" {
 		t.Errorf("rotate a new client = %+v, %q, %v", cl, tok, err)
 	}
 }
@@ -529,7 +529,7 @@ func TestSlowSubscriberNeverBlocksTheRun(t *testing.T) {
 	f := newFixture(t, agent.Config{}, agent.Agent{})
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	events := f.core.Subscribe(ctx) // never read
+	events := f.core.Events().Subscribe(ctx) // never read
 	f.model.Reply = func(ctx context.Context, n int, req agent.ChatRequest, onDelta func(agent.Delta)) (agent.ChatResponse, error) {
 		for range 1000 {
 			onDelta(agent.Delta{Content: "x"})
@@ -546,7 +546,7 @@ func TestSlowSubscriberNeverBlocksTheRun(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("run blocked on a slow subscriber")
 	}
-	if f.core.DroppedEvents() == 0 {
+	if f.core.Events().Dropped() == 0 {
 		t.Error("no events dropped though the subscriber never read")
 	}
 	if e := <-events; e.Kind == "" {
@@ -557,7 +557,7 @@ func TestSlowSubscriberNeverBlocksTheRun(t *testing.T) {
 func TestSubscribeSeesTheTurn(t *testing.T) {
 	f := newFixture(t, agent.Config{}, agent.Agent{})
 	ctx, cancel := context.WithCancel(t.Context())
-	events := f.core.Subscribe(ctx)
+	events := f.core.Events().Subscribe(ctx)
 	res, err := f.run(t, "p", "", "hi")
 	if err != nil {
 		t.Fatal(err)
@@ -605,31 +605,31 @@ func TestDefaultAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer core.Close()
-	a, ok, err := core.EnsureDefaultAgent(t.Context(), "")
+	a, ok, err := core.Agents().EnsureDefault(t.Context(), "")
 	if err != nil || !ok || a.Slug != "assistant" || a.Model != "qwen3:8b" || !a.Enabled || !a.Conversations {
 		t.Fatalf("default agent = %+v, %v, %v", a, ok, err)
 	}
-	again, _, _ := core.EnsureDefaultAgent(t.Context(), "")
-	if again.ID != a.ID || len(core.Agents()) != 1 {
+	again, _, _ := core.Agents().EnsureDefault(t.Context(), "")
+	if again.ID != a.ID || len(core.Agents().List()) != 1 {
 		t.Error("created twice")
 	}
 	// --model changes it; an agent without a model gets the first installed.
-	if a, _, _ = core.EnsureDefaultAgent(t.Context(), "llama3.2"); a.Model != "llama3.2" {
+	if a, _, _ = core.Agents().EnsureDefault(t.Context(), "llama3.2"); a.Model != "llama3.2" {
 		t.Errorf("model not applied: %+v", a)
 	}
 	a.Model = ""
-	if _, err := core.SaveAgent(t.Context(), a); err != nil {
+	if _, err := core.Agents().Save(t.Context(), a); err != nil {
 		t.Fatal(err)
 	}
-	if a, _, _ = core.EnsureDefaultAgent(t.Context(), ""); a.Model != "qwen3:8b" {
+	if a, _, _ = core.Agents().EnsureDefault(t.Context(), ""); a.Model != "qwen3:8b" {
 		t.Errorf("empty model not filled: %+v", a)
 	}
 	// Someone who deleted or renamed the assistant keeps their own agents.
 	a.Slug = "mine"
-	if _, err := core.SaveAgent(t.Context(), a); err != nil {
+	if _, err := core.Agents().Save(t.Context(), a); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, _ := core.EnsureDefaultAgent(t.Context(), ""); ok || len(core.Agents()) != 1 {
+	if _, ok, _ := core.Agents().EnsureDefault(t.Context(), ""); ok || len(core.Agents().List()) != 1 {
 		t.Error("assistant re-created beside the user's own agents")
 	}
 }
@@ -649,11 +649,11 @@ func TestClientModelChoice(t *testing.T) {
 	f := newFixture(t, agent.Config{Models: map[agent.Backend]agent.Model{agent.BackendOllama: ollama, agent.BackendClient: clientModel}},
 		agent.Agent{Slug: "borrower", Backend: agent.BackendClient, Model: "fallback", Enabled: true})
 	lending := agent.WithClientModel(t.Context(), struct{}{})
-	res, err := f.core.Run(lending, agent.RunRequest{Agent: "borrower", Principal: "p", Message: "hi"})
+	res, err := f.core.Conversations().Run(lending, agent.RunRequest{Agent: "borrower", Principal: "p", Message: "hi"})
 	if err != nil || res.Text != "from the client's model" || len(ollama.Requests()) != 0 {
 		t.Fatalf("with a lending client: %+v %v (ollama calls %d)", res, err, len(ollama.Requests()))
 	}
-	res, err = f.core.Run(t.Context(), agent.RunRequest{Agent: "borrower", Principal: "p", Message: "hi"})
+	res, err = f.core.Conversations().Run(t.Context(), agent.RunRequest{Agent: "borrower", Principal: "p", Message: "hi"})
 	if err != nil || res.Text != "echo: hi" || len(clientModel.Requests()) != 1 {
 		t.Fatalf("without: %+v %v", res, err)
 	}
@@ -662,11 +662,11 @@ func TestClientModelChoice(t *testing.T) {
 func TestCallerNamesTheTurn(t *testing.T) {
 	f := newFixture(t, agent.Config{}, agent.Agent{})
 	const id = "33333333-3333-4333-8333-333333333333"
-	res, err := f.core.Run(t.Context(), agent.RunRequest{Agent: "helper", Principal: "p", Message: "hi", TurnID: id})
+	res, err := f.core.Conversations().Run(t.Context(), agent.RunRequest{Agent: "helper", Principal: "p", Message: "hi", TurnID: id})
 	if err != nil || res.Turn.ID != id {
 		t.Fatalf("turn %+v %v", res, err)
 	}
-	res, err = f.core.Run(t.Context(), agent.RunRequest{Agent: "helper", Principal: "p", Message: "hi", TurnID: "not-a-uuid"})
+	res, err = f.core.Conversations().Run(t.Context(), agent.RunRequest{Agent: "helper", Principal: "p", Message: "hi", TurnID: "not-a-uuid"})
 	if err != nil || res.Turn.ID == "not-a-uuid" {
 		t.Errorf("a non-UUID turn id was taken: %+v %v", res, err)
 	}
@@ -674,16 +674,16 @@ func TestCallerNamesTheTurn(t *testing.T) {
 
 func TestPause(t *testing.T) {
 	f := newFixture(t, agent.Config{}, agent.Agent{})
-	rev := f.core.AgentsRevision()
-	f.core.SetPaused(true)
-	if len(f.core.EnabledAgents()) != 0 || !f.core.Paused() || f.core.AgentsRevision() == rev {
+	rev := f.core.Agents().Revision()
+	f.core.Settings().SetPaused(true)
+	if len(f.core.Agents().Enabled()) != 0 || !f.core.Settings().Paused() || f.core.Agents().Revision() == rev {
 		t.Fatal("paused core still serves agents, or adapters were not told")
 	}
 	if _, err := f.run(t, "p", "", "hi"); err == nil || !strings.Contains(agent.UserMessage(err), "paused") {
 		t.Errorf("run while paused: %v", err)
 	}
-	f.core.SetPaused(false)
-	if len(f.core.EnabledAgents()) != 1 {
+	f.core.Settings().SetPaused(false)
+	if len(f.core.Agents().Enabled()) != 1 {
 		t.Error("resume did not bring the agent back")
 	}
 }
@@ -703,10 +703,10 @@ func TestAvailableToolsAndModels(t *testing.T) {
 	// Test tools do not say what they can do: they count as doing anything.
 	want := []agent.ToolInfo{{Name: "current_time", Description: "test tool current_time", Effects: agent.EffectsUnknown},
 		{Name: "write_file", Description: "test tool write_file", NeedsApproval: true, Effects: agent.EffectsUnknown}}
-	if diff := cmp.Diff(want, core.AvailableTools()); diff != "" {
+	if diff := cmp.Diff(want, core.Agents().AvailableTools()); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
-	if names, err := core.InstalledModels(t.Context()); err != nil || !cmp.Equal(names, []string{"llama3.2"}) {
+	if names, err := core.Providers().InstalledModels(t.Context()); err != nil || !cmp.Equal(names, []string{"llama3.2"}) {
 		t.Errorf("models = %v, %v", names, err)
 	}
 }
@@ -716,7 +716,7 @@ func TestCancelTurnFromTheDesktop(t *testing.T) {
 	started, release := make(chan struct{}, 1), make(chan struct{})
 	defer close(release)
 	*f.model = *blockingModel(started, release)
-	events := f.core.Subscribe(t.Context())
+	events := f.core.Events().Subscribe(t.Context())
 	done := f.runAsync(t, t.Context(), "slow")
 	<-started
 	var conv string
@@ -726,26 +726,26 @@ func TestCancelTurnFromTheDesktop(t *testing.T) {
 			break
 		}
 	}
-	if !f.core.CancelTurn(conv) {
+	if !f.core.Conversations().CancelTurn(conv) {
 		t.Fatal("no running turn found")
 	}
 	out := <-done
 	if out.res.Turn.Status != agent.TurnCancelled || !strings.Contains(agent.UserMessage(out.err), "stopped from the Deskhand desktop") {
 		t.Errorf("turn %+v, %v", out.res.Turn, out.err)
 	}
-	if f.core.CancelTurn(conv) {
+	if f.core.Conversations().CancelTurn(conv) {
 		t.Error("a finished turn was cancelled again")
 	}
 }
 
 func TestDeleteAgent(t *testing.T) {
 	f := newFixture(t, agent.Config{}, agent.Agent{})
-	events := f.core.Subscribe(t.Context())
-	rev := f.core.AgentsRevision()
-	if err := f.core.DeleteAgent(t.Context(), "helper"); err != nil {
+	events := f.core.Events().Subscribe(t.Context())
+	rev := f.core.Agents().Revision()
+	if err := f.core.Agents().Delete(t.Context(), "helper"); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := f.core.AgentBySlug("helper"); ok || f.core.AgentsRevision() == rev {
+	if _, ok := f.core.Agents().BySlug("helper"); ok || f.core.Agents().Revision() == rev {
 		t.Error("the agent is still there, or the revision did not move")
 	}
 	if e := <-events; e.Kind != agent.EventAgentsChanged || e.Agent != "helper" {
@@ -754,7 +754,7 @@ func TestDeleteAgent(t *testing.T) {
 	if stored, _ := f.db.Agents(t.Context()); len(stored) != 0 {
 		t.Errorf("stored agents = %+v", stored)
 	}
-	if err := f.core.DeleteAgent(t.Context(), "helper"); !errors.Is(err, agent.ErrNotFound) {
+	if err := f.core.Agents().Delete(t.Context(), "helper"); !errors.Is(err, agent.ErrNotFound) {
 		t.Errorf("deleting twice: %v", err)
 	}
 }
@@ -785,11 +785,11 @@ func TestTranscriptKeptBetweenTurns(t *testing.T) {
 		return core
 	}
 	core := newCore()
-	if _, err := core.SaveAgent(t.Context(), agent.Agent{Slug: "helper", Model: "m", Conversations: true, Enabled: true}); err != nil {
+	if _, err := core.Agents().Save(t.Context(), agent.Agent{Slug: "helper", Model: "m", Conversations: true, Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
 	run := func(core *agent.Core, handle, msg string) string {
-		res, err := core.Run(t.Context(), agent.RunRequest{Agent: "helper", Principal: "p", Conversation: handle, Message: msg})
+		res, err := core.Conversations().Run(t.Context(), agent.RunRequest{Agent: "helper", Principal: "p", Conversation: handle, Message: msg})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -829,7 +829,7 @@ func TestDeleteAgentStopsItsTurns(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { _, err := f.run(t, "p", "", "work hard"); done <- err }()
 	<-started
-	if err := f.core.DeleteAgent(t.Context(), "helper"); err != nil {
+	if err := f.core.Agents().Delete(t.Context(), "helper"); err != nil {
 		t.Fatal(err)
 	}
 	err := <-done
@@ -859,10 +859,10 @@ func TestTurnStopsWhenItsStartIsNotRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer core.Close()
-	if _, err := core.SaveAgent(t.Context(), agent.Agent{Slug: "helper", Model: "m", Conversations: true, Enabled: true}); err != nil {
+	if _, err := core.Agents().Save(t.Context(), agent.Agent{Slug: "helper", Model: "m", Conversations: true, Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = core.Run(t.Context(), agent.RunRequest{Agent: "helper", Principal: "p", Message: "hello"})
+	_, err = core.Conversations().Run(t.Context(), agent.RunRequest{Agent: "helper", Principal: "p", Message: "hello"})
 	if !errors.Is(err, store.ErrBusy) || agent.UserMessage(err) != store.ErrBusy.Msg {
 		t.Errorf("Run = %v (user message %q), want the store's locked error", err, agent.UserMessage(err))
 	}
@@ -872,37 +872,37 @@ func TestTurnStopsWhenItsStartIsNotRecorded(t *testing.T) {
 // disable and a delete.
 func TestAgentLookupFollowsRenames(t *testing.T) {
 	f := newFixture(t, agent.Config{}, agent.Agent{})
-	other, err := f.core.SaveAgent(t.Context(), agent.Agent{Slug: "zeta", Model: "m", Enabled: true})
+	other, err := f.core.Agents().Save(t.Context(), agent.Agent{Slug: "zeta", Model: "m", Enabled: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	other.Slug = "alpha"
-	if _, err := f.core.SaveAgent(t.Context(), other); err != nil {
+	if _, err := f.core.Agents().Save(t.Context(), other); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := f.core.AgentBySlug("zeta"); ok {
+	if _, ok := f.core.Agents().BySlug("zeta"); ok {
 		t.Error("the old slug still finds the renamed agent")
 	}
-	if a, ok := f.core.ServedAgent("alpha"); !ok || a.ID != other.ID {
+	if a, ok := f.core.Agents().Served("alpha"); !ok || a.ID != other.ID {
 		t.Errorf("ServedAgent(alpha) = %+v, %v", a, ok)
 	}
 	var slugs []string
-	for _, a := range f.core.Agents() {
+	for _, a := range f.core.Agents().List() {
 		slugs = append(slugs, a.Slug)
 	}
 	if diff := cmp.Diff([]string{"alpha", "helper"}, slugs); diff != "" {
 		t.Errorf("Agents (-want +got):\n%s", diff)
 	}
-	if err := f.core.SetAgentEnabled(t.Context(), "alpha", false); err != nil {
+	if err := f.core.Agents().SetEnabled(t.Context(), "alpha", false); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := f.core.ServedAgent("alpha"); ok {
+	if _, ok := f.core.Agents().Served("alpha"); ok {
 		t.Error("a disabled agent is served")
 	}
-	if err := f.core.DeleteAgent(t.Context(), "alpha"); err != nil {
+	if err := f.core.Agents().Delete(t.Context(), "alpha"); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := f.core.AgentBySlug("alpha"); ok {
+	if _, ok := f.core.Agents().BySlug("alpha"); ok {
 		t.Error("a deleted agent is found")
 	}
 }
@@ -911,13 +911,13 @@ func TestAgentLookupFollowsRenames(t *testing.T) {
 // so a flood of deltas cannot crowd an agent change out of its buffer.
 func TestSubscribeToKinds(t *testing.T) {
 	f := newFixture(t, agent.Config{}, agent.Agent{})
-	changes := f.core.Subscribe(t.Context(), agent.EventAgentsChanged)
+	changes := f.core.Events().Subscribe(t.Context(), agent.EventAgentsChanged)
 	for range 300 { // more turn events than a subscriber's buffer holds
 		if _, err := f.run(t, "p", "", "hi"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := f.core.SaveAgent(t.Context(), agent.Agent{Slug: "other", Model: "m", Enabled: true}); err != nil {
+	if _, err := f.core.Agents().Save(t.Context(), agent.Agent{Slug: "other", Model: "m", Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -942,7 +942,7 @@ func TestSubscribeWhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	watched := first.Conversation.ID
-	events := f.core.SubscribeWhere(t.Context(), func(e agent.Event) bool { return e.Conversation == watched },
+	events := f.core.Events().SubscribeWhere(t.Context(), func(e agent.Event) bool { return e.Conversation == watched },
 		agent.EventTurnStarted, agent.EventTurnEnded)
 	for range 300 { // more turn events than a subscriber's buffer holds
 		if _, err := f.run(t, "p", "", "hi"); err != nil {
@@ -963,7 +963,7 @@ func TestSubscribeWhere(t *testing.T) {
 	if want := []agent.EventKind{agent.EventTurnStarted, agent.EventTurnEnded}; !slices.Equal(got, want) {
 		t.Errorf("events %v, want %v", got, want)
 	}
-	if n := f.core.DroppedEvents(); n != 0 {
+	if n := f.core.Events().Dropped(); n != 0 {
 		t.Errorf("%d events dropped", n)
 	}
 }
@@ -986,7 +986,7 @@ func TestReachableHostsAreHostAndPort(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a := f.agent
 			a.ReachableHosts = tc.entries
-			saved, err := f.core.SaveAgent(t.Context(), a)
+			saved, err := f.core.Agents().Save(t.Context(), a)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(agent.UserMessage(err), tc.err) {
 					t.Errorf("err = %v, want %q", err, tc.err)
@@ -1015,15 +1015,15 @@ func TestRotateClientCreatedByAnotherProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(second.Close)
-	created, _, err := first.core.RotateClient(ctx, "cursor")
+	created, _, err := first.core.Clients().Rotate(ctx, "cursor")
 	if err != nil {
 		t.Fatal(err)
 	}
-	rotated, token, err := second.RotateClient(ctx, "cursor")
+	rotated, token, err := second.Clients().Rotate(ctx, "cursor")
 	if err != nil || rotated.ID != created.ID {
 		t.Fatalf("rotate in the second core = %+v, %v; want client %s", rotated, err, created.ID)
 	}
-	if got, ok := second.Authenticate(ctx, token); !ok || got.ID != created.ID {
+	if got, ok := second.Clients().Authenticate(ctx, token); !ok || got.ID != created.ID {
 		t.Errorf("new token: %+v, %v", got, ok)
 	}
 	if stored, _ := first.db.Clients(ctx); len(stored) != 1 {

@@ -11,7 +11,7 @@
 // desktop and the command line (ui) call into the core; the core reaches
 // models, the store, the keychain and tool servers only through the ports
 // it declares ([Model], [History] and the other store ports, [Secrets],
-// [Tool], [ToolServers], and [Asker] for the calling client's person). It
+// [Tool], [ToolServerRunner], and [Asker] for the calling client's person). It
 // imports nothing but the standard library and uuid, which deps_test.go
 // enforces. Each part's file is named after it.
 //

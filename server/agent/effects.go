@@ -99,11 +99,12 @@ func UnionEffects(effects ...Effects) Effects {
 	return all
 }
 
-// AgentEffects is what the agent can do through the tools it can reach:
+// Effects is what the agent can do through the tools it can reach:
 // the built-in tools it has switched on (ask_user, which every agent has,
 // only asks the person and changes nothing). A tool it names that is not
 // in the catalog cannot run, so it adds nothing.
-func (c *Core) AgentEffects(a Agent) Effects {
+func (ags *Agents) Effects(a Agent) Effects {
+	c := ags.c
 	var effects []Effects
 	for _, at := range a.Tools {
 		if t, ok := c.tools[at.Name]; ok {
@@ -115,6 +116,9 @@ func (c *Core) AgentEffects(a Agent) Effects {
 	return UnionEffects(effects...)
 }
 
-// AgentHints are the MCP annotations of the agent's tool (DeriveHints of
+// Hints are the MCP annotations of the agent's tool (DeriveHints of
 // AgentEffects).
-func (c *Core) AgentHints(a Agent) ToolHints { return DeriveHints(c.AgentEffects(a)) }
+func (ags *Agents) Hints(a Agent) ToolHints {
+	c := ags.c
+	return DeriveHints(c.agents.Effects(a))
+}

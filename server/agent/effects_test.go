@@ -96,12 +96,12 @@ func TestAgentHints(t *testing.T) {
 		for _, n := range tt.tools {
 			a.Tools = append(a.Tools, agent.AgentTool{Name: n})
 		}
-		if got := core.AgentHints(a); got != tt.want {
+		if got := core.Agents().Hints(a); got != tt.want {
 			t.Errorf("tools %v: hints %+v, want %+v", tt.tools, got, tt.want)
 		}
 	}
 	infos := map[string]agent.Effects{}
-	for _, info := range core.AvailableTools() {
+	for _, info := range core.Agents().AvailableTools() {
 		infos[info.Name] = info.Effects
 	}
 	if infos["writer"] != agent.EffectWrites || infos["mystery"] != agent.EffectsUnknown {

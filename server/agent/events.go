@@ -47,6 +47,10 @@ type Event struct {
 // than stalling the run loop.
 const subscriberBuffer = 256
 
+// Events are what the core tells its subscribers (the desktop, the MCP
+// surface, the control channel's followers).
+type Events struct{ hub }
+
 type hub struct {
 	mu      sync.Mutex
 	subs    map[chan Event]subscription
@@ -66,8 +70,8 @@ type subscription struct {
 // misses events (Dropped counts them) and should re-read state. Naming the
 // kinds keeps a subscriber's buffer (and wake-ups) for what it reads: a
 // turn's deltas cannot crowd out an agent change.
-func (c *Core) Subscribe(ctx context.Context, kinds ...EventKind) <-chan Event {
-	return c.SubscribeWhere(ctx, nil, kinds...)
+func (ev *Events) Subscribe(ctx context.Context, kinds ...EventKind) <-chan Event {
+	return ev.SubscribeWhere(ctx, nil, kinds...)
 }
 
 // SubscribeWhere is Subscribe for the events keep accepts: a desktop
@@ -75,25 +79,27 @@ func (c *Core) Subscribe(ctx context.Context, kinds ...EventKind) <-chan Event {
 // every other call's, thousands a second under load. keep runs on the
 // publisher's goroutine with the subscribers locked: it must be quick,
 // and must not call the Core.
-func (c *Core) SubscribeWhere(ctx context.Context, keep func(Event) bool, kinds ...EventKind) <-chan Event {
+func (ev *Events) SubscribeWhere(ctx context.Context, keep func(Event) bool, kinds ...EventKind) <-chan Event {
 	ch := make(chan Event, subscriberBuffer)
-	c.events.mu.Lock()
-	if c.events.subs == nil {
-		c.events.subs = make(map[chan Event]subscription)
+	ev.mu.Lock()
+	if ev.subs == nil {
+		ev.subs = make(map[chan Event]subscription)
 	}
-	c.events.subs[ch] = subscription{kinds: kinds, keep: keep}
-	c.events.mu.Unlock()
+	ev.subs[ch] = subscription{kinds: kinds, keep: keep}
+	ev.mu.Unlock()
 	context.AfterFunc(ctx, func() {
-		c.events.mu.Lock()
-		delete(c.events.subs, ch)
+		ev.mu.Lock()
+		delete(ev.subs, ch)
 		close(ch)
-		c.events.mu.Unlock()
+		ev.mu.Unlock()
 	})
 	return ch
 }
 
-// DroppedEvents is how many events slow subscribers missed.
-func (c *Core) DroppedEvents() uint64 { return c.events.dropped.Load() }
+// Dropped is how many events slow subscribers missed.
+func (ev *Events) Dropped() uint64 {
+	return ev.dropped.Load()
+}
 
 func (c *Core) publish(e Event) {
 	if e.Time.IsZero() {

@@ -8,19 +8,20 @@ type Held struct {
 }
 
 // HeldNow counts what the core holds in memory for conversations.
-func (c *Core) HeldNow() Held {
+func (cv *Conversations) HeldNow() Held {
+	c := cv.c
 	var h Held
-	c.convs.mu.Lock()
-	h.Conversations = c.convs.lru.Len()
-	for el := c.convs.lru.Front(); el != nil; el = el.Next() {
+	c.conversations.held.mu.Lock()
+	h.Conversations = c.conversations.held.lru.Len()
+	for el := c.conversations.held.lru.Front(); el != nil; el = el.Next() {
 		if el.Value.(*entry).history != nil {
 			h.Transcripts++
 		}
 	}
-	c.convs.mu.Unlock()
-	c.turns.mu.Lock()
-	h.LiveTurns = len(c.turns.live)
-	c.turns.mu.Unlock()
+	c.conversations.held.mu.Unlock()
+	c.conversations.turns.mu.Lock()
+	h.LiveTurns = len(c.conversations.turns.live)
+	c.conversations.turns.mu.Unlock()
 	c.questions.mu.Lock()
 	h.Questions = len(c.questions.pending)
 	c.questions.mu.Unlock()

@@ -4,4 +4,7 @@ import "context"
 
 // FlushLastUse writes the clients' last uses kept in memory now, as the
 // background flush does lastUseGranularity after a use.
-func (c *Core) FlushLastUse(ctx context.Context) error { return c.flushLastUse(ctx) }
+func (cs *Clients) FlushLastUse(ctx context.Context) error {
+	c := cs.c
+	return c.flushLastUse(ctx)
+}

@@ -126,14 +126,14 @@ func TestSaveAgentChecksIcon(t *testing.T) {
 	f := newFixture(t, agent.Config{}, agent.Agent{})
 	a := f.agent
 	a.Icon = "data:image/png;base64,nope"
-	if _, err := f.core.SaveAgent(t.Context(), a); err == nil || !strings.Contains(agent.UserMessage(err), "icon image") {
+	if _, err := f.core.Agents().Save(t.Context(), a); err == nil || !strings.Contains(agent.UserMessage(err), "icon image") {
 		t.Fatalf("bad icon saved: %v", err)
 	}
-	if got, _ := f.core.AgentBySlug(a.Slug); got.Icon != "" {
+	if got, _ := f.core.Agents().BySlug(a.Slug); got.Icon != "" {
 		t.Errorf("refused icon kept: %q", got.Icon)
 	}
 	a.Icon = " 🦊"
-	saved, err := f.core.SaveAgent(t.Context(), a)
+	saved, err := f.core.Agents().Save(t.Context(), a)
 	if err != nil || saved.Icon != "🦊" {
 		t.Fatalf("SaveAgent = %q, %v", saved.Icon, err)
 	}

@@ -89,18 +89,20 @@ func (p *liveProgress) snapshot() (LiveTurn, bool) {
 
 // LiveTurn is a snapshot of the turn running in a conversation; false
 // when none runs (not yet started, or already recorded).
-func (c *Core) LiveTurn(conversationID string) (LiveTurn, bool) {
-	c.turns.mu.Lock()
-	lt, ok := c.turns.live[conversationID]
-	c.turns.mu.Unlock()
+func (cv *Conversations) LiveTurn(conversationID string) (LiveTurn, bool) {
+	c := cv.c
+	c.conversations.turns.mu.Lock()
+	lt, ok := c.conversations.turns.live[conversationID]
+	c.conversations.turns.mu.Unlock()
 	if !ok {
 		return LiveTurn{}, false
 	}
 	return lt.progress.snapshot()
 }
 
-// ConversationQuestions lists the questions a conversation's turns asked,
+// Questions lists the questions a conversation's turns asked,
 // in the order asked, with their answers and who gave them.
-func (c *Core) ConversationQuestions(ctx context.Context, conversationID string) ([]Question, error) {
+func (cv *Conversations) Questions(ctx context.Context, conversationID string) ([]Question, error) {
+	c := cv.c
 	return c.history.Questions(ctx, conversationID)
 }

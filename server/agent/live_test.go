@@ -34,20 +34,20 @@ func TestLiveTurnWhileRunning(t *testing.T) {
 	}
 	ctx := t.Context()
 	turnID := "4f7c2b9e-5d1a-4c8e-9f3b-2a6d8e1c7b50"
-	events := f.core.Subscribe(ctx, agent.EventTurnStarted)
+	events := f.core.Events().Subscribe(ctx, agent.EventTurnStarted)
 	type outcome struct {
 		res *agent.RunResult
 		err error
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		res, err := f.core.Run(ctx, agent.RunRequest{Agent: "helper", Principal: "alice", Message: "find my notes", TurnID: turnID})
+		res, err := f.core.Conversations().Run(ctx, agent.RunRequest{Agent: "helper", Principal: "alice", Message: "find my notes", TurnID: turnID})
 		done <- outcome{res, err}
 	}()
 	conv := (<-events).Conversation
 	<-writing
 
-	live, ok := f.core.LiveTurn(conv)
+	live, ok := f.core.Conversations().LiveTurn(conv)
 	if !ok {
 		t.Fatal("no live turn while the model writes")
 	}
@@ -66,10 +66,10 @@ func TestLiveTurnWhileRunning(t *testing.T) {
 	}
 	// A snapshot is a copy: the turn going on does not change it.
 	live.Messages[0].Content = "changed"
-	if again, _ := f.core.LiveTurn(conv); again.Messages[0].Content == "changed" {
+	if again, _ := f.core.Conversations().LiveTurn(conv); again.Messages[0].Content == "changed" {
 		t.Error("a snapshot shares its messages with the running turn")
 	}
-	if _, ok := f.core.LiveTurn("no-such-conversation"); ok {
+	if _, ok := f.core.Conversations().LiveTurn("no-such-conversation"); ok {
 		t.Error("a live turn in a conversation that has none")
 	}
 
@@ -78,10 +78,10 @@ func TestLiveTurnWhileRunning(t *testing.T) {
 	if out.err != nil || out.res.Text != "Writing done." {
 		t.Fatalf("run = %+v, %v", out.res, out.err)
 	}
-	if _, ok := f.core.LiveTurn(conv); ok {
+	if _, ok := f.core.Conversations().LiveTurn(conv); ok {
 		t.Error("the turn is still live once recorded")
 	}
-	qs, err := f.core.ConversationQuestions(ctx, conv)
+	qs, err := f.core.Conversations().Questions(ctx, conv)
 	if err != nil || len(qs) != 0 {
 		t.Errorf("questions = %v, %v", qs, err)
 	}

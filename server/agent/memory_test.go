@@ -43,7 +43,7 @@ func TestMemoryDoesNotGrowWithConversations(t *testing.T) {
 	grew := int64(heap()) - int64(before)
 	t.Logf("the heap grew by %d KiB over %d conversations", grew>>10, seen)
 
-	held := f.core.HeldNow()
+	held := f.core.Conversations().HeldNow()
 	if held.Conversations > capacity || held.Transcripts > capacity || held.LiveTurns != 0 || held.Questions != 0 {
 		t.Errorf("after %d conversations the core holds %+v; want at most %d conversations and transcripts, no turn, no question", 2*capacity+seen, held, capacity)
 	}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -23,6 +24,24 @@ var defaultBaseURLs = map[ProviderKind]string{
 	ProviderAnthropic: "https://api.anthropic.com",
 }
 
+// Providers are the model servers agents run on, and the models made for
+// them.
+type Providers struct {
+	c         *Core
+	connector ModelConnector
+	// local are where EnsureDefault looks for a model on first start.
+	local []Provider
+	// writes makes changes of providers go one at a time across their
+	// store and keychain writes; no request takes it.
+	writes sync.Mutex
+	// mu guards byName and connected; never held across I/O.
+	mu     sync.Mutex
+	byName map[string]Provider
+	// connected caches each provider's model, made by the connector for
+	// the provider as it was at UpdatedAt.
+	connected map[string]connectedModel
+}
+
 // ProviderStatus is a provider as the person sees it.
 type ProviderStatus struct {
 	Provider
@@ -31,17 +50,18 @@ type ProviderStatus struct {
 	UsedBy []string
 }
 
-// Providers lists the providers by name, with whether each has a key and
+// List lists the providers by name, with whether each has a key and
 // which agents use it.
-func (c *Core) Providers() []ProviderStatus {
-	c.providersMu.Lock()
-	ps := make([]Provider, 0, len(c.providers))
-	for _, p := range c.providers {
+func (pv *Providers) List() []ProviderStatus {
+	c := pv.c
+	c.providers.mu.Lock()
+	ps := make([]Provider, 0, len(c.providers.byName))
+	for _, p := range c.providers.byName {
 		ps = append(ps, p)
 	}
-	c.providersMu.Unlock()
+	c.providers.mu.Unlock()
 	slices.SortFunc(ps, func(a, b Provider) int { return strings.Compare(a.Name, b.Name) })
-	agents := c.Agents()
+	agents := c.agents.List()
 	out := make([]ProviderStatus, 0, len(ps))
 	for _, p := range ps {
 		st := ProviderStatus{Provider: p, HasKey: c.secretOf(p.Name) != ""}
@@ -55,11 +75,12 @@ func (c *Core) Providers() []ProviderStatus {
 	return out
 }
 
-// Provider returns the provider named name.
-func (c *Core) Provider(name string) (Provider, bool) {
-	c.providersMu.Lock()
-	defer c.providersMu.Unlock()
-	p, ok := c.providers[name]
+// Get returns the provider named name.
+func (pv *Providers) Get(name string) (Provider, bool) {
+	c := pv.c
+	c.providers.mu.Lock()
+	defer c.providers.mu.Unlock()
+	p, ok := c.providers.byName[name]
 	return p, ok
 }
 
@@ -69,9 +90,10 @@ type KeyChange struct {
 	Key string // never logged, stored or put in an error
 }
 
-// SaveProvider adds a provider or changes one (by name), and sets or
+// Save adds a provider or changes one (by name), and sets or
 // removes its API key in the keychain. The key goes nowhere else.
-func (c *Core) SaveProvider(ctx context.Context, p Provider, key KeyChange) (Provider, error) {
+func (pv *Providers) Save(ctx context.Context, p Provider, key KeyChange) (Provider, error) {
+	c := pv.c
 	if err := validateProvider(&p); err != nil {
 		return Provider{}, err
 	}
@@ -81,10 +103,10 @@ func (c *Core) SaveProvider(ctx context.Context, p Provider, key KeyChange) (Pro
 	if key.Set && c.secrets == nil {
 		return Provider{}, Userf(nil, "there is no keychain to keep the key in")
 	}
-	c.providerWrites.Lock()
-	defer c.providerWrites.Unlock()
+	c.providers.writes.Lock()
+	defer c.providers.writes.Unlock()
 	now := c.now()
-	if old, ok := c.Provider(p.Name); ok {
+	if old, ok := c.providers.Get(p.Name); ok {
 		p.CreatedAt = old.CreatedAt
 	} else {
 		p.CreatedAt = now
@@ -103,23 +125,24 @@ func (c *Core) SaveProvider(ctx context.Context, p Provider, key KeyChange) (Pro
 	if err := c.history.PutProvider(ctx, p); err != nil {
 		return Provider{}, fmt.Errorf("save provider %s: %w", p.Name, err)
 	}
-	c.providersMu.Lock()
-	c.providers[p.Name] = p
-	delete(c.connected, p.Name)
-	c.providersMu.Unlock()
+	c.providers.mu.Lock()
+	c.providers.byName[p.Name] = p
+	delete(c.providers.connected, p.Name)
+	c.providers.mu.Unlock()
 	c.publish(Event{Kind: EventProvidersChanged, Text: p.Name})
 	return p, nil
 }
 
-// DeleteProvider removes a provider no agent uses, and its API key.
-func (c *Core) DeleteProvider(ctx context.Context, name string) error {
-	c.providerWrites.Lock()
-	defer c.providerWrites.Unlock()
-	if _, ok := c.Provider(name); !ok {
+// Delete removes a provider no agent uses, and its API key.
+func (pv *Providers) Delete(ctx context.Context, name string) error {
+	c := pv.c
+	c.providers.writes.Lock()
+	defer c.providers.writes.Unlock()
+	if _, ok := c.providers.Get(name); !ok {
 		return Userf(ErrNotFound, "no provider named %q", name)
 	}
 	var users []string
-	for _, a := range c.Agents() {
+	for _, a := range c.agents.List() {
 		if a.Provider == name {
 			users = append(users, a.Slug)
 		}
@@ -130,10 +153,10 @@ func (c *Core) DeleteProvider(ctx context.Context, name string) error {
 	if err := c.history.DeleteProvider(ctx, name); err != nil {
 		return fmt.Errorf("delete provider %s: %w", name, err)
 	}
-	c.providersMu.Lock()
-	delete(c.providers, name)
-	delete(c.connected, name)
-	c.providersMu.Unlock()
+	c.providers.mu.Lock()
+	delete(c.providers.byName, name)
+	delete(c.providers.connected, name)
+	c.providers.mu.Unlock()
 	c.publish(Event{Kind: EventProvidersChanged, Text: name})
 	if c.secrets != nil {
 		if err := c.secrets.Delete(ProviderSecretKey(name)); err != nil && !errors.Is(err, ErrNotFound) {
@@ -143,9 +166,10 @@ func (c *Core) DeleteProvider(ctx context.Context, name string) error {
 	return nil
 }
 
-// ProviderModels lists the models a provider offers (what its server
+// Models lists the models a provider offers (what its server
 // answers now), for the editor's picker and "provider check".
-func (c *Core) ProviderModels(ctx context.Context, name string) ([]string, error) {
+func (pv *Providers) Models(ctx context.Context, name string) ([]string, error) {
+	c := pv.c
 	m, err := c.providerModel(name)
 	if err != nil {
 		return nil, err
@@ -163,7 +187,8 @@ func (c *Core) ProviderModels(ctx context.Context, name string) ([]string, error
 
 // DescribeModel says what a provider's model can do, where its server
 // tells; unknown otherwise.
-func (c *Core) DescribeModel(ctx context.Context, provider, model string) (ModelInfo, error) {
+func (pv *Providers) DescribeModel(ctx context.Context, provider, model string) (ModelInfo, error) {
+	c := pv.c
 	m, err := c.providerModel(provider)
 	if err != nil {
 		return ModelInfo{}, err
@@ -192,30 +217,30 @@ func (c *Core) providerModel(name string) (Model, error) {
 	if m := c.models[Backend(name)]; m != nil && Backend(name) != BackendClient {
 		return m, nil
 	}
-	p, ok := c.Provider(name)
+	p, ok := c.providers.Get(name)
 	if !ok {
 		return nil, Userf(ErrNotFound, "no provider named %q: add it in Settings → Models or with 'deskhand provider add'", name)
 	}
-	c.providersMu.Lock()
-	cm, ok := c.connected[name]
-	c.providersMu.Unlock()
+	c.providers.mu.Lock()
+	cm, ok := c.providers.connected[name]
+	c.providers.mu.Unlock()
 	if ok && cm.at.Equal(p.UpdatedAt) {
 		return cm.model, nil
 	}
-	if c.connector == nil {
+	if c.providers.connector == nil {
 		return nil, Userf(nil, "provider %s cannot be reached from here", name)
 	}
 	// The keychain may be slow (a locked one asks for a password): never
 	// under providersMu.
-	m, err := c.connector.Connect(p, c.secretOf(name))
+	m, err := c.providers.connector.Connect(p, c.secretOf(name))
 	if err != nil {
 		return nil, Userf(err, "cannot connect to provider %s: %v", name, err)
 	}
-	c.providersMu.Lock()
-	if cur, ok := c.providers[name]; ok && cur.UpdatedAt.Equal(p.UpdatedAt) {
-		c.connected[name] = connectedModel{model: m, at: p.UpdatedAt}
+	c.providers.mu.Lock()
+	if cur, ok := c.providers.byName[name]; ok && cur.UpdatedAt.Equal(p.UpdatedAt) {
+		c.providers.connected[name] = connectedModel{model: m, at: p.UpdatedAt}
 	}
-	c.providersMu.Unlock()
+	c.providers.mu.Unlock()
 	return m, nil
 }
 
@@ -268,14 +293,14 @@ func agentProvider(a Agent) string { return cmp.Or(a.Provider, OllamaProvider) }
 // cannot say (most OpenAI-compatible ones), the first call will tell.
 func (c *Core) checkProviderOf(ctx context.Context, a Agent) error {
 	if c.models[Backend(a.Provider)] == nil {
-		if _, ok := c.Provider(a.Provider); !ok {
+		if _, ok := c.providers.Get(a.Provider); !ok {
 			return Userf(ErrNotFound, "no provider named %q: add it in Settings → Models or with 'deskhand provider add'", a.Provider)
 		}
 	}
 	if len(a.ResponseSchema) == 0 || a.Model == "" || a.Backend == BackendClient {
 		return nil
 	}
-	info, err := c.DescribeModel(ctx, a.Provider, a.Model)
+	info, err := c.providers.DescribeModel(ctx, a.Provider, a.Model)
 	if err != nil {
 		c.log.Warn("describe a model to check its structured output", "provider", a.Provider, "model", a.Model, "err", err)
 		return nil

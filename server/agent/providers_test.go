@@ -65,13 +65,13 @@ func TestProviders(t *testing.T) {
 		{Name: "x", Kind: agent.ProviderOpenAICompatible, BaseURL: "ftp://host"},
 		{Name: "x", Kind: agent.ProviderOpenAICompatible, BaseURL: "http://user:pw@host"},
 	} {
-		if _, err := core.SaveProvider(ctx, bad, agent.KeyChange{}); err == nil || agent.UserMessage(err) == "" {
+		if _, err := core.Providers().Save(ctx, bad, agent.KeyChange{}); err == nil || agent.UserMessage(err) == "" {
 			t.Errorf("SaveProvider(%+v) = %v, want a user error", bad, err)
 		}
 	}
 	const key = "sk-ant-secret-1234"
-	events := core.Subscribe(ctx)
-	p, err := core.SaveProvider(ctx, agent.Provider{Name: "claude", Kind: agent.ProviderAnthropic}, agent.KeyChange{Set: true, Key: key})
+	events := core.Events().Subscribe(ctx)
+	p, err := core.Providers().Save(ctx, agent.Provider{Name: "claude", Kind: agent.ProviderAnthropic}, agent.KeyChange{Set: true, Key: key})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,27 +89,27 @@ func TestProviders(t *testing.T) {
 	if got, _ := secrets.Get(agent.ProviderSecretKey("claude")); got != key {
 		t.Errorf("keychain holds %q, want the key", got)
 	}
-	if _, err := core.SaveProvider(ctx, agent.Provider{Name: "x", Kind: agent.ProviderOpenAI}, agent.KeyChange{Set: true, Key: key + "\n"}); err == nil {
+	if _, err := core.Providers().Save(ctx, agent.Provider{Name: "x", Kind: agent.ProviderOpenAI}, agent.KeyChange{Set: true, Key: key + "\n"}); err == nil {
 		t.Error("a key with a line break was taken")
 	}
 
 	// An agent on an unknown provider, or with a schema its model cannot
 	// answer in, is refused at save time.
-	if _, err := core.SaveAgent(ctx, agent.Agent{Slug: "a", Provider: "nope", Model: "m1"}); !errors.Is(err, agent.ErrNotFound) {
+	if _, err := core.Agents().Save(ctx, agent.Agent{Slug: "a", Provider: "nope", Model: "m1"}); !errors.Is(err, agent.ErrNotFound) {
 		t.Errorf("agent on a missing provider: %v", err)
 	}
-	_, err = core.SaveAgent(ctx, agent.Agent{Slug: "a", Provider: "claude", Model: "m1", ResponseSchema: []byte(`{"type":"object"}`)})
+	_, err = core.Agents().Save(ctx, agent.Agent{Slug: "a", Provider: "claude", Model: "m1", ResponseSchema: []byte(`{"type":"object"}`)})
 	if err == nil || !strings.Contains(agent.UserMessage(err), "cannot answer in the shape") {
 		t.Errorf("schema on a model without structured output: %v", err)
 	}
-	a, err := core.SaveAgent(ctx, agent.Agent{Slug: "a", Provider: "claude", Model: "m1", Enabled: true})
+	a, err := core.Agents().Save(ctx, agent.Agent{Slug: "a", Provider: "claude", Model: "m1", Enabled: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := core.Run(ctx, agent.RunRequest{Agent: a.Slug, Principal: "p", Message: "hi"}); err != nil {
+	if _, err := core.Conversations().Run(ctx, agent.RunRequest{Agent: a.Slug, Principal: "p", Message: "hi"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := core.Run(ctx, agent.RunRequest{Agent: a.Slug, Principal: "p", Message: "again"}); err != nil {
+	if _, err := core.Conversations().Run(ctx, agent.RunRequest{Agent: a.Slug, Principal: "p", Message: "again"}); err != nil {
 		t.Fatal(err)
 	}
 	// One connection per version of the provider, with its key.
@@ -117,20 +117,20 @@ func TestProviders(t *testing.T) {
 	if got := conn.connects(); len(got) != 1 || got[0] != want {
 		t.Errorf("connects = %q, want one: %q", got, want)
 	}
-	if models, err := core.ProviderModels(ctx, "claude"); err != nil || len(models) != 2 {
+	if models, err := core.Providers().Models(ctx, "claude"); err != nil || len(models) != 2 {
 		t.Errorf("ProviderModels = %v, %v", models, err)
 	}
 
-	st := core.Providers()
+	st := core.Providers().List()
 	if len(st) != 2 || st[0].Name != "claude" || !st[0].HasKey || len(st[0].UsedBy) != 1 || st[1].Name != agent.OllamaProvider || st[1].HasKey {
 		t.Errorf("Providers() = %+v", st)
 	}
-	if err := core.DeleteProvider(ctx, "claude"); err == nil || !strings.Contains(agent.UserMessage(err), "used by a") {
+	if err := core.Providers().Delete(ctx, "claude"); err == nil || !strings.Contains(agent.UserMessage(err), "used by a") {
 		t.Errorf("deleting a provider in use: %v", err)
 	}
 
 	// A change of the provider connects anew; removing the key removes it.
-	if _, err := core.SaveProvider(ctx, agent.Provider{Name: "claude", Kind: agent.ProviderAnthropic, BaseURL: "https://proxy.example/anthropic"}, agent.KeyChange{Set: true}); err != nil {
+	if _, err := core.Providers().Save(ctx, agent.Provider{Name: "claude", Kind: agent.ProviderAnthropic, BaseURL: "https://proxy.example/anthropic"}, agent.KeyChange{Set: true}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := secrets.Get(agent.ProviderSecretKey("claude")); !errors.Is(err, agent.ErrNotFound) {
@@ -138,23 +138,23 @@ func TestProviders(t *testing.T) {
 	}
 	// Removing a key that is not there is no error (the keychain says
 	// "not found").
-	if _, err := core.SaveProvider(ctx, agent.Provider{Name: agent.OllamaProvider, Kind: agent.ProviderOllama}, agent.KeyChange{Set: true}); err != nil {
+	if _, err := core.Providers().Save(ctx, agent.Provider{Name: agent.OllamaProvider, Kind: agent.ProviderOllama}, agent.KeyChange{Set: true}); err != nil {
 		t.Errorf("removing a missing key: %v", err)
 	}
-	if _, err := core.Run(ctx, agent.RunRequest{Agent: a.Slug, Principal: "p", Message: "hi"}); err != nil {
+	if _, err := core.Conversations().Run(ctx, agent.RunRequest{Agent: a.Slug, Principal: "p", Message: "hi"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := conn.connects(); len(got) != 2 || got[1] != "claude https://proxy.example/anthropic key=" {
 		t.Errorf("connects after the change = %q", got)
 	}
 
-	if err := core.DeleteAgent(ctx, a.Slug); err != nil {
+	if err := core.Agents().Delete(ctx, a.Slug); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := core.SaveProvider(ctx, agent.Provider{Name: "claude", Kind: agent.ProviderAnthropic}, agent.KeyChange{Set: true, Key: key}); err != nil {
+	if _, err := core.Providers().Save(ctx, agent.Provider{Name: "claude", Kind: agent.ProviderAnthropic}, agent.KeyChange{Set: true, Key: key}); err != nil {
 		t.Fatal(err)
 	}
-	if err := core.DeleteProvider(ctx, "claude"); err != nil {
+	if err := core.Providers().Delete(ctx, "claude"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := secrets.Get(agent.ProviderSecretKey("claude")); !errors.Is(err, agent.ErrNotFound) {
@@ -167,7 +167,7 @@ func TestProviders(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer again.Close()
-	if st := again.Providers(); len(st) != 1 || st[0].Name != agent.OllamaProvider {
+	if st := again.Providers().List(); len(st) != 1 || st[0].Name != agent.OllamaProvider {
 		t.Errorf("providers after a restart: %+v", st)
 	}
 }
@@ -274,18 +274,18 @@ func TestFirstStartPicksALocalModel(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer core.Close()
-			a, ok, err := core.EnsureDefaultAgent(t.Context(), "")
+			a, ok, err := core.Agents().EnsureDefault(t.Context(), "")
 			if err != nil || !ok {
 				t.Fatalf("EnsureDefaultAgent: %v, %v", ok, err)
 			}
 			if a.Provider != tc.provider || a.Model != tc.model {
 				t.Errorf("assistant on %s/%s, want %s/%s", a.Provider, a.Model, tc.provider, tc.model)
 			}
-			_, saved := core.Provider(tc.provider)
+			_, saved := core.Providers().Get(tc.provider)
 			if tc.providerSavedAfter && !saved {
 				t.Errorf("the server found did not become a provider")
 			}
-			for _, p := range core.Providers() {
+			for _, p := range core.Providers().List() {
 				if p.Name != agent.OllamaProvider && p.Name != tc.provider {
 					t.Errorf("provider %s was saved, though not chosen", p.Name)
 				}
@@ -324,12 +324,12 @@ func TestProviderErrorsKeepNoKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(core.Close)
-	if _, err := core.SaveProvider(t.Context(), agent.Provider{Name: "far", Kind: agent.ProviderOpenAICompatible, BaseURL: "http://far.example"},
+	if _, err := core.Providers().Save(t.Context(), agent.Provider{Name: "far", Kind: agent.ProviderOpenAICompatible, BaseURL: "http://far.example"},
 		agent.KeyChange{Set: true, Key: key}); err != nil {
 		t.Fatal(err)
 	}
-	_, listErr := core.ProviderModels(t.Context(), "far")
-	_, describeErr := core.DescribeModel(t.Context(), "far", "m")
+	_, listErr := core.Providers().Models(t.Context(), "far")
+	_, describeErr := core.Providers().DescribeModel(t.Context(), "far", "m")
 	for _, err := range []error{listErr, describeErr} {
 		if msg := agent.UserMessage(err); err == nil || strings.Contains(msg, key) || !strings.Contains(msg, "[redacted]") {
 			t.Errorf("the error says %q", msg)

@@ -47,16 +47,17 @@ type RunResult struct {
 // their results fed back, until it answers or the round limit is hit. The
 // turn is recorded whatever happens; when it fails, the error's
 // UserMessage says why and the result still names the turn.
-func (c *Core) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
-	if !c.turns.admit() {
+func (cv *Conversations) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
+	c := cv.c
+	if !c.conversations.turns.admit() {
 		return nil, errShuttingDown
 	}
-	defer c.turns.running.Done()
-	agent, ok := c.AgentBySlug(req.Agent)
+	defer c.conversations.turns.running.Done()
+	agent, ok := c.agents.BySlug(req.Agent)
 	if !ok || !agent.Enabled {
 		return nil, Userf(ErrNotFound, "no enabled agent named %q", req.Agent)
 	}
-	if c.paused.Load() {
+	if c.settings.paused.Load() {
 		return nil, Userf(nil, "%s", PausedMessage)
 	}
 	if strings.TrimSpace(req.Message) == "" {
@@ -67,7 +68,7 @@ func (c *Core) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 		return nil, err
 	}
 	res := &RunResult{Conversation: conv, NewConversation: isNew}
-	defer func() { c.convs.release(res.Conversation) }()
+	defer func() { c.conversations.held.release(res.Conversation) }()
 
 	// A shutdown ends the turn too, with its own cause.
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -77,8 +78,8 @@ func (c *Core) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	// The turn is followed (to be stopped, and waited for) until it is
 	// recorded; an agent deleted meanwhile has seen it, or it sees that.
 	live := &liveTurn{agentID: agent.ID, cancel: cancel, done: make(chan struct{})}
-	c.turns.track(conv.ID, live)
-	defer c.turns.untrack(conv.ID, live)
+	c.conversations.turns.track(conv.ID, live)
+	defer c.conversations.turns.untrack(conv.ID, live)
 	if !c.agentExists(agent.ID) {
 		return nil, Userf(ErrNotFound, "no enabled agent named %q", req.Agent)
 	}
@@ -97,7 +98,7 @@ func (c *Core) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	}
 	user := Message{Role: RoleUser, Content: content, TurnID: turn.ID, CreatedAt: turn.StartedAt}
 	live.progress.begin(turn.ID, agent.Slug, turn.StartedAt)
-	past, kept := c.convs.history(conv.ID)
+	past, kept := c.conversations.held.history(conv.ID)
 	if !isNew && !kept {
 		if past, err = c.history.Messages(ctx, conv.ID); err != nil {
 			return nil, fmt.Errorf("load conversation %s: %w", conv.ID, err)
@@ -141,14 +142,14 @@ func (c *Core) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	endErr := c.history.EndTurn(context.WithoutCancel(ctx), turn, produced)
 	live.progress.end()
 	if err := begun(); err != nil {
-		c.convs.keep(conv.ID, nil) // read it back next time
+		c.conversations.held.keep(conv.ID, nil) // read it back next time
 		return nil, fmt.Errorf("record turn %s: %w", turn.ID, err)
 	}
 	if endErr != nil {
-		c.convs.keep(conv.ID, nil)
+		c.conversations.held.keep(conv.ID, nil)
 		return nil, fmt.Errorf("record end of turn %s: %w", turn.ID, endErr)
 	}
-	c.convs.keep(conv.ID, slices.Concat(past, []Message{user}, produced))
+	c.conversations.held.keep(conv.ID, slices.Concat(past, []Message{user}, produced))
 	res.Turn = turn
 	res.Conversation.UpdatedAt = turn.EndedAt
 	c.publish(Event{Kind: EventTurnEnded, Agent: agent.Slug, Conversation: conv.ID, Turn: turn.ID, Status: turn.Status, Text: turn.Error})
@@ -188,7 +189,7 @@ func (c *Core) openConversation(ctx context.Context, agent Agent, req RunRequest
 		}
 		req.parent.link(&conv)
 		// The conversation is written with its first turn.
-		_, err := c.convs.acquire(conv.ID, nil, func() (Conversation, error) { return conv, nil })
+		_, err := c.conversations.held.acquire(conv.ID, nil, func() (Conversation, error) { return conv, nil })
 		return conv, true, err
 	}
 	// Only minted handles (UUIDs) can exist; anything else is unknown
@@ -199,7 +200,7 @@ func (c *Core) openConversation(ctx context.Context, agent Agent, req RunRequest
 	owns := func(conv Conversation) bool {
 		return conv.Principal == req.Principal && conv.AgentID == agent.ID && req.parent.continues(conv)
 	}
-	conv, err := c.convs.acquire(handle, owns, func() (Conversation, error) {
+	conv, err := c.conversations.held.acquire(handle, owns, func() (Conversation, error) {
 		conv, err := c.history.Conversation(ctx, handle)
 		if errors.Is(err, ErrNotFound) {
 			return Conversation{}, ErrUnknownConversation

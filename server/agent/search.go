@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -84,7 +85,8 @@ var errNoWords = &UserError{Msg: "type a word to search for (letters or digits)"
 // person's and the agents' text, not tool calls) hold the words, newest
 // first. It is for the person's own surfaces (the desktop, the command
 // line); MCP clients have no search.
-func (c *Core) Search(ctx context.Context, q SearchQuery) ([]SearchHit, error) {
+func (cv *Conversations) Search(ctx context.Context, q SearchQuery) ([]SearchHit, error) {
+	c := cv.c
 	if len(SearchWords(q.Text)) == 0 {
 		return nil, errNoWords
 	}
@@ -97,7 +99,7 @@ func (c *Core) Search(ctx context.Context, q SearchQuery) ([]SearchHit, error) {
 		q.Limit = MaxSearchLimit
 	}
 	if q.Agent != "" {
-		a, ok := c.AgentBySlug(q.Agent)
+		a, ok := c.agents.BySlug(q.Agent)
 		if !ok && !c.agentExists(q.Agent) {
 			return nil, Userf(ErrNotFound, "there is no agent %q", q.Agent)
 		}
@@ -118,7 +120,7 @@ func (c *Core) Search(ctx context.Context, q SearchQuery) ([]SearchHit, error) {
 		return nil, err
 	}
 	slugs := make(map[string]string)
-	for _, a := range c.Agents() {
+	for _, a := range c.agents.List() {
 		slugs[a.ID] = a.Slug
 	}
 	for i := range hits {
@@ -130,9 +132,9 @@ func (c *Core) Search(ctx context.Context, q SearchQuery) ([]SearchHit, error) {
 
 // allClients are the clients the core knows, revoked ones included.
 func (c *Core) allClients() []Client {
-	c.clientsMu.Lock()
-	defer c.clientsMu.Unlock()
-	return append([]Client(nil), c.clients...)
+	c.clients.mu.Lock()
+	defer c.clients.mu.Unlock()
+	return slices.Clone(c.clients.list)
 }
 
 // clientID finds a client by ID, else by the name of an active one.

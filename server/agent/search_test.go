@@ -34,11 +34,11 @@ func TestSearchWords(t *testing.T) {
 // client's name) or says what is wrong.
 func TestCoreSearch(t *testing.T) {
 	f := newFixture(t, agent.Config{}, agent.Agent{})
-	other, err := f.core.SaveAgent(t.Context(), agent.Agent{Slug: "other", Model: "m", Conversations: true, Enabled: true})
+	other, err := f.core.Agents().Save(t.Context(), agent.Agent{Slug: "other", Model: "m", Conversations: true, Enabled: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, _, err := f.core.CreateClient(t.Context(), "cursor")
+	cl, _, err := f.core.Clients().Create(t.Context(), "cursor")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestCoreSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	local, err := f.core.Run(t.Context(), agent.RunRequest{Agent: other.Slug, Principal: agent.LocalPrincipal, Message: "an aardvark again"})
+	local, err := f.core.Conversations().Run(t.Context(), agent.RunRequest{Agent: other.Slug, Principal: agent.LocalPrincipal, Message: "an aardvark again"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestCoreSearch(t *testing.T) {
 		{"negative limit", agent.SearchQuery{Text: "aardvark", Limit: -1}, nil, "must be positive"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			hits, err := f.core.Search(t.Context(), tc.q)
+			hits, err := f.core.Conversations().Search(t.Context(), tc.q)
 			if tc.wantErr != "" {
 				var uerr *agent.UserError
 				if !errors.As(err, &uerr) || agent.UserMessage(err) == "" || !strings.Contains(agent.UserMessage(err), tc.wantErr) {

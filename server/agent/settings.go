@@ -3,10 +3,19 @@ package agent
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 )
 
-// Setting returns a stored setting, or def when it is unset.
-func (c *Core) Setting(ctx context.Context, key, def string) (string, error) {
+// Settings are the person's stored settings, and whether serving is
+// paused.
+type Settings struct {
+	c      *Core
+	paused atomic.Bool
+}
+
+// Get returns a stored setting, or def when it is unset.
+func (st *Settings) Get(ctx context.Context, key, def string) (string, error) {
+	c := st.c
 	v, err := c.history.Setting(ctx, key)
 	if errors.Is(err, ErrNotFound) {
 		return def, nil
@@ -14,7 +23,8 @@ func (c *Core) Setting(ctx context.Context, key, def string) (string, error) {
 	return v, err
 }
 
-// SetSetting stores a setting.
-func (c *Core) SetSetting(ctx context.Context, key, value string) error {
+// Set stores a setting.
+func (st *Settings) Set(ctx context.Context, key, value string) error {
+	c := st.c
 	return c.history.SetSetting(ctx, key, value)
 }

@@ -31,7 +31,7 @@ func TestRunsRacingClose(t *testing.T) {
 			wg.Go(func() {
 				ready.Done()
 				start.Wait()
-				res, err := f.core.Run(t.Context(), agent.RunRequest{Agent: "helper", Principal: "p", Message: "hi"})
+				res, err := f.core.Conversations().Run(t.Context(), agent.RunRequest{Agent: "helper", Principal: "p", Message: "hi"})
 				out <- outcome{res, err}
 			})
 		}

@@ -99,7 +99,7 @@ func teamDepth(ctx context.Context) int {
 // maxTeamDepth reads SettingTeamMaxDepth; a value that is not a whole
 // number of at least 1 counts as the default, and is logged.
 func (c *Core) maxTeamDepth(ctx context.Context) int {
-	v, err := c.Setting(ctx, SettingTeamMaxDepth, "")
+	v, err := c.settings.Get(ctx, SettingTeamMaxDepth, "")
 	if err != nil {
 		c.log.Warn("read the team depth setting", "err", err)
 		return DefaultTeamMaxDepth
@@ -123,8 +123,8 @@ func (c *Core) checkTeam(a *Agent) error {
 		a.Team = nil
 		return nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.agents.mu.Lock()
+	defer c.agents.mu.Unlock()
 	team := make([]string, 0, len(a.Team))
 	for _, id := range a.Team {
 		id = strings.TrimSpace(id)
@@ -134,7 +134,7 @@ func (c *Core) checkTeam(a *Agent) error {
 		if id == a.ID {
 			return Userf(nil, "agent %q cannot be in its own team: that would be a cycle (%s → %s)", a.Slug, a.Slug, a.Slug)
 		}
-		if _, ok := c.agents[id]; !ok {
+		if _, ok := c.agents.byID[id]; !ok {
 			return Userf(ErrNotFound, "agent %q: team member %q does not exist (it may have been deleted)", a.Slug, id)
 		}
 		team = append(team, id)
@@ -147,13 +147,13 @@ func (c *Core) checkTeam(a *Agent) error {
 		if id == a.ID {
 			return a.Team
 		}
-		return c.agents[id].Team
+		return c.agents.byID[id].Team
 	}
 	slugOf := func(id string) string {
 		if id == a.ID {
 			return a.Slug
 		}
-		return c.agents[id].Slug
+		return c.agents.byID[id].Slug
 	}
 	// Any cycle made by this change goes through a: search from a for a.
 	path := []string{a.ID}
@@ -190,24 +190,24 @@ func (c *Core) checkTeam(a *Agent) error {
 // dropFromTeams removes a deleted agent from every team in memory (the
 // store's cascade did the same there).
 func (c *Core) dropFromTeams(id string) {
-	c.mu.Lock()
+	c.agents.mu.Lock()
 	changed := false
-	for aid, a := range c.agents {
+	for aid, a := range c.agents.byID {
 		if i := slices.Index(a.Team, id); i >= 0 {
 			a.Team = slices.Delete(slices.Clone(a.Team), i, i+1)
 			if len(a.Team) == 0 {
 				a.Team = nil
 			}
-			c.agents[aid] = a
+			c.agents.byID[aid] = a
 			changed = true
 		}
 	}
 	if changed {
 		c.agentsChangedLocked()
 	}
-	c.mu.Unlock()
+	c.agents.mu.Unlock()
 	if changed {
-		c.agentsRev.Add(1)
+		c.agents.rev.Add(1)
 		c.publish(Event{Kind: EventAgentsChanged})
 	}
 }
@@ -219,11 +219,11 @@ func (c *Core) addTeamTools(_ context.Context, run *turnRun) {
 	if len(run.agent.Team) == 0 {
 		return
 	}
-	v := c.VisibleTo(run.turn.Principal)
+	v := c.clients.VisibleTo(run.turn.Principal)
 	for _, id := range run.agent.Team {
-		c.mu.Lock()
-		m, ok := c.agents[id]
-		c.mu.Unlock()
+		c.agents.mu.Lock()
+		m, ok := c.agents.byID[id]
+		c.agents.mu.Unlock()
 		if !ok || !m.Enabled || !v.Sees(m.Slug) {
 			continue
 		}
@@ -294,20 +294,20 @@ func (t *memberTool) Call(ctx context.Context, _ Agent, args json.RawMessage) (s
 	}
 	// The member is found by ID, so a rename since the turn began changes
 	// nothing; visibility may have changed too.
-	c.mu.Lock()
-	member, ok := c.agents[t.member.ID]
-	c.mu.Unlock()
+	c.agents.mu.Lock()
+	member, ok := c.agents.byID[t.member.ID]
+	c.agents.mu.Unlock()
 	if !ok {
 		return "", Userf(ErrNotFound, "agent %q is not available (disabled or deleted)", t.member.Slug)
 	}
-	if !c.VisibleTo(run.turn.Principal).Sees(member.Slug) {
+	if !c.clients.VisibleTo(run.turn.Principal).Sees(member.Slug) {
 		return "", Userf(nil, "there is no tool named %q", t.name)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	turnID := uuid.NewString()
 	stop := c.forwardProgress(ctx, run, member.Slug, turnID)
-	res, err := c.Run(context.WithValue(ctx, teamDepthKey{}, depth), RunRequest{
+	res, err := c.conversations.Run(context.WithValue(ctx, teamDepthKey{}, depth), RunRequest{
 		Agent: member.Slug, Principal: run.turn.Principal, Conversation: t.conv, Message: in.Message, TurnID: turnID,
 		parent: &teamLink{conversation: run.turn.ConversationID, turn: run.turn.ID},
 	})
@@ -329,7 +329,7 @@ func (t *memberTool) Call(ctx context.Context, _ Agent, args json.RawMessage) (s
 // once every event seen is forwarded.
 func (c *Core) forwardProgress(ctx context.Context, run *turnRun, member, turnID string) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
-	events := c.Subscribe(ctx, EventModelCall, EventToolCall, EventQuestionAsked, EventMemberProgress)
+	events := c.events.Subscribe(ctx, EventModelCall, EventToolCall, EventQuestionAsked, EventMemberProgress)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -384,15 +384,15 @@ func (c *Core) teamEffects(a Agent) Effects {
 			continue
 		}
 		seen[id] = true
-		c.mu.Lock()
-		m, ok := c.agents[id]
-		c.mu.Unlock()
+		c.agents.mu.Lock()
+		m, ok := c.agents.byID[id]
+		c.agents.mu.Unlock()
 		if !ok || !m.Enabled {
 			continue
 		}
 		queue = append(queue, m.Team...)
 		m.Team = nil // walked here, not again in AgentEffects
-		all |= c.AgentEffects(m)
+		all |= c.agents.Effects(m)
 	}
 	return all
 }
@@ -403,10 +403,11 @@ type SubConversationLister interface {
 	SubConversations(ctx context.Context, parentTurnID string) ([]Conversation, error)
 }
 
-// SubConversations lists the conversations of the team members the turn
+// Subs lists the conversations of the team members the turn
 // called, in the order they started; each one's ParentConversation and
 // ParentTurn name the caller's. None when the store cannot say.
-func (c *Core) SubConversations(ctx context.Context, turnID string) ([]Conversation, error) {
+func (cv *Conversations) Subs(ctx context.Context, turnID string) ([]Conversation, error) {
+	c := cv.c
 	l, ok := c.history.(SubConversationLister)
 	if !ok {
 		return nil, nil
@@ -414,13 +415,14 @@ func (c *Core) SubConversations(ctx context.Context, turnID string) ([]Conversat
 	return l.SubConversations(ctx, turnID)
 }
 
-// TeamOf lists the agent's team members that exist, in order.
-func (c *Core) TeamOf(a Agent) []Agent {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// Team lists the agent's team members that exist, in order.
+func (ags *Agents) Team(a Agent) []Agent {
+	c := ags.c
+	c.agents.mu.Lock()
+	defer c.agents.mu.Unlock()
 	var out []Agent
 	for _, id := range a.Team {
-		if m, ok := c.agents[id]; ok {
+		if m, ok := c.agents.byID[id]; ok {
 			out = append(out, m)
 		}
 	}

@@ -69,7 +69,7 @@ func newTeam(t *testing.T, cfg agent.Config, script teamScript, order []string, 
 		for _, m := range teams[slug] {
 			a.Team = append(a.Team, f.agents[m].ID)
 		}
-		if f.agents[slug], err = core.SaveAgent(t.Context(), a); err != nil {
+		if f.agents[slug], err = core.Agents().Save(t.Context(), a); err != nil {
 			t.Fatalf("save %s: %v", slug, err)
 		}
 	}
@@ -77,7 +77,7 @@ func newTeam(t *testing.T, cfg agent.Config, script teamScript, order []string, 
 }
 
 func (f *teamFixture) run(ctx context.Context, slug, principal, msg string) (*agent.RunResult, error) {
-	return f.core.Run(ctx, agent.RunRequest{Agent: slug, Principal: principal, Message: msg, TurnID: uuid.NewString()})
+	return f.core.Conversations().Run(ctx, agent.RunRequest{Agent: slug, Principal: principal, Message: msg, TurnID: uuid.NewString()})
 }
 
 func toolNames(req agent.ChatRequest) []string {
@@ -93,9 +93,9 @@ func TestTeamDelegation(t *testing.T) {
 	f := newTeam(t, agent.Config{}, script, []string{"c", "b", "a"}, map[string][]string{"a": {"b"}, "b": {"c"}})
 	ctx := t.Context()
 	turnID := uuid.NewString()
-	progress := f.core.Subscribe(ctx, agent.EventMemberProgress)
+	progress := f.core.Events().Subscribe(ctx, agent.EventMemberProgress)
 
-	res, err := f.core.Run(ctx, agent.RunRequest{Agent: "a", Principal: "alice", Message: "what is it?", TurnID: turnID})
+	res, err := f.core.Conversations().Run(ctx, agent.RunRequest{Agent: "a", Principal: "alice", Message: "what is it?", TurnID: turnID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestTeamDelegation(t *testing.T) {
 	}
 
 	// Each member ran in its own conversation, linked to its caller's turn.
-	subsA, err := f.core.SubConversations(ctx, turnID)
+	subsA, err := f.core.Conversations().Subs(ctx, turnID)
 	if err != nil || len(subsA) != 1 {
 		t.Fatalf("sub-conversations of a's turn = %+v, %v; want one", subsA, err)
 	}
@@ -112,19 +112,19 @@ func TestTeamDelegation(t *testing.T) {
 	if b.AgentID != f.agents["b"].ID || b.ParentConversation != res.Conversation.ID || b.ParentTurn != turnID || b.Principal != "alice" {
 		t.Errorf("b's conversation = %+v", b)
 	}
-	msgs, turns, err := f.core.Transcript(ctx, b.ID)
+	msgs, turns, err := f.core.Conversations().Transcript(ctx, b.ID)
 	if err != nil || len(turns) != 1 {
 		t.Fatalf("b's transcript: %d turns, %v", len(turns), err)
 	}
 	if msgs[0].Content != "what is it? (via a)" {
 		t.Errorf("b was asked %q", msgs[0].Content)
 	}
-	subsB, err := f.core.SubConversations(ctx, turns[0].ID)
+	subsB, err := f.core.Conversations().Subs(ctx, turns[0].ID)
 	if err != nil || len(subsB) != 1 || subsB[0].AgentID != f.agents["c"].ID || subsB[0].ParentConversation != b.ID {
 		t.Errorf("sub-conversations of b's turn = %+v, %v", subsB, err)
 	}
 	// The member's conversations are not listed as the client's own.
-	list, err := f.core.ConversationsOf(ctx, "alice", agent.PageMark{}, 10)
+	list, err := f.core.Conversations().ListFor(ctx, "alice", agent.PageMark{}, 10)
 	if err != nil || len(list) != 1 || list[0].ID != res.Conversation.ID {
 		t.Errorf("ConversationsOf(alice) = %+v, %v; want a's conversation only", list, err)
 	}
@@ -199,12 +199,12 @@ func TestTeamMemberContinuesInTurn(t *testing.T) {
 	if want := "a: part 1+part 2"; res.Text != want {
 		t.Errorf("answer = %q, want %q (the second call continues b's conversation)", res.Text, want)
 	}
-	subs, err := f.core.SubConversations(t.Context(), res.Turn.ID)
+	subs, err := f.core.Conversations().Subs(t.Context(), res.Turn.ID)
 	if err != nil || len(subs) != 1 {
 		t.Errorf("sub-conversations = %+v, %v; want one", subs, err)
 	}
 	// A client cannot continue a member's conversation with its handle.
-	_, err = f.core.Run(t.Context(), agent.RunRequest{Agent: "b", Principal: "alice", Conversation: subs[0].ID, Message: "more"})
+	_, err = f.core.Conversations().Run(t.Context(), agent.RunRequest{Agent: "b", Principal: "alice", Conversation: subs[0].ID, Message: "more"})
 	if !errors.Is(err, agent.ErrUnknownConversation) {
 		t.Errorf("continuing a sub-conversation from outside: %v, want ErrUnknownConversation", err)
 	}
@@ -231,11 +231,11 @@ func TestTeamCycleRefused(t *testing.T) {
 			for _, m := range tt.team {
 				a.Team = append(a.Team, f.agents[m].ID)
 			}
-			_, err := f.core.SaveAgent(t.Context(), a)
+			_, err := f.core.Agents().Save(t.Context(), a)
 			if err == nil || !strings.Contains(agent.UserMessage(err), tt.wantCycle) {
 				t.Fatalf("SaveAgent = %v, want a refusal naming %q", err, tt.wantCycle)
 			}
-			if got, _ := f.core.AgentBySlug(tt.edit); len(got.Team) != len(tt.teams[tt.edit]) {
+			if got, _ := f.core.Agents().BySlug(tt.edit); len(got.Team) != len(tt.teams[tt.edit]) {
 				t.Errorf("the refused team was kept: %v", got.Team)
 			}
 		})
@@ -245,7 +245,7 @@ func TestTeamCycleRefused(t *testing.T) {
 		f := newTeam(t, agent.Config{}, teamScript{}, []string{"a"}, nil)
 		a := f.agents["a"]
 		a.Team = []string{uuid.NewString()}
-		if _, err := f.core.SaveAgent(t.Context(), a); !errors.Is(err, agent.ErrNotFound) {
+		if _, err := f.core.Agents().Save(t.Context(), a); !errors.Is(err, agent.ErrNotFound) {
 			t.Errorf("SaveAgent with an unknown member = %v, want ErrNotFound", err)
 		}
 	})
@@ -253,17 +253,17 @@ func TestTeamCycleRefused(t *testing.T) {
 		f := newTeam(t, agent.Config{}, teamScript{}, []string{"c", "b", "a"}, nil)
 		a := f.agents["a"]
 		a.Team = []string{f.agents["c"].ID, f.agents["b"].ID, f.agents["c"].ID}
-		saved, err := f.core.SaveAgent(t.Context(), a)
+		saved, err := f.core.Agents().Save(t.Context(), a)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if want := []string{f.agents["c"].ID, f.agents["b"].ID}; !slices.Equal(saved.Team, want) {
 			t.Errorf("team = %v, want %v", saved.Team, want)
 		}
-		if err := f.core.DeleteAgent(t.Context(), "c"); err != nil {
+		if err := f.core.Agents().Delete(t.Context(), "c"); err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := f.core.AgentBySlug("a"); !slices.Equal(got.Team, []string{f.agents["b"].ID}) {
+		if got, _ := f.core.Agents().BySlug("a"); !slices.Equal(got.Team, []string{f.agents["b"].ID}) {
 			t.Errorf("team after c was deleted = %v", got.Team)
 		}
 	})
@@ -289,7 +289,7 @@ func TestTeamDepth(t *testing.T) {
 		t.Run("max "+tt.setting, func(t *testing.T) {
 			f := newTeam(t, agent.Config{}, script, []string{"d", "c", "b", "a"}, map[string][]string{"a": {"b"}, "b": {"c"}, "c": {"d"}})
 			if tt.setting != "" {
-				if err := f.core.SetSetting(t.Context(), agent.SettingTeamMaxDepth, tt.setting); err != nil {
+				if err := f.core.Settings().Set(t.Context(), agent.SettingTeamMaxDepth, tt.setting); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -318,7 +318,7 @@ func TestTeamMemberFailureIsToolError(t *testing.T) {
 	}
 
 	// A disabled member is not offered, and a call of it is no tool.
-	if err := f.core.SetAgentEnabled(t.Context(), "b", false); err != nil {
+	if err := f.core.Agents().SetEnabled(t.Context(), "b", false); err != nil {
 		t.Fatal(err)
 	}
 	if res, err = f.run(t.Context(), "a", "alice", "go"); err != nil || res.Text != `a got: error: there is no tool named "agent_b"` {
@@ -339,7 +339,7 @@ func TestTeamQuestionAnsweredAtDesktop(t *testing.T) {
 	}
 	f := newTeam(t, agent.Config{Desktop: true}, script, []string{"b", "a"}, map[string][]string{"a": {"b"}})
 	ctx := t.Context()
-	asked := f.core.Subscribe(ctx, agent.EventQuestionAsked)
+	asked := f.core.Events().Subscribe(ctx, agent.EventQuestionAsked)
 	type result struct {
 		res *agent.RunResult
 		err error
@@ -353,11 +353,11 @@ func TestTeamQuestionAnsweredAtDesktop(t *testing.T) {
 	if e.Agent != "b" {
 		t.Errorf("the question came from %q, want b", e.Agent)
 	}
-	pending := f.core.Pending()
+	pending := f.core.Questions().Pending()
 	if len(pending) != 1 || pending[0].Text != "Which colour?" || pending[0].Principal != "alice" {
 		t.Fatalf("pending = %+v", pending)
 	}
-	if err := f.core.AnswerQuestion(e.Question, map[string]any{"answer": "blue"}, false); err != nil {
+	if err := f.core.Questions().Answer(e.Question, map[string]any{"answer": "blue"}, false); err != nil {
 		t.Fatal(err)
 	}
 	r := <-done
@@ -412,7 +412,7 @@ func TestTeamCancelReachesMember(t *testing.T) {
 	turnID := uuid.NewString()
 	done := make(chan error, 1)
 	go func() {
-		_, err := f.core.Run(ctx, agent.RunRequest{Agent: "a", Principal: "alice", Message: "go", TurnID: turnID})
+		_, err := f.core.Conversations().Run(ctx, agent.RunRequest{Agent: "a", Principal: "alice", Message: "go", TurnID: turnID})
 		done <- err
 	}()
 	<-entered
@@ -420,11 +420,11 @@ func TestTeamCancelReachesMember(t *testing.T) {
 	if err := <-done; err == nil {
 		t.Fatal("a's turn completed after it was cancelled")
 	}
-	subs, err := f.core.SubConversations(t.Context(), turnID)
+	subs, err := f.core.Conversations().Subs(t.Context(), turnID)
 	if err != nil || len(subs) != 1 {
 		t.Fatalf("sub-conversations = %+v, %v", subs, err)
 	}
-	_, turns, err := f.core.Transcript(t.Context(), subs[0].ID)
+	_, turns, err := f.core.Conversations().Transcript(t.Context(), subs[0].ID)
 	if err != nil || len(turns) != 1 || turns[0].Status != agent.TurnCancelled {
 		t.Errorf("b's turns = %+v, %v; want one cancelled", turns, err)
 	}
@@ -446,11 +446,11 @@ func TestTeamHidesWhatTheClientCannotSee(t *testing.T) {
 	}
 	f := newTeam(t, agent.Config{}, script, []string{"c", "b", "a"}, map[string][]string{"a": {"b", "c"}})
 	ctx := t.Context()
-	cursor, _, err := f.core.CreateClient(ctx, "cursor")
+	cursor, _, err := f.core.Clients().Create(ctx, "cursor")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.core.SetClientAgents(ctx, "cursor", false, []string{"a", "c"}); err != nil {
+	if err := f.core.Clients().SetAgents(ctx, "cursor", false, []string{"a", "c"}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := f.run(ctx, "a", cursor.ID, "go")
@@ -475,25 +475,25 @@ func TestTeamEffectsReachTheCaller(t *testing.T) {
 	f := newTeam(t, agent.Config{Tools: []agent.Tool{writer, fetcher}}, teamScript{}, []string{"c", "b", "a"}, map[string][]string{"a": {"b"}, "b": {"c"}})
 	ctx := t.Context()
 	b, c := f.agents["b"], f.agents["c"]
-	if h := f.core.AgentHints(f.agents["a"]); !h.ReadOnly || h.Destructive || h.OpenWorld {
+	if h := f.core.Agents().Hints(f.agents["a"]); !h.ReadOnly || h.Destructive || h.OpenWorld {
 		t.Errorf("a with tool-less members: %+v, want read-only", h)
 	}
 	b.Tools = []agent.AgentTool{{Name: "write"}}
 	c.Tools = []agent.AgentTool{{Name: "fetch"}}
 	for _, m := range []agent.Agent{b, c} {
-		if _, err := f.core.SaveAgent(ctx, m); err != nil {
+		if _, err := f.core.Agents().Save(ctx, m); err != nil {
 			t.Fatal(err)
 		}
 	}
-	a, _ := f.core.AgentBySlug("a")
-	if h := f.core.AgentHints(a); h.ReadOnly || !h.Destructive || !h.OpenWorld {
+	a, _ := f.core.Agents().BySlug("a")
+	if h := f.core.Agents().Hints(a); h.ReadOnly || !h.Destructive || !h.OpenWorld {
 		t.Errorf("a reaching b's write and c's fetch: %+v", h)
 	}
 	// A disabled member cannot be called: it adds nothing.
-	if err := f.core.SetAgentEnabled(ctx, "b", false); err != nil {
+	if err := f.core.Agents().SetEnabled(ctx, "b", false); err != nil {
 		t.Fatal(err)
 	}
-	if h := f.core.AgentHints(a); !h.ReadOnly {
+	if h := f.core.Agents().Hints(a); !h.ReadOnly {
 		t.Errorf("a with b disabled: %+v, want read-only", h)
 	}
 }

@@ -128,9 +128,9 @@ type ToolServerStatus struct {
 	PID       int
 }
 
-// ToolServers is the running set of tool servers (server/toolservers,
-// adapted in main).
-type ToolServers interface {
+// ToolServerRunner is the running set of tool servers (server/toolservers
+// implements it).
+type ToolServerRunner interface {
 	// Set makes configs the servers; a configuration it refuses changes
 	// nothing and the error says why.
 	Set(configs []ToolServerConfig) error

@@ -15,9 +15,17 @@ import (
 
 // toolServerState is the tool servers and agents' attachments, kept in
 // memory for the turn path (see toolservers_run.go).
+// ToolServers are the person's MCP servers and the agents they are
+// attached to: what each server offers, and the tools held back since
+// their definitions changed.
+type ToolServers struct {
+	c *Core
+	toolServerState
+}
+
 type toolServerState struct {
 	store   ToolServerStore // nil: tool servers are not wired
-	running ToolServers
+	running ToolServerRunner
 
 	// writes makes changes go one at a time across their store, keychain
 	// and running-set writes; no request takes it.
@@ -62,7 +70,7 @@ func (c *Core) toolServersOn() error {
 
 // loadToolServers reads the servers and attachments and hands the servers
 // to the running set.
-func (c *Core) loadToolServers(ctx context.Context, st ToolServerStore, running ToolServers) error {
+func (c *Core) loadToolServers(ctx context.Context, st ToolServerStore, running ToolServerRunner) error {
 	ts := &c.toolServers
 	ts.servers, ts.attached, ts.held = map[string]ToolServer{}, map[string][]AgentToolServer{}, map[heldKey]HeldTool{}
 	if st == nil || running == nil {
@@ -117,9 +125,10 @@ func (c *Core) toolServerConfigs(servers []ToolServer) []ToolServerConfig {
 	return out
 }
 
-// ToolServerList lists the tool servers by name. Secret values are never
+// List lists the tool servers by name. Secret values are never
 // here, only their names.
-func (c *Core) ToolServerList() []ToolServer {
+func (tsv *ToolServers) List() []ToolServer {
+	c := tsv.c
 	ts := &c.toolServers
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
@@ -128,9 +137,10 @@ func (c *Core) ToolServerList() []ToolServer {
 	return out
 }
 
-// ToolServerStatuses says how each server is doing (state, tool count,
+// Statuses says how each server is doing (state, tool count,
 // last error, log file).
-func (c *Core) ToolServerStatuses() []ToolServerStatus {
+func (tsv *ToolServers) Statuses() []ToolServerStatus {
+	c := tsv.c
 	if c.toolServersOn() != nil {
 		return nil
 	}
@@ -195,15 +205,17 @@ func checkToolServer(s ToolServer, sec ToolServerSecrets, existing *ToolServer) 
 	return nil
 }
 
-// AddToolServer registers a server; its secret values go to the Secrets
+// Add registers a server; its secret values go to the Secrets
 // port. It does not start the server (CheckToolServer does).
-func (c *Core) AddToolServer(ctx context.Context, s ToolServer, sec ToolServerSecrets) error {
+func (tsv *ToolServers) Add(ctx context.Context, s ToolServer, sec ToolServerSecrets) error {
+	c := tsv.c
 	return c.putToolServer(ctx, s, sec, false)
 }
 
-// UpdateToolServer changes a server; secrets not given keep their value,
+// Update changes a server; secrets not given keep their value,
 // secrets it no longer names are deleted.
-func (c *Core) UpdateToolServer(ctx context.Context, s ToolServer, sec ToolServerSecrets) error {
+func (tsv *ToolServers) Update(ctx context.Context, s ToolServer, sec ToolServerSecrets) error {
+	c := tsv.c
 	return c.putToolServer(ctx, s, sec, true)
 }
 
@@ -239,7 +251,7 @@ func (c *Core) putToolServer(ctx context.Context, s ToolServer, sec ToolServerSe
 		s.CreatedAt = old.CreatedAt
 	}
 	// The running set checks the configuration before anything is kept.
-	next := c.ToolServerList()
+	next := c.toolServers.List()
 	next = slices.DeleteFunc(next, func(o ToolServer) bool { return o.Name == s.Name })
 	next = append(next, s)
 	configs := c.toolServerConfigs(next[:len(next)-1])
@@ -296,7 +308,7 @@ func (c *Core) putToolServer(ctx context.Context, s ToolServer, sec ToolServerSe
 
 // resetToolServers hands the running set the servers as kept.
 func (c *Core) resetToolServers() {
-	if err := c.toolServers.running.Set(c.toolServerConfigs(c.ToolServerList())); err != nil {
+	if err := c.toolServers.running.Set(c.toolServerConfigs(c.toolServers.List())); err != nil {
 		c.log.Error("reset the tool servers", "err", err)
 	}
 }
@@ -322,9 +334,10 @@ func (c *Core) deleteToolServerSecrets(s ToolServer, which func(kind, name strin
 	}
 }
 
-// RemoveToolServer stops and removes a server, detaches it from every
+// Remove stops and removes a server, detaches it from every
 // agent and deletes its secrets.
-func (c *Core) RemoveToolServer(ctx context.Context, name string) error {
+func (tsv *ToolServers) Remove(ctx context.Context, name string) error {
+	c := tsv.c
 	if err := c.toolServersOn(); err != nil {
 		return err
 	}
@@ -371,10 +384,11 @@ type ToolServerCheck struct {
 	Error string
 }
 
-// CheckToolServer starts the server if need be (a server that failed is
+// Check starts the server if need be (a server that failed is
 // tried again) and lists its tools with their namespaced names. A server
 // that fails is not an error: Error and Status say what happened.
-func (c *Core) CheckToolServer(ctx context.Context, name string) (ToolServerCheck, error) {
+func (tsv *ToolServers) Check(ctx context.Context, name string) (ToolServerCheck, error) {
+	c := tsv.c
 	if err := c.toolServersOn(); err != nil {
 		return ToolServerCheck{}, err
 	}
@@ -446,11 +460,12 @@ func definitionText(t ServerTool) string {
 	return string(b)
 }
 
-// AttachToolServer gives an agent a server's tools (all, or those chosen),
+// Attach gives an agent a server's tools (all, or those chosen),
 // each pinned to its definition as the server lists it now. When the
 // server can be asked, chosen tools must exist; when it cannot, the tools
 // are kept unpinned and held until the person looks again.
-func (c *Core) AttachToolServer(ctx context.Context, slug string, req ToolServerAttachment) (AgentToolServer, error) {
+func (tsv *ToolServers) Attach(ctx context.Context, slug string, req ToolServerAttachment) (AgentToolServer, error) {
+	c := tsv.c
 	a, err := c.toolServerAgent(slug)
 	if err != nil {
 		return AgentToolServer{}, err
@@ -537,15 +552,16 @@ func (c *Core) toolServerAgent(slug string) (Agent, error) {
 	if err := c.toolServersOn(); err != nil {
 		return Agent{}, err
 	}
-	a, ok := c.AgentBySlug(slug)
+	a, ok := c.agents.BySlug(slug)
 	if !ok {
 		return Agent{}, Userf(ErrNotFound, "there is no agent named %q", slug)
 	}
 	return a, nil
 }
 
-// DetachToolServer takes a server's tools from an agent.
-func (c *Core) DetachToolServer(ctx context.Context, slug, server string) error {
+// Detach takes a server's tools from an agent.
+func (tsv *ToolServers) Detach(ctx context.Context, slug, server string) error {
+	c := tsv.c
 	a, err := c.toolServerAgent(slug)
 	if err != nil {
 		return err
@@ -570,9 +586,10 @@ func (c *Core) DetachToolServer(ctx context.Context, slug, server string) error 
 	return nil
 }
 
-// AgentToolServers lists the servers attached to an agent, by name.
-func (c *Core) AgentToolServers(slug string) ([]AgentToolServer, error) {
-	a, ok := c.AgentBySlug(slug)
+// Attached lists the servers attached to an agent, by name.
+func (tsv *ToolServers) Attached(slug string) ([]AgentToolServer, error) {
+	c := tsv.c
+	a, ok := c.agents.BySlug(slug)
 	if !ok {
 		return nil, Userf(ErrNotFound, "there is no agent named %q", slug)
 	}
@@ -581,10 +598,11 @@ func (c *Core) AgentToolServers(slug string) ([]AgentToolServer, error) {
 	return slices.Clone(c.toolServers.attached[a.ID]), nil
 }
 
-// RepinToolServerTool is the person's look again at a held tool: its
+// Repin is the person's look again at a held tool: its
 // definition as the server lists it now becomes the pinned one, and it is
 // offered again.
-func (c *Core) RepinToolServerTool(ctx context.Context, slug, server, tool string) error {
+func (tsv *ToolServers) Repin(ctx context.Context, slug, server, tool string) error {
+	c := tsv.c
 	a, err := c.toolServerAgent(slug)
 	if err != nil {
 		return err
@@ -645,9 +663,10 @@ func (c *Core) attachment(agentID, server string) (AgentToolServer, bool) {
 	return att, true
 }
 
-// HeldToolServerTools lists the tools held since their definition
+// Held lists the tools held since their definition
 // changed, with the old and new definitions, oldest first.
-func (c *Core) HeldToolServerTools() []HeldTool {
+func (tsv *ToolServers) Held() []HeldTool {
+	c := tsv.c
 	c.toolServers.mu.Lock()
 	defer c.toolServers.mu.Unlock()
 	out := slices.Collect(maps.Values(c.toolServers.held))
@@ -693,6 +712,6 @@ func (c *Core) toolServerEffects(a Agent) Effects {
 // toolServersChanged tells the MCP surface that agents' reach changed
 // (their annotations).
 func (c *Core) toolServersChanged() {
-	c.agentsRev.Add(1)
+	c.agents.rev.Add(1)
 	c.publish(Event{Kind: EventAgentsChanged})
 }

@@ -199,14 +199,15 @@ func (c *Core) addServerTools(ctx context.Context, run *turnRun) {
 	}
 }
 
-// ElicitForToolServer puts a tool server's question (elicitation) to the
+// Elicit puts a tool server's question (elicitation) to the
 // person the turn whose call it came from asks, as ask_user does. ctx is
 // the call's (it carries the turn); without a turn there is nobody to
 // route to and the request is declined. The requested schema must have
 // one field, or one required field (text, a choice, yes/no or a number),
 // which is asked (optional fields are left unset); others are declined.
 // It returns the content to send back, or accepted false for a decline.
-func (c *Core) ElicitForToolServer(ctx context.Context, server, message string, schema json.RawMessage) (content map[string]any, accepted bool, err error) {
+func (tsv *ToolServers) Elicit(ctx context.Context, server, message string, schema json.RawMessage) (content map[string]any, accepted bool, err error) {
+	c := tsv.c
 	run, _ := ctx.Value(turnRunKey{}).(*turnRun)
 	if run == nil {
 		c.log.Warn("a tool server asked a question outside any call of an agent's turn; declined", "server", server)
@@ -266,13 +267,14 @@ func (c *Core) ElicitForToolServer(ctx context.Context, server, message string, 
 	return map[string]any{field: v}, true, nil
 }
 
-// SampleForToolServer answers a tool server's request for a model
+// Sample answers a tool server's request for a model
 // (sampling) with the model of the agent whose call it came from, for a
 // server the person allowed to (AllowSampling): it spends their model.
 // msgs are the server's messages (user or assistant text); the reply is
 // the model's text, never given tools. Outside an agent's call it is
 // refused.
-func (c *Core) SampleForToolServer(ctx context.Context, server, system string, msgs []Message) (text, model string, err error) {
+func (tsv *ToolServers) Sample(ctx context.Context, server, system string, msgs []Message) (text, model string, err error) {
+	c := tsv.c
 	c.toolServers.mu.Lock()
 	s, ok := c.toolServers.servers[server]
 	c.toolServers.mu.Unlock()

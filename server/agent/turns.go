@@ -84,9 +84,9 @@ func (t *turns) of(agentID string) []*liveTurn {
 
 // cancelTurn stops the turn running in a conversation, saying why.
 func (c *Core) cancelTurn(conversationID string, why error) bool {
-	c.turns.mu.Lock()
-	lt, ok := c.turns.live[conversationID]
-	c.turns.mu.Unlock()
+	c.conversations.turns.mu.Lock()
+	lt, ok := c.conversations.turns.live[conversationID]
+	c.conversations.turns.mu.Unlock()
 	if ok {
 		lt.cancel(why)
 	}

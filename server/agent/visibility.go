@@ -88,9 +88,10 @@ type visibilitySnapshot struct {
 
 // VisibleTo returns which agents the principal (a client's ID, or
 // LocalPrincipal) sees. It reads memory only.
-func (c *Core) VisibleTo(principal string) Visibility {
-	snap := c.visibility.snap.Load()
-	if snap == nil || snap.gen != c.visibility.gen.Load() || snap.agentsRev != c.agentsRev.Load() {
+func (cs *Clients) VisibleTo(principal string) Visibility {
+	c := cs.c
+	snap := c.clients.visibility.snap.Load()
+	if snap == nil || snap.gen != c.clients.visibility.gen.Load() || snap.agentsRev != c.agents.rev.Load() {
 		snap = c.rebuildVisibility()
 	}
 	if v, ok := snap.limited[principal]; ok {
@@ -103,19 +104,19 @@ func (c *Core) VisibleTo(principal string) Visibility {
 // slugs. The generation and revision are read before what they describe,
 // so a change made meanwhile leaves the snapshot stale, never wrong.
 func (c *Core) rebuildVisibility() *visibilitySnapshot {
-	snap := &visibilitySnapshot{gen: c.visibility.gen.Load(), agentsRev: c.agentsRev.Load(), limited: map[string]Visibility{}}
+	snap := &visibilitySnapshot{gen: c.clients.visibility.gen.Load(), agentsRev: c.agents.rev.Load(), limited: map[string]Visibility{}}
 	slugOf := map[string]string{}
-	for _, a := range c.Agents() {
+	for _, a := range c.agents.List() {
 		slugOf[a.ID] = a.Slug
 	}
-	c.clientsMu.Lock()
-	for _, cl := range c.clients {
+	c.clients.mu.Lock()
+	for _, cl := range c.clients.list {
 		if cl.Active() && cl.Agents.Only {
 			snap.limited[cl.ID] = visibilityOf(cl.Agents, slugOf)
 		}
 	}
-	c.clientsMu.Unlock()
-	c.visibility.snap.Store(snap)
+	c.clients.mu.Unlock()
+	c.clients.visibility.snap.Store(snap)
 	return snap
 }
 
@@ -132,22 +133,24 @@ func visibilityOf(scope AgentScope, slugOf map[string]string) Visibility {
 	return newVisibility(slugs)
 }
 
-// ClientVisibility returns which agents the named active client sees.
-func (c *Core) ClientVisibility(name string) (Visibility, error) {
+// Visibility returns which agents the named active client sees.
+func (cs *Clients) Visibility(name string) (Visibility, error) {
+	c := cs.c
 	cl, ok := c.activeClient(name)
 	if !ok {
 		return Visibility{}, Userf(ErrNotFound, "no active client named %q", name)
 	}
-	return c.VisibleTo(cl.ID), nil
+	return c.clients.VisibleTo(cl.ID), nil
 }
 
-// SetClientAgents sets which agents the named client sees: all of them,
+// SetAgents sets which agents the named client sees: all of them,
 // or only those of the slugs given (none: no agent at all). An unknown
 // slug changes nothing and says which. The client's sessions hear
 // list_changed.
-func (c *Core) SetClientAgents(ctx context.Context, clientName string, all bool, slugs []string) error {
-	c.clientWrites.Lock()
-	defer c.clientWrites.Unlock()
+func (cs *Clients) SetAgents(ctx context.Context, clientName string, all bool, slugs []string) error {
+	c := cs.c
+	c.clients.writes.Lock()
+	defer c.clients.writes.Unlock()
 	if err := c.adoptStoredClient(ctx, clientName); err != nil {
 		return err
 	}
@@ -161,7 +164,7 @@ func (c *Core) SetClientAgents(ctx context.Context, clientName string, all bool,
 		scope.AgentIDs = []string{}
 		var unknown []string
 		for _, slug := range slugs {
-			a, ok := c.AgentBySlug(slug)
+			a, ok := c.agents.BySlug(slug)
 			if !ok {
 				unknown = append(unknown, slug)
 				continue
@@ -179,7 +182,7 @@ func (c *Core) SetClientAgents(ctx context.Context, clientName string, all bool,
 		return fmt.Errorf("set the agents of client %s: %w", clientName, err)
 	}
 	c.updateClient(cl)
-	c.visibility.gen.Add(1)
+	c.clients.visibility.gen.Add(1)
 	c.publish(Event{Kind: EventClientsChanged, Text: clientName})
 	c.publish(Event{Kind: EventClientAgentsChanged, Text: cl.ID})
 	return nil

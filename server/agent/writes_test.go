@@ -101,14 +101,14 @@ func TestRequestsDoNotWaitForStoreWrites(t *testing.T) {
 	}
 	t.Cleanup(core.Close)
 	ctx := t.Context()
-	if _, err := core.SaveAgent(ctx, agent.Agent{Slug: "helper", Model: "m", Enabled: true}); err != nil {
+	if _, err := core.Agents().Save(ctx, agent.Agent{Slug: "helper", Model: "m", Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
-	alice, aliceToken, err := core.CreateClient(ctx, "alice")
+	alice, aliceToken, err := core.Clients().Create(ctx, "alice")
 	if err != nil {
 		t.Fatal(err)
 	}
-	bob, bobToken, err := core.CreateClient(ctx, "bob")
+	bob, bobToken, err := core.Clients().Create(ctx, "bob")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestRequestsDoNotWaitForStoreWrites(t *testing.T) {
 	// stalled one cannot hold anybody up.
 	h.stallWrites()
 	within(t, "Authenticate", func() {
-		if got, ok := core.Authenticate(ctx, aliceToken); !ok || got.ID != alice.ID || !got.LastUsedAt.Equal(now) {
+		if got, ok := core.Clients().Authenticate(ctx, aliceToken); !ok || got.ID != alice.ID || !got.LastUsedAt.Equal(now) {
 			t.Errorf("Authenticate(alice) = %+v, %v", got, ok)
 		}
 	})
@@ -129,34 +129,34 @@ func TestRequestsDoNotWaitForStoreWrites(t *testing.T) {
 	// requests go on.
 	saved := make(chan error, 1)
 	go func() {
-		_, err := core.SaveAgent(ctx, agent.Agent{Slug: "other", Model: "m", Enabled: true})
+		_, err := core.Agents().Save(ctx, agent.Agent{Slug: "other", Model: "m", Enabled: true})
 		saved <- err
 	}()
 	if op := <-h.entered; op != "PutAgent" {
 		t.Fatalf("store write %s, want PutAgent", op)
 	}
 	revoked := make(chan error, 1)
-	go func() { revoked <- core.RevokeClient(ctx, "alice") }()
+	go func() { revoked <- core.Clients().Revoke(ctx, "alice") }()
 	if op := <-h.entered; op != "PutClient" {
 		t.Fatalf("store write %s, want PutClient", op)
 	}
 	// A flush of last uses held by the store holds nobody up either.
 	flushed := make(chan error, 1)
-	go func() { flushed <- core.FlushLastUse(ctx) }()
+	go func() { flushed <- core.Clients().FlushLastUse(ctx) }()
 	if op := <-h.entered; op != "TouchClient" {
 		t.Fatalf("store write %s, want TouchClient", op)
 	}
 	within(t, "Authenticate of another client", func() {
-		if got, ok := core.Authenticate(ctx, bobToken); !ok || got.ID != bob.ID {
+		if got, ok := core.Clients().Authenticate(ctx, bobToken); !ok || got.ID != bob.ID {
 			t.Errorf("Authenticate(bob) = %+v, %v", got, ok)
 		}
 	})
 	within(t, "AgentBySlug", func() {
-		if _, ok := core.AgentBySlug("helper"); !ok {
+		if _, ok := core.Agents().BySlug("helper"); !ok {
 			t.Error("helper not found while another agent is saved")
 		}
 	})
-	within(t, "Clients", func() { core.Clients() })
+	within(t, "Clients", func() { core.Clients().List() })
 	h.open()
 	if err := <-saved; err != nil {
 		t.Errorf("SaveAgent: %v", err)
@@ -170,12 +170,12 @@ func TestRequestsDoNotWaitForStoreWrites(t *testing.T) {
 	if at, ok := h.touched(alice.ID); !ok || !at.Equal(now) {
 		t.Errorf("alice's last use in the store = %v, %v; want %v", at, ok, now)
 	}
-	if _, ok := core.Authenticate(ctx, aliceToken); ok {
+	if _, ok := core.Clients().Authenticate(ctx, aliceToken); ok {
 		t.Error("a revoked token is accepted")
 	}
 
 	// The next flush writes the use made during the last one.
-	if err := core.FlushLastUse(ctx); err != nil {
+	if err := core.Clients().FlushLastUse(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if at, ok := h.touched(bob.ID); !ok || !at.Equal(now) {
@@ -185,7 +185,7 @@ func TestRequestsDoNotWaitForStoreWrites(t *testing.T) {
 	clock.Lock()
 	now = now.Add(2 * time.Minute)
 	clock.Unlock()
-	if _, ok := core.Authenticate(ctx, bobToken); !ok {
+	if _, ok := core.Clients().Authenticate(ctx, bobToken); !ok {
 		t.Fatal("bob refused")
 	}
 	core.Close()
@@ -224,7 +224,7 @@ func TestDeleteAgentWaitsForItsTurn(t *testing.T) {
 	// with the cause and the agent stays.
 	giveUp, cancel := context.WithCancelCause(t.Context())
 	deleted := make(chan error, 1)
-	go func() { deleted <- f.core.DeleteAgent(giveUp, "helper") }()
+	go func() { deleted <- f.core.Agents().Delete(giveUp, "helper") }()
 	<-stopped
 	gaveUp := errors.New("the person closed the window")
 	cancel(gaveUp)
@@ -233,7 +233,7 @@ func TestDeleteAgentWaitsForItsTurn(t *testing.T) {
 			t.Errorf("DeleteAgent = %v, want the caller's cause", err)
 		}
 	})
-	if _, ok := f.core.AgentBySlug("helper"); !ok {
+	if _, ok := f.core.Agents().BySlug("helper"); !ok {
 		t.Error("the agent went although its deletion was given up")
 	}
 	letGo()
@@ -241,7 +241,7 @@ func TestDeleteAgentWaitsForItsTurn(t *testing.T) {
 		t.Errorf("the turn ended with %v", err)
 	}
 	// With no turn left, the deletion goes through.
-	if err := f.core.DeleteAgent(t.Context(), "helper"); err != nil {
+	if err := f.core.Agents().Delete(t.Context(), "helper"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -259,18 +259,18 @@ func TestSchemaCheckPort(t *testing.T) {
 		return nil
 	}
 	f := newFixture(t, agent.Config{CheckSchema: check}, agent.Agent{})
-	if _, err := f.core.SaveAgent(t.Context(), agent.Agent{Slug: "good", ResponseSchema: json.RawMessage(`{"type":"object"}`)}); err != nil {
+	if _, err := f.core.Agents().Save(t.Context(), agent.Agent{Slug: "good", ResponseSchema: json.RawMessage(`{"type":"object"}`)}); err != nil {
 		t.Errorf("a good schema: %v", err)
 	}
-	_, err := f.core.SaveAgent(t.Context(), agent.Agent{Slug: "worse", ResponseSchema: json.RawMessage(`{"bad":1}`)})
+	_, err := f.core.Agents().Save(t.Context(), agent.Agent{Slug: "worse", ResponseSchema: json.RawMessage(`{"bad":1}`)})
 	if msg := agent.UserMessage(err); !strings.Contains(msg, "response schema") || !strings.Contains(msg, "at '/bad': no such keyword") {
 		t.Errorf("a bad schema: %v (user message %q)", err, msg)
 	}
-	if _, ok := f.core.AgentBySlug("worse"); ok {
+	if _, ok := f.core.Agents().BySlug("worse"); ok {
 		t.Error("the agent with a bad schema was saved")
 	}
 	// An agent that came through JSON without a schema carries null: no schema.
-	saved, err := f.core.SaveAgent(t.Context(), agent.Agent{Slug: "plain", ResponseSchema: json.RawMessage(` null `)})
+	saved, err := f.core.Agents().Save(t.Context(), agent.Agent{Slug: "plain", ResponseSchema: json.RawMessage(` null `)})
 	if err != nil || saved.ResponseSchema != nil {
 		t.Errorf("a null schema: %v, saved %q", err, saved.ResponseSchema)
 	}

@@ -142,24 +142,24 @@ func deskhandWith(b testing.TB, agents, clients int) target {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := core.SaveAgent(context.Background(), agent.Agent{Name: "Assistant", Slug: "assistant", Model: "instant", Conversations: true, Enabled: true}); err != nil {
+	if _, err := core.Agents().Save(context.Background(), agent.Agent{Name: "Assistant", Slug: "assistant", Model: "instant", Conversations: true, Enabled: true}); err != nil {
 		b.Fatal(err)
 	}
 	for i := 1; i < agents; i++ {
-		if _, err := core.SaveAgent(context.Background(), agent.Agent{Slug: fmt.Sprintf("agent-%04d", i), Model: "instant", Enabled: true}); err != nil {
+		if _, err := core.Agents().Save(context.Background(), agent.Agent{Slug: fmt.Sprintf("agent-%04d", i), Model: "instant", Enabled: true}); err != nil {
 			b.Fatal(err)
 		}
 	}
-	_, token, err := core.CreateClient(context.Background(), "bench")
+	_, token, err := core.Clients().Create(context.Background(), "bench")
 	if err != nil {
 		b.Fatal(err)
 	}
 	for i := 1; i < clients; i++ {
-		if _, _, err := core.CreateClient(context.Background(), fmt.Sprintf("client-%04d", i)); err != nil {
+		if _, _, err := core.Clients().Create(context.Background(), fmt.Sprintf("client-%04d", i)); err != nil {
 			b.Fatal(err)
 		}
 	}
-	srv, err := mcpserver.New(core, mcpserver.Options{Logger: quiet})
+	srv, err := mcpserver.New(mcpserver.CoreOf(core), mcpserver.Options{Logger: quiet})
 	if err != nil {
 		b.Fatal(err)
 	}

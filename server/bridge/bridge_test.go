@@ -44,14 +44,14 @@ func serverWith(t *testing.T, extra func(srv **mcpserver.Server) []mcpgo.ServerT
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := core.EnsureDefaultAgent(t.Context(), ""); err != nil {
+	if _, _, err := core.Agents().EnsureDefault(t.Context(), ""); err != nil {
 		t.Fatal(err)
 	}
 	var tools []mcpgo.ServerTool
 	if extra != nil {
 		tools = extra(&srv)
 	}
-	srv, err = mcpserver.New(core, mcpserver.Options{ExtraTools: tools, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv, err = mcpserver.New(mcpserver.CoreOf(core), mcpserver.Options{ExtraTools: tools, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func bridged(t *testing.T, url, token, version string) *client.Client {
 
 func TestBridge(t *testing.T) {
 	url, core := server(t)
-	_, token, err := core.CreateClient(t.Context(), "claude-desktop")
+	_, token, err := core.Clients().Create(t.Context(), "claude-desktop")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,8 +136,8 @@ func TestBridge(t *testing.T) {
 
 func TestBridgeWithARevokedToken(t *testing.T) {
 	url, core := server(t)
-	_, token, _ := core.CreateClient(t.Context(), "claude-desktop")
-	if err := core.RevokeClient(t.Context(), "claude-desktop"); err != nil {
+	_, token, _ := core.Clients().Create(t.Context(), "claude-desktop")
+	if err := core.Clients().Revoke(t.Context(), "claude-desktop"); err != nil {
 		t.Fatal(err)
 	}
 	inR, inW := io.Pipe()
@@ -182,7 +182,7 @@ func TestBridgeResumesAClosedStream(t *testing.T) {
 			},
 		}}
 	})
-	_, token, err := core.CreateClient(t.Context(), "claude-desktop")
+	_, token, err := core.Clients().Create(t.Context(), "claude-desktop")
 	if err != nil {
 		t.Fatal(err)
 	}

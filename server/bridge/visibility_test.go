@@ -19,15 +19,15 @@ func limitedToResearcher(t *testing.T, others ...string) (url, token string) {
 	t.Helper()
 	url, core := server(t)
 	for _, slug := range append([]string{"researcher"}, others...) {
-		if _, err := core.SaveAgent(t.Context(), agent.Agent{Slug: slug, Description: "the " + slug, Model: "m", Enabled: true}); err != nil {
+		if _, err := core.Agents().Save(t.Context(), agent.Agent{Slug: slug, Description: "the " + slug, Model: "m", Enabled: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, token, err := core.CreateClient(t.Context(), "claude-desktop")
+	_, token, err := core.Clients().Create(t.Context(), "claude-desktop")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := core.SetClientAgents(t.Context(), "claude-desktop", false, []string{"researcher"}); err != nil {
+	if err := core.Clients().SetAgents(t.Context(), "claude-desktop", false, []string{"researcher"}); err != nil {
 		t.Fatal(err)
 	}
 	return url, token

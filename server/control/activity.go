@@ -17,11 +17,17 @@ import (
 // The activity log over the control channel: a page of rows, and a stream
 // of rows as they are recorded (JSON Lines), for "deskhand log [--follow]".
 
-// ActivityCore is what the log needs of the core; a Core without it
-// answers 404 for the log.
+// ActivityCore is what the log needs of the core: its rows, and the
+// events that announce new ones. A Core without it answers 404 for the log.
 type ActivityCore interface {
-	Activity(ctx context.Context, f agent.ActivityFilter) ([]agent.ActivityRow, error)
+	List(ctx context.Context, f agent.ActivityFilter) ([]agent.ActivityRow, error)
 	Subscribe(ctx context.Context, kinds ...agent.EventKind) <-chan agent.Event
+}
+
+// activityOf joins a core's log with its events.
+type activityOf struct {
+	*agent.Activity
+	*agent.Events
 }
 
 // ActivityQuery selects rows: by client name, agent slug and age.
@@ -87,15 +93,15 @@ func parseActivityQuery(r *http.Request) (ActivityQuery, error) {
 }
 
 func activityRoutes(mux *http.ServeMux, core Core, closing <-chan struct{}) {
-	ac, ok := core.(ActivityCore)
-	if !ok {
+	ac := core.Activity
+	if ac == nil {
 		return
 	}
 	filterOf := func(w http.ResponseWriter, r *http.Request) (agent.ActivityFilter, bool) {
 		q, err := parseActivityQuery(r)
 		if err == nil {
 			var f agent.ActivityFilter
-			if f, err = ActivityFilterOf(core.Clients(), q); err == nil {
+			if f, err = ActivityFilterOf(core.Clients.List(), q); err == nil {
 				return f, true
 			}
 		}
@@ -107,7 +113,7 @@ func activityRoutes(mux *http.ServeMux, core Core, closing <-chan struct{}) {
 		if !ok {
 			return
 		}
-		rows, err := ac.Activity(r.Context(), f)
+		rows, err := ac.List(r.Context(), f)
 		if err != nil {
 			replyErr(w, err)
 			return
@@ -132,7 +138,7 @@ func activityRoutes(mux *http.ServeMux, core Core, closing <-chan struct{}) {
 			}
 		}()
 		events := ac.Subscribe(ctx, agent.EventActivity)
-		page, err := ac.Activity(ctx, f)
+		page, err := ac.List(ctx, f)
 		if err != nil {
 			replyErr(w, err)
 			return
@@ -156,7 +162,7 @@ func activityRoutes(mux *http.ServeMux, core Core, closing <-chan struct{}) {
 				continue
 			}
 			row := []agent.ActivityRow{*e.Activity}
-			agent.NameClients(row, core.Clients())
+			agent.NameClients(row, core.Clients.List())
 			if enc.Encode(row[0]) != nil || rc.Flush() != nil {
 				return
 			}

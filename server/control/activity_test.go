@@ -20,7 +20,7 @@ func TestFollowActivity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cursor, _, err := core.CreateClient(t.Context(), "cursor")
+	cursor, _, err := core.Clients().Create(t.Context(), "cursor")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,8 +36,8 @@ func TestFollowActivity(t *testing.T) {
 	case err := <-errc:
 		t.Fatalf("follow: %v", err)
 	}
-	core.RecordActivity(agent.ActivityRow{Client: "another", Method: "tools/call", Outcome: agent.OutcomeOK})
-	core.RecordActivity(agent.ActivityRow{Client: cursor.ID, Method: "tools/call", Agent: "assistant", Outcome: agent.OutcomeToolError, Text: "no model"})
+	core.Activity().Record(agent.ActivityRow{Client: "another", Method: "tools/call", Outcome: agent.OutcomeOK})
+	core.Activity().Record(agent.ActivityRow{Client: cursor.ID, Method: "tools/call", Agent: "assistant", Outcome: agent.OutcomeToolError, Text: "no model"})
 	timeout := time.NewTimer(10 * time.Second)
 	defer timeout.Stop()
 	select {
@@ -75,12 +75,12 @@ func TestActivityPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cursor, _, err := core.CreateClient(t.Context(), "cursor")
+	cursor, _, err := core.Clients().Create(t.Context(), "cursor")
 	if err != nil {
 		t.Fatal(err)
 	}
-	core.RecordActivity(agent.ActivityRow{Client: cursor.ID, Method: "tools/call", Agent: "assistant", Outcome: agent.OutcomeOK})
-	core.RecordActivity(agent.ActivityRow{Method: "POST", Outcome: agent.OutcomeRefused, Reason: "bad token"})
+	core.Activity().Record(agent.ActivityRow{Client: cursor.ID, Method: "tools/call", Agent: "assistant", Outcome: agent.OutcomeOK})
+	core.Activity().Record(agent.ActivityRow{Method: "POST", Outcome: agent.OutcomeRefused, Reason: "bad token"})
 	lines, err := c.Activity(t.Context(), control.ActivityQuery{Client: "cursor"})
 	if err != nil || len(lines) != 1 || lines[0].ClientName != "cursor" || lines[0].ID == 0 {
 		t.Errorf("cursor's rows = %+v, %v; want its one call", lines, err)

@@ -27,15 +27,15 @@ func TestApprovalRulesThroughTheSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(core.Close)
-	if _, err := core.SaveAgent(t.Context(), agent.Agent{Slug: "scribe", Model: "m", Enabled: true,
+	if _, err := core.Agents().Save(t.Context(), agent.Agent{Slug: "scribe", Model: "m", Enabled: true,
 		Tools: []agent.AgentTool{{Name: "write_file", NeedsApproval: true}}}); err != nil {
 		t.Fatal(err)
 	}
 	c := dialed(t, core)
-	events := core.Subscribe(t.Context(), agent.EventQuestionAsked)
+	events := core.Events().Subscribe(t.Context(), agent.EventQuestionAsked)
 	done := make(chan error, 1)
 	go func() {
-		_, err := core.Run(t.Context(), agent.RunRequest{Agent: "scribe", Principal: "p", Message: "write"})
+		_, err := core.Conversations().Run(t.Context(), agent.RunRequest{Agent: "scribe", Principal: "p", Message: "write"})
 		done <- err
 	}()
 	id := (<-events).Question
@@ -68,7 +68,7 @@ func TestRuleEnabledThroughTheSocket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := first.SaveAgent(t.Context(), agent.Agent{Slug: "scribe", Model: "m"})
+	a, err := first.Agents().Save(t.Context(), agent.Agent{Slug: "scribe", Model: "m"})
 	first.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -184,7 +184,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 
 // Tokens lists the core's active clients the way Client.Tokens does, for
 // when the app is not running and the command line opens the store itself.
-func Tokens(core Core) []TokenInfo { return withAgents(core, core.Clients()) }
+func Tokens(core Core) []TokenInfo { return withAgents(core, core.Clients.List()) }
 
 // ApprovalRules lists the approval rules ("always allow"), oldest first.
 func (c *Client) ApprovalRules(ctx context.Context) ([]RuleInfo, error) {

@@ -40,29 +40,50 @@ import (
 // socketName is the socket's file name (SocketPath says in which folder).
 const socketName = "deskhand.sock"
 
-// Core is what the control channel needs of the core.
-type Core interface {
-	CreateClient(ctx context.Context, name string) (agent.Client, string, error)
-	RevokeClient(ctx context.Context, name string) error
-	RotateClient(ctx context.Context, name string) (agent.Client, string, error)
-	Clients() []agent.Client
-	Agents() []agent.Agent
-	SaveAgent(ctx context.Context, a agent.Agent) (agent.Agent, error)
-	SetAgentEnabled(ctx context.Context, slug string, enabled bool) error
-	DeleteAgent(ctx context.Context, slug string) error
-	Pending() []agent.Question
-	AnswerQuestion(id string, content map[string]any, declined bool) error
-	Providers() []agent.ProviderStatus
-	SaveProvider(ctx context.Context, p agent.Provider, key agent.KeyChange) (agent.Provider, error)
-	DeleteProvider(ctx context.Context, name string) error
-	ProviderModels(ctx context.Context, name string) ([]string, error)
-	// Which agents each client sees (visibility.go).
-	SetClientAgents(ctx context.Context, clientName string, all bool, slugs []string) error
-	ClientVisibility(name string) (agent.Visibility, error)
-	VisibleTo(principal string) agent.Visibility
-	Approvals() *agent.Approvals
-	// Search finds words in every conversation (search.go).
-	Search(ctx context.Context, q agent.SearchQuery) ([]agent.SearchHit, error)
+// Core is what the control channel needs of the core, feature by
+// feature. ToolServers and Activity may be nil: their endpoints are then
+// not served.
+type Core struct {
+	Agents interface {
+		List() []agent.Agent
+		Save(ctx context.Context, a agent.Agent) (agent.Agent, error)
+		SetEnabled(ctx context.Context, slug string, enabled bool) error
+		Delete(ctx context.Context, slug string) error
+	}
+	Clients interface {
+		Create(ctx context.Context, name string) (agent.Client, string, error)
+		Revoke(ctx context.Context, name string) error
+		Rotate(ctx context.Context, name string) (agent.Client, string, error)
+		List() []agent.Client
+		// Which agents each client sees (visibility.go).
+		SetAgents(ctx context.Context, clientName string, all bool, slugs []string) error
+		Visibility(name string) (agent.Visibility, error)
+		VisibleTo(principal string) agent.Visibility
+	}
+	Providers interface {
+		List() []agent.ProviderStatus
+		Save(ctx context.Context, p agent.Provider, key agent.KeyChange) (agent.Provider, error)
+		Delete(ctx context.Context, name string) error
+		Models(ctx context.Context, name string) ([]string, error)
+	}
+	Questions interface {
+		Pending() []agent.Question
+		Answer(id string, content map[string]any, declined bool) error
+	}
+	Approvals *agent.Approvals
+	// Conversations finds words in every conversation (search.go).
+	Conversations interface {
+		Search(ctx context.Context, q agent.SearchQuery) ([]agent.SearchHit, error)
+	}
+	ToolServers ToolServerCore
+	Activity    ActivityCore
+}
+
+// CoreOf is the control channel's view of a core.
+func CoreOf(c *agent.Core) Core {
+	return Core{Agents: c.Agents(), Clients: c.Clients(), Providers: c.Providers(), Questions: c.Questions(),
+		Approvals: c.Approvals(), Conversations: c.Conversations(), ToolServers: c.ToolServers(),
+		Activity: activityOf{c.Activity(), c.Events()}}
 }
 
 // ErrAlreadyRunning means another Deskhand answers on the socket.
@@ -206,14 +227,14 @@ func handler(core Core, opts Options) http.Handler {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("GET /v1/tokens", func(w http.ResponseWriter, r *http.Request) {
-		reply(w, http.StatusOK, withAgents(core, core.Clients()))
+		reply(w, http.StatusOK, withAgents(core, core.Clients.List()))
 	})
 	mux.HandleFunc("POST /v1/tokens", func(w http.ResponseWriter, r *http.Request) {
 		var req tokenRequest
 		if !decode(w, r, 64<<10, &req, "the request body must be JSON like {\"name\": \"cursor\"}") {
 			return
 		}
-		cl, token, err := core.CreateClient(r.Context(), req.Name)
+		cl, token, err := core.Clients.Create(r.Context(), req.Name)
 		if err != nil {
 			replyErr(w, err)
 			return
@@ -221,7 +242,7 @@ func handler(core Core, opts Options) http.Handler {
 		reply(w, http.StatusCreated, createdToken{TokenInfo: tokenInfo(cl), Token: token})
 	})
 	mux.HandleFunc("POST /v1/tokens/{name}/rotate", func(w http.ResponseWriter, r *http.Request) {
-		cl, token, err := core.RotateClient(r.Context(), r.PathValue("name"))
+		cl, token, err := core.Clients.Rotate(r.Context(), r.PathValue("name"))
 		if err != nil {
 			replyErr(w, err)
 			return
@@ -229,17 +250,17 @@ func handler(core Core, opts Options) http.Handler {
 		reply(w, http.StatusOK, createdToken{TokenInfo: tokenInfo(cl), Token: token})
 	})
 	mux.HandleFunc("DELETE /v1/tokens/{name}", func(w http.ResponseWriter, r *http.Request) {
-		noContent(w, core.RevokeClient(r.Context(), r.PathValue("name")))
+		noContent(w, core.Clients.Revoke(r.Context(), r.PathValue("name")))
 	})
 	mux.HandleFunc("GET /v1/agents", func(w http.ResponseWriter, r *http.Request) {
-		reply(w, http.StatusOK, core.Agents())
+		reply(w, http.StatusOK, core.Agents.List())
 	})
 	mux.HandleFunc("PUT /v1/agents", func(w http.ResponseWriter, r *http.Request) {
 		var a agent.Agent
 		if !decode(w, r, 1<<20, &a, "the request body must be an agent as JSON") {
 			return
 		}
-		saved, err := core.SaveAgent(r.Context(), a)
+		saved, err := core.Agents.Save(r.Context(), a)
 		if err != nil {
 			replyErr(w, err)
 			return
@@ -253,13 +274,13 @@ func handler(core Core, opts Options) http.Handler {
 		if !decode(w, r, 64<<10, &req, "the request body must be JSON like {\"enabled\": true}") {
 			return
 		}
-		noContent(w, core.SetAgentEnabled(r.Context(), r.PathValue("slug"), req.Enabled))
+		noContent(w, core.Agents.SetEnabled(r.Context(), r.PathValue("slug"), req.Enabled))
 	})
 	mux.HandleFunc("DELETE /v1/agents/{slug}", func(w http.ResponseWriter, r *http.Request) {
-		noContent(w, core.DeleteAgent(r.Context(), r.PathValue("slug")))
+		noContent(w, core.Agents.Delete(r.Context(), r.PathValue("slug")))
 	})
 	mux.HandleFunc("GET /v1/providers", func(w http.ResponseWriter, r *http.Request) {
-		reply(w, http.StatusOK, core.Providers())
+		reply(w, http.StatusOK, core.Providers.List())
 	})
 	mux.HandleFunc("PUT /v1/providers", func(w http.ResponseWriter, r *http.Request) {
 		var req saveProviderRequest
@@ -268,7 +289,7 @@ func handler(core Core, opts Options) http.Handler {
 		if !decode(w, r, 64<<10, &req, "the request body must be JSON like {\"provider\": {\"Name\": \"claude\", \"Kind\": \"anthropic\"}, \"setKey\": true, \"key\": \"…\"}") {
 			return
 		}
-		saved, err := core.SaveProvider(r.Context(), req.Provider, agent.KeyChange{Set: req.SetKey, Key: req.Key})
+		saved, err := core.Providers.Save(r.Context(), req.Provider, agent.KeyChange{Set: req.SetKey, Key: req.Key})
 		if err != nil {
 			replyErr(w, err)
 			return
@@ -276,10 +297,10 @@ func handler(core Core, opts Options) http.Handler {
 		reply(w, http.StatusOK, saved)
 	})
 	mux.HandleFunc("DELETE /v1/providers/{name}", func(w http.ResponseWriter, r *http.Request) {
-		noContent(w, core.DeleteProvider(r.Context(), r.PathValue("name")))
+		noContent(w, core.Providers.Delete(r.Context(), r.PathValue("name")))
 	})
 	mux.HandleFunc("GET /v1/providers/{name}/models", func(w http.ResponseWriter, r *http.Request) {
-		models, err := core.ProviderModels(r.Context(), r.PathValue("name"))
+		models, err := core.Providers.Models(r.Context(), r.PathValue("name"))
 		if err != nil {
 			replyErr(w, err)
 			return
@@ -287,28 +308,28 @@ func handler(core Core, opts Options) http.Handler {
 		reply(w, http.StatusOK, append([]string{}, models...))
 	})
 	mux.HandleFunc("GET /v1/questions", func(w http.ResponseWriter, r *http.Request) {
-		reply(w, http.StatusOK, questionInfos(core.Pending()))
+		reply(w, http.StatusOK, questionInfos(core.Questions.Pending()))
 	})
 	mux.HandleFunc("POST /v1/questions/{id}/answer", func(w http.ResponseWriter, r *http.Request) {
 		var req answerRequest
 		if !decode(w, r, 1<<20, &req, "the request body must be JSON like {\"content\": {\"answer\": \"yes\"}} or {\"decline\": true}") {
 			return
 		}
-		noContent(w, core.AnswerQuestion(r.PathValue("id"), req.Content, req.Decline))
+		noContent(w, core.Questions.Answer(r.PathValue("id"), req.Content, req.Decline))
 	})
 	mux.HandleFunc("GET /v1/approval-rules", func(w http.ResponseWriter, r *http.Request) {
-		rules, err := core.Approvals().Rules(r.Context())
+		rules, err := core.Approvals.Rules(r.Context())
 		if err != nil {
 			replyErr(w, err)
 			return
 		}
-		reply(w, http.StatusOK, RuleInfos(rules, core.Agents(), core.Clients()))
+		reply(w, http.StatusOK, RuleInfos(rules, core.Agents.List(), core.Clients.List()))
 	})
 	mux.HandleFunc("DELETE /v1/approval-rules/{id}", func(w http.ResponseWriter, r *http.Request) {
-		noContent(w, core.Approvals().Revoke(r.Context(), r.PathValue("id")))
+		noContent(w, core.Approvals.Revoke(r.Context(), r.PathValue("id")))
 	})
 	mux.HandleFunc("POST /v1/approval-rules/{id}/enable", func(w http.ResponseWriter, r *http.Request) {
-		noContent(w, core.Approvals().Enable(r.Context(), r.PathValue("id")))
+		noContent(w, core.Approvals.Enable(r.Context(), r.PathValue("id")))
 	})
 	activityRoutes(mux, core, opts.closing) // the activity log (activity.go)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

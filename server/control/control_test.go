@@ -38,9 +38,9 @@ func newCore(t *testing.T) *agent.Core {
 	return core
 }
 
-func listen(t *testing.T, path string, core control.Core) *control.Server {
+func listen(t *testing.T, path string, core *agent.Core) *control.Server {
 	t.Helper()
-	srv, err := control.Listen(path, core, control.Options{URL: "http://127.0.0.1:1/mcp"})
+	srv, err := control.Listen(path, control.CoreOf(core), control.Options{URL: "http://127.0.0.1:1/mcp"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func listen(t *testing.T, path string, core control.Core) *control.Server {
 }
 
 // dialed serves core on a control channel of its own and dials it.
-func dialed(t *testing.T, core control.Core) *control.Client {
+func dialed(t *testing.T, core *agent.Core) *control.Client {
 	t.Helper()
 	path := socketPath(t)
 	listen(t, path, core)
@@ -76,7 +76,7 @@ func TestTokensThroughTheSocket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := core.Authenticate(t.Context(), token); !ok {
+	if _, ok := core.Clients().Authenticate(t.Context(), token); !ok {
 		t.Fatal("token created over the socket is not accepted by the running core")
 	}
 	if _, err := c.CreateToken(t.Context(), "cursor"); err == nil || !strings.Contains(agent.UserMessage(err), "already exists") {
@@ -90,13 +90,13 @@ func TestTokensThroughTheSocket(t *testing.T) {
 	if err != nil || rotated == token {
 		t.Fatalf("rotate = %q, %v", rotated, err)
 	}
-	if _, ok := core.Authenticate(t.Context(), token); ok {
+	if _, ok := core.Clients().Authenticate(t.Context(), token); ok {
 		t.Error("the token before rotation is still accepted")
 	}
 	if err := c.RevokeToken(t.Context(), "cursor"); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := core.Authenticate(t.Context(), rotated); ok {
+	if _, ok := core.Clients().Authenticate(t.Context(), rotated); ok {
 		t.Error("revoked token still accepted")
 	}
 	if err := c.RevokeToken(t.Context(), "cursor"); !errors.Is(err, agent.ErrNotFound) {
@@ -108,7 +108,7 @@ func TestSecondInstanceIsRefused(t *testing.T) {
 	path := socketPath(t)
 	core := newCore(t)
 	listen(t, path, core)
-	if _, err := control.Listen(path, core, control.Options{URL: "http://127.0.0.1:1/mcp"}); !errors.Is(err, control.ErrAlreadyRunning) {
+	if _, err := control.Listen(path, control.CoreOf(core), control.Options{URL: "http://127.0.0.1:1/mcp"}); !errors.Is(err, control.ErrAlreadyRunning) {
 		t.Errorf("second Listen: %v, want ErrAlreadyRunning", err)
 	}
 }
@@ -178,7 +178,7 @@ func TestQuestionsThroughTheSocket(t *testing.T) {
 func TestShowWindow(t *testing.T) {
 	path := socketPath(t)
 	shown := 0
-	srv, err := control.Listen(path, newCore(t), control.Options{Show: func() bool { shown++; return true }})
+	srv, err := control.Listen(path, control.CoreOf(newCore(t)), control.Options{Show: func() bool { shown++; return true }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestAgentsThroughTheSocket(t *testing.T) {
 	if err := c.SetAgentEnabled(ctx, "writer", false); err != nil {
 		t.Fatal(err)
 	}
-	if a, ok := core.AgentBySlug("writer"); !ok || a.Enabled {
+	if a, ok := core.Agents().BySlug("writer"); !ok || a.Enabled {
 		t.Errorf("the running core sees %+v", a)
 	}
 	list, err := c.Agents(ctx)
@@ -294,7 +294,7 @@ func TestProvidersThroughTheSocket(t *testing.T) {
 	if got, _ := secrets.Get(agent.ProviderSecretKey("claude")); got != key {
 		t.Errorf("the keychain holds %q", got)
 	}
-	if p, ok := core.Provider("claude"); !ok || p.Kind != agent.ProviderAnthropic {
+	if p, ok := core.Providers().Get("claude"); !ok || p.Kind != agent.ProviderAnthropic {
 		t.Errorf("the running core sees %+v, %v", p, ok)
 	}
 	list, err := c.Providers(ctx)
@@ -343,7 +343,7 @@ func TestProvidersThroughTheSocket(t *testing.T) {
 	if err := c.DeleteProvider(ctx, "claude"); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := core.Provider("claude"); ok {
+	if _, ok := core.Providers().Get("claude"); ok {
 		t.Error("the running core still has the deleted provider")
 	}
 	if err := c.DeleteProvider(ctx, "claude"); !errors.Is(err, agent.ErrNotFound) {

@@ -29,7 +29,7 @@ func searchRoutes(mux *http.ServeMux, core Core) {
 		if !decode(w, r, 1<<20, &req, `the request body must be JSON like {"text": "budget", "agent": "researcher", "client": "cursor", "limit": 20}`) {
 			return
 		}
-		hits, err := core.Search(r.Context(), req.query())
+		hits, err := core.Conversations.Search(r.Context(), req.query())
 		if err != nil {
 			replyErr(w, err)
 			return
@@ -49,5 +49,5 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) ([]agent.SearchH
 // CoreSearch is Search on a core in this process, for when the app is
 // not running and the command line opens the store itself.
 func CoreSearch(ctx context.Context, core Core, req SearchRequest) ([]agent.SearchHit, error) {
-	return core.Search(ctx, req.query())
+	return core.Conversations.Search(ctx, req.query())
 }

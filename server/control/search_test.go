@@ -18,7 +18,7 @@ func TestSearchThroughTheSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(core.Close)
-	a, err := core.SaveAgent(t.Context(), agent.Agent{Slug: "helper", Model: "m", Conversations: true, Enabled: true})
+	a, err := core.Agents().Save(t.Context(), agent.Agent{Slug: "helper", Model: "m", Conversations: true, Enabled: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestSearchThroughTheSocket(t *testing.T) {
 				t.Errorf("Search(%+v) = %q, want %q", tc.req, got, tc.want)
 			}
 			// The same through a core in this process.
-			local, err := control.CoreSearch(t.Context(), core, tc.req)
+			local, err := control.CoreSearch(t.Context(), control.CoreOf(core), tc.req)
 			if err != nil || len(local) != len(hits) {
 				t.Errorf("CoreSearch(%+v) = %d hits, %v; want %d", tc.req, len(local), err, len(hits))
 			}

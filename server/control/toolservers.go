@@ -8,22 +8,19 @@ import (
 	"github.com/deskhand/deskhand/server/agent"
 )
 
-// ToolServerCore is what the tool-server endpoints need of the core; a
-// Core without it serves none of them.
+// ToolServerCore is what the tool-server endpoints need of the core.
 type ToolServerCore interface {
-	ToolServerList() []agent.ToolServer
-	ToolServerStatuses() []agent.ToolServerStatus
-	AddToolServer(ctx context.Context, s agent.ToolServer, sec agent.ToolServerSecrets) error
-	RemoveToolServer(ctx context.Context, name string) error
-	CheckToolServer(ctx context.Context, name string) (agent.ToolServerCheck, error)
-	AttachToolServer(ctx context.Context, slug string, req agent.ToolServerAttachment) (agent.AgentToolServer, error)
-	DetachToolServer(ctx context.Context, slug, server string) error
-	AgentToolServers(slug string) ([]agent.AgentToolServer, error)
-	RepinToolServerTool(ctx context.Context, slug, server, tool string) error
-	HeldToolServerTools() []agent.HeldTool
+	List() []agent.ToolServer
+	Statuses() []agent.ToolServerStatus
+	Add(ctx context.Context, s agent.ToolServer, sec agent.ToolServerSecrets) error
+	Remove(ctx context.Context, name string) error
+	Check(ctx context.Context, name string) (agent.ToolServerCheck, error)
+	Attach(ctx context.Context, slug string, req agent.ToolServerAttachment) (agent.AgentToolServer, error)
+	Detach(ctx context.Context, slug, server string) error
+	Attached(slug string) ([]agent.AgentToolServer, error)
+	Repin(ctx context.Context, slug, server, tool string) error
+	Held() []agent.HeldTool
 }
-
-var _ ToolServerCore = (*agent.Core)(nil)
 
 // ToolServerInfo is a tool server as lists show it: its definition (the
 // names of its secrets, never their values) and how it is doing.
@@ -56,25 +53,25 @@ type addToolServerRequest struct {
 
 // toolServerRoutes serves the tool servers and agents' attachments.
 func toolServerRoutes(mux *http.ServeMux, c Core) {
-	core, ok := c.(ToolServerCore)
-	if !ok {
+	core := c.ToolServers
+	if core == nil {
 		return
 	}
 	mux.HandleFunc("GET /v1/toolservers", func(w http.ResponseWriter, r *http.Request) {
-		reply(w, http.StatusOK, ToolServerInfos(core.ToolServerList(), core.ToolServerStatuses()))
+		reply(w, http.StatusOK, ToolServerInfos(core.List(), core.Statuses()))
 	})
 	mux.HandleFunc("POST /v1/toolservers", func(w http.ResponseWriter, r *http.Request) {
 		var req addToolServerRequest
 		if !decode(w, r, 1<<20, &req, "the request body must be a tool server and its secrets as JSON") {
 			return
 		}
-		noContent(w, core.AddToolServer(r.Context(), req.Server, req.Secrets))
+		noContent(w, core.Add(r.Context(), req.Server, req.Secrets))
 	})
 	mux.HandleFunc("DELETE /v1/toolservers/{name}", func(w http.ResponseWriter, r *http.Request) {
-		noContent(w, core.RemoveToolServer(r.Context(), r.PathValue("name")))
+		noContent(w, core.Remove(r.Context(), r.PathValue("name")))
 	})
 	mux.HandleFunc("POST /v1/toolservers/{name}/check", func(w http.ResponseWriter, r *http.Request) {
-		check, err := core.CheckToolServer(r.Context(), r.PathValue("name"))
+		check, err := core.Check(r.Context(), r.PathValue("name"))
 		if err != nil {
 			replyErr(w, err)
 			return
@@ -82,10 +79,10 @@ func toolServerRoutes(mux *http.ServeMux, c Core) {
 		reply(w, http.StatusOK, check)
 	})
 	mux.HandleFunc("GET /v1/toolservers/held", func(w http.ResponseWriter, r *http.Request) {
-		reply(w, http.StatusOK, core.HeldToolServerTools())
+		reply(w, http.StatusOK, core.Held())
 	})
 	mux.HandleFunc("GET /v1/agents/{slug}/toolservers", func(w http.ResponseWriter, r *http.Request) {
-		list, err := core.AgentToolServers(r.PathValue("slug"))
+		list, err := core.Attached(r.PathValue("slug"))
 		if err != nil {
 			replyErr(w, err)
 			return
@@ -97,7 +94,7 @@ func toolServerRoutes(mux *http.ServeMux, c Core) {
 		if !decode(w, r, 1<<20, &req, "the request body must be an attachment as JSON") {
 			return
 		}
-		att, err := core.AttachToolServer(r.Context(), r.PathValue("slug"), req)
+		att, err := core.Attach(r.Context(), r.PathValue("slug"), req)
 		if err != nil {
 			replyErr(w, err)
 			return
@@ -105,10 +102,10 @@ func toolServerRoutes(mux *http.ServeMux, c Core) {
 		reply(w, http.StatusOK, att)
 	})
 	mux.HandleFunc("DELETE /v1/agents/{slug}/toolservers/{server}", func(w http.ResponseWriter, r *http.Request) {
-		noContent(w, core.DetachToolServer(r.Context(), r.PathValue("slug"), r.PathValue("server")))
+		noContent(w, core.Detach(r.Context(), r.PathValue("slug"), r.PathValue("server")))
 	})
 	mux.HandleFunc("POST /v1/agents/{slug}/toolservers/{server}/tools/{tool}/repin", func(w http.ResponseWriter, r *http.Request) {
-		noContent(w, core.RepinToolServerTool(r.Context(), r.PathValue("slug"), r.PathValue("server"), r.PathValue("tool")))
+		noContent(w, core.Repin(r.Context(), r.PathValue("slug"), r.PathValue("server"), r.PathValue("tool")))
 	})
 }
 

@@ -33,7 +33,7 @@ func (a ClientAgents) String() string {
 // visibilityRoutes serves which agents each client sees.
 func visibilityRoutes(mux *http.ServeMux, core Core) {
 	mux.HandleFunc("GET /v1/tokens/{name}/agents", func(w http.ResponseWriter, r *http.Request) {
-		v, err := core.ClientVisibility(r.PathValue("name"))
+		v, err := core.Clients.Visibility(r.PathValue("name"))
 		if err != nil {
 			replyErr(w, err)
 			return
@@ -46,11 +46,11 @@ func visibilityRoutes(mux *http.ServeMux, core Core) {
 			return
 		}
 		name := r.PathValue("name")
-		if err := core.SetClientAgents(r.Context(), name, req.All, req.Agents); err != nil {
+		if err := core.Clients.SetAgents(r.Context(), name, req.All, req.Agents); err != nil {
 			replyErr(w, err)
 			return
 		}
-		v, err := core.ClientVisibility(name)
+		v, err := core.Clients.Visibility(name)
 		if err != nil {
 			replyErr(w, err)
 			return
@@ -63,7 +63,7 @@ func visibilityRoutes(mux *http.ServeMux, core Core) {
 func withAgents(core Core, cs []agent.Client) []TokenInfo {
 	out := tokenInfos(cs)
 	for i, c := range cs {
-		a := clientAgentsOf(core.VisibleTo(c.ID))
+		a := clientAgentsOf(core.Clients.VisibleTo(c.ID))
 		out[i].Agents = &a
 	}
 	return out
@@ -88,12 +88,12 @@ func (c *Client) SetClientAgents(ctx context.Context, name string, all bool, slu
 // SetClientAgents on a core in this process, for when the app is not
 // running and the command line opens the store itself.
 func CoreClientAgents(core Core, name string) (ClientAgents, error) {
-	v, err := core.ClientVisibility(name)
+	v, err := core.Clients.Visibility(name)
 	return clientAgentsOf(v), err
 }
 
 func SetCoreClientAgents(ctx context.Context, core Core, name string, all bool, slugs []string) (ClientAgents, error) {
-	if err := core.SetClientAgents(ctx, name, all, slugs); err != nil {
+	if err := core.Clients.SetAgents(ctx, name, all, slugs); err != nil {
 		return ClientAgents{}, err
 	}
 	return CoreClientAgents(core, name)

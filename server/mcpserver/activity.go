@@ -31,14 +31,14 @@ import (
 // ActivityRecorder is what recording needs of the core; a Core without it,
 // or whose log is off, records nothing and pays nothing.
 type ActivityRecorder interface {
-	RecordActivity(row agent.ActivityRow)
-	LogsActivity() bool
+	Record(row agent.ActivityRow)
+	Enabled() bool
 }
 
 // activityRecorder is the core's recorder when its log is on.
 func (s *Server) activityRecorder() (ActivityRecorder, bool) {
-	rec, ok := s.core.(ActivityRecorder)
-	return rec, ok && rec.LogsActivity()
+	rec := s.core.Activity
+	return rec, rec != nil && rec.Enabled()
 }
 
 // activityNote is what the handlers learn of a request, for its row.
@@ -121,7 +121,7 @@ func (s *Server) recordActivity(next http.Handler) http.Handler {
 		default:
 			row.Outcome = agent.OutcomeOK
 		}
-		rec.RecordActivity(row)
+		rec.Record(row)
 	})
 }
 
@@ -148,18 +148,18 @@ func (s *Server) noteRPC(r *http.Request, msg *rpcPeek) {
 	var logArguments bool
 	switch msg.Method {
 	case string(mcp.MethodToolsCall):
-		if a, ok := s.core.AgentBySlug(msg.Params.Name); ok {
+		if a, ok := s.core.Agents.BySlug(msg.Params.Name); ok {
 			slug, logArguments = a.Slug, a.LogArguments
 		}
 	case string(mcp.MethodResourcesRead): // an agent's description
 		if name, ok := strings.CutPrefix(msg.Params.URI, AgentResourcePrefix); ok {
-			if a, ok := s.core.AgentBySlug(name); ok {
+			if a, ok := s.core.Agents.BySlug(name); ok {
 				slug = a.Slug
 			}
 		}
 	case string(mcp.MethodPromptsGet): // a starter prompt, named slug.N
 		if name, _, ok := strings.Cut(msg.Params.Name, "."); ok {
-			if a, ok := s.core.AgentBySlug(name); ok {
+			if a, ok := s.core.Agents.BySlug(name); ok {
 				slug = a.Slug
 			}
 		}

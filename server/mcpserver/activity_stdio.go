@@ -75,7 +75,7 @@ func (a *stdioActivity) end() {
 func (a *stdioActivity) unanswered(id string, row *agent.ActivityRow, why string) {
 	delete(a.pending, id)
 	row.Duration, row.Outcome, row.Reason = time.Since(row.Time), agent.OutcomeProtocolError, why
-	a.rec.RecordActivity(*row)
+	a.rec.Record(*row)
 }
 
 type stdioReader struct {
@@ -147,7 +147,7 @@ func (a *stdioActivity) request(line []byte) {
 	row := &agent.ActivityRow{Time: time.Now().UTC(), Client: agent.LocalPrincipal, Era: a.era, Method: msg.Method,
 		BytesIn: int64(len(line) + 1), Outcome: agent.OutcomeOK}
 	if msg.Method == string(mcp.MethodToolsCall) {
-		if ag, ok := a.s.core.AgentBySlug(msg.Params.Name); ok {
+		if ag, ok := a.s.core.Agents.BySlug(msg.Params.Name); ok {
 			row.Agent = ag.Slug
 			if ag.LogArguments {
 				row.Arguments = loggedArguments(msg.Params.Arguments)
@@ -155,7 +155,7 @@ func (a *stdioActivity) request(line []byte) {
 		}
 	}
 	if len(msg.ID) == 0 {
-		a.rec.RecordActivity(*row) // a notification: nothing answers it
+		a.rec.Record(*row) // a notification: nothing answers it
 		return
 	}
 	a.pending[string(msg.ID)] = row
@@ -185,5 +185,5 @@ func (a *stdioActivity) answer(line []byte) {
 			}
 		}
 	}
-	a.rec.RecordActivity(*row)
+	a.rec.Record(*row)
 }

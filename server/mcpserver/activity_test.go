@@ -27,7 +27,7 @@ type activityFollower struct {
 
 func followActivity(t *testing.T, core *agent.Core) *activityFollower {
 	f := &activityFollower{more: make(chan struct{}, 1)}
-	events := core.Subscribe(t.Context(), agent.EventActivity)
+	events := core.Events().Subscribe(t.Context(), agent.EventActivity)
 	go func() {
 		for e := range events {
 			f.mu.Lock()
@@ -73,7 +73,7 @@ func TestActivityRecordsGuardRefusalsWithoutTheToken(t *testing.T) {
 			h := newHarness(t, mcpserver.GuardOptions{})
 			f := followActivity(t, h.core)
 			token := h.token("alice")
-			clients, err := h.core.Clients(), error(nil)
+			clients, err := h.core.Clients().List(), error(nil)
 			if err != nil || len(clients) != 1 {
 				t.Fatalf("clients: %v, %v", clients, err)
 			}
@@ -123,7 +123,7 @@ func TestActivityRecordsGuardRefusalsWithoutTheToken(t *testing.T) {
 					t.Errorf("%s: bytes in %d, out %d: not counted", tc.name, got.BytesIn, got.BytesOut)
 				}
 			}
-			rows, err := h.core.Activity(t.Context(), agent.ActivityFilter{})
+			rows, err := h.core.Activity().List(t.Context(), agent.ActivityFilter{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -185,7 +185,7 @@ func TestActivityOneRowPerCall(t *testing.T) {
 			}
 			isCall := func(r agent.ActivityRow) bool { return r.Method == string(mcp.MethodToolsCall) }
 			f.waitFor(t, clients*calls, isCall)
-			rows, err := h.core.Activity(t.Context(), agent.ActivityFilter{Agent: "assistant", Limit: 10_000})
+			rows, err := h.core.Activity().List(t.Context(), agent.ActivityFilter{Agent: "assistant", Limit: 10_000})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -249,12 +249,12 @@ func TestActivityKeepsArgumentsOnlyWhenAsked(t *testing.T) {
 			c := connect(t, h.URL, era, h.token("alice"))
 			isCall := func(r agent.ActivityRow) bool { return r.Method == string(mcp.MethodToolsCall) }
 			call(t, c, "assistant", map[string]any{"message": "first, my key is " + secret}, nil)
-			a, ok := h.core.AgentBySlug("assistant")
+			a, ok := h.core.Agents().BySlug("assistant")
 			if !ok {
 				t.Fatal("no assistant")
 			}
 			a.LogArguments = true
-			if _, err := h.core.SaveAgent(t.Context(), a); err != nil {
+			if _, err := h.core.Agents().Save(t.Context(), a); err != nil {
 				t.Fatal(err)
 			}
 			call(t, c, "assistant", map[string]any{"message": "second, my key is " + secret}, nil)
@@ -265,7 +265,7 @@ func TestActivityKeepsArgumentsOnlyWhenAsked(t *testing.T) {
 			if !strings.Contains(rows[1].Arguments, `"message":"second, my key is [redacted]"`) {
 				t.Errorf("arguments = %q, want the message with the key redacted", rows[1].Arguments)
 			}
-			stored, err := h.core.Activity(t.Context(), agent.ActivityFilter{Agent: "assistant"})
+			stored, err := h.core.Activity().List(t.Context(), agent.ActivityFilter{Agent: "assistant"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -346,7 +346,7 @@ func TestActivityNamesThePausedAgent(t *testing.T) {
 	h := newHarness(t, mcpserver.GuardOptions{})
 	f := followActivity(t, h.core)
 	c := connect(t, h.URL, mcp.ProtocolVersion20260728, h.token("alice"))
-	h.core.SetPaused(true)
+	h.core.Settings().SetPaused(true)
 	if res := call(t, c, "assistant", map[string]any{"message": "hi"}, nil); !res.IsError {
 		t.Fatalf("a paused call succeeded: %v", texts(res))
 	}

@@ -17,7 +17,7 @@ import (
 // listing (the catalog is rebuilt, not kept from before).
 func TestAgentIconAndHintsFollowEdits(t *testing.T) {
 	h := newHarness(t, mcpserver.GuardOptions{})
-	a, err := h.core.SaveAgent(t.Context(), agent.Agent{Slug: "fox", Name: "Fox", Model: ollamatest.DefaultModel, Enabled: true, Icon: "🦊"})
+	a, err := h.core.Agents().Save(t.Context(), agent.Agent{Slug: "fox", Name: "Fox", Model: ollamatest.DefaultModel, Enabled: true, Icon: "🦊"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestAgentIconAndHintsFollowEdits(t *testing.T) {
 
 	a.Icon = ""
 	a.Tools = []agent.AgentTool{{Name: tools.NameWriteFile}, {Name: tools.NameFetchURL}}
-	if _, err := h.core.SaveAgent(t.Context(), a); err != nil {
+	if _, err := h.core.Agents().Save(t.Context(), a); err != nil {
 		t.Fatal(err)
 	}
 	for _, era := range eras {

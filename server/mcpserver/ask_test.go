@@ -79,7 +79,7 @@ func clientAnswers(t *testing.T, era string) {
 			if n := len(h.ollama.ChatRequests()) - before; n != 2 {
 				t.Errorf("Ollama served %d chat requests, want 2: the turn was replayed", n)
 			}
-			if len(h.core.Pending()) != 0 {
+			if len(h.core.Questions().Pending()) != 0 {
 				t.Error("question left pending")
 			}
 		})
@@ -93,11 +93,11 @@ func TestDesktopAnswersWhenTheClientCannot(t *testing.T) {
 	for _, era := range eras {
 		t.Run(era, func(t *testing.T) {
 			c := connect(t, h.URL, era, h.token("d-"+era))
-			events := h.core.Subscribe(t.Context())
+			events := h.core.Events().Subscribe(t.Context())
 			go func() {
 				for e := range events {
 					if e.Kind == agent.EventQuestionAsked {
-						if err := h.core.AnswerQuestion(e.Question, map[string]any{"answer": "Grace"}, false); err != nil {
+						if err := h.core.Questions().Answer(e.Question, map[string]any{"answer": "Grace"}, false); err != nil {
 							t.Error(err)
 						}
 						return
@@ -131,7 +131,7 @@ func TestWriteFileNeedsApproval(t *testing.T) {
 	folder := t.TempDir()
 	target := filepath.Join(folder, "notes.txt")
 	h := newHarness(t, mcpserver.GuardOptions{}, writingOllama(target))
-	if _, err := h.core.SaveAgent(t.Context(), agent.Agent{Slug: "scribe", Model: ollamatest.DefaultModel, Enabled: true,
+	if _, err := h.core.Agents().Save(t.Context(), agent.Agent{Slug: "scribe", Model: ollamatest.DefaultModel, Enabled: true,
 		Tools: []agent.AgentTool{{Name: "write_file", NeedsApproval: true}}, Folders: []string{folder}, ClientMayApprove: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestClientNeverApprovesByDefault(t *testing.T) {
 	folder := t.TempDir()
 	target := filepath.Join(folder, "notes.txt")
 	h := newHarness(t, mcpserver.GuardOptions{}, writingOllama(target))
-	if _, err := h.core.SaveAgent(t.Context(), agent.Agent{Slug: "scribe", Model: ollamatest.DefaultModel, Enabled: true,
+	if _, err := h.core.Agents().Save(t.Context(), agent.Agent{Slug: "scribe", Model: ollamatest.DefaultModel, Enabled: true,
 		Tools: []agent.AgentTool{{Name: "write_file", NeedsApproval: true}}, Folders: []string{folder}}); err != nil {
 		t.Fatal(err)
 	}
@@ -189,11 +189,11 @@ func TestClientNeverApprovesByDefault(t *testing.T) {
 					elicited.Add(1)
 					return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"approve": true}}}, nil
 				})))
-			events := h.core.Subscribe(t.Context(), agent.EventQuestionAsked)
+			events := h.core.Events().Subscribe(t.Context(), agent.EventQuestionAsked)
 			answered := make(chan error, 1)
 			go func() {
 				e := <-events
-				answered <- h.core.AnswerQuestion(e.Question, map[string]any{"approve": false, "comment": "desktop says no"}, false)
+				answered <- h.core.Questions().Answer(e.Question, map[string]any{"approve": false, "comment": "desktop says no"}, false)
 			}()
 			res := call(t, c, "scribe", map[string]any{"message": "write it down"}, nil)
 			if err := <-answered; err != nil {

@@ -89,7 +89,7 @@ func TestCancellation(t *testing.T) {
 
 	t.Run("2026-07-28 closes the call", func(t *testing.T) {
 		ignore := goleak.IgnoreCurrent()
-		events := h.core.Subscribe(t.Context())
+		events := h.core.Events().Subscribe(t.Context())
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
 		go func() {
@@ -121,7 +121,7 @@ func TestCancellation(t *testing.T) {
 			resp.Body.Close()
 		}
 		ignore := goleak.IgnoreCurrent()
-		events := h.core.Subscribe(t.Context())
+		events := h.core.Events().Subscribe(t.Context())
 		answer := make(chan string, 1)
 		go func() {
 			resp, err := post(t.Context(), h.URL, token, "2025-11-25", sid, call+"}}")

@@ -25,7 +25,7 @@ func TestToolsListPagesOverManyAgents(t *testing.T) {
 	ctx := t.Context()
 	const n = 1500
 	for i := range n {
-		if _, err := h.core.SaveAgent(ctx, agent.Agent{Name: fmt.Sprintf("Agent %d", i), Slug: fmt.Sprintf("agent-%04d", i),
+		if _, err := h.core.Agents().Save(ctx, agent.Agent{Name: fmt.Sprintf("Agent %d", i), Slug: fmt.Sprintf("agent-%04d", i),
 			Backend: agent.BackendOllama, Model: "m", Enabled: true}); err != nil {
 			t.Fatal(err)
 		}
@@ -112,10 +112,10 @@ func TestToolsListETag(t *testing.T) {
 	// Disabling an agent, enabling it again and adding one each change it.
 	seen := map[string]bool{etag: true}
 	for _, change := range []func() error{
-		func() error { return h.core.SetAgentEnabled(t.Context(), "assistant", false) },
-		func() error { return h.core.SetAgentEnabled(t.Context(), "assistant", true) },
+		func() error { return h.core.Agents().SetEnabled(t.Context(), "assistant", false) },
+		func() error { return h.core.Agents().SetEnabled(t.Context(), "assistant", true) },
 		func() error {
-			_, err := h.core.SaveAgent(t.Context(), agent.Agent{Name: "New", Slug: "new", Backend: agent.BackendOllama, Model: "m", Enabled: true})
+			_, err := h.core.Agents().Save(t.Context(), agent.Agent{Name: "New", Slug: "new", Backend: agent.BackendOllama, Model: "m", Enabled: true})
 			return err
 		},
 	} {
@@ -204,7 +204,7 @@ func stdioClient(t *testing.T, h *harness) *client.Client {
 // placeholder ever shows.
 func TestToolsListSplicesTheEncodedPage(t *testing.T) {
 	h := newHarness(t, mcpserver.GuardOptions{})
-	if _, err := h.core.SaveAgent(t.Context(), agent.Agent{Name: "Odd <b>\"name\"</b> & ünïcode \u2028", Slug: "odd", Description: "Says <script>&amp; \"hi\"",
+	if _, err := h.core.Agents().Save(t.Context(), agent.Agent{Name: "Odd <b>\"name\"</b> & ünïcode \u2028", Slug: "odd", Description: "Says <script>&amp; \"hi\"",
 		Backend: agent.BackendOllama, Model: "m", Enabled: true}); err != nil {
 		t.Fatal(err)
 	}

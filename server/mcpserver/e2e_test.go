@@ -99,7 +99,7 @@ func TestBusyConversationIsAToolError(t *testing.T) {
 			c := connect(t, h.URL, era, token)
 			handle := handleOf(t, call(t, c, "assistant", map[string]any{"message": "start"}, nil))
 
-			events := h.core.Subscribe(t.Context(), agent.EventTurnStarted)
+			events := h.core.Events().Subscribe(t.Context(), agent.EventTurnStarted)
 			slow := connect(t, h.URL, era, token)
 			first := goCall(t.Context(), slow, "assistant", map[string]any{"message": "a long question", "conversation": handle})
 		wait:
@@ -143,7 +143,7 @@ func TestLegacySessionContinuesWithoutHandle(t *testing.T) {
 
 func TestBadArgumentsAreToolErrors(t *testing.T) {
 	h := newHarness(t, mcpserver.GuardOptions{})
-	if _, err := h.core.SaveAgent(t.Context(), agent.Agent{Slug: "oneshot", Model: ollamatest.DefaultModel, Enabled: true}); err != nil {
+	if _, err := h.core.Agents().Save(t.Context(), agent.Agent{Slug: "oneshot", Model: ollamatest.DefaultModel, Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
 	for _, era := range eras {
@@ -174,7 +174,7 @@ func TestBadArgumentsAreToolErrors(t *testing.T) {
 func TestDisabledAgentLeavesTheList(t *testing.T) {
 	h := newHarness(t, mcpserver.GuardOptions{})
 	c := connect(t, h.URL, mcp.ProtocolVersion20251125, h.token("alice"))
-	if err := h.core.SetAgentEnabled(t.Context(), "assistant", false); err != nil {
+	if err := h.core.Agents().SetEnabled(t.Context(), "assistant", false); err != nil {
 		t.Fatal(err)
 	}
 	// Every request syncs the tools with the core first: no wait for the
@@ -216,7 +216,7 @@ func TestClosedCall(t *testing.T) {
 		t.Run(era, func(t *testing.T) {
 			h := newHarness(t, mcpserver.GuardOptions{}, ollamatest.WithChunkDelay(100*time.Millisecond))
 			c := connect(t, h.URL, era, h.token("alice"))
-			events := h.core.Subscribe(t.Context())
+			events := h.core.Events().Subscribe(t.Context())
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			go func() {
@@ -249,12 +249,12 @@ func TestClosedCall(t *testing.T) {
 func TestPausedServingListsNoTools(t *testing.T) {
 	h := newHarness(t, mcpserver.GuardOptions{})
 	c := connect(t, h.URL, mcp.ProtocolVersion20260728, h.token("alice"))
-	h.core.SetPaused(true)
+	h.core.Settings().SetPaused(true)
 	tools, err := c.ListTools(t.Context(), mcp.ListToolsRequest{})
 	if err != nil || len(tools.Tools) != 0 {
 		t.Fatalf("tools while paused = %+v, %v", tools, err)
 	}
-	h.core.SetPaused(false)
+	h.core.Settings().SetPaused(false)
 	if tools, _ := c.ListTools(t.Context(), mcp.ListToolsRequest{}); len(tools.Tools) != 1 {
 		t.Errorf("tools after resuming = %+v", tools)
 	}

@@ -21,7 +21,7 @@ func TestOllamaDiesMidStream(t *testing.T) {
 	c := connect(t, h.URL, mcp.ProtocolVersion20260728, h.token("victim"))
 	first := handleOf(t, call(t, c, "assistant", map[string]any{"message": "Remember: the door is blue."}, nil))
 
-	events := h.core.Subscribe(t.Context(), agent.EventDelta)
+	events := h.core.Events().Subscribe(t.Context(), agent.EventDelta)
 	done := goCall(t.Context(), c, "assistant", map[string]any{"message": "a b c d e f g h", "conversation": first})
 	select { // a chunk of the answer is out
 	case <-events:

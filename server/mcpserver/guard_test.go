@@ -31,7 +31,7 @@ func guard(t *testing.T, era string) {
 	})
 	token := h.token("alice")
 	revoked := h.token("gone")
-	if err := h.core.RevokeClient(t.Context(), "gone"); err != nil {
+	if err := h.core.Clients().Revoke(t.Context(), "gone"); err != nil {
 		t.Fatal(err)
 	}
 	port := h.http.Listener.Addr().(interface{ String() string }).String()
@@ -145,7 +145,7 @@ func TestRevokedTokenIsRefusedAtOnce(t *testing.T) {
 	token := h.token("alice")
 	c := connect(t, h.URL, mcp.ProtocolVersion20260728, token)
 	call(t, c, "assistant", map[string]any{"message": "hi"}, nil)
-	if err := h.core.RevokeClient(t.Context(), "alice"); err != nil {
+	if err := h.core.Clients().Revoke(t.Context(), "alice"); err != nil {
 		t.Fatal(err)
 	}
 	req := rawRequest(t, h.URL, mcp.ProtocolVersion20260728)
@@ -233,7 +233,7 @@ func TestInFlightLimit(t *testing.T) {
 	h.restart()
 	token := h.token("alice")
 	c := connect(t, h.URL, mcp.ProtocolVersion20260728, token)
-	events := h.core.Subscribe(t.Context(), agent.EventTurnStarted)
+	events := h.core.Events().Subscribe(t.Context(), agent.EventTurnStarted)
 	done := goCall(t.Context(), c, "assistant", map[string]any{"message": "a slow one"})
 	select {
 	case <-events:

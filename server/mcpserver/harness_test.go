@@ -52,7 +52,7 @@ func newHarness(t testing.TB, guard mcpserver.GuardOptions, ollamaOpts ...ollama
 	t.Helper()
 	h := &harness{t: t, dbPath: filepath.Join(t.TempDir(), store.FileName), ollama: ollamatest.NewServer(t, ollamaOpts...), guard: guard}
 	h.start()
-	if _, _, err := h.core.EnsureDefaultAgent(t.Context(), ""); err != nil {
+	if _, _, err := h.core.Agents().EnsureDefault(t.Context(), ""); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(h.stop)
@@ -65,7 +65,7 @@ func newHarnessWith(t testing.TB, opts mcpserver.Options) *harness {
 	t.Helper()
 	h := &harness{t: t, dbPath: filepath.Join(t.TempDir(), store.FileName), ollama: ollamatest.NewServer(t), guard: opts.Guard, opts: opts}
 	h.start()
-	if _, _, err := h.core.EnsureDefaultAgent(t.Context(), ""); err != nil {
+	if _, _, err := h.core.Agents().EnsureDefault(t.Context(), ""); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(h.stop)
@@ -93,7 +93,7 @@ func (h *harness) start() {
 	opts.Info = mcpserver.Info{Name: "deskhand", Version: "test"}
 	opts.Guard = h.guard
 	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	if h.srv, err = mcpserver.New(core, opts); err != nil {
+	if h.srv, err = mcpserver.New(mcpserver.CoreOf(core), opts); err != nil {
 		t.Fatal(err)
 	}
 	h.http = httptest.NewServer(h.srv.Handler())
@@ -124,7 +124,7 @@ func (h *harness) restart() {
 
 func (h *harness) token(name string) string {
 	h.t.Helper()
-	_, token, err := h.core.CreateClient(h.t.Context(), name)
+	_, token, err := h.core.Clients().Create(h.t.Context(), name)
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -126,7 +126,7 @@ func TestHiddenIsMissingHoweverSpelled(t *testing.T) {
 	}
 
 	var cursorID string
-	for _, c := range h.core.Clients() {
+	for _, c := range h.core.Clients().List() {
 		if c.Name == "cursor" {
 			cursorID = c.ID
 		}
@@ -196,14 +196,14 @@ func stdioAs(t *testing.T, h *harness, principal string) (ask func(line string) 
 // exactly as a task that does not exist once scribe is hidden from it.
 func TestHiddenAgentsTasksAreUnknown(t *testing.T) {
 	h, cursorToken, _ := visibilityHarness(t)
-	if err := h.core.SetClientAgents(t.Context(), "cursor", true, nil); err != nil {
+	if err := h.core.Clients().SetAgents(t.Context(), "cursor", true, nil); err != nil {
 		t.Fatal(err)
 	}
 	_, created := rpc(t, h.URL, cursorToken, "tools/call", "scribe", map[string]any{"name": "scribe",
 		"arguments": map[string]any{"message": "hello"}}, withTasks)
 	id, _ := resultOf(t, created)["taskId"].(string)
 	pollTask(t, h.URL, cursorToken, id, "completed")
-	if err := h.core.SetClientAgents(t.Context(), "cursor", false, []string{"researcher"}); err != nil {
+	if err := h.core.Clients().SetAgents(t.Context(), "cursor", false, []string{"researcher"}); err != nil {
 		t.Fatal(err)
 	}
 	unknownID := strings.Repeat("Z", len(id))
@@ -226,7 +226,7 @@ func TestHiddenAgentsTasksAreUnknown(t *testing.T) {
 			}
 		})
 	}
-	if err := h.core.SetClientAgents(t.Context(), "cursor", true, nil); err != nil {
+	if err := h.core.Clients().SetAgents(t.Context(), "cursor", true, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := pollTask(t, h.URL, cursorToken, id, "completed"); got["result"] == nil {

@@ -48,7 +48,7 @@ func resumeData(t *testing.T, url, token, sid, lastID string) []sseEvent {
 // clientOf registers a client; it returns its principal and token.
 func clientOf(t *testing.T, h *harness, name string) (string, string) {
 	t.Helper()
-	c, token, err := h.core.CreateClient(t.Context(), name)
+	c, token, err := h.core.Clients().Create(t.Context(), name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,7 +86,7 @@ func TestPausedTurnsAndTasksShareOneCap(t *testing.T) {
 	total := fmt.Sprintf("already holding %d turns", mcpserver.DefaultMaxPaused)
 	refusedWith(t, "257th paused call", parkTurn(t, h.URL, e), total)
 	refusedWith(t, "task call over the total", taskCall(t, h.URL, e), total)
-	if got := len(h.core.Pending()); got != mcpserver.DefaultMaxPaused {
+	if got := len(h.core.Questions().Pending()); got != mcpserver.DefaultMaxPaused {
 		t.Errorf("%d questions on the desktop, want %d: a refused turn left one, or a waiting one was evicted", got, mcpserver.DefaultMaxPaused)
 	}
 
@@ -344,7 +344,7 @@ func TestSessionEndedMidCallKeepsNothing(t *testing.T) {
 	h := newHarness(t, mcpserver.GuardOptions{}, ollamatest.WithChunkDelay(50*time.Millisecond))
 	token := h.token("leaver")
 	sid := legacySession(t, h.URL, token)
-	events := h.core.Subscribe(t.Context(), agent.EventTurnStarted)
+	events := h.core.Events().Subscribe(t.Context(), agent.EventTurnStarted)
 	answered := make(chan string, 1)
 	go func() {
 		resp, err := post(t.Context(), h.URL, token, mcp.ProtocolVersion20251125, sid,

@@ -69,7 +69,7 @@ func TestTurnAsksTwice(t *testing.T) {
 // answer.
 func TestDeclineRoutingFailsLoudly(t *testing.T) {
 	h := newHarness(t, mcpserver.GuardOptions{}, ollamatest.WithReplyFunc(askingOllama))
-	if _, err := h.core.SaveAgent(t.Context(), agent.Agent{Slug: "loner", Model: ollamatest.DefaultModel, Enabled: true, Routing: agent.RouteDecline}); err != nil {
+	if _, err := h.core.Agents().Save(t.Context(), agent.Agent{Slug: "loner", Model: ollamatest.DefaultModel, Enabled: true, Routing: agent.RouteDecline}); err != nil {
 		t.Fatal(err)
 	}
 	for _, era := range eras {
@@ -236,11 +236,11 @@ func TestDesktopAnswerWhileTheClientHoldsTheQuestion(t *testing.T) {
 	token := h.token("alice")
 	_, first := rawCall(t, h.URL, token, map[string]any{"name": "assistant", "arguments": map[string]any{"message": "hi"}})
 	state := resultOf(t, first)["requestState"].(string)
-	pending := h.core.Pending()
+	pending := h.core.Questions().Pending()
 	if len(pending) != 1 {
 		t.Fatalf("the desktop does not see the question: %+v", pending)
 	}
-	if err := h.core.AnswerQuestion(pending[0].ID, map[string]any{"answer": "Grace"}, false); err != nil {
+	if err := h.core.Questions().Answer(pending[0].ID, map[string]any{"answer": "Grace"}, false); err != nil {
 		t.Fatal(err)
 	}
 	// The client's retry is no error: it attaches and gets the result.
@@ -259,7 +259,7 @@ func TestPausedConversationRefusesOtherCalls(t *testing.T) {
 	if r := resultOf(t, first); r["resultType"] != "input_required" {
 		t.Fatalf("first reply = %v", r)
 	}
-	conv := h.core.Pending()[0].ConversationID
+	conv := h.core.Questions().Pending()[0].ConversationID
 	_, msg := rawCall(t, h.URL, token, map[string]any{"name": "assistant", "arguments": map[string]any{"message": "again", "conversation": conv}})
 	res := resultOf(t, msg)
 	if res["isError"] != true || !strings.Contains(fmt.Sprint(res["content"]), "waiting for the answer") {
@@ -312,12 +312,12 @@ func TestUnattendedPauseIsSwept(t *testing.T) {
 	h.opts.StateTTL = 100 * time.Millisecond
 	h.restart()
 	token := h.token("alice")
-	events := h.core.Subscribe(t.Context())
+	events := h.core.Events().Subscribe(t.Context())
 	_, first := rawCall(t, h.URL, token, map[string]any{"name": "assistant", "arguments": map[string]any{"message": "hi"}})
 	if r := resultOf(t, first); r["resultType"] != "input_required" {
 		t.Fatalf("first reply = %v", r)
 	}
-	conv := h.core.Pending()[0].ConversationID
+	conv := h.core.Questions().Pending()[0].ConversationID
 	// No other call comes by: the TTL alone ends the turn.
 	for e := range events {
 		if e.Kind == agent.EventTurnEnded && e.Conversation == conv {
@@ -332,7 +332,7 @@ func TestUnattendedPauseIsSwept(t *testing.T) {
 	if len(qs) != 1 || qs[0].Status != agent.QuestionCancelled {
 		t.Errorf("its question = %+v", qs)
 	}
-	for _, q := range h.core.Pending() {
+	for _, q := range h.core.Questions().Pending() {
 		if q.ConversationID == conv {
 			t.Error("the swept turn's question is still on the desktop")
 		}

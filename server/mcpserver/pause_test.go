@@ -18,8 +18,8 @@ func TestPausedCallsAreToldSo(t *testing.T) {
 	for _, era := range eras {
 		t.Run(era, func(t *testing.T) {
 			c := connect(t, h.URL, era, h.token("paused-"+era))
-			h.core.SetPaused(true)
-			defer h.core.SetPaused(false)
+			h.core.Settings().SetPaused(true)
+			defer h.core.Settings().SetPaused(false)
 			list, err := c.ListTools(t.Context(), mcp.ListToolsRequest{})
 			if err != nil {
 				t.Fatal(err)
@@ -40,7 +40,7 @@ func TestPausedCallsAreToldSo(t *testing.T) {
 			if err == nil && !res.IsError {
 				t.Errorf("an unknown tool ran while paused: %v", texts(res))
 			}
-			h.core.SetPaused(false)
+			h.core.Settings().SetPaused(false)
 			if res := call(t, c, "assistant", map[string]any{"message": "hello"}, nil); res.IsError {
 				t.Errorf("after resuming: %v", texts(res))
 			}

@@ -225,7 +225,7 @@ func (s *Server) callModern(ctx context.Context, req mcp.CallToolRequest, a agen
 		}
 		go func() {
 			defer cancel(nil)
-			res, err := s.core.Run(turnCtx, run)
+			res, err := s.core.Conversations.Run(turnCtx, run)
 			t.done <- s.finish(a, run.Conversation, res, err)
 		}()
 		return s.wait(ctx, req, t)

@@ -58,7 +58,7 @@ func (s *Server) followProgress(ctx context.Context, token mcp.ProgressToken, tu
 		return func() {}
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	events := s.core.Subscribe(ctx, agent.EventModelCall, agent.EventToolCall, agent.EventQuestionAsked, agent.EventMemberProgress)
+	events := s.core.Events.Subscribe(ctx, agent.EventModelCall, agent.EventToolCall, agent.EventQuestionAsked, agent.EventMemberProgress)
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		step, rounds := 0, 0

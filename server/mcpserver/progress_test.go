@@ -138,7 +138,7 @@ func TestKeepAliveWhileACallWaits(t *testing.T) {
 	}
 	// The desktop answers once the question is asked and a few keep-alives
 	// went out while it waited.
-	asked := h.core.Subscribe(ctx, agent.EventQuestionAsked)
+	asked := h.core.Events().Subscribe(ctx, agent.EventQuestionAsked)
 	kept := make(chan struct{}) // closed at the third keep-alive
 	replied := make(chan error, 1)
 	go func() {
@@ -149,7 +149,7 @@ func TestKeepAliveWhileACallWaits(t *testing.T) {
 		}
 		select {
 		case <-kept:
-			replied <- h.core.AnswerQuestion(e.Question, map[string]any{"answer": "yes"}, false)
+			replied <- h.core.Questions().Answer(e.Question, map[string]any{"answer": "yes"}, false)
 		case <-ctx.Done():
 			replied <- ctx.Err()
 		}

@@ -78,7 +78,7 @@ func shorten(s string, n int) string {
 // conversation's owner.
 func (s *Server) readConversationResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	id := strings.TrimPrefix(req.Params.URI, ConversationResourcePrefix)
-	conv, msgs, err := s.core.ConversationOf(ctx, PrincipalFrom(ctx), id)
+	conv, msgs, err := s.core.Conversations.Read(ctx, PrincipalFrom(ctx), id)
 	if errors.Is(err, agent.ErrUnknownConversation) {
 		return nil, fmt.Errorf("%s: %w", req.Params.URI, server.ErrResourceNotFound)
 	}
@@ -104,7 +104,7 @@ func (s *Server) readResource(w http.ResponseWriter, r *http.Request, msg rpcPee
 	if !isConv {
 		return true
 	}
-	if _, _, err := s.core.ConversationOf(r.Context(), PrincipalFrom(r.Context()), id); !errors.Is(err, agent.ErrUnknownConversation) {
+	if _, _, err := s.core.Conversations.Read(r.Context(), PrincipalFrom(r.Context()), id); !errors.Is(err, agent.ErrUnknownConversation) {
 		return true
 	}
 	code := mcp.RESOURCE_NOT_FOUND

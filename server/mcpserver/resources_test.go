@@ -15,10 +15,10 @@ import (
 // conversation reads as a resource for its owner only.
 func TestResourcesAndPrompts(t *testing.T) {
 	h := newHarness(t, mcpserver.GuardOptions{})
-	a, _ := h.core.AgentBySlug("assistant")
+	a, _ := h.core.Agents().BySlug("assistant")
 	a.Description = "Helps with anything."
 	a.StarterPrompts = []string{"Plan my week", "Summarise today's notes"}
-	if _, err := h.core.SaveAgent(t.Context(), a); err != nil {
+	if _, err := h.core.Agents().Save(t.Context(), a); err != nil {
 		t.Fatal(err)
 	}
 	for _, era := range eras {
@@ -68,7 +68,7 @@ func TestResourcesAndPrompts(t *testing.T) {
 	}
 
 	// A disabled agent leaves the resources and prompts too.
-	if err := h.core.SetAgentEnabled(t.Context(), "assistant", false); err != nil {
+	if err := h.core.Agents().SetEnabled(t.Context(), "assistant", false); err != nil {
 		t.Fatal(err)
 	}
 	c := connect(t, h.URL, mcp.ProtocolVersion20251125, h.token("after"))

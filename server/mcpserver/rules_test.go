@@ -47,17 +47,17 @@ type desktopApprover struct {
 
 func newDesktopApprover(t *testing.T, core *agent.Core) *desktopApprover {
 	d := &desktopApprover{answers: make(chan map[string]any, 4), errs: make(chan error, 16)}
-	events := core.Subscribe(t.Context(), agent.EventQuestionAsked)
+	events := core.Events().Subscribe(t.Context(), agent.EventQuestionAsked)
 	go func() {
 		for e := range events {
 			d.asked.Add(1)
 			var err error
 			select {
 			case content := <-d.answers:
-				err = core.AnswerQuestion(e.Question, content, false)
+				err = core.Questions().Answer(e.Question, content, false)
 			default:
 				d.unexpected.Add(1)
-				err = core.AnswerQuestion(e.Question, nil, true)
+				err = core.Questions().Answer(e.Question, nil, true)
 			}
 			if err != nil {
 				d.errs <- err
@@ -83,7 +83,7 @@ func TestAlwaysAllowInFolder(t *testing.T) {
 				}
 			}
 			slug := []string{"scribe", "scribe2"}[i]
-			if _, err := h.core.SaveAgent(t.Context(), agent.Agent{Slug: slug, Model: ollamatest.DefaultModel, Enabled: true,
+			if _, err := h.core.Agents().Save(t.Context(), agent.Agent{Slug: slug, Model: ollamatest.DefaultModel, Enabled: true,
 				Tools: []agent.AgentTool{{Name: "write_file", NeedsApproval: true}}, Folders: []string{home}}); err != nil {
 				t.Fatal(err)
 			}
@@ -137,7 +137,7 @@ func TestClientAnswersAlwaysAllow(t *testing.T) {
 		t.Run(era, func(t *testing.T) {
 			home := t.TempDir()
 			slug := []string{"scribe", "scribe2"}[i]
-			if _, err := h.core.SaveAgent(t.Context(), agent.Agent{Slug: slug, Model: ollamatest.DefaultModel, Enabled: true, ClientMayApprove: true,
+			if _, err := h.core.Agents().Save(t.Context(), agent.Agent{Slug: slug, Model: ollamatest.DefaultModel, Enabled: true, ClientMayApprove: true,
 				Tools: []agent.AgentTool{{Name: "write_file", NeedsApproval: true}}, Folders: []string{home}}); err != nil {
 				t.Fatal(err)
 			}
@@ -212,7 +212,7 @@ func TestClientsAlwaysIsItsOwn(t *testing.T) {
 			t.Run(era+"/"+remember, func(t *testing.T) {
 				n++
 				home, slug := t.TempDir(), fmt.Sprintf("pinned%d", n)
-				if _, err := h.core.SaveAgent(t.Context(), agent.Agent{Slug: slug, Model: ollamatest.DefaultModel, Enabled: true, ClientMayApprove: true,
+				if _, err := h.core.Agents().Save(t.Context(), agent.Agent{Slug: slug, Model: ollamatest.DefaultModel, Enabled: true, ClientMayApprove: true,
 					Tools:   []agent.AgentTool{{Name: "write_file", NeedsApproval: true}, {Name: "fetch_url", NeedsApproval: true}},
 					Folders: []string{home}, ReachableHosts: []string{host}}); err != nil {
 					t.Fatal(err)
@@ -256,7 +256,7 @@ func TestClientsAlwaysIsItsOwn(t *testing.T) {
 func TestRuleToReviewAsks(t *testing.T) {
 	h := newHarness(t, mcpserver.GuardOptions{}, callingTheNamedTool())
 	home := t.TempDir()
-	a, err := h.core.SaveAgent(t.Context(), agent.Agent{Slug: "scribe", Model: ollamatest.DefaultModel, Enabled: true, ClientMayApprove: true,
+	a, err := h.core.Agents().Save(t.Context(), agent.Agent{Slug: "scribe", Model: ollamatest.DefaultModel, Enabled: true, ClientMayApprove: true,
 		Tools: []agent.AgentTool{{Name: "write_file", NeedsApproval: true}}, Folders: []string{home}})
 	if err != nil {
 		t.Fatal(err)

@@ -25,7 +25,7 @@ func (f sampleFn) CreateMessage(ctx context.Context, r mcp.CreateMessageRequest)
 // client lends it (Ollama serves nothing), and on Ollama when it does not.
 func TestClientModel(t *testing.T) {
 	h := newHarness(t, mcpserver.GuardOptions{})
-	if _, err := h.core.SaveAgent(t.Context(), agent.Agent{Slug: "borrower", Backend: agent.BackendClient, Model: ollamatest.DefaultModel,
+	if _, err := h.core.Agents().Save(t.Context(), agent.Agent{Slug: "borrower", Backend: agent.BackendClient, Model: ollamatest.DefaultModel,
 		Enabled: true, Conversations: true, Prompt: "be brief"}); err != nil {
 		t.Fatal(err)
 	}

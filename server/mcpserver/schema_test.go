@@ -39,7 +39,7 @@ func TestBadResponseSchemaIsRefusedAtSave(t *testing.T) {
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			a := agent.Agent{Slug: "schema-" + strings.Repeat("x", i+1), Model: "m", ResponseSchema: json.RawMessage(c.schema)}
-			_, err := core.SaveAgent(t.Context(), a)
+			_, err := core.Agents().Save(t.Context(), a)
 			if c.want == "" {
 				if err != nil {
 					t.Errorf("SaveAgent refused a good schema: %v", err)
@@ -50,7 +50,7 @@ func TestBadResponseSchemaIsRefusedAtSave(t *testing.T) {
 			if err == nil || !strings.Contains(msg, "response schema") || !strings.Contains(msg, c.want) {
 				t.Errorf("SaveAgent = %v (user message %q); want it refused, naming %q", err, msg, c.want)
 			}
-			if _, ok := core.AgentBySlug(a.Slug); ok {
+			if _, ok := core.Agents().BySlug(a.Slug); ok {
 				t.Error("the agent was saved")
 			}
 		})

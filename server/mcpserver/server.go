@@ -25,30 +25,55 @@ const (
 	MetadataPath   = "/.well-known/oauth-protected-resource/mcp"
 )
 
-// Core is what the MCP surface needs of the core.
-type Core interface {
+// Core is what the MCP surface needs of the core, feature by feature.
+type Core struct {
+	Agents        Agents
+	Clients       Clients
+	Conversations Conversations
+	Questions     interface{ Pending() []agent.Question }
+	Events        interface {
+		Subscribe(ctx context.Context, kinds ...agent.EventKind) <-chan agent.Event
+	}
+	// Settings says whether the person paused serving.
+	Settings interface{ Paused() bool }
+	// Activity records each call; nil records nothing.
+	Activity ActivityRecorder
+}
+
+// CoreOf is the MCP surface's view of a core.
+func CoreOf(c *agent.Core) Core {
+	return Core{Agents: c.Agents(), Clients: c.Clients(), Conversations: c.Conversations(),
+		Questions: c.Questions(), Events: c.Events(), Settings: c.Settings(), Activity: c.Activity()}
+}
+
+// Agents are the agents served as tools.
+type Agents interface {
+	List() []agent.Agent
+	Enabled() []agent.Agent
+	// Served finds an agent served as a tool by its slug.
+	Served(slug string) (agent.Agent, bool)
+	// BySlug finds an agent, served or not (the activity log names the
+	// agent a paused or disabled call was for).
+	BySlug(slug string) (agent.Agent, bool)
+	Revision() uint64
+	// Hints are the agent's tool annotations, derived from what it can
+	// reach (annotations.go).
+	Hints(a agent.Agent) agent.ToolHints
+}
+
+// Clients are who may call, and what each sees.
+type Clients interface {
 	Authenticator
-	EnabledAgents() []agent.Agent
-	// ServedAgent finds an agent served as a tool by its slug.
-	ServedAgent(slug string) (agent.Agent, bool)
-	// AgentBySlug finds an agent, served or not (the activity log names
-	// the agent a paused or disabled call was for).
-	AgentBySlug(slug string) (agent.Agent, bool)
-	// Paused reports whether the person paused serving.
-	Paused() bool
-	Agents() []agent.Agent
-	ConversationsOf(ctx context.Context, principal string, after agent.PageMark, limit int) ([]agent.ConversationSummary, error)
-	ConversationOf(ctx context.Context, principal, id string) (agent.Conversation, []agent.Message, error)
-	AgentsRevision() uint64
-	Run(ctx context.Context, req agent.RunRequest) (*agent.RunResult, error)
-	ConversationLimits() (capacity int, idle time.Duration)
-	Subscribe(ctx context.Context, kinds ...agent.EventKind) <-chan agent.Event
-	Pending() []agent.Question
-	// AgentHints are the agent's tool annotations, derived from what it
-	// can reach (annotations.go).
-	AgentHints(a agent.Agent) agent.ToolHints
 	// VisibleTo says which agents the principal sees, from memory.
 	VisibleTo(principal string) agent.Visibility
+}
+
+// Conversations are where calls run and what clients may read back.
+type Conversations interface {
+	Run(ctx context.Context, req agent.RunRequest) (*agent.RunResult, error)
+	ListFor(ctx context.Context, principal string, after agent.PageMark, limit int) ([]agent.ConversationSummary, error)
+	Read(ctx context.Context, principal, id string) (agent.Conversation, []agent.Message, error)
+	Limits() (capacity int, idle time.Duration)
 }
 
 // Info is the server's metadata, set in Settings (never taken from an agent).
@@ -286,7 +311,7 @@ func New(core Core, opts Options) (*Server, error) {
 	s.syncTools()
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopSync = cancel
-	events := core.Subscribe(ctx, agent.EventAgentsChanged, agent.EventClientAgentsChanged)
+	events := core.Events.Subscribe(ctx, agent.EventAgentsChanged, agent.EventClientAgentsChanged)
 	go func() {
 		defer close(s.synced)
 		for e := range events {
@@ -310,7 +335,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle(EndpointPath, s.bindSessions(s.readRequest(s.protocol(s.http))))
 	mux.HandleFunc(ServerCardPath, s.serveCard)
 	mux.HandleFunc(MetadataPath, s.serveMetadata)
-	return s.recordActivity(bodyDeadline(s.bodyTimeout(), Guard(s.core, s.opts.Guard, notePrincipal(s.limitRequests(redirectBrowsers(mux))))))
+	return s.recordActivity(bodyDeadline(s.bodyTimeout(), Guard(s.core.Clients, s.opts.Guard, notePrincipal(s.limitRequests(redirectBrowsers(mux))))))
 }
 
 // Close stops following agent changes and ends legacy sessions.
@@ -354,13 +379,13 @@ func newID() string { return rand.Text() }
 func (s *Server) syncTools() {
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
-	rev := s.core.AgentsRevision() + 1
+	rev := s.core.Agents.Revision() + 1
 	if rev == s.syncedAt {
 		return
 	}
 	s.syncedAt = rev
-	agents := s.core.EnabledAgents()
-	capacity, idle := s.core.ConversationLimits()
+	agents := s.core.Agents.Enabled()
+	capacity, idle := s.core.Conversations.Limits()
 	tools := make([]server.ServerTool, 0, len(agents))
 	var resources []server.ServerResource
 	var prompts []server.ServerPrompt
@@ -384,14 +409,14 @@ func (s *Server) syncTools() {
 	// While paused the list holds no agent, but a client that calls one it
 	// listed before is told why it does not run, not "tool not found":
 	// mcp-go knows the agents' tools, the catalog (what is listed) not.
-	if s.core.Paused() {
-		for _, a := range s.core.Agents() {
+	if s.core.Settings.Paused() {
+		for _, a := range s.core.Agents.List() {
 			if a.Enabled {
 				tools = append(tools, server.ServerTool{Tool: s.agentTool(a, capacity, idle), Handler: s.handleCall(a.Slug)})
 			}
 		}
 	}
-	s.setOwners(s.core.Agents())
+	s.setOwners(s.core.Agents.List())
 	s.cat.Store(newCatalog(list, rev))
 	s.mcp.SetTools(tools...)
 }

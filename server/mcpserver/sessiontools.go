@@ -97,12 +97,12 @@ func (s *Server) listConversations(ctx context.Context, req mcp.CallToolRequest)
 		n, _ := strconv.ParseInt(ms, 10, 64)
 		after = agent.PageMark{UpdatedAt: time.UnixMilli(n), ID: id}
 	}
-	list, err := s.core.ConversationsOf(ctx, PrincipalFrom(ctx), after, limit+1)
+	list, err := s.core.Conversations.ListFor(ctx, PrincipalFrom(ctx), after, limit+1)
 	if err != nil {
 		return mcp.NewToolResultError(agent.UserMessage(err)), nil
 	}
 	slugs := map[string]string{}
-	for _, a := range s.core.Agents() {
+	for _, a := range s.core.Agents.List() {
 		slugs[a.ID] = a.Slug
 	}
 	out := struct {
@@ -136,7 +136,7 @@ func (s *Server) readConversation(ctx context.Context, req mcp.CallToolRequest) 
 	if err != nil {
 		return mcp.NewToolResultError("pass the conversation's handle as 'conversation'"), nil
 	}
-	conv, msgs, err := s.core.ConversationOf(ctx, PrincipalFrom(ctx), handle)
+	conv, msgs, err := s.core.Conversations.Read(ctx, PrincipalFrom(ctx), handle)
 	if err != nil {
 		return mcp.NewToolResultError(agent.UserMessage(err)), nil
 	}

@@ -12,7 +12,7 @@ import (
 
 // Settings is where the person's settings are kept (the core).
 type Settings interface {
-	Setting(ctx context.Context, key, def string) (string, error)
+	Get(ctx context.Context, key, def string) (string, error)
 }
 
 // OptionsFrom reads the server's options from the person's settings (its
@@ -84,7 +84,7 @@ func pageSizeSetting(v string, log *slog.Logger) int {
 // readSetting is the setting key, or def when it is unset or cannot be
 // read; a read error is logged with the key.
 func readSetting(ctx context.Context, s Settings, log *slog.Logger, key, def string) string {
-	v, err := s.Setting(ctx, key, def)
+	v, err := s.Get(ctx, key, def)
 	if err != nil {
 		log.Warn("cannot read a setting; using its default", "key", key, "default", def, "err", err)
 		return def

@@ -13,7 +13,7 @@ import (
 // failingSettings fails to read the keys in bad.
 type failingSettings struct{ bad []string }
 
-func (s failingSettings) Setting(_ context.Context, key, def string) (string, error) {
+func (s failingSettings) Get(_ context.Context, key, def string) (string, error) {
 	if slices.Contains(s.bad, key) {
 		return "", errors.New("disk I/O error")
 	}

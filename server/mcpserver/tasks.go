@@ -352,7 +352,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, msg rpcPeek, next
 		if msg.declaresTasks() && r.Header.Get("Mcp-Method") == msg.Method {
 			// A retry of a parked turn resumes it (paused.go); any other
 			// call on an agent becomes a task.
-			a, isAgent := s.core.ServedAgent(msg.Params.Name)
+			a, isAgent := s.core.Agents.Served(msg.Params.Name)
 			isAgent = isAgent && !s.toolHidden(r.Context(), msg.Params.Name) // mcp-go answers it "not found"
 			_, resuming := claimsFrom(r.Context())
 			tool, isTool := s.extraTool(msg.Params.Name)
@@ -427,7 +427,7 @@ func (s *Server) taskMethod(w http.ResponseWriter, r *http.Request, msg rpcPeek,
 		d := t.detail()
 		if d["status"] == taskWorking {
 			// A client that cannot answer sees who is asked instead.
-			for _, q := range s.core.Pending() {
+			for _, q := range s.core.Questions.Pending() {
 				if q.TurnID == t.turn {
 					d["statusMessage"] = "waiting for an answer on the Deskhand desktop: " + q.Prompt()
 				}
@@ -627,7 +627,7 @@ func (s *Server) runTask(ctx context.Context, t *task, msg rpcPeek, a agent.Agen
 	if !args.HasConversation && a.Conversations {
 		msg.metaField(ConversationMetaKey, &args.Conversation)
 	}
-	run, err := s.core.Run(ctx, agent.RunRequest{Agent: a.Slug, Principal: principal, Conversation: args.Conversation,
+	run, err := s.core.Conversations.Run(ctx, agent.RunRequest{Agent: a.Slug, Principal: principal, Conversation: args.Conversation,
 		Message: args.Message, Context: args.Context, TurnID: t.turn})
 	if err != nil && !isUserError(err) {
 		s.log.Error("task failed", "agent", a.Slug, "err", err)

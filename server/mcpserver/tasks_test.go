@@ -90,7 +90,7 @@ func TestTaskLifecycle(t *testing.T) {
 	if !strings.Contains(fmt.Sprint(reqs[qid]), "Colour?") || !strings.Contains(fmt.Sprint(reqs[qid]), "elicitation/create") {
 		t.Errorf("input request = %v", reqs[qid])
 	}
-	if len(h.core.Pending()) != 1 || h.core.Pending()[0].ID != qid {
+	if len(h.core.Questions().Pending()) != 1 || h.core.Questions().Pending()[0].ID != qid {
 		t.Errorf("inputRequests are not keyed by question id")
 	}
 
@@ -204,7 +204,7 @@ func TestTaskWithoutElicitation(t *testing.T) {
 	if got["status"] != "working" || !strings.Contains(fmt.Sprint(got["statusMessage"]), "Which day?") || got["inputRequests"] != nil {
 		t.Fatalf("task while the desktop is asked = %v", got)
 	}
-	if err := h.core.AnswerQuestion(h.core.Pending()[0].ID, map[string]any{"answer": "Monday"}, false); err != nil {
+	if err := h.core.Questions().Answer(h.core.Questions().Pending()[0].ID, map[string]any{"answer": "Monday"}, false); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, 10*time.Second, "the task did not complete", func() bool { get(); return got["status"] == "completed" })

@@ -47,19 +47,19 @@ func teamReplies(req api.ChatRequest) ollamatest.Reply {
 func TestTeamEndToEnd(t *testing.T) {
 	h := newHarness(t, mcpserver.GuardOptions{}, ollamatest.WithReplyFunc(teamReplies))
 	ctx := t.Context()
-	base, ok := h.core.AgentBySlug("assistant")
+	base, ok := h.core.Agents().BySlug("assistant")
 	if !ok {
 		t.Fatal("no default agent")
 	}
 	researcher := base
 	researcher.ID, researcher.Slug, researcher.Name, researcher.Prompt, researcher.Description = "", "researcher", "Researcher", "I am researcher", "Finds things out."
-	researcher, err := h.core.SaveAgent(ctx, researcher)
+	researcher, err := h.core.Agents().Save(ctx, researcher)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lead := base
 	lead.ID, lead.Slug, lead.Name, lead.Prompt, lead.Team = "", "lead", "Lead", "I am lead", []string{researcher.ID}
-	if _, err := h.core.SaveAgent(ctx, lead); err != nil {
+	if _, err := h.core.Agents().Save(ctx, lead); err != nil {
 		t.Fatal(err)
 	}
 	token := h.token("team")
@@ -84,7 +84,7 @@ func TestTeamEndToEnd(t *testing.T) {
 				t.Errorf("progress = %q\nwant       %q", got, want)
 			}
 			// The member's conversation is not the client's to list.
-			list, err := h.core.ConversationsOf(ctx, clientID(t, h, "team"), agent.PageMark{}, 50)
+			list, err := h.core.Conversations().ListFor(ctx, clientID(t, h, "team"), agent.PageMark{}, 50)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,7 +113,7 @@ func TestTeamEndToEnd(t *testing.T) {
 			if len(asked) != 1 || asked[0] != "Which one?" {
 				t.Errorf("the client was asked %q", asked)
 			}
-			if len(h.core.Pending()) != 0 {
+			if len(h.core.Questions().Pending()) != 0 {
 				t.Error("question left pending")
 			}
 		})
@@ -121,7 +121,7 @@ func TestTeamEndToEnd(t *testing.T) {
 
 	t.Run("hidden member", func(t *testing.T) {
 		hidden := h.token("hidden")
-		if err := h.core.SetClientAgents(ctx, "hidden", false, []string{"lead"}); err != nil {
+		if err := h.core.Clients().SetAgents(ctx, "hidden", false, []string{"lead"}); err != nil {
 			t.Fatal(err)
 		}
 		c := connect(t, h.URL, eras[1], hidden)
@@ -134,7 +134,7 @@ func TestTeamEndToEnd(t *testing.T) {
 
 func clientID(t *testing.T, h *harness, name string) string {
 	t.Helper()
-	for _, c := range h.core.Clients() {
+	for _, c := range h.core.Clients().List() {
 		if c.Name == name && c.Active() {
 			return c.ID
 		}

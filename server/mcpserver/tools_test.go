@@ -45,7 +45,7 @@ func TestToolSchemasGolden(t *testing.T) {
 		{Slug: "fox", Name: "Fox", Model: ollamatest.DefaultModel, Enabled: true, Icon: "🦊"},
 		{Slug: "pictured", Name: "Pictured", Model: ollamatest.DefaultModel, Enabled: true, Icon: png},
 	} {
-		if _, err := h.core.SaveAgent(t.Context(), a); err != nil {
+		if _, err := h.core.Agents().Save(t.Context(), a); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -135,7 +135,7 @@ func TestStructuredContent(t *testing.T) {
 		{Slug: "strict", Model: ollamatest.DefaultModel, Enabled: true,
 			ResponseSchema: json.RawMessage(`{"type":"object","properties":{"age":{"type":"integer"}},"required":["age"]}`)},
 	} {
-		if _, err := h.core.SaveAgent(t.Context(), a); err != nil {
+		if _, err := h.core.Agents().Save(t.Context(), a); err != nil {
 			t.Fatal(err)
 		}
 	}

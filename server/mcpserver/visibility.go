@@ -75,7 +75,7 @@ func (s *Server) hides(v agent.Visibility, kind byte, name string) bool {
 }
 
 func (s *Server) visibleTo(ctx context.Context) agent.Visibility {
-	return s.core.VisibleTo(PrincipalFrom(ctx))
+	return s.core.Clients.VisibleTo(PrincipalFrom(ctx))
 }
 
 // filterTools is mcp-go's tool filter: it applies to tools/list and, one

@@ -25,15 +25,15 @@ import (
 func visibilityHarness(t *testing.T) (h *harness, cursor, claude string) {
 	t.Helper()
 	h = newHarness(t, mcpserver.GuardOptions{})
-	model := h.core.Agents()[0].Model // the default agent's, which the fake Ollama has
+	model := h.core.Agents().List()[0].Model // the default agent's, which the fake Ollama has
 	for _, slug := range []string{"researcher", "scribe"} {
-		if _, err := h.core.SaveAgent(t.Context(), agent.Agent{Name: slug, Slug: slug, Backend: agent.BackendOllama, Model: model,
+		if _, err := h.core.Agents().Save(t.Context(), agent.Agent{Name: slug, Slug: slug, Backend: agent.BackendOllama, Model: model,
 			Enabled: true, StarterPrompts: []string{"Begin"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	cursor, claude = h.token("cursor"), h.token("claude")
-	if err := h.core.SetClientAgents(t.Context(), "cursor", false, []string{"researcher"}); err != nil {
+	if err := h.core.Clients().SetAgents(t.Context(), "cursor", false, []string{"researcher"}); err != nil {
 		t.Fatal(err)
 	}
 	return h, cursor, claude
@@ -219,7 +219,7 @@ func TestVisibilityListChanged(t *testing.T) {
 			cursor, cursorNotes := notified(t, h, era, cursorToken)
 			_, claudeNotes := notified(t, h, era, claudeToken)
 
-			if err := h.core.SetClientAgents(t.Context(), "cursor", false, []string{"researcher", "scribe"}); err != nil {
+			if err := h.core.Clients().SetAgents(t.Context(), "cursor", false, []string{"researcher", "scribe"}); err != nil {
 				t.Fatal(err)
 			}
 			if got := nextNote(t, cursorNotes); got != mcp.MethodNotificationToolsListChanged {
@@ -233,13 +233,13 @@ func TestVisibilityListChanged(t *testing.T) {
 			// notification since must be of that change (mcp-go sends
 			// resources' first), not a tools list_changed of cursor's.
 			slug := "late" + strings.ReplaceAll(era, "-", "")
-			if _, err := h.core.SaveAgent(t.Context(), agent.Agent{Name: slug, Slug: slug, Backend: agent.BackendOllama, Model: "m", Enabled: true}); err != nil {
+			if _, err := h.core.Agents().Save(t.Context(), agent.Agent{Name: slug, Slug: slug, Backend: agent.BackendOllama, Model: "m", Enabled: true}); err != nil {
 				t.Fatal(err)
 			}
 			if got := nextNote(t, claudeNotes); got != mcp.MethodNotificationResourcesListChanged {
 				t.Errorf("claude first heard %s, want the new agent's resources list_changed", got)
 			}
-			if err := h.core.SetClientAgents(t.Context(), "cursor", true, nil); err != nil {
+			if err := h.core.Clients().SetAgents(t.Context(), "cursor", true, nil); err != nil {
 				t.Fatal(err)
 			}
 		})

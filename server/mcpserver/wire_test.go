@@ -164,7 +164,7 @@ func TestBodyTimeoutSparesLongStreams(t *testing.T) {
 	h := newHarnessWith(t, mcpserver.Options{BodyTimeout: 200 * time.Millisecond})
 	token := h.token("patient")
 	sid := legacySession(t, h.URL, token)
-	asked := h.core.Subscribe(t.Context(), agent.EventQuestionAsked)
+	asked := h.core.Events().Subscribe(t.Context(), agent.EventQuestionAsked)
 
 	listen, err := post(t.Context(), h.URL, token, "2026-07-28", "",
 		`{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},"_meta":{`+modernMeta+`}}}`)
@@ -210,14 +210,14 @@ func TestBodyTimeoutSparesLongStreams(t *testing.T) {
 		t.Fatalf("a stalled body: %v %v %q", err, resp, body)
 	}
 
-	if _, err := h.core.SaveAgent(t.Context(), agent.Agent{Name: "Late", Slug: "late", Backend: agent.BackendOllama, Model: "m", Enabled: true}); err != nil {
+	if _, err := h.core.Agents().Save(t.Context(), agent.Agent{Name: "Late", Slug: "late", Backend: agent.BackendOllama, Model: "m", Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
 	if ev := next(t, notes); !strings.Contains(ev.data, "notifications/tools/list_changed") {
 		t.Errorf("the listen stream got %+v, want list_changed", ev)
 	}
-	for _, q := range h.core.Pending() {
-		if err := h.core.AnswerQuestion(q.ID, map[string]any{"answer": "yes"}, false); err != nil {
+	for _, q := range h.core.Questions().Pending() {
+		if err := h.core.Questions().Answer(q.ID, map[string]any{"answer": "yes"}, false); err != nil {
 			t.Fatal(err)
 		}
 	}

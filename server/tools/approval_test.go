@@ -49,20 +49,20 @@ func TestApprovalShowsWhatRuns(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(core.Close)
-			if _, err := core.SaveAgent(t.Context(), agent.Agent{Slug: "scribe", Model: "m", Enabled: true, Folders: []string{folder},
+			if _, err := core.Agents().Save(t.Context(), agent.Agent{Slug: "scribe", Model: "m", Enabled: true, Folders: []string{folder},
 				Tools: []agent.AgentTool{{Name: tools.NameWriteFile, NeedsApproval: true}}}); err != nil {
 				t.Fatal(err)
 			}
-			events := core.Subscribe(t.Context(), agent.EventQuestionAsked, agent.EventTurnEnded)
+			events := core.Events().Subscribe(t.Context(), agent.EventQuestionAsked, agent.EventTurnEnded)
 			go func() {
 				for e := range events {
 					if e.Kind == agent.EventTurnEnded {
 						return
 					}
-					_ = core.AnswerQuestion(e.Question, map[string]any{"approve": true}, false)
+					_ = core.Questions().Answer(e.Question, map[string]any{"approve": true}, false)
 				}
 			}()
-			res, err := core.Run(t.Context(), agent.RunRequest{Agent: "scribe", Principal: "p", Message: "write"})
+			res, err := core.Conversations().Run(t.Context(), agent.RunRequest{Agent: "scribe", Principal: "p", Message: "write"})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -56,12 +56,12 @@ func newRulesFixture(t *testing.T) *rulesFixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(core.Close)
-	if _, err := core.SaveAgent(t.Context(), agent.Agent{Slug: "scribe", Model: "m", Enabled: true, Folders: []string{root},
+	if _, err := core.Agents().Save(t.Context(), agent.Agent{Slug: "scribe", Model: "m", Enabled: true, Folders: []string{root},
 		Tools: []agent.AgentTool{{Name: tools.NameWriteFile, NeedsApproval: true}}}); err != nil {
 		t.Fatal(err)
 	}
 	return &rulesFixture{core: core, db: db, root: root,
-		events: core.Subscribe(t.Context(), agent.EventQuestionAsked, agent.EventTurnEnded)}
+		events: core.Events().Subscribe(t.Context(), agent.EventQuestionAsked, agent.EventTurnEnded)}
 }
 
 // write runs a turn of principal that writes path (relative to root); a
@@ -73,7 +73,7 @@ func (f *rulesFixture) write(t *testing.T, principal, path string, answer map[st
 	var res *agent.RunResult
 	go func() {
 		var err error
-		res, err = f.core.Run(t.Context(), agent.RunRequest{Agent: "scribe", Principal: principal, Message: filepath.Join(f.root, path)})
+		res, err = f.core.Conversations().Run(t.Context(), agent.RunRequest{Agent: "scribe", Principal: principal, Message: filepath.Join(f.root, path)})
 		done <- err
 	}()
 	for ended := false; !ended; {
@@ -81,7 +81,7 @@ func (f *rulesFixture) write(t *testing.T, principal, path string, answer map[st
 		switch e.Kind {
 		case agent.EventQuestionAsked:
 			asked = true
-			if err := f.core.AnswerQuestion(e.Question, answer, false); err != nil {
+			if err := f.core.Questions().Answer(e.Question, answer, false); err != nil {
 				t.Fatalf("answer: %v", err)
 			}
 		case agent.EventTurnEnded:
@@ -159,7 +159,7 @@ func TestRuleForOneClient(t *testing.T) {
 // a denial is never remembered.
 func TestRevokedRuleAsksAgain(t *testing.T) {
 	f := newRulesFixture(t)
-	changed := f.core.Subscribe(t.Context(), agent.EventApprovalRulesChanged)
+	changed := f.core.Events().Subscribe(t.Context(), agent.EventApprovalRulesChanged)
 	if asked, _ := f.write(t, "p", "notes/1.txt", map[string]any{"approve": false, "remember": "always"}); !asked {
 		t.Fatal("not asked")
 	}

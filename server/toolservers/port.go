@@ -15,15 +15,15 @@ import (
 // Host is what the servers' own requests reach in the core: their
 // questions (elicitation) and, for servers allowed to, a model (sampling).
 type Host interface {
-	ElicitForToolServer(ctx context.Context, server, message string, schema json.RawMessage) (map[string]any, bool, error)
-	SampleForToolServer(ctx context.Context, server, system string, msgs []agent.Message) (text, model string, err error)
+	Elicit(ctx context.Context, server, message string, schema json.RawMessage) (map[string]any, bool, error)
+	Sample(ctx context.Context, server, system string, msgs []agent.Message) (text, model string, err error)
 }
 
 // ForCore makes the Manager of the person's tool servers and the core's
 // ToolServers port over it. The servers' questions and sampling requests
 // go to the Host handed to hostReady once the core exists; before that
 // they are declined. opts.Elicit and opts.Sample are set here.
-func ForCore(opts Options) (m *Manager, port agent.ToolServers, hostReady func(Host)) {
+func ForCore(opts Options) (m *Manager, port agent.ToolServerRunner, hostReady func(Host)) {
 	host := &atomic.Pointer[Host]{}
 	opts.Elicit = func(ctx context.Context, from Origin, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 		decline := &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}}
@@ -35,7 +35,7 @@ func ForCore(opts Options) (m *Manager, port agent.ToolServers, hostReady func(H
 		if err != nil {
 			return decline, nil
 		}
-		content, ok, err := (*h).ElicitForToolServer(ctx, from.Server, req.Params.Message, schema)
+		content, ok, err := (*h).Elicit(ctx, from.Server, req.Params.Message, schema)
 		if err != nil {
 			return nil, err
 		}
@@ -57,7 +57,7 @@ func ForCore(opts Options) (m *Manager, port agent.ToolServers, hostReady func(H
 			}
 			msgs = append(msgs, agent.Message{Role: agent.Role(m.Role), Content: text})
 		}
-		text, model, err := (*h).SampleForToolServer(ctx, from.Server, req.CreateMessageParams.SystemPrompt, msgs)
+		text, model, err := (*h).Sample(ctx, from.Server, req.CreateMessageParams.SystemPrompt, msgs)
 		if err != nil {
 			return nil, errors.New(agent.UserMessage(err))
 		}
@@ -82,14 +82,14 @@ func samplingText(content any) (string, bool) {
 	return "", false
 }
 
-// corePort is the core's ToolServers port over a Manager.
+// corePort is the core.s ToolServerRunner port over a Manager.
 type corePort struct {
 	m *Manager
 }
 
-var _ agent.ToolServers = corePort{}
+var _ agent.ToolServerRunner = corePort{}
 
-// Set implements agent.ToolServers: each server with its secret values.
+// Set implements agent.ToolServerRunner: each server with its secret values.
 func (p corePort) Set(configs []agent.ToolServerConfig) error {
 	out := make([]Config, 0, len(configs))
 	for _, c := range configs {
@@ -116,7 +116,7 @@ func (p corePort) Set(configs []agent.ToolServerConfig) error {
 	return p.m.Set(out)
 }
 
-// Tools implements agent.ToolServers.
+// Tools implements agent.ToolServerRunner.
 func (p corePort) Tools(ctx context.Context, server string) ([]agent.ServerTool, error) {
 	infos, err := p.m.Tools(ctx, server)
 	if err != nil {
@@ -132,7 +132,7 @@ func (p corePort) Tools(ctx context.Context, server string) ([]agent.ServerTool,
 	return out, nil
 }
 
-// Call implements agent.ToolServers.
+// Call implements agent.ToolServerRunner.
 func (p corePort) Call(ctx context.Context, server, tool string, args json.RawMessage) (agent.ToolServerResult, error) {
 	res, err := p.m.Call(ctx, server, tool, args)
 	if err != nil {
@@ -141,10 +141,10 @@ func (p corePort) Call(ctx context.Context, server, tool string, args json.RawMe
 	return agent.ToolServerResult{Text: res.Text, IsError: res.IsError}, nil
 }
 
-// Reset implements agent.ToolServers.
+// Reset implements agent.ToolServerRunner.
 func (p corePort) Reset(server string) error { return p.m.Reset(server) }
 
-// Status implements agent.ToolServers.
+// Status implements agent.ToolServerRunner.
 func (p corePort) Status() []agent.ToolServerStatus {
 	list := p.m.Status()
 	out := make([]agent.ToolServerStatus, 0, len(list))
@@ -156,7 +156,7 @@ func (p corePort) Status() []agent.ToolServerStatus {
 	return out
 }
 
-// Names implements agent.ToolServers with NewNameTable.
+// Names implements agent.ToolServerRunner with NewNameTable.
 func (p corePort) Names(refs []agent.ServerToolRef) (map[agent.ServerToolRef]string, error) {
 	trefs := make([]ToolRef, 0, len(refs))
 	for _, r := range refs {

@@ -73,7 +73,7 @@ func runAgent(ctx context.Context, inv *invocation, f *cmdFlags, words []string,
 	if ctl != nil {
 		editor, agents = ctl, func() ([]agent.Agent, error) { return ctl.Agents(ctx) }
 	} else {
-		editor, agents = app.Core, func() ([]agent.Agent, error) { return app.Core.Agents(), nil }
+		editor, agents = localAgents{app.Core.Agents()}, func() ([]agent.Agent, error) { return app.Core.Agents().List(), nil }
 	}
 	stdout, stderr := inv.stdout, inv.stderr
 	switch sub {

@@ -24,9 +24,9 @@ func TestAgentTeamFlag(t *testing.T) {
 			t.Cleanup(core.Close)
 			env := coreEnv(t, core, running)
 			team := func(slug string) []string {
-				a, _ := core.AgentBySlug(slug)
+				a, _ := core.Agents().BySlug(slug)
 				var out []string
-				for _, m := range core.TeamOf(a) {
+				for _, m := range core.Agents().Team(a) {
 					out = append(out, m.Slug)
 				}
 				return out

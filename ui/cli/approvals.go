@@ -58,7 +58,7 @@ func runApprovals(ctx context.Context, inv *invocation, _ *cmdFlags, words []str
 	} else {
 		var rules []agent.ApprovalRule
 		if rules, err = app.Core.Approvals().Rules(ctx); err == nil {
-			infos = control.RuleInfos(rules, app.Core.Agents(), app.Core.Clients())
+			infos = control.RuleInfos(rules, app.Core.Agents().List(), app.Core.Clients().List())
 		}
 	}
 	if err != nil {

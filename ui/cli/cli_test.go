@@ -64,7 +64,7 @@ func coreEnv(t *testing.T, core *agent.Core, running bool) Env {
 	t.Cleanup(func() { os.RemoveAll(data) })
 	env, _ := fakeEnv(t, map[string]string{"DESKHAND_DATA": data})
 	if running {
-		srv, err := control.Listen(control.SocketPath(data), core, control.Options{})
+		srv, err := control.Listen(control.SocketPath(data), control.CoreOf(core), control.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

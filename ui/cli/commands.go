@@ -172,16 +172,16 @@ type coreTokens struct {
 }
 
 func newCoreTokens(core *agent.Core) coreTokens {
-	return coreTokens{ClientTokens: connect.ClientTokens{Clients: core}, core: core}
+	return coreTokens{ClientTokens: connect.ClientTokens{Clients: core.Clients()}, core: core}
 }
 
 func (t coreTokens) Create(ctx context.Context, name string) (string, error) {
-	_, token, err := t.core.CreateClient(ctx, name)
+	_, token, err := t.core.Clients().Create(ctx, name)
 	return token, err
 }
 
 func (t coreTokens) List(context.Context) ([]control.TokenInfo, error) {
-	return control.Tokens(t.core), nil
+	return control.Tokens(control.CoreOf(t.core)), nil
 }
 
 const tokenSynopsis = "deskhand token create NAME | token list | token rotate NAME | token revoke NAME | " + tokenAgentsSynopsis

@@ -135,14 +135,14 @@ func (inv *invocation) connect(ctx context.Context, f *cmdFlags, disconnect bool
 	} else {
 		// Where the app served last, unless told where it will serve.
 		url := inv.endpointURL(inv.g.Addr)
-		last, err := app.Core.Setting(ctx, LastURLSetting, "")
+		last, err := app.Core.Settings().Get(ctx, LastURLSetting, "")
 		if err != nil {
 			return agent.Userf(err, "cannot read where Deskhand served last from the database in %s", inv.g.Data)
 		}
 		if last != "" && !explicitAddr {
 			url = last
 		}
-		if m, err = inv.newManager(f, url, connect.ClientTokens{Clients: app.Core}, app.Secrets); err != nil {
+		if m, err = inv.newManager(f, url, connect.ClientTokens{Clients: app.Core.Clients()}, app.Secrets); err != nil {
 			return err
 		}
 	}

@@ -44,7 +44,7 @@ func TestAgentIconFlag(t *testing.T) {
 			t.Cleanup(core.Close)
 			env := coreEnv(t, core, running)
 			icon := func() string {
-				a, _ := core.AgentBySlug("fox")
+				a, _ := core.Agents().BySlug("fox")
 				return a.Icon
 			}
 			tests := []struct {

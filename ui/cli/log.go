@@ -80,11 +80,11 @@ func runLog(ctx context.Context, inv *invocation, f *cmdFlags, words []string, u
 
 // coreActivity reads the log of a data folder opened here.
 func coreActivity(ctx context.Context, core *agent.Core, q control.ActivityQuery) ([]agent.ActivityRow, error) {
-	filter, err := control.ActivityFilterOf(core.Clients(), q)
+	filter, err := control.ActivityFilterOf(core.Clients().List(), q)
 	if err != nil {
 		return nil, err
 	}
-	return core.Activity(ctx, filter)
+	return core.Activity().List(ctx, filter)
 }
 
 // printActivity prints a row: one JSON object a line, or a line to read.

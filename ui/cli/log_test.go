@@ -33,14 +33,14 @@ func TestLogCommand(t *testing.T) {
 		t.Run(map[bool]string{false: "core", true: "control channel"}[running], func(t *testing.T) {
 			core := newLogCore(t)
 			env := coreEnv(t, core, running)
-			cursor, _, err := core.CreateClient(t.Context(), "cursor")
+			cursor, _, err := core.Clients().Create(t.Context(), "cursor")
 			if err != nil {
 				t.Fatal(err)
 			}
 			now := time.Now()
-			core.RecordActivity(agent.ActivityRow{Time: now.Add(-3 * time.Hour), Client: cursor.ID, Method: "tools/call", Agent: "old", Outcome: agent.OutcomeOK})
-			core.RecordActivity(agent.ActivityRow{Time: now, Client: cursor.ID, Method: "tools/call", Agent: "researcher", Outcome: agent.OutcomeToolError, Text: "no model"})
-			core.RecordActivity(agent.ActivityRow{Time: now, Method: "POST", Outcome: agent.OutcomeRefused, Reason: "bad token"})
+			core.Activity().Record(agent.ActivityRow{Time: now.Add(-3 * time.Hour), Client: cursor.ID, Method: "tools/call", Agent: "old", Outcome: agent.OutcomeOK})
+			core.Activity().Record(agent.ActivityRow{Time: now, Client: cursor.ID, Method: "tools/call", Agent: "researcher", Outcome: agent.OutcomeToolError, Text: "no model"})
+			core.Activity().Record(agent.ActivityRow{Time: now, Method: "POST", Outcome: agent.OutcomeRefused, Reason: "bad token"})
 			for _, tc := range []struct {
 				args        []string
 				status      int
@@ -114,12 +114,12 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 func TestLogFollow(t *testing.T) {
 	core := newLogCore(t)
 	env := coreEnv(t, core, true)
-	cursor, _, err := core.CreateClient(t.Context(), "cursor")
+	cursor, _, err := core.Clients().Create(t.Context(), "cursor")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range followPage + 5 {
-		core.RecordActivity(agent.ActivityRow{Client: cursor.ID, Method: fmt.Sprintf("old-%d", i), Outcome: agent.OutcomeOK})
+		core.Activity().Record(agent.ActivityRow{Client: cursor.ID, Method: fmt.Sprintf("old-%d", i), Outcome: agent.OutcomeOK})
 	}
 	ctx, interrupt := context.WithCancel(t.Context())
 	out := &lineWriter{lines: make(chan string, 100)}
@@ -140,8 +140,8 @@ func TestLogFollow(t *testing.T) {
 	case <-wait.C:
 		t.Fatalf("--follow printed nothing; stderr: %s", errOut.String())
 	}
-	core.RecordActivity(agent.ActivityRow{Client: "someone-else", Method: "tools/call", Agent: "hidden", Outcome: agent.OutcomeOK})
-	core.RecordActivity(agent.ActivityRow{Client: cursor.ID, Method: "tools/call", Agent: "researcher", Outcome: agent.OutcomeOK, Text: "\x1b[2Jcleared"})
+	core.Activity().Record(agent.ActivityRow{Client: "someone-else", Method: "tools/call", Agent: "hidden", Outcome: agent.OutcomeOK})
+	core.Activity().Record(agent.ActivityRow{Client: cursor.ID, Method: "tools/call", Agent: "researcher", Outcome: agent.OutcomeOK, Text: "\x1b[2Jcleared"})
 	for {
 		var l string
 		select {
@@ -186,7 +186,7 @@ func TestAgentLogArgumentsFlag(t *testing.T) {
 		if status, stdout, stderr := runLine(t, env, tc.args...); status != 0 {
 			t.Fatalf("%q: status %d\n%s%s", tc.args, status, stdout, stderr)
 		}
-		if a, _ := core.AgentBySlug("fox"); a.LogArguments != tc.want {
+		if a, _ := core.Agents().BySlug("fox"); a.LogArguments != tc.want {
 			t.Errorf("after %q: LogArguments = %v, want %v", tc.args, a.LogArguments, tc.want)
 		}
 	}

@@ -105,7 +105,7 @@ func runProvider(ctx context.Context, inv *invocation, f *cmdFlags, words []stri
 	if ctl != nil {
 		keeper, providers = ctl, func() ([]agent.ProviderStatus, error) { return ctl.Providers(ctx) }
 	} else {
-		keeper, providers = app.Core, func() ([]agent.ProviderStatus, error) { return app.Core.Providers(), nil }
+		keeper, providers = localProviders{app.Core.Providers()}, func() ([]agent.ProviderStatus, error) { return app.Core.Providers().List(), nil }
 	}
 	stdout, stderr := inv.stdout, inv.stderr
 	switch sub {

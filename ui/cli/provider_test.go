@@ -98,7 +98,7 @@ func TestProviderCommands(t *testing.T) {
 			t.Cleanup(func() { os.RemoveAll(data) })
 			env, rec := fakeEnv(t, map[string]string{"DESKHAND_DATA": data})
 			if running {
-				srv, err := control.Listen(control.SocketPath(data), core, control.Options{})
+				srv, err := control.Listen(control.SocketPath(data), control.CoreOf(core), control.Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -153,11 +153,11 @@ func TestProviderCommands(t *testing.T) {
 			}
 			want(1, "", "agent", "edit", "writer", "--provider", "nobody")
 			want(0, "", "agent", "edit", "writer", "--backend", "ollama")
-			if a, _ := core.AgentBySlug("writer"); a.Backend != agent.BackendProvider || a.Provider != agent.OllamaProvider {
+			if a, _ := core.Agents().BySlug("writer"); a.Backend != agent.BackendProvider || a.Provider != agent.OllamaProvider {
 				t.Errorf("--backend ollama: backend %q, provider %q", a.Backend, a.Provider)
 			}
 			want(0, "", "agent", "edit", "writer", "--backend", "client", "--provider", "claude")
-			if a, _ := core.AgentBySlug("writer"); a.Backend != agent.BackendClient || a.Provider != "claude" {
+			if a, _ := core.Agents().BySlug("writer"); a.Backend != agent.BackendClient || a.Provider != "claude" {
 				t.Errorf("--backend client: backend %q, provider %q", a.Backend, a.Provider)
 			}
 
@@ -167,7 +167,7 @@ func TestProviderCommands(t *testing.T) {
 				t.Errorf("after edit --key-stdin the keychain holds %q", got)
 			}
 			want(0, "", "provider", "edit", "claude", "--url", "https://proxy.example/anthropic/")
-			if p, _ := core.Provider("claude"); p.BaseURL != "https://proxy.example/anthropic" || secrets.get(agent.ProviderSecretKey("claude")) != "k2" {
+			if p, _ := core.Providers().Get("claude"); p.BaseURL != "https://proxy.example/anthropic" || secrets.get(agent.ProviderSecretKey("claude")) != "k2" {
 				t.Errorf("after edit --url: %+v", p)
 			}
 			want(0, "", "provider", "edit", "claude", "--remove-key")
@@ -178,7 +178,7 @@ func TestProviderCommands(t *testing.T) {
 				t.Errorf("openai-compatible without an address:\n%s", out)
 			}
 			want(0, "", "provider", "edit", "claude", "--kind", "openai-compatible", "--url", "http://127.0.0.1:1234/v1")
-			if p, _ := core.Provider("claude"); p.Kind != agent.ProviderOpenAICompatible || p.BaseURL != "http://127.0.0.1:1234/v1" {
+			if p, _ := core.Providers().Get("claude"); p.Kind != agent.ProviderOpenAICompatible || p.BaseURL != "http://127.0.0.1:1234/v1" {
 				t.Errorf("after edit --kind --url: %+v", p)
 			}
 			if out := want(1, "", "provider", "edit", "nobody", "--url", "http://x:1"); !strings.Contains(out, `no provider named "nobody"`) {
@@ -187,7 +187,7 @@ func TestProviderCommands(t *testing.T) {
 
 			want(0, "", "agent", "remove", "writer")
 			want(0, "", "provider", "remove", "claude")
-			if _, ok := core.Provider("claude"); ok {
+			if _, ok := core.Providers().Get("claude"); ok {
 				t.Error("claude is still there")
 			}
 			if strings.Contains(printed.String(), key) {

@@ -47,7 +47,7 @@ func runSearch(ctx context.Context, inv *invocation, f *cmdFlags, words []string
 	if ctl != nil {
 		hits, err = ctl.Search(ctx, req)
 	} else {
-		hits, err = control.CoreSearch(ctx, app.Core, req)
+		hits, err = control.CoreSearch(ctx, control.CoreOf(app.Core), req)
 	}
 	if err != nil {
 		return err

@@ -27,7 +27,7 @@ func TestSearchCommand(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(core.Close)
-			cl, _, err := core.CreateClient(t.Context(), "cursor")
+			cl, _, err := core.Clients().Create(t.Context(), "cursor")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -36,7 +36,7 @@ func TestSearchCommand(t *testing.T) {
 				{"helper", cl.ID, "Budget talk", "the quarterly budget is due"},
 				{"scribe", agent.LocalPrincipal, "", "budget notes,\nsecond line"},
 			} {
-				a, err := core.SaveAgent(t.Context(), agent.Agent{Slug: c.slug, Model: "m", Enabled: true, Conversations: true})
+				a, err := core.Agents().Save(t.Context(), agent.Agent{Slug: c.slug, Model: "m", Enabled: true, Conversations: true})
 				if err != nil {
 					t.Fatal(err)
 				}

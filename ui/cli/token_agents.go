@@ -35,7 +35,7 @@ func runTokenAgents(ctx context.Context, inv *invocation, f *cmdFlags, words []s
 		if ctl != nil {
 			set, err = ctl.ClientAgents(ctx, name)
 		} else {
-			set, err = control.CoreClientAgents(app.Core, name)
+			set, err = control.CoreClientAgents(control.CoreOf(app.Core), name)
 		}
 		if err != nil {
 			return err
@@ -45,7 +45,7 @@ func runTokenAgents(ctx context.Context, inv *invocation, f *cmdFlags, words []s
 	case ctl != nil:
 		set, err = ctl.SetClientAgents(ctx, name, f.all, slugs)
 	default:
-		set, err = control.SetCoreClientAgents(ctx, app.Core, name, f.all, slugs)
+		set, err = control.SetCoreClientAgents(ctx, control.CoreOf(app.Core), name, f.all, slugs)
 	}
 	if err != nil {
 		return err

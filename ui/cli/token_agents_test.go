@@ -22,15 +22,15 @@ func TestTokenAgents(t *testing.T) {
 			}
 			t.Cleanup(core.Close)
 			for _, slug := range []string{"researcher", "scribe", "coder"} {
-				if _, err := core.SaveAgent(t.Context(), agent.Agent{Slug: slug, Model: "m", Enabled: true}); err != nil {
+				if _, err := core.Agents().Save(t.Context(), agent.Agent{Slug: slug, Model: "m", Enabled: true}); err != nil {
 					t.Fatal(err)
 				}
 			}
-			cursor, _, err := core.CreateClient(t.Context(), "cursor")
+			cursor, _, err := core.Clients().Create(t.Context(), "cursor")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, _, err := core.CreateClient(t.Context(), "claude"); err != nil {
+			if _, _, err := core.Clients().Create(t.Context(), "claude"); err != nil {
 				t.Fatal(err)
 			}
 			env := coreEnv(t, core, running)
@@ -57,7 +57,7 @@ func TestTokenAgents(t *testing.T) {
 					t.Errorf("%q: status %d (want %d)\n%s%s\nwant %q", tt.args, status, tt.wantStatus, stdout, stderr, tt.want)
 				}
 			}
-			if got := core.VisibleTo(cursor.ID).Slugs(); len(got) != 1 || got[0] != "researcher" {
+			if got := core.Clients().VisibleTo(cursor.ID).Slugs(); len(got) != 1 || got[0] != "researcher" {
 				t.Errorf("the core sees cursor's agents as %v, want [researcher]", got)
 			}
 			if _, stdout, _ := runWith(t, env, "", "token", "list"); !strings.Contains(stdout, "AGENTS") ||

@@ -43,39 +43,39 @@ var _ toolServerKeeper = (*control.Client)(nil)
 type coreToolServers struct{ c *agent.Core }
 
 func (k coreToolServers) ToolServers(context.Context) ([]control.ToolServerInfo, error) {
-	return control.ToolServerInfos(k.c.ToolServerList(), k.c.ToolServerStatuses()), nil
+	return control.ToolServerInfos(k.c.ToolServers().List(), k.c.ToolServers().Statuses()), nil
 }
 
 func (k coreToolServers) AddToolServer(ctx context.Context, s agent.ToolServer, sec agent.ToolServerSecrets) error {
-	return k.c.AddToolServer(ctx, s, sec)
+	return k.c.ToolServers().Add(ctx, s, sec)
 }
 
 func (k coreToolServers) RemoveToolServer(ctx context.Context, name string) error {
-	return k.c.RemoveToolServer(ctx, name)
+	return k.c.ToolServers().Remove(ctx, name)
 }
 
 func (k coreToolServers) CheckToolServer(ctx context.Context, name string) (agent.ToolServerCheck, error) {
-	return k.c.CheckToolServer(ctx, name)
+	return k.c.ToolServers().Check(ctx, name)
 }
 
 func (k coreToolServers) HeldToolServerTools(context.Context) ([]agent.HeldTool, error) {
-	return k.c.HeldToolServerTools(), nil
+	return k.c.ToolServers().Held(), nil
 }
 
 func (k coreToolServers) AgentToolServers(_ context.Context, slug string) ([]agent.AgentToolServer, error) {
-	return k.c.AgentToolServers(slug)
+	return k.c.ToolServers().Attached(slug)
 }
 
 func (k coreToolServers) AttachToolServer(ctx context.Context, slug string, req agent.ToolServerAttachment) (agent.AgentToolServer, error) {
-	return k.c.AttachToolServer(ctx, slug, req)
+	return k.c.ToolServers().Attach(ctx, slug, req)
 }
 
 func (k coreToolServers) DetachToolServer(ctx context.Context, slug, server string) error {
-	return k.c.DetachToolServer(ctx, slug, server)
+	return k.c.ToolServers().Detach(ctx, slug, server)
 }
 
 func (k coreToolServers) RepinToolServerTool(ctx context.Context, slug, server, tool string) error {
-	return k.c.RepinToolServerTool(ctx, slug, server, tool)
+	return k.c.ToolServers().Repin(ctx, slug, server, tool)
 }
 
 // reachToolServers is inv.reach for the tool-server commands.

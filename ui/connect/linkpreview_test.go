@@ -47,7 +47,7 @@ func TestLinkPreviewMintsNothing(t *testing.T) {
 			t.Errorf("LinkPreview(%s) = %s, new token %v", c.ID, config, newToken)
 		}
 	}
-	if got := tokens.minted(); len(got) != 0 || len(r.core.Clients()) != 0 {
+	if got := tokens.minted(); len(got) != 0 || len(r.core.Clients().List()) != 0 {
 		t.Fatalf("the preview minted %v; clients %v", got, tokenNames(r.core))
 	}
 	if _, _, err := m.LinkPreview(t.Context(), Codex); err == nil {

@@ -476,8 +476,8 @@ func (m *Manager) hint(c Client) string {
 
 // CoreClients is what ClientTokens asks of the core: its clients' tokens.
 type CoreClients interface {
-	RotateClient(ctx context.Context, name string) (agent.Client, string, error)
-	RevokeClient(ctx context.Context, name string) error
+	Rotate(ctx context.Context, name string) (agent.Client, string, error)
+	Revoke(ctx context.Context, name string) error
 }
 
 // ClientTokens are the core's clients as the Tokens a Manager mints and
@@ -486,11 +486,11 @@ type ClientTokens struct{ Clients CoreClients }
 
 // Rotate implements Tokens.
 func (t ClientTokens) Rotate(ctx context.Context, name string) (string, error) {
-	_, token, err := t.Clients.RotateClient(ctx, name)
+	_, token, err := t.Clients.Rotate(ctx, name)
 	return token, err
 }
 
 // Revoke implements Tokens.
 func (t ClientTokens) Revoke(ctx context.Context, name string) error {
-	return t.Clients.RevokeClient(ctx, name)
+	return t.Clients.Revoke(ctx, name)
 }

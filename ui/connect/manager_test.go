@@ -114,12 +114,12 @@ func (s *fileSecrets) Delete(key string) error {
 type coreTokens struct{ core *agent.Core }
 
 func (t coreTokens) Rotate(ctx context.Context, name string) (string, error) {
-	_, token, err := t.core.RotateClient(ctx, name)
+	_, token, err := t.core.Clients().Rotate(ctx, name)
 	return token, err
 }
 
 func (t coreTokens) Revoke(ctx context.Context, name string) error {
-	return t.core.RevokeClient(ctx, name)
+	return t.core.Clients().Revoke(ctx, name)
 }
 
 // running is a real Deskhand server on 127.0.0.1 with a fake Ollama.
@@ -140,10 +140,10 @@ func startDeskhand(t *testing.T) *running {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := core.EnsureDefaultAgent(t.Context(), ""); err != nil {
+	if _, _, err := core.Agents().EnsureDefault(t.Context(), ""); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := mcpserver.New(core, mcpserver.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv, err := mcpserver.New(mcpserver.CoreOf(core), mcpserver.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func newManager(t *testing.T, r *running, env Env) (*Manager, *fileSecrets) {
 
 func tokenNames(core *agent.Core) []string {
 	var names []string
-	for _, c := range core.Clients() {
+	for _, c := range core.Clients().List() {
 		names = append(names, c.Name)
 	}
 	return names
@@ -249,7 +249,7 @@ func TestManagerConnectsEveryClient(t *testing.T) {
 
 	// A revoked token is reported as such, over HTTP and through the bridge.
 	for _, c := range []Client{Cursor, ClaudeDesktop} {
-		if err := r.core.RevokeClient(ctx, c.ID); err != nil {
+		if err := r.core.Clients().Revoke(ctx, c.ID); err != nil {
 			t.Fatal(err)
 		}
 		rep, err := m.Status(ctx, c)
@@ -264,11 +264,11 @@ func TestManagerConnectsEveryClient(t *testing.T) {
 	}
 
 	// Rotate replaces a working token; the principal stays the same.
-	id := r.core.Clients()[3].ID // cursor
+	id := r.core.Clients().List()[3].ID // cursor
 	if rep, err := m.Connect(ctx, Cursor, ConnectOptions{Rotate: true}); err != nil || rep.Action != Wrote || rep.Check.Health != Verified {
 		t.Errorf("rotate = %+v, %v", rep, err)
 	}
-	if got := r.core.Clients()[3]; got.Name != "cursor" || got.ID != id {
+	if got := r.core.Clients().List()[3]; got.Name != "cursor" || got.ID != id {
 		t.Errorf("rotation changed the principal: %+v", got)
 	}
 
@@ -319,7 +319,7 @@ func TestManagerRefusesBeforeMinting(t *testing.T) {
 	if _, err := m.Connect(ctx, Cursor, ConnectOptions{}); !errors.As(err, &perr) {
 		t.Errorf("Connect on an invalid file: %v", err)
 	}
-	if !bytes.Equal(readFile(t, p), bad) || len(r.core.Clients()) != 0 {
+	if !bytes.Equal(readFile(t, p), bad) || len(r.core.Clients().List()) != 0 {
 		t.Errorf("invalid file touched or a token issued: %v", tokenNames(r.core))
 	}
 
@@ -335,7 +335,7 @@ func TestManagerRefusesBeforeMinting(t *testing.T) {
 	p, _ = Path(Codex, env)
 	writeFile(t, p, []byte(codexFixture), 0o644)
 	rep, err := m.Connect(ctx, Codex, ConnectOptions{DryRun: true})
-	if err != nil || rep.Action != WouldWrite || string(readFile(t, p)) != codexFixture || len(r.core.Clients()) != 0 {
+	if err != nil || rep.Action != WouldWrite || string(readFile(t, p)) != codexFixture || len(r.core.Clients().List()) != 0 {
 		t.Errorf("dry run = %+v, %v", rep, err)
 	}
 	preview, err := m.Preview(Codex)
@@ -505,7 +505,7 @@ func TestManagerRefusesALinkOutOfTheProject(t *testing.T) {
 	if _, err := m.Connect(t.Context(), Cursor, ConnectOptions{}); !errors.As(err, &ue) || ue.Problem != LeavesProject {
 		t.Errorf("Connect = %v", err)
 	}
-	if len(r.core.Clients()) != 0 || string(readFile(t, outside)) != `{"mcpServers": {}}` || fileMode(t, outside) != 0o644 {
+	if len(r.core.Clients().List()) != 0 || string(readFile(t, outside)) != `{"mcpServers": {}}` || fileMode(t, outside) != 0o644 {
 		t.Errorf("a token was issued or the file outside written: %v", tokenNames(r.core))
 	}
 }
@@ -552,7 +552,7 @@ func TestManagerBringsAWorkingEntryUpToDate(t *testing.T) {
 			t.Errorf("third Connect(%s) = %+v, %v", c.ID, rep, err)
 		}
 	}
-	if got := len(r.core.Clients()); got != 4 {
+	if got := len(r.core.Clients().List()); got != 4 {
 		t.Errorf("%d tokens, want 4 (one per client, none rotated away)", got)
 	}
 	if preview, err := m.Preview(Goose); err != nil || !strings.Contains(preview, "extensions:\n  deskhand:\n") || !strings.Contains(preview, "<a new token for goose>") {

@@ -33,16 +33,6 @@ import (
 // row of a burst schedules one UI update, which takes every row pending
 // by then, merges them in, refilters and refreshes the table once.
 
-// activityCore is what the Log tab asks of the core: the log, the names
-// of the clients, the rows as they are recorded, and whether the log is
-// kept (log.enabled).
-type activityCore interface {
-	Activity(ctx context.Context, f agent.ActivityFilter) ([]agent.ActivityRow, error)
-	Clients() []agent.Client
-	Subscribe(ctx context.Context, kinds ...agent.EventKind) <-chan agent.Event
-	LogsActivity() bool
-}
-
 const (
 	// activityKept bounds the rows the tab holds, newest first.
 	activityKept = 1000
@@ -59,7 +49,7 @@ var outcomeChoices = []string{allOutcomes, string(agent.OutcomeOK), string(agent
 
 type activityView struct {
 	app  *App
-	core activityCore
+	core Core
 	now  func() time.Time // the clock the times are shown against
 
 	// What the follower hands to fyne's goroutine: rows not merged yet,
@@ -85,7 +75,7 @@ type activityView struct {
 	status  *widget.Label // what Export… did
 }
 
-func newActivityView(a *App, core activityCore) *activityView {
+func newActivityView(a *App, core Core) *activityView {
 	v := &activityView{app: a, core: core, now: time.Now, names: map[string]string{},
 		search: widget.NewEntry(), note: plainNote("Reading the log…"), status: feedback()}
 	v.search.SetPlaceHolder("Filter by client, agent, method, text or reason")
@@ -133,7 +123,7 @@ func (v *activityView) content() fyne.CanvasObject {
 // meanwhile is either in the page or comes as an event (or both: the
 // merge drops the copy).
 func (v *activityView) follow(ctx context.Context) {
-	events := v.core.Subscribe(ctx, agent.EventActivity)
+	events := v.core.Events.Subscribe(ctx, agent.EventActivity)
 	v.load()
 	v.app.goStart(func() {
 		for e := range events {
@@ -148,14 +138,14 @@ func (v *activityView) follow(ctx context.Context) {
 // the rows that came meanwhile.
 func (v *activityView) load() {
 	v.app.background(func(ctx context.Context) func() {
-		page, err := v.core.Activity(ctx, agent.ActivityFilter{Limit: activityKept})
+		page, err := v.core.Activity.List(ctx, agent.ActivityFilter{Limit: activityKept})
 		return func() {
-			v.loaded, v.off = true, !v.core.LogsActivity()
+			v.loaded, v.off = true, !v.core.Activity.Enabled()
 			if err != nil {
 				v.app.log.Warn("read the activity log", "err", err)
 				say(v.status, "✖ The log could not be read: "+agent.UserMessage(err)+" New requests still show as they come.")
 			}
-			v.names = clientNames(v.core.Clients())
+			v.names = clientNames(v.core.Clients.List())
 			v.rows = mergeActivity(v.rows, page)
 			v.show()
 		}
@@ -195,7 +185,7 @@ func (v *activityView) flush() {
 	v.rows = mergeActivity(in, v.rows)
 	for _, r := range in {
 		if _, known := v.names[r.Client]; r.Client != "" && r.Client != agent.LocalPrincipal && !known {
-			v.names = clientNames(v.core.Clients()) // a client made since (in memory)
+			v.names = clientNames(v.core.Clients.List()) // a client made since (in memory)
 			break
 		}
 	}
@@ -238,7 +228,7 @@ func (v *activityView) clientsChanged() {
 	if v == nil {
 		return // a screen tested alone
 	}
-	v.names = clientNames(v.core.Clients())
+	v.names = clientNames(v.core.Clients.List())
 	v.table.Refresh()
 }
 
@@ -307,7 +297,7 @@ func (v *activityView) exportTo(w fyne.URIWriteCloser) {
 	say(v.status, "Exporting the log…")
 	v.app.background(func(ctx context.Context) func() {
 		n, err := func() (int, error) {
-			rows, err := v.core.Activity(ctx, agent.ActivityFilter{Limit: activityExported})
+			rows, err := v.core.Activity.List(ctx, agent.ActivityFilter{Limit: activityExported})
 			if err != nil {
 				return 0, err
 			}

@@ -30,7 +30,7 @@ func newFakeActivity(rows ...agent.ActivityRow) *fakeActivity {
 	return &fakeActivity{rows: rows, subbed: make(chan struct{})}
 }
 
-func (f *fakeActivity) Activity(_ context.Context, filter agent.ActivityFilter) ([]agent.ActivityRow, error) {
+func (f *fakeActivity) List(_ context.Context, filter agent.ActivityFilter) ([]agent.ActivityRow, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.filters = append(f.filters, filter)
@@ -50,7 +50,7 @@ func (f *fakeActivity) Clients() []agent.Client {
 	return append([]agent.Client(nil), f.clients...)
 }
 
-func (f *fakeActivity) LogsActivity() bool {
+func (f *fakeActivity) Enabled() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return !f.off
@@ -71,6 +71,23 @@ func (f *fakeActivity) Subscribe(ctx context.Context, kinds ...agent.EventKind) 
 	}
 	return ch
 }
+
+func (f *fakeActivity) SubscribeWhere(ctx context.Context, _ func(agent.Event) bool, kinds ...agent.EventKind) <-chan agent.Event {
+	return f.Subscribe(ctx, kinds...)
+}
+
+// asCore is the Log tab's core: the log, its clients and its events.
+func (f *fakeActivity) asCore() Core {
+	return Core{Activity: f, Events: f, Clients: activityClients{f: f}}
+}
+
+// activityClients are the log's clients.
+type activityClients struct {
+	Clients
+	f *fakeActivity
+}
+
+func (c activityClients) List() []agent.Client { return c.f.Clients() }
 
 // record adds rows to the log (newest last) without telling anyone, as
 // rows recorded before the first page is read.
@@ -96,19 +113,7 @@ func (f *fakeActivity) send(rows ...agent.ActivityRow) {
 	}
 }
 
-// Activity and ClientCalls make the whole desktop's fake a log: the
-// rows of fakeCore.activity when a test sets one, else none.
-
-func (f *fakeCore) Activity(ctx context.Context, filter agent.ActivityFilter) ([]agent.ActivityRow, error) {
-	if f.activity == nil {
-		return nil, nil
-	}
-	return f.activity.Activity(ctx, filter)
-}
-
-func (f *fakeCore) LogsActivity() bool { return f.activity == nil || f.activity.LogsActivity() }
-
-func (f *fakeSettings) ClientCalls(_ context.Context, since time.Time) (map[string]int, error) {
+func (f *fakeSettings) Calls(_ context.Context, since time.Time) (map[string]int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.callsSince = since

@@ -80,7 +80,7 @@ func TestSettingsShowsCallsToday(t *testing.T) {
 // calls today again.
 func TestSettingsTabReadsCallsToday(t *testing.T) {
 	settings := &fakeSettings{clients: []agent.Client{{ID: "id-cursor", Name: "cursor"}}}
-	a, ui := newTestApp(t, newFakeCore(fakeCore{fakeSettings: settings}))
+	a, ui := newTestApp(t, newFakeCore(fakeCore{fakeSettings: settings}).asCore())
 	a.refresh()
 	ui.settle()
 	if got := texts(t, a.settings.clientRows.Objects[0]); !strings.Contains(got, "no calls today") {

@@ -186,7 +186,7 @@ func logScreen(t *testing.T, log *fakeActivity) (v *activityView, ui *testUI, st
 	core.fakeSettings.clients = []agent.Client{{ID: "id-c", Name: "cursor"}, {ID: "id-d", Name: "claude"}}
 	log.clients = core.fakeSettings.clients
 	core.fakeConversations.conversations = []agent.ConversationSummary{{Conversation: agent.Conversation{ID: "conv-1", Title: "Sources"}}}
-	a, ui := newTestApp(t, core)
+	a, ui := newTestApp(t, core.asCore())
 	a.refresh()
 	a.tabs.SelectIndex(tabLog) // the tab is redrawn only while it can be seen
 	ui.settle()
@@ -200,7 +200,7 @@ func logScreen(t *testing.T, log *fakeActivity) (v *activityView, ui *testUI, st
 		do(f)
 	}
 	v = a.activity
-	v.core, v.now = log, func() time.Time { return logNow }
+	v.core, v.now = log.asCore(), func() time.Time { return logNow }
 	ctx, cancel := context.WithCancel(t.Context())
 	v.follow(ctx)
 	return v, ui, func() {
@@ -444,7 +444,7 @@ func TestFollowedKinds(t *testing.T) {
 // TestCtrl6ShowsTheLog: Ctrl+6 shows the Log tab; the other tabs keep
 // their keys.
 func TestCtrl6ShowsTheLog(t *testing.T) {
-	a, _ := newTestApp(t, newFakeCore(fakeCore{}))
+	a, _ := newTestApp(t, newFakeCore(fakeCore{}).asCore())
 	pressShortcut(t, a, fyne.Key6)
 	if got := a.tabs.SelectedIndex(); got != tabLog {
 		t.Errorf("Ctrl+6 shows tab %d", got)
@@ -460,20 +460,20 @@ func TestCtrl6ShowsTheLog(t *testing.T) {
 // once, with its client's name.
 func TestLogWithTheRealCore(t *testing.T) {
 	core := askingCore(t)
-	cursor, _, err := core.CreateClient(t.Context(), "cursor")
+	cursor, _, err := core.Clients().Create(t.Context(), "cursor")
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, ui := newTestApp(t, core)
+	a, ui := newTestApp(t, CoreOf(core))
 	a.refresh()
 	a.tabs.SelectIndex(tabLog)
 	ui.settle()
-	core.RecordActivity(agent.ActivityRow{Client: cursor.ID, Method: "initialize", Outcome: agent.OutcomeOK})
+	core.Activity().Record(agent.ActivityRow{Client: cursor.ID, Method: "initialize", Outcome: agent.OutcomeOK})
 	ctx, cancel := context.WithCancel(t.Context())
 	a.activity.follow(ctx)
 	const n = 40 // within a subscriber's buffer: none is dropped
 	for i := range n {
-		core.RecordActivity(agent.ActivityRow{Client: cursor.ID, Method: "tools/call", Agent: "assistant", Outcome: agent.OutcomeOK, Text: fmt.Sprint(i)})
+		core.Activity().Record(agent.ActivityRow{Client: cursor.ID, Method: "tools/call", Agent: "assistant", Outcome: agent.OutcomeOK, Text: fmt.Sprint(i)})
 	}
 	cancel() // the follower takes what its subscription holds, then ends
 	ui.settle()

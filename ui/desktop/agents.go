@@ -16,28 +16,12 @@ import (
 	"github.com/deskhand/deskhand/server/agent"
 )
 
-// agentsCore is what the Agents tab needs of the core: the agents, their
-// editor and kill switch, the tools they may use, the providers and their
-// models (pulling one for Ollama's), and "Try it".
-type agentsCore interface {
-	Agents() []agent.Agent
-	AvailableTools() []agent.ToolInfo
-	SaveAgent(ctx context.Context, a agent.Agent) (agent.Agent, error)
-	SetAgentEnabled(ctx context.Context, slug string, enabled bool) error
-	DeleteAgent(ctx context.Context, slug string) error
-	Providers() []agent.ProviderStatus
-	ProviderModels(ctx context.Context, provider string) ([]string, error)
-	DescribeModel(ctx context.Context, provider, model string) (agent.ModelInfo, error)
-	PullModel(ctx context.Context, name string, progress func(agent.PullProgress)) error
-	Run(ctx context.Context, req agent.RunRequest) (*agent.RunResult, error)
-}
-
 // agentsView lists the agents, each with its kill switch, and edits one.
 // Edits are never lost without asking: leaving an agent with changes not
 // saved (another agent, New agent) asks first.
 type agentsView struct {
 	app    *App
-	core   agentsCore
+	core   Core
 	list   *widget.List
 	agents []agent.Agent
 
@@ -106,7 +90,7 @@ const (
 // clientModelNote is what the editor says of running on the client's model.
 const clientModelNote = "Runs on the model of the client that calls it, through MCP sampling. Only some clients lend their model (VS Code, GitHub Copilot CLI), and the 2026-07-28 protocol revision deprecates sampling; when the client lends none, the agent runs on the provider model below."
 
-func newAgentsView(app *App, core agentsCore) *agentsView {
+func newAgentsView(app *App, core Core) *agentsView {
 	v := &agentsView{app: app, core: core, tries: tryTranscripts{}}
 	v.list = widget.NewList(
 		func() int { return len(v.agents) },
@@ -169,7 +153,7 @@ func newAgentsView(app *App, core agentsCore) *agentsView {
 	v.reachable.SetPlaceHolder("host:port, one per line, such as nas.local:8080")
 	v.starters = newEditorMultiLine(2)
 	v.starters.SetPlaceHolder("one per line: clients offer them as prompts")
-	for _, info := range core.AvailableTools() {
+	for _, info := range core.Agents.AvailableTools() {
 		v.tools = append(v.tools, newToolSwitch(info, v.changed))
 	}
 	v.prompt, v.schema = newEditorMultiLine(5), newEditorMultiLine(3)
@@ -293,7 +277,7 @@ func newAgentDefaults() agent.Agent {
 // The first one shows the first agent, or that there is none yet; later
 // ones keep the agent shown, up to date when it has no unsaved changes.
 func (v *agentsView) refresh() {
-	v.agents = v.core.Agents()
+	v.agents = v.core.Agents.List()
 	v.list.Refresh()
 	v.asking = true
 	v.loadProviders()
@@ -326,7 +310,7 @@ func (v *agentsView) providersChanged() {
 // fyne's goroutine (Providers asks the keychain about each key).
 func (v *agentsView) loadProviders() {
 	v.app.background(func(context.Context) func() {
-		ps := v.core.Providers()
+		ps := v.core.Providers.List()
 		return func() {
 			v.providers = ps
 			v.showProvider(v.provider.Selected)
@@ -364,7 +348,7 @@ func (v *agentsView) loadModels(name string) {
 	v.modelHint.SetText("Asking " + name + " for its models…")
 	v.capabilities.SetText("")
 	v.app.background(func(ctx context.Context) func() {
-		names, err := v.core.ProviderModels(ctx, name)
+		names, err := v.core.Providers.Models(ctx, name)
 		return func() {
 			if v.modelsOf != name {
 				return // another provider was picked meanwhile
@@ -407,7 +391,7 @@ func (v *agentsView) describeModel() {
 	}
 	v.capabilities.SetText("")
 	v.app.background(func(ctx context.Context) func() {
-		info, err := v.core.DescribeModel(ctx, provider, model)
+		info, err := v.core.Providers.DescribeModel(ctx, provider, model)
 		return func() {
 			if v.modelsOf != provider || v.model.Text != model {
 				return // the picker moved on
@@ -717,7 +701,7 @@ func (v *agentsView) saveThen(next func()) {
 	v.save.Disable()
 	shown := v.shown
 	v.app.background(func(ctx context.Context) func() {
-		saved, err := v.core.SaveAgent(ctx, a)
+		saved, err := v.core.Agents.Save(ctx, a)
 		return func() {
 			v.saving = false
 			if v.shown != shown {
@@ -778,7 +762,7 @@ func (v *agentsView) deleteAgent(slug string) {
 	v.status.SetText("Deleting " + slug + "…")
 	shown := v.shown
 	v.app.background(func(ctx context.Context) func() {
-		err := v.core.DeleteAgent(ctx, slug)
+		err := v.core.Agents.Delete(ctx, slug)
 		return func() {
 			if err != nil {
 				v.refresh()
@@ -803,7 +787,7 @@ func (v *agentsView) deleteAgent(slug string) {
 // the list, and a refusal puts the switch back.
 func (v *agentsView) setEnabled(slug string, on bool) {
 	v.app.background(func(ctx context.Context) func() {
-		err := v.core.SetAgentEnabled(ctx, slug, on)
+		err := v.core.Agents.SetEnabled(ctx, slug, on)
 		if err == nil {
 			return nil
 		}
@@ -889,7 +873,7 @@ func (v *agentsView) tryIt() {
 	v.tryButton.Disable()
 	v.showTries()
 	v.app.background(func(ctx context.Context) func() {
-		res, err := v.core.Run(ctx, agent.RunRequest{Agent: slug, Principal: agent.LocalPrincipal, Message: msg, TurnID: turn})
+		res, err := v.core.Conversations.Run(ctx, agent.RunRequest{Agent: slug, Principal: agent.LocalPrincipal, Message: msg, TurnID: turn})
 		return func() {
 			if v.tryTurn != turn {
 				return
@@ -938,7 +922,7 @@ func (v *agentsView) pullModel() {
 	v.pullBar.Show()
 	v.status.SetText("Pulling " + name + "…")
 	v.app.background(func(context.Context) func() {
-		err := v.core.PullModel(ctx, name, func(p agent.PullProgress) {
+		err := v.core.Providers.PullModel(ctx, name, func(p agent.PullProgress) {
 			v.app.onUI(func() {
 				if p.Total > 0 {
 					v.pullBar.SetValue(float64(p.Completed) / float64(p.Total))

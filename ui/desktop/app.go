@@ -51,32 +51,12 @@ type Options struct {
 	ImportToolServers func(ctx context.Context, dryRun bool) (imported int, report string, err error)
 }
 
-// trayCore is what the tray needs of the core: the agents (each a kill
-// switch in the tray), how many questions wait, and the pause switch. All
-// of it is in memory. The window around the tabs needs a little more
-// (statusCore).
-type trayCore interface {
-	Agents() []agent.Agent
-	Pending() []agent.Question
-	Paused() bool
-	SetPaused(paused bool)
-}
-
-// eventSource tells the desktop what changed in the core.
-type eventSource interface {
-	Subscribe(ctx context.Context, kinds ...agent.EventKind) <-chan agent.Event
-	// SubscribeWhere is Subscribe for the events keep accepts; keep is
-	// called on the publisher's goroutine.
-	SubscribeWhere(ctx context.Context, keep func(agent.Event) bool, kinds ...agent.EventKind) <-chan agent.Event
-}
-
 // App is the desktop.
 type App struct {
-	fy     fyne.App
-	tray   trayCore
-	events eventSource
-	opts   Options
-	log    *slog.Logger
+	fy   fyne.App
+	core Core
+	opts Options
+	log  *slog.Logger
 
 	// The window around the tabs: the status bar with the paused banner,
 	// the first-run panel, the main menu (the keyboard's shortcuts) and
@@ -137,7 +117,7 @@ type App struct {
 // hung at quit.
 func New(fy fyne.App, core Core, opts Options) *App {
 	a := newApp(fy, opts)
-	a.tray, a.events = core, core
+	a.core = core
 	a.agents = newAgentsView(a, core)
 	a.agents.servers = newAgentServers(a, core)
 	a.questions = newQuestionsView(a, core)
@@ -218,7 +198,7 @@ func (a *App) closeToTray() {
 		return
 	}
 	prefs.SetBool(closedToTrayKey, true)
-	a.fy.SendNotification(fyne.NewNotification("Deskhand is still running", closedToTrayNote(a.tray.Paused())))
+	a.fy.SendNotification(fyne.NewNotification("Deskhand is still running", closedToTrayNote(a.core.Settings.Paused())))
 }
 
 // closedToTrayNote tells, once, that closing the window left Deskhand
@@ -232,12 +212,12 @@ func closedToTrayNote(paused bool) string {
 }
 
 // togglePause pauses serving, or resumes it (the window's button, Ctrl+P).
-func (a *App) togglePause() { a.setPaused(!a.tray.Paused()) }
+func (a *App) togglePause() { a.setPaused(!a.core.Settings.Paused()) }
 
 // setPaused pauses or resumes serving, and shows it at once (the core's
 // agents_changed event follows).
 func (a *App) setPaused(paused bool) {
-	a.tray.SetPaused(paused)
+	a.core.Settings.SetPaused(paused)
 	a.showState()
 }
 
@@ -251,7 +231,7 @@ func (a *App) showState() {
 		return // a screen tested alone (newShell)
 	}
 	a.status.refresh()
-	a.showMenuState(a.tray.Paused())
+	a.showMenuState(a.core.Settings.Paused())
 	a.setTray()
 }
 
@@ -331,7 +311,7 @@ func (a *App) onUI(f func()) {
 func (a *App) Follow(ctx context.Context) {
 	ctx, stop := context.WithCancel(ctx)
 	context.AfterFunc(a.ctx, stop)
-	events := a.events.Subscribe(ctx, slices.DeleteFunc(slices.Clone(followedKinds), isStreamKind)...)
+	events := a.core.Events.Subscribe(ctx, slices.DeleteFunc(slices.Clone(followedKinds), isStreamKind)...)
 	a.onUI(func() {
 		a.refresh()
 		// A question asked before the subscription (a client calling as
@@ -509,8 +489,8 @@ func (a *App) setTray() {
 		return
 	}
 	items := a.trayItems()
-	paused := a.tray.Paused()
-	menu, icon := menuText(items), trayIcon(a.opts, paused, len(a.tray.Pending()))
+	paused := a.core.Settings.Paused()
+	menu, icon := menuText(items), trayIcon(a.opts, paused, len(a.core.Questions.Pending()))
 	if a.trayMenu != nil && menu == a.trayShown.menu && icon == a.trayShown.icon {
 		return
 	}
@@ -549,7 +529,7 @@ func menuText(items []*fyne.MenuItem) string {
 // own "Quit" to a menu whose last item is not one, but only to the copy
 // it keeps, after drawing the tray, so that a rebuilt menu would lose it.
 func (a *App) trayItems() []*fyne.MenuItem {
-	paused, questions := a.tray.Paused(), a.tray.Pending()
+	paused, questions := a.core.Settings.Paused(), a.core.Questions.Pending()
 	waiting, who := questionsWaiting(questions)
 	state := fyne.NewMenuItem(trayStatusLine(paused, a.opts.ServerURL), nil)
 	state.Disabled = true
@@ -564,7 +544,7 @@ func (a *App) trayItems() []*fyne.MenuItem {
 	pending.Disabled = waiting == 0
 	items := []*fyne.MenuItem{state, pending, fyne.NewMenuItemSeparator(),
 		fyne.NewMenuItem("Open Deskhand", a.Show), fyne.NewMenuItemSeparator()}
-	for _, ag := range a.tray.Agents() {
+	for _, ag := range a.core.Agents.List() {
 		item := fyne.NewMenuItem(agentLabel(ag), nil)
 		item.Checked = ag.Enabled
 		item.Action = func() { a.agents.setEnabled(ag.Slug, !ag.Enabled) }
@@ -596,7 +576,7 @@ func trayIcon(o Options, paused bool, waiting int) fyne.Resource {
 // notifyQuestion tells the system a question waits: who asks, and what
 // (an approval names its tool, never its raw arguments).
 func (a *App) notifyQuestion(id string) {
-	for _, q := range a.tray.Pending() {
+	for _, q := range a.core.Questions.Pending() {
 		if q.ID != id {
 			continue
 		}

@@ -14,27 +14,19 @@ import (
 	"github.com/deskhand/deskhand/server/agent"
 )
 
-// approvalsCore is what Settings → Approvals asks of the core: the
-// approval rules ("always allow"), and the agents and clients they name.
-type approvalsCore interface {
-	Approvals() *agent.Approvals
-	Agents() []agent.Agent
-	Clients() []agent.Client
-}
-
 // approvalsView lists the approval rules, each with Revoke, and Re-enable
 // for one that waits for review; the core's approval_rules_changed event
 // refreshes it.
 type approvalsView struct {
 	app    *App
-	core   approvalsCore
+	core   Core
 	rules  []agent.ApprovalRule
 	list   *widget.List
 	empty  *widget.Label
 	status *widget.Label
 }
 
-func newApprovalsView(app *App, core approvalsCore) *approvalsView {
+func newApprovalsView(app *App, core Core) *approvalsView {
 	v := &approvalsView{app: app, core: core, status: feedback(),
 		empty: plainNote("No approval rules. Answer an approval with \"Always allow…\" to stop being asked for what you trust.")}
 	v.empty.Wrapping = fyne.TextWrapWord
@@ -48,7 +40,7 @@ func newApprovalsView(app *App, core approvalsCore) *approvalsView {
 		func(i widget.ListItemID, o fyne.CanvasObject) {
 			row := o.(*fyne.Container)
 			r := v.rules[i]
-			row.Objects[0].(*widget.Label).SetText(ruleLabel(r, v.core.Agents(), v.core.Clients()))
+			row.Objects[0].(*widget.Label).SetText(ruleLabel(r, v.core.Agents.List(), v.core.Clients.List()))
 			buttons := row.Objects[1].(*fyne.Container).Objects
 			enable, revoke := buttons[0].(*widget.Button), buttons[1].(*widget.Button)
 			enable.OnTapped = func() { v.confirmEnable(r) }
@@ -72,7 +64,7 @@ func (v *approvalsView) content() fyne.CanvasObject {
 // refresh reads the rules off fyne's goroutine and shows them.
 func (v *approvalsView) refresh() {
 	v.app.background(func(ctx context.Context) func() {
-		rules, err := v.core.Approvals().Rules(ctx)
+		rules, err := v.core.Approvals.Rules(ctx)
 		return func() {
 			if err != nil {
 				say(v.status, "Could not read the approval rules: "+agent.UserMessage(err))
@@ -87,20 +79,20 @@ func (v *approvalsView) refresh() {
 }
 
 func (v *approvalsView) confirmRevoke(r agent.ApprovalRule) {
-	v.confirm("Revoke this rule?", r, "The next such call asks you again.", "Could not revoke the rule: ", v.core.Approvals().Revoke)
+	v.confirm("Revoke this rule?", r, "The next such call asks you again.", "Could not revoke the rule: ", v.core.Approvals.Revoke)
 }
 
 func (v *approvalsView) confirmEnable(r agent.ApprovalRule) {
 	v.confirm("Re-enable this rule for every client?", r, "A client made it by answering \"always\" before a client's rules covered "+
 		"that client only, and nobody knows which client it was. Re-enabled, it lets every client's calls it covers run without asking you.",
-		"Could not re-enable the rule: ", v.core.Approvals().Enable)
+		"Could not re-enable the rule: ", v.core.Approvals.Enable)
 }
 
 // confirm asks before change is made to the rule r, off fyne's goroutine;
 // failed says what could not be done. On success the core's event
 // refreshes the list.
 func (v *approvalsView) confirm(title string, r agent.ApprovalRule, why, failed string, change func(ctx context.Context, id string) error) {
-	d := dialog.NewConfirm(title, ruleLabel(r, v.core.Agents(), v.core.Clients())+"\n\n"+why, func(ok bool) {
+	d := dialog.NewConfirm(title, ruleLabel(r, v.core.Agents.List(), v.core.Clients.List())+"\n\n"+why, func(ok bool) {
 		if !ok {
 			return
 		}
@@ -253,12 +245,12 @@ func (c *rememberChooser) content(comment string) map[string]any {
 // showHistory reads the rules for the question's agent and tool off
 // fyne's goroutine, where the core can list them.
 func (c *rememberChooser) showHistory(app *App, core any, agentID, tool string, clients []agent.Client) {
-	rc, ok := core.(approvalsCore)
+	rc, ok := core.(Core)
 	if !ok || agentID == "" {
 		return
 	}
 	app.background(func(ctx context.Context) func() {
-		rules, err := rc.Approvals().Rules(ctx)
+		rules, err := rc.Approvals.Rules(ctx)
 		if err != nil {
 			return nil
 		}

@@ -32,7 +32,11 @@ type rulesFake struct {
 	rules agenttest.ApprovalRules
 }
 
-func (f *rulesFake) Approvals() *agent.Approvals { return approvalsOf(&f.rules) }
+func (f *rulesFake) asCore() Core {
+	c := f.questionsFake.asCore()
+	c.Approvals = approvalsOf(&f.rules)
+	return c
+}
 
 func TestRememberOptions(t *testing.T) {
 	for _, tc := range []struct {
@@ -81,11 +85,11 @@ func TestApprovalPopupAlwaysAllow(t *testing.T) {
 	q := agent.Question{ID: "a1", Kind: agent.KindApproval, Agent: "scribe", Tool: "write_file", Principal: "client-1",
 		Arguments: json.RawMessage(`{"path":"/home/a/notes/x.txt","content":"hello"}`), AskedAt: askedAt, ExpiresAt: askedAt.Add(time.Minute),
 		Scope: agent.ApprovalScope{Path: "/home/a/notes/x.txt", Folder: "/home/a/notes"}}
-	qf := questionsCoreWith(q)
+	qf := QuestionsWith(q)
 	qf.agents[1].ID = "id-scribe"
 	core := &rulesFake{questionsFake: qf, rules: agenttest.ApprovalRules{Rules: []agent.ApprovalRule{{ID: "r", Agent: "id-scribe", Tool: "write_file", Host: "example.com"}}}}
 	a, u := newShell(t)
-	a.questions = newQuestionsView(a, core)
+	a.questions = newQuestionsView(a, core.asCore())
 	a.win.SetContent(a.questions.content())
 	v := a.questions
 	v.popup("a1")
@@ -129,18 +133,18 @@ type approvalsFake struct {
 	store agenttest.ApprovalRules
 }
 
-func (f *approvalsFake) Approvals() *agent.Approvals { return approvalsOf(&f.store) }
-
-func (f *approvalsFake) Agents() []agent.Agent { return []agent.Agent{{ID: "a1", Slug: "scribe"}} }
-
-func (f *approvalsFake) Clients() []agent.Client { return []agent.Client{{ID: "c1", Name: "Cursor"}} }
+func (f *approvalsFake) asCore() Core {
+	return Core{Approvals: approvalsOf(&f.store),
+		Agents:  agentList{list: []agent.Agent{{ID: "a1", Slug: "scribe"}}},
+		Clients: clientList{list: []agent.Client{{ID: "c1", Name: "Cursor"}}}}
+}
 
 // Settings → Approvals lists the rules, says when there is none, and
 // revokes one after a confirmation.
 func TestApprovalsTab(t *testing.T) {
 	a, u := newShell(t)
 	core := &approvalsFake{}
-	a.approvals = newApprovalsView(a, core)
+	a.approvals = newApprovalsView(a, core.asCore())
 	a.win.SetContent(a.approvals.content())
 	v := a.approvals
 	v.refresh()
@@ -149,6 +153,7 @@ func TestApprovalsTab(t *testing.T) {
 		t.Fatalf("no rules: %d listed, empty note shown %v", len(v.rules), v.empty.Visible())
 	}
 	core.store.Rules = []agent.ApprovalRule{{ID: "r1", Agent: "a1", Tool: "write_file", Folder: "/n", Client: "c1"}}
+	v.core.Approvals = approvalsOf(&core.store) // the rules are read when the core starts
 	v.refresh()
 	u.settle()
 	if len(v.rules) != 1 || v.empty.Visible() || v.list.Length() != 1 {
@@ -190,7 +195,7 @@ func TestApprovalsTabReview(t *testing.T) {
 		{ID: "r1", Agent: "a1", Tool: "write_file", CreatedBy: agent.ByClient, Review: agent.ReviewUnpinned},
 		{ID: "r2", Agent: "a1", Tool: "read_file", CreatedBy: agent.ByDesktop},
 	}}}
-	a.approvals = newApprovalsView(a, core)
+	a.approvals = newApprovalsView(a, core.asCore())
 	a.win.SetContent(a.approvals.content())
 	v := a.approvals
 	v.refresh()

@@ -11,15 +11,6 @@ import (
 	"github.com/deskhand/deskhand/server/agent"
 )
 
-// clientAgentsCore is what Settings needs to show and set which agents
-// each client sees. The agents to choose from come from the core's
-// Agents, where it has them (*agent.Core does).
-type clientAgentsCore interface {
-	Agents() []agent.Agent // to choose from
-	ClientVisibility(name string) (agent.Visibility, error)
-	SetClientAgents(ctx context.Context, clientName string, all bool, slugs []string) error
-}
-
 // clientAgentsNote says which agents a client sees, for its row:
 // "all agents", "no agents", "2 agents: researcher, scribe".
 func clientAgentsNote(v agent.Visibility, err error) string {
@@ -76,17 +67,17 @@ func chosenAgents(all bool, choices []agentChoice, checkedLabels []string) (bool
 // clientAgents is the row's note of which agents the client sees (from
 // memory).
 func (v *settingsView) clientAgents(name string) string {
-	return clientAgentsNote(v.core.ClientVisibility(name))
+	return clientAgentsNote(v.core.Clients.Visibility(name))
 }
 
 // chooseAgents opens the Agents… dialog of a client: All, or each agent.
 func (v *settingsView) chooseAgents(name string) {
-	vis, err := v.core.ClientVisibility(name)
+	vis, err := v.core.Clients.Visibility(name)
 	if err != nil {
 		say(v.tokenStatus, "✖ "+agent.UserMessage(err))
 		return
 	}
-	choices := agentChoices(v.core.Agents(), vis)
+	choices := agentChoices(v.core.Agents.List(), vis)
 	labels := make([]string, len(choices))
 	var checked []string
 	for i, c := range choices {
@@ -122,7 +113,7 @@ func (v *settingsView) chooseAgents(name string) {
 func (v *settingsView) setClientAgents(name string, all bool, slugs []string) {
 	say(v.tokenStatus, "Saving the agents "+name+" sees…")
 	v.app.background(func(ctx context.Context) func() {
-		err := v.core.SetClientAgents(ctx, name, all, slugs)
+		err := v.core.Clients.SetAgents(ctx, name, all, slugs)
 		return func() {
 			if err != nil {
 				say(v.tokenStatus, "✖ Not saved: "+agent.UserMessage(err))

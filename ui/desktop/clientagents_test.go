@@ -13,7 +13,7 @@ import (
 	"github.com/deskhand/deskhand/server/agent"
 )
 
-func (f *fakeSettings) ClientVisibility(name string) (agent.Visibility, error) {
+func (f *fakeSettings) Visibility(name string) (agent.Visibility, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	slugs, ok := f.visible[name]
@@ -23,7 +23,7 @@ func (f *fakeSettings) ClientVisibility(name string) (agent.Visibility, error) {
 	return agent.NewVisibility(slugs), nil
 }
 
-func (f *fakeSettings) SetClientAgents(_ context.Context, name string, all bool, slugs []string) error {
+func (f *fakeSettings) SetAgents(_ context.Context, name string, all bool, slugs []string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.visible == nil {
@@ -43,7 +43,10 @@ type settingsWithAgents struct {
 	agents []agent.Agent
 }
 
-func (s settingsWithAgents) Agents() []agent.Agent { return s.agents }
+func (s settingsWithAgents) asCore() Core {
+	return Core{Clients: s.fakeSettings, Settings: settingsFake{fakeSettings: s.fakeSettings}, Agents: agentList{list: s.agents},
+		Providers: providersFake{&fakeProviders{}, s.fakeSettings, &fakeAgents{}}}
+}
 
 // Agents: the plain Settings fake has none to choose from.
 func (f *fakeSettings) Agents() []agent.Agent { return nil }
@@ -100,7 +103,7 @@ func TestChoosingAClientsAgents(t *testing.T) {
 	fake := &fakeSettings{clients: []agent.Client{{ID: "1", Name: "cursor"}, {ID: "2", Name: "claude"}}}
 	core := settingsWithAgents{fake, []agent.Agent{{Slug: "researcher"}, {Slug: "scribe"}}}
 	a, ui := newShell(t)
-	a.settings = newSettingsView(a, core)
+	a.settings = newSettingsView(a, core.asCore())
 	a.win.SetContent(a.settings.content())
 	v := a.settings
 	v.app.win.Resize(fyne.NewSize(900, 700))
@@ -135,10 +138,10 @@ func TestChoosingAClientsAgents(t *testing.T) {
 	group.SetSelected([]string{"researcher"})
 	test.Tap(buttons(t, top)["Save"])
 	ui.settle()
-	if got, _ := fake.ClientVisibility("cursor"); got.String() != "1 agent: researcher" {
+	if got, _ := fake.Visibility("cursor"); got.String() != "1 agent: researcher" {
 		t.Errorf("cursor sees %v, want researcher only", got)
 	}
-	if got, _ := fake.ClientVisibility("claude"); !got.All {
+	if got, _ := fake.Visibility("claude"); !got.All {
 		t.Errorf("claude sees %v, want all agents", got)
 	}
 	if got := texts(t, v.clientRows.Objects[0]); !strings.Contains(got, "cursor") || !strings.Contains(got, "sees 1 agent: researcher") {

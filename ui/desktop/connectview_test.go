@@ -212,7 +212,7 @@ func TestConnectTab(t *testing.T) {
 		"cursor": {ID: "cursor", Name: "Cursor", File: "/home/u/.cursor/mcp.json", Installed: true, Status: "not connected", HasLink: true},
 		"codex":  {ID: "codex", Name: "Codex", File: "/home/u/.codex/config.toml", Status: "not installed"},
 	}}
-	a, ui := withTestUI(t, New(test.NewTempApp(t), newFakeCore(fakeCore{}), Options{Connector: conn}))
+	a, ui := withTestUI(t, New(test.NewTempApp(t), newFakeCore(fakeCore{}).asCore(), Options{Connector: conn}))
 	drain := ui.settle
 	a.win.Resize(fyne.NewSize(900, 600))
 	a.tabs.SelectIndex(tabConnect) // the first visit checks every client
@@ -333,7 +333,7 @@ func TestConnectTab(t *testing.T) {
 }
 
 func TestConnectTabWithoutConnector(t *testing.T) {
-	a, _ := newTestApp(t, newFakeCore(fakeCore{}))
+	a, _ := newTestApp(t, newFakeCore(fakeCore{}).asCore())
 	a.tabs.SelectIndex(tabConnect)
 	if !strings.Contains(a.connect.status.Text, "not available") {
 		t.Errorf("status = %q", a.connect.status.Text)
@@ -388,7 +388,7 @@ func TestConnectTabExtension(t *testing.T) {
 	claude := ClientState{ID: "claude-desktop", Name: "Claude Desktop", Installed: true, Connected: true, Working: true, Extension: true, Status: "connected, verified (1 tool)"}
 	setup := func(t *testing.T, write func(context.Context, func(int64, int64)) (string, bool, error)) (*connectView, *testUI, *fakeConnector, *[]string) {
 		conn := &fakeConnector{states: map[string]ClientState{"cursor": claude, "codex": {ID: "codex", Name: "Codex"}}, extension: write}
-		a, ui := withTestUI(t, New(test.NewTempApp(t), newFakeCore(fakeCore{}), Options{Connector: conn}))
+		a, ui := withTestUI(t, New(test.NewTempApp(t), newFakeCore(fakeCore{}).asCore(), Options{Connector: conn}))
 		a.win.Resize(fyne.NewSize(900, 600))
 		a.tabs.SelectIndex(tabConnect)
 		ui.settle()

@@ -19,32 +19,13 @@ import (
 // conversationsShown bounds the list.
 const conversationsShown = 200
 
-// conversationsCore is what the Conversations tab needs of the core: the
-// stored conversations, transcripts and questions, the turn running now,
-// the clients and questions that label them, and the stop button.
-type conversationsCore interface {
-	RecentConversations(ctx context.Context, limit int) ([]agent.ConversationSummary, error)
-	// Conversation is one conversation's record, recent or not.
-	Conversation(ctx context.Context, id string) (agent.Conversation, error)
-	Transcript(ctx context.Context, conversationID string) ([]agent.Message, []agent.Turn, error)
-	ConversationQuestions(ctx context.Context, conversationID string) ([]agent.Question, error)
-	// SubConversations are the team members' conversations a turn called.
-	SubConversations(ctx context.Context, turnID string) ([]agent.Conversation, error)
-	LiveTurn(conversationID string) (agent.LiveTurn, bool)
-	CancelTurn(conversationID string) bool
-	Clients() []agent.Client
-	Pending() []agent.Question
-	// Search finds words in every stored conversation (search.go).
-	Search(ctx context.Context, q agent.SearchQuery) ([]agent.SearchHit, error)
-}
-
 // conversationsView lists conversations, live, and shows one's transcript
 // with what its running turn has done so far and writes right now. The
 // open conversation's row is marked wherever it moves (not by the list's
 // selection: see follow).
 type conversationsView struct {
 	app     *App
-	core    conversationsCore
+	core    Core
 	list    *widget.List
 	search  *widget.Entry
 	all     []agent.ConversationSummary
@@ -105,7 +86,7 @@ type conversationsView struct {
 	redrawn     int
 }
 
-func newConversationsView(app *App, core conversationsCore) *conversationsView {
+func newConversationsView(app *App, core Core) *conversationsView {
 	v := &conversationsView{app: app, core: core, search: widget.NewEntry(), now: time.Now,
 		header:  widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		history: container.NewVBox(), live: container.NewVBox(), asking: container.NewVBox(),
@@ -297,7 +278,7 @@ func (v *conversationsView) stopTurn() {
 	switch {
 	case v.current == "":
 		v.say("Pick a conversation first.", false)
-	case !v.core.CancelTurn(v.current):
+	case !v.core.Conversations.CancelTurn(v.current):
 		v.say("No turn is running in this conversation.", false)
 	default:
 		v.say("Stopping the turn…", false)
@@ -351,8 +332,8 @@ func (v *conversationsView) read() {
 	v.listed++
 	listed := v.listed
 	v.app.background(func(ctx context.Context) func() {
-		all, err := v.core.RecentConversations(ctx, conversationsShown)
-		clients, pending := v.core.Clients(), v.core.Pending()
+		all, err := v.core.Conversations.Recent(ctx, conversationsShown)
+		clients, pending := v.core.Clients.List(), v.core.Questions.Pending()
 		return func() {
 			v.listing = false
 			if v.again {
@@ -445,7 +426,7 @@ func (v *conversationsView) load() {
 	// are kept; only those of the others are read.
 	known, kept := endedTurns(v.turns), v.subs
 	v.app.background(func(ctx context.Context) func() {
-		conv, err := v.core.Conversation(ctx, id)
+		conv, err := v.core.Conversations.Get(ctx, id)
 		if errors.Is(err, agent.ErrNotFound) {
 			err = nil // gone: its transcript says so, and its row names it
 		}
@@ -455,10 +436,10 @@ func (v *conversationsView) load() {
 			qs    []agent.Question
 		)
 		if err == nil {
-			msgs, turns, err = v.core.Transcript(ctx, id)
+			msgs, turns, err = v.core.Conversations.Transcript(ctx, id)
 		}
 		if err == nil {
-			qs, err = v.core.ConversationQuestions(ctx, id)
+			qs, err = v.core.Conversations.Questions(ctx, id)
 		}
 		var subs map[string][]subTranscript
 		if err == nil {
@@ -517,7 +498,7 @@ func emptyConversation() fyne.CanvasObject {
 // no turn runs, what was drawn stays until the stored transcript is read
 // again (final), so that nothing flickers away.
 func (v *conversationsView) syncLive(final bool) {
-	lt, ok := v.core.LiveTurn(v.current)
+	lt, ok := v.core.Conversations.LiveTurn(v.current)
 	if ok && final && v.recorded(lt.TurnID) {
 		ok = false // its end is stored: the history shows it all
 	}
@@ -619,7 +600,7 @@ func (v *conversationsView) atBottom() bool {
 // is asked, and a way to answer.
 func (v *conversationsView) drawAsking() {
 	var objs []fyne.CanvasObject
-	for _, q := range v.core.Pending() {
+	for _, q := range v.core.Questions.Pending() {
 		if q.ConversationID != v.current || v.current == "" {
 			continue
 		}
@@ -657,7 +638,7 @@ func (v *conversationsView) agentBySlug(slug string) (agent.Agent, bool) {
 // text is the open conversation as plain text, the running turn too.
 func (v *conversationsView) text() string {
 	turns := turnViews(v.msgs, v.turns, v.qs, v.speakers(), v.liveID)
-	if lt, ok := v.core.LiveTurn(v.current); ok && lt.TurnID == v.liveID {
+	if lt, ok := v.core.Conversations.LiveTurn(v.current); ok && lt.TurnID == v.liveID {
 		t := liveView(lt, v.msgs, v.liveAsked, v.speakers())
 		if lt.Writing != "" {
 			t.Items = append(t.Items, transcriptItem{Kind: itemMessage, Who: v.speakers().Agent, Text: lt.Writing})

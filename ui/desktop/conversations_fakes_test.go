@@ -8,7 +8,7 @@ import (
 	"github.com/deskhand/deskhand/server/agent"
 )
 
-func (f *fakeConversations) ConversationQuestions(_ context.Context, id string) ([]agent.Question, error) {
+func (f *fakeConversations) Questions(_ context.Context, id string) ([]agent.Question, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.questions[id], nil
@@ -55,22 +55,22 @@ func (f *fakeConversations) touch(id string) {
 // countingConversations counts the list's reads and the snapshots of
 // running turns taken.
 type countingConversations struct {
-	conversationsCore
+	Conversations
 	reads, snapshots atomic.Int32
 }
 
 func (c *countingConversations) LiveTurn(id string) (agent.LiveTurn, bool) {
 	c.snapshots.Add(1)
-	return c.conversationsCore.LiveTurn(id)
+	return c.Conversations.LiveTurn(id)
 }
 
-func (c *countingConversations) RecentConversations(ctx context.Context, n int) ([]agent.ConversationSummary, error) {
+func (c *countingConversations) Recent(ctx context.Context, n int) ([]agent.ConversationSummary, error) {
 	c.reads.Add(1)
-	return c.conversationsCore.RecentConversations(ctx, n)
+	return c.Conversations.Recent(ctx, n)
 }
 
 // unreadableConversations fails to read any transcript.
-type unreadableConversations struct{ conversationsCore }
+type unreadableConversations struct{ Conversations }
 
 func (unreadableConversations) Transcript(context.Context, string) ([]agent.Message, []agent.Turn, error) {
 	return nil, nil, agent.Userf(nil, "the history could not be read: disk I/O error")

@@ -107,7 +107,7 @@ func (v *conversationsView) becameVisible() {
 // go by the dozen a second.
 func (v *conversationsView) markWaiting() {
 	waiting := make(map[string]bool)
-	for _, q := range v.core.Pending() {
+	for _, q := range v.core.Questions.Pending() {
 		waiting[q.ConversationID] = true
 	}
 	if maps.Equal(waiting, v.waiting) {

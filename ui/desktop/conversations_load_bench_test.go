@@ -34,7 +34,7 @@ func BenchmarkConversationsTabAt100k(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(core.Close)
-	a := New(test.NewTempApp(b), core, testOptions())
+	a := New(test.NewTempApp(b), CoreOf(core), testOptions())
 	u := &testUI{app: a}
 	u.grew = sync.NewCond(&u.mu)
 	a.do = u.do
@@ -44,8 +44,8 @@ func BenchmarkConversationsTabAt100k(b *testing.B) {
 	a.refresh()
 	u.settle()
 	v := a.conversations
-	counting := &countingConversations{conversationsCore: v.core}
-	v.core = counting
+	counting := &countingConversations{Conversations: v.core.Conversations}
+	v.core.Conversations = counting
 	var read, query time.Duration
 	b.ResetTimer()
 	for b.Loop() {
@@ -55,7 +55,7 @@ func BenchmarkConversationsTabAt100k(b *testing.B) {
 		v.stale = true // calls came while another tab showed
 		v.lister.last = time.Time{}
 		at := time.Now()
-		if _, err := core.RecentConversations(b.Context(), conversationsShown); err != nil {
+		if _, err := core.Conversations().Recent(b.Context(), conversationsShown); err != nil {
 			b.Fatal(err)
 		}
 		query += time.Since(at)

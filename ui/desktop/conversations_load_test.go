@@ -58,8 +58,8 @@ func TestListReadsOncePerWindow(t *testing.T) {
 			v := a.conversations
 			clock := &listClock{t: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)}
 			v.lister.now, v.lister.after, v.lister.last = clock.now, clock.after, time.Time{}
-			counting := &countingConversations{conversationsCore: v.core}
-			v.core = counting
+			counting := &countingConversations{Conversations: v.core.Conversations}
+			v.core.Conversations = counting
 			c.hide(a)
 			for i := range 1000 {
 				kind := agent.EventTurnStarted
@@ -201,7 +201,7 @@ func TestLoadProbe(t *testing.T) {
 			was := loadProbe
 			loadProbe = probe
 			t.Cleanup(func() { loadProbe = was })
-			a, ui := withTestUI(t, New(test.NewTempApp(t), newFakeCore(fakeCore{fakeConversations: convs, fakeQuestions: &fakeQuestions{pending: []agent.Question{q}}}), opts))
+			a, ui := withTestUI(t, New(test.NewTempApp(t), newFakeCore(fakeCore{fakeConversations: convs, fakeQuestions: &fakeQuestions{pending: []agent.Question{q}}}).asCore(), opts))
 			a.conversations.lister.after = func(_ time.Duration, f func()) { a.onUI(f) }
 			a.refresh()
 			ui.settle()

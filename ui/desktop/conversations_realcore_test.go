@@ -39,19 +39,19 @@ func TestARunningConversationWithTheRealCore(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(core.Close)
-	if _, err := core.SaveAgent(t.Context(), agent.Agent{Slug: "greeter", Name: "Greeter", Model: "m", Enabled: true, Conversations: true}); err != nil {
+	if _, err := core.Agents().Save(t.Context(), agent.Agent{Slug: "greeter", Name: "Greeter", Model: "m", Enabled: true, Conversations: true}); err != nil {
 		t.Fatal(err)
 	}
-	a, ui := newTestApp(t, core)
+	a, ui := newTestApp(t, CoreOf(core))
 	a.tabs.SelectIndex(tabConversations) // the list follows events while it can be seen
 	a.refresh()
 	ui.settle()
 	v := a.conversations
 
-	events := core.Subscribe(t.Context())
+	events := core.Events().Subscribe(t.Context())
 	done := make(chan error, 1)
 	go func() {
-		_, err := core.Run(t.Context(), agent.RunRequest{Agent: "greeter", Principal: agent.LocalPrincipal, Message: "hi"})
+		_, err := core.Conversations().Run(t.Context(), agent.RunRequest{Agent: "greeter", Principal: agent.LocalPrincipal, Message: "hi"})
 		done <- err
 	}()
 	// next hands the desktop events until one of the kind comes.
@@ -82,7 +82,7 @@ func TestARunningConversationWithTheRealCore(t *testing.T) {
 	if labels, _ := conversationTexts(v.asking); !strings.Contains(labels, "Greeter is waiting for an answer: Your name?") {
 		t.Errorf("the question waiting reads %q", labels)
 	}
-	if err := core.AnswerQuestion(asked.Question, map[string]any{"answer": "Ada"}, false); err != nil {
+	if err := core.Questions().Answer(asked.Question, map[string]any{"answer": "Ada"}, false); err != nil {
 		t.Fatal(err)
 	}
 	<-writing

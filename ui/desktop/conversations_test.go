@@ -179,7 +179,7 @@ func conversationsFixture(t *testing.T, qs *fakeQuestions) (*App, *testUI, *fake
 		},
 	}
 	agents := &fakeAgents{agents: []agent.Agent{{ID: "a1", Slug: "assistant"}, {ID: "a2", Slug: "scribe", Name: "Scribe", Routing: agent.RouteDesktop}}}
-	a, ui := newTestApp(t, newFakeCore(fakeCore{fakeAgents: agents, fakeConversations: convs, fakeQuestions: qs}))
+	a, ui := newTestApp(t, newFakeCore(fakeCore{fakeAgents: agents, fakeConversations: convs, fakeQuestions: qs}).asCore())
 	a.tabs.SelectIndex(tabConversations) // the list follows events while it can be seen
 	a.refresh()
 	ui.settle()
@@ -463,8 +463,8 @@ func TestOpeningARunningConversation(t *testing.T) {
 // twice, not once per call.
 func TestListReadsAreCoalesced(t *testing.T) {
 	a, ui, _ := conversationsFixture(t, nil)
-	counting := &countingConversations{conversationsCore: a.conversations.core}
-	a.conversations.core = counting
+	counting := &countingConversations{Conversations: a.conversations.core.Conversations}
+	a.conversations.core.Conversations = counting
 	for range 5 {
 		a.handle(agent.Event{Kind: agent.EventTurnStarted, Conversation: "c9"})
 	}
@@ -481,8 +481,8 @@ func TestABurstOfTextIsOneUpdate(t *testing.T) {
 	convs.setLive("c2", agent.LiveTurn{TurnID: "t2", Writing: "a"})
 	a.conversations.open("c2")
 	ui.settle()
-	counting := &countingConversations{conversationsCore: a.conversations.core}
-	a.conversations.core = counting
+	counting := &countingConversations{Conversations: a.conversations.core.Conversations}
+	a.conversations.core.Conversations = counting
 	convs.setLive("c2", agent.LiveTurn{TurnID: "t2", Writing: "abcdef", Chunks: 6})
 	for _, piece := range []string{"b", "c", "d", "e", "f"} {
 		a.handle(agent.Event{Kind: agent.EventDelta, Conversation: "c2", Text: piece})
@@ -580,7 +580,7 @@ func TestConversationsFromTheKeyboard(t *testing.T) {
 func TestATranscriptThatCannotBeRead(t *testing.T) {
 	a, ui, _ := conversationsFixture(t, nil)
 	v := a.conversations
-	v.core = unreadableConversations{v.core}
+	v.core.Conversations = unreadableConversations{v.core.Conversations}
 	v.open("c1")
 	ui.settle()
 	if v.status.Text != "the history could not be read: disk I/O error" || v.status.Importance != widget.DangerImportance {

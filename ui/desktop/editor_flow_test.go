@@ -173,7 +173,7 @@ func listSelects(v *agentsView, i int) bool {
 // the window or from a field, only while the Agents tab shows.
 func TestEditorShortcuts(t *testing.T) {
 	core := newFakeCore(fakeCore{fakeAgents: twoAgents()})
-	a, ui := newTestApp(t, core)
+	a, ui := newTestApp(t, core.asCore())
 	a.refresh()
 	ui.settle()
 	v := a.agents

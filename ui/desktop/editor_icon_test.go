@@ -115,7 +115,7 @@ func TestEditorIconField(t *testing.T) {
 	}
 
 	// An agent with an image shows it described, the entry empty.
-	v.edit(core.Agents()[1])
+	v.edit(core.List()[1])
 	if v.icon.entry.Text != "" || !v.icon.imageLabel.Visible() || v.fields().Icon != uri || v.hasChanges() {
 		t.Errorf("pic: entry %q, label shown %v, changes %v", v.icon.entry.Text, v.icon.imageLabel.Visible(), v.hasChanges())
 	}

@@ -133,7 +133,7 @@ func TestEditorLateModelsAreDropped(t *testing.T) {
 // is offered in the agent editor.
 func TestModelsChangeReachesTheEditor(t *testing.T) {
 	core := newFakeCore(fakeCore{fakeProviders: editorProviders()})
-	a, ui := newTestApp(t, core)
+	a, ui := newTestApp(t, core.asCore())
 	a.refresh()
 	ui.settle()
 	test.Type(a.models.name, "vllm")
@@ -161,10 +161,10 @@ func TestModelsChangeReachesTheEditor(t *testing.T) {
 // reaches Settings → Models and the agent editor when the core says so.
 func TestProvidersChangedElsewhere(t *testing.T) {
 	core := newFakeCore(fakeCore{fakeProviders: editorProviders()})
-	a, ui := newTestApp(t, core)
+	a, ui := newTestApp(t, core.asCore())
 	a.refresh()
 	ui.settle()
-	if _, err := core.fakeProviders.SaveProvider(t.Context(), agent.Provider{Name: "vllm", Kind: agent.ProviderOpenAICompatible, BaseURL: "http://127.0.0.1:8000/v1"}, agent.KeyChange{}); err != nil {
+	if _, err := core.fakeProviders.Save(t.Context(), agent.Provider{Name: "vllm", Kind: agent.ProviderOpenAICompatible, BaseURL: "http://127.0.0.1:8000/v1"}, agent.KeyChange{}); err != nil {
 		t.Fatal(err)
 	}
 	a.handle(agent.Event{Kind: agent.EventProvidersChanged, Text: "vllm"})

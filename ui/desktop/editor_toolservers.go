@@ -14,30 +14,20 @@ import (
 	"github.com/deskhand/deskhand/server/agent"
 )
 
-// agentServersCore is what the editor's "Tools from your servers" asks of
-// the core: the servers, an agent's attachments, and the changes to them.
-type agentServersCore interface {
-	ToolServerList() []agent.ToolServer
-	AgentToolServers(slug string) ([]agent.AgentToolServer, error)
-	AttachToolServer(ctx context.Context, slug string, req agent.ToolServerAttachment) (agent.AgentToolServer, error)
-	DetachToolServer(ctx context.Context, slug, server string) error
-	CheckToolServer(ctx context.Context, name string) (agent.ToolServerCheck, error)
-}
-
 // agentServers is the editor's part for the tool servers an agent uses:
 // each attachment in a line with Change… and Remove, and Use a tool
 // server…. Changes apply at once, apart from Save: an attachment pins
 // the tools' definitions as the server lists them when it is made.
 type agentServers struct {
 	app    *App
-	core   agentServersCore
+	core   Core
 	slug   string // the agent shown; "" for one not saved yet
 	rows   *fyne.Container
 	use    *widget.Button
 	status *widget.Label
 }
 
-func newAgentServers(app *App, core agentServersCore) *agentServers {
+func newAgentServers(app *App, core Core) *agentServers {
 	s := &agentServers{app: app, core: core, rows: container.NewVBox(), status: feedback()}
 	s.use = widget.NewButton("Use a tool server…", func() { s.showAttach(agent.AgentToolServer{}) })
 	return s
@@ -61,7 +51,7 @@ func (s *agentServers) show(a agent.Agent) {
 
 func (s *agentServers) refresh() {
 	s.rows.RemoveAll()
-	servers := s.core.ToolServerList()
+	servers := s.core.ToolServers.List()
 	switch {
 	case s.slug == "":
 		s.rows.Add(plainNote("Save the agent first, then give it tools from your servers."))
@@ -71,7 +61,7 @@ func (s *agentServers) refresh() {
 		s.use.Disable()
 	default:
 		s.use.Enable()
-		attached, err := s.core.AgentToolServers(s.slug)
+		attached, err := s.core.ToolServers.Attached(s.slug)
 		if err != nil {
 			say(s.status, "✖ "+agent.UserMessage(err))
 		}
@@ -131,7 +121,7 @@ func attachmentOf(server string, all bool, choices []toolChoice) (agent.ToolServ
 // at is the attachment being changed (Server "" for a new one).
 func (s *agentServers) showAttach(at agent.AgentToolServer) {
 	var names []string
-	for _, srv := range s.core.ToolServerList() {
+	for _, srv := range s.core.ToolServers.List() {
 		names = append(names, srv.Name)
 	}
 	slug := s.slug
@@ -147,7 +137,7 @@ func (s *agentServers) showAttach(at agent.AgentToolServer) {
 		tools.Refresh()
 		choices = nil
 		s.app.background(func(ctx context.Context) func() {
-			res, err := s.core.CheckToolServer(ctx, server)
+			res, err := s.core.ToolServers.Check(ctx, server)
 			return func() {
 				tools.RemoveAll()
 				switch {
@@ -201,7 +191,7 @@ func (s *agentServers) showAttach(at agent.AgentToolServer) {
 			return
 		}
 		s.app.background(func(ctx context.Context) func() {
-			_, err := s.core.AttachToolServer(ctx, slug, req)
+			_, err := s.core.ToolServers.Attach(ctx, slug, req)
 			return func() {
 				if err != nil {
 					problem.SetText("✖ " + agent.UserMessage(err))
@@ -226,7 +216,7 @@ func (s *agentServers) showAttach(at agent.AgentToolServer) {
 func (s *agentServers) detach(server string) {
 	slug := s.slug
 	s.app.background(func(ctx context.Context) func() {
-		err := s.core.DetachToolServer(ctx, slug, server)
+		err := s.core.ToolServers.Detach(ctx, slug, server)
 		return func() {
 			if err != nil {
 				say(s.status, "✖ "+agent.UserMessage(err))

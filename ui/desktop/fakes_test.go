@@ -93,7 +93,7 @@ func agentsScreen(t *testing.T, core *fakeAgents) (*agentsView, *testUI) {
 	if core.fakeProviders == nil {
 		core.fakeProviders = &fakeProviders{}
 	}
-	a.agents = newAgentsView(a, core)
+	a.agents = newAgentsView(a, newFakeCore(fakeCore{fakeAgents: core}).asCore())
 	a.win.SetContent(a.agents.content())
 	return a.agents, u
 }
@@ -102,7 +102,7 @@ func agentsScreen(t *testing.T, core *fakeAgents) (*agentsView, *testUI) {
 func settingsScreen(t *testing.T, core *fakeSettings) (*settingsView, *testUI) {
 	t.Helper()
 	a, u := newShell(t)
-	a.settings = newSettingsView(a, core)
+	a.settings = newSettingsView(a, newFakeCore(fakeCore{fakeSettings: core}).asCore())
 	login := &fakeLoginItem{}
 	a.settings.launchesAtLogin, a.settings.setLaunchAtLogin = login.enabled, login.set
 	a.win.SetContent(a.settings.content())
@@ -113,7 +113,7 @@ func settingsScreen(t *testing.T, core *fakeSettings) (*settingsView, *testUI) {
 func modelsScreen(t *testing.T, core *fakeProviders) (*modelsView, *testUI) {
 	t.Helper()
 	a, u := newShell(t)
-	a.models = newModelsView(a, core)
+	a.models = newModelsView(a, newFakeCore(fakeCore{fakeProviders: core}).asCore())
 	a.win.SetContent(a.models.content())
 	return a.models, u
 }
@@ -161,7 +161,7 @@ type fakeAgents struct {
 	runGate chan struct{} // Run waits for it when set
 }
 
-func (f *fakeAgents) Agents() []agent.Agent {
+func (f *fakeAgents) List() []agent.Agent {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]agent.Agent(nil), f.agents...)
@@ -174,7 +174,7 @@ func (f *fakeAgents) AvailableTools() []agent.ToolInfo {
 	}
 }
 
-func (f *fakeAgents) SaveAgent(ctx context.Context, a agent.Agent) (agent.Agent, error) {
+func (f *fakeAgents) Save(ctx context.Context, a agent.Agent) (agent.Agent, error) {
 	if f.saving != nil {
 		f.saving <- ctx
 	}
@@ -198,7 +198,7 @@ func (f *fakeAgents) SaveAgent(ctx context.Context, a agent.Agent) (agent.Agent,
 	return a, nil
 }
 
-func (f *fakeAgents) SetAgentEnabled(_ context.Context, slug string, on bool) error {
+func (f *fakeAgents) SetEnabled(_ context.Context, slug string, on bool) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.enabled == nil {
@@ -208,7 +208,7 @@ func (f *fakeAgents) SetAgentEnabled(_ context.Context, slug string, on bool) er
 	return nil
 }
 
-func (f *fakeAgents) DeleteAgent(_ context.Context, slug string) error {
+func (f *fakeAgents) Delete(_ context.Context, slug string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i, a := range f.agents {
@@ -241,7 +241,7 @@ func (f *fakeAgents) Run(_ context.Context, req agent.RunRequest) (*agent.RunRes
 }
 
 // fakeQuestions is the Questions tab's and the popups' core
-// (questionsCore).
+// (Questions).
 type fakeQuestions struct {
 	mu       sync.Mutex
 	pending  []agent.Question
@@ -263,7 +263,7 @@ func (f *fakeQuestions) setPending(qs ...agent.Question) {
 	f.pending = qs
 }
 
-func (f *fakeQuestions) AnswerQuestion(id string, content map[string]any, declined bool) error {
+func (f *fakeQuestions) Answer(id string, content map[string]any, declined bool) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, q := range f.pending {
@@ -302,13 +302,13 @@ type fakeConversations struct {
 	searchOnly []agent.ConversationSummary
 }
 
-func (f *fakeConversations) RecentConversations(context.Context, int) ([]agent.ConversationSummary, error) {
+func (f *fakeConversations) Recent(context.Context, int) ([]agent.ConversationSummary, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]agent.ConversationSummary(nil), f.conversations...), nil
 }
 
-func (f *fakeConversations) Conversation(_ context.Context, id string) (agent.Conversation, error) {
+func (f *fakeConversations) Get(_ context.Context, id string) (agent.Conversation, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, c := range slices.Concat(f.conversations, f.searchOnly) {
@@ -346,13 +346,13 @@ type fakeSettings struct {
 	callsSince time.Time
 }
 
-func (f *fakeSettings) Clients() []agent.Client {
+func (f *fakeSettings) List() []agent.Client {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]agent.Client(nil), f.clients...)
 }
 
-func (f *fakeSettings) CreateClient(_ context.Context, name string) (agent.Client, string, error) {
+func (f *fakeSettings) Create(_ context.Context, name string) (agent.Client, string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if name == "" {
@@ -363,21 +363,21 @@ func (f *fakeSettings) CreateClient(_ context.Context, name string) (agent.Clien
 	return c, "dh_secret-for-" + name, nil
 }
 
-func (f *fakeSettings) RevokeClient(_ context.Context, name string) error {
+func (f *fakeSettings) Revoke(_ context.Context, name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.revoked = append(f.revoked, name)
 	return nil
 }
 
-func (f *fakeSettings) RotateClient(_ context.Context, name string) (agent.Client, string, error) {
+func (f *fakeSettings) Rotate(_ context.Context, name string) (agent.Client, string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.rotated = append(f.rotated, name)
 	return agent.Client{ID: "id-" + name, Name: name}, "dh_rotated-for-" + name, nil
 }
 
-func (f *fakeSettings) Setting(_ context.Context, key, def string) (string, error) {
+func (f *fakeSettings) Get(_ context.Context, key, def string) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if v, ok := f.settings[key]; ok {
@@ -386,7 +386,7 @@ func (f *fakeSettings) Setting(_ context.Context, key, def string) (string, erro
 	return def, nil
 }
 
-func (f *fakeSettings) SetSetting(_ context.Context, key, value string) error {
+func (f *fakeSettings) Set(_ context.Context, key, value string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.settings == nil {
@@ -422,13 +422,13 @@ type providerSave struct {
 	Key      agent.KeyChange
 }
 
-func (f *fakeProviders) Providers() []agent.ProviderStatus {
+func (f *fakeProviders) List() []agent.ProviderStatus {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]agent.ProviderStatus(nil), f.providers...)
 }
 
-func (f *fakeProviders) SaveProvider(_ context.Context, p agent.Provider, key agent.KeyChange) (agent.Provider, error) {
+func (f *fakeProviders) Save(_ context.Context, p agent.Provider, key agent.KeyChange) (agent.Provider, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.saves = append(f.saves, providerSave{p, key})
@@ -448,7 +448,7 @@ func (f *fakeProviders) SaveProvider(_ context.Context, p agent.Provider, key ag
 	return p, nil
 }
 
-func (f *fakeProviders) DeleteProvider(_ context.Context, name string) error {
+func (f *fakeProviders) Delete(_ context.Context, name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i, s := range f.providers {
@@ -465,7 +465,7 @@ func (f *fakeProviders) DeleteProvider(_ context.Context, name string) error {
 	return agent.Userf(agent.ErrNotFound, "no provider named %q", name)
 }
 
-func (f *fakeProviders) ProviderModels(_ context.Context, name string) ([]string, error) {
+func (f *fakeProviders) Models(_ context.Context, name string) ([]string, error) {
 	f.mu.Lock()
 	hold, gate := f.hold, f.gate
 	f.mu.Unlock()
@@ -530,28 +530,101 @@ func newFakeCore(c fakeCore) *fakeCore {
 	return &c
 }
 
-// Methods more than one fake has: one answers for all.
-
-func (f *fakeCore) Pending() []agent.Question { return f.fakeQuestions.Pending() }
-
-func (f *fakeCore) Clients() []agent.Client { return f.fakeSettings.Clients() }
-
-func (f *fakeCore) Agents() []agent.Agent { return f.fakeAgents.Agents() }
-
-func (f *fakeCore) SetPaused(on bool) {
-	if f.pause != nil {
-		f.pause.set(on)
+// asCore hands the fakes to the desktop, feature by feature.
+func (f *fakeCore) asCore() Core {
+	var log ActivityLog = emptyLog{}
+	if f.activity != nil {
+		log = f.activity
+	}
+	return Core{
+		Agents:        f.fakeAgents,
+		Providers:     providersFake{f.fakeProviders, f.fakeSettings, f.fakeAgents},
+		Clients:       f.fakeSettings,
+		ToolServers:   f.fakeToolServers,
+		Conversations: conversationsFake{f.fakeConversations, f.fakeAgents},
+		Questions:     f.fakeQuestions,
+		Activity:      log,
+		Events:        quietEvents{},
+		Settings:      settingsFake{f.fakeSettings, f.pause},
+		Approvals:     f.fakeQuestions.Approvals(),
 	}
 }
 
-func (f *fakeCore) Paused() bool { return f.pause != nil && f.pause.get() }
+// providersFake is Settings → Models' fake, with the installed models of
+// the Settings fake and the pulls of the Agents tab's.
+type providersFake struct {
+	*fakeProviders
+	settings *fakeSettings
+	agents   *fakeAgents
+}
 
-func (f *fakeCore) Subscribe(ctx context.Context, _ ...agent.EventKind) <-chan agent.Event {
+func (p providersFake) InstalledModels(ctx context.Context) ([]string, error) {
+	return p.settings.InstalledModels(ctx)
+}
+
+func (p providersFake) PullModel(ctx context.Context, name string, progress func(agent.PullProgress)) error {
+	return p.agents.PullModel(ctx, name, progress)
+}
+
+// conversationsFake is the Conversations tab's fake, with the runs of the
+// Agents tab's.
+type conversationsFake struct {
+	*fakeConversations
+	agents *fakeAgents
+}
+
+func (c conversationsFake) Run(ctx context.Context, req agent.RunRequest) (*agent.RunResult, error) {
+	return c.agents.Run(ctx, req)
+}
+
+// settingsFake is the Settings fake with the tray's pause switch.
+type settingsFake struct {
+	*fakeSettings
+	pause *fakePause // when a test sets one (shell_fakes_test.go)
+}
+
+func (s settingsFake) SetPaused(on bool) {
+	if s.pause != nil {
+		s.pause.set(on)
+	}
+}
+
+func (s settingsFake) Paused() bool { return s.pause != nil && s.pause.get() }
+
+// quietEvents is an event stream that stays quiet.
+type quietEvents struct{}
+
+func (quietEvents) Subscribe(ctx context.Context, _ ...agent.EventKind) <-chan agent.Event {
 	ch := make(chan agent.Event)
 	context.AfterFunc(ctx, func() { close(ch) })
 	return ch
 }
 
-func (f *fakeCore) SubscribeWhere(ctx context.Context, _ func(agent.Event) bool, kinds ...agent.EventKind) <-chan agent.Event {
-	return f.Subscribe(ctx, kinds...)
+func (e quietEvents) SubscribeWhere(ctx context.Context, _ func(agent.Event) bool, kinds ...agent.EventKind) <-chan agent.Event {
+	return e.Subscribe(ctx, kinds...)
 }
+
+// emptyLog is an activity log with no rows.
+type emptyLog struct{}
+
+func (emptyLog) List(context.Context, agent.ActivityFilter) ([]agent.ActivityRow, error) {
+	return nil, nil
+}
+
+func (emptyLog) Enabled() bool { return true }
+
+// agentList and clientList answer a screen that only lists agents or
+// clients; any other call is a test's mistake and panics.
+type agentList struct {
+	Agents
+	list []agent.Agent
+}
+
+func (l agentList) List() []agent.Agent { return l.list }
+
+type clientList struct {
+	Clients
+	list []agent.Client
+}
+
+func (l clientList) List() []agent.Client { return l.list }

@@ -55,7 +55,7 @@ func (a *App) followStreams(ctx context.Context) {
 			kinds = append(kinds, k)
 		}
 	}
-	events := a.events.SubscribeWhere(ctx, a.watch.wants, kinds...)
+	events := a.core.Events.SubscribeWhere(ctx, a.watch.wants, kinds...)
 	a.goStart(func() { a.handOn(events, alwaysUrgent) })
 }
 

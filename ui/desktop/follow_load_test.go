@@ -53,10 +53,10 @@ func TestOnlyTheStreamsShownReachTheUI(t *testing.T) {
 	convs.setLive("c2", agent.LiveTurn{TurnID: "t2", Writing: "a"})
 	v.open("c2")
 	ui.settle()
-	counting := &countingConversations{conversationsCore: v.core}
-	v.core = counting
+	counting := &countingConversations{Conversations: v.core.Conversations}
+	v.core.Conversations = counting
 	src := &pushEvents{ready: make(chan struct{})}
-	a.events = src
+	a.core.Events = src
 	ctx, stop := context.WithCancel(t.Context())
 	defer stop()
 	a.followStreams(ctx) // Follow's, without its other work
@@ -94,9 +94,9 @@ func TestOnlyTheStreamsShownReachTheUI(t *testing.T) {
 // event, and its popup opens all the same.
 func TestFollowOpensTheQuestionsAskedBefore(t *testing.T) {
 	core := &fakeQuestions{pending: []agent.Question{question("q1")}}
-	a, ui := newTestApp(t, newFakeCore(fakeCore{fakeQuestions: core}))
+	a, ui := newTestApp(t, newFakeCore(fakeCore{fakeQuestions: core}).asCore())
 	src := &pushEvents{ready: make(chan struct{})}
-	a.events = src
+	a.core.Events = src
 	ctx, stop := context.WithCancel(t.Context())
 	defer stop()
 	a.Follow(ctx)
@@ -122,13 +122,13 @@ func TestFollowOpensTheQuestionsAskedBefore(t *testing.T) {
 
 // countingQuestions counts the reads of the questions waiting.
 type countingQuestions struct {
-	questionsCore
+	Questions
 	pending int
 }
 
 func (c *countingQuestions) Pending() []agent.Question {
 	c.pending++
-	return c.questionsCore.Pending()
+	return c.Questions.Pending()
 }
 
 // TestQuestionsGoneBeforeShownAreNotDrawn: under load a client answers
@@ -136,9 +136,9 @@ func (c *countingQuestions) Pending() []agent.Question {
 // look the question up once, and draw no list and no popup.
 func TestQuestionsGoneBeforeShownAreNotDrawn(t *testing.T) {
 	core := &fakeQuestions{} // q1 was asked and answered already
-	a, _ := newTestApp(t, newFakeCore(fakeCore{fakeQuestions: core}))
-	counting := &countingQuestions{questionsCore: a.questions.core}
-	a.questions.core = counting
+	a, _ := newTestApp(t, newFakeCore(fakeCore{fakeQuestions: core}).asCore())
+	counting := &countingQuestions{Questions: a.questions.core.Questions}
+	a.questions.core.Questions = counting
 	a.handle(agent.Event{Kind: agent.EventQuestionAsked, Question: "q1"})
 	a.handle(agent.Event{Kind: agent.EventQuestionClosed, Question: "q1", Text: string(agent.QuestionAnswered)})
 	if counting.pending != 1 || len(a.questions.popups) != 0 {

@@ -14,23 +14,12 @@ import (
 	"github.com/deskhand/deskhand/server/agent"
 )
 
-// providersCore is what Settings → Models needs of the core: the
-// providers (Providers reads the keychain, so it runs off fyne's
-// goroutine too), adding, editing and removing one, and asking its
-// server for its models.
-type providersCore interface {
-	Providers() []agent.ProviderStatus
-	SaveProvider(ctx context.Context, p agent.Provider, key agent.KeyChange) (agent.Provider, error)
-	DeleteProvider(ctx context.Context, name string) error
-	ProviderModels(ctx context.Context, name string) ([]string, error)
-}
-
 // modelsView is Settings → Models: the providers, each with its check,
 // and a form that adds or edits one. The API key typed there goes to the
 // core once and leaves the widget when saved; it is never shown again.
 type modelsView struct {
 	app       *App
-	core      providersCore
+	core      Core
 	providers []agent.ProviderStatus
 	checked   map[string]string // the last Check of each provider, by name
 	list      *widget.List
@@ -48,7 +37,7 @@ type modelsView struct {
 	changed func()
 }
 
-func newModelsView(app *App, core providersCore) *modelsView {
+func newModelsView(app *App, core Core) *modelsView {
 	v := &modelsView{app: app, core: core, checked: map[string]string{},
 		name: widget.NewEntry(), address: widget.NewEntry(), key: widget.NewPasswordEntry(),
 		keyHint: widget.NewLabel(""), status: widget.NewLabel(""), formTitle: widget.NewLabel(""), listStatus: feedback()}
@@ -109,7 +98,7 @@ func (v *modelsView) content() fyne.CanvasObject {
 // keychain whether each has a key.
 func (v *modelsView) refresh() {
 	v.app.background(func(context.Context) func() {
-		ps := v.core.Providers()
+		ps := v.core.Providers.List()
 		return func() {
 			v.providers = ps
 			v.shown()
@@ -203,10 +192,10 @@ func (v *modelsView) saveProvider(p agent.Provider, key agent.KeyChange, done st
 	v.status.SetText("Saving " + p.Name + "…")
 	v.save.Disable()
 	v.app.background(func(ctx context.Context) func() {
-		saved, err := v.core.SaveProvider(ctx, p, key)
+		saved, err := v.core.Providers.Save(ctx, p, key)
 		var ps []agent.ProviderStatus
 		if err == nil {
-			ps = v.core.Providers()
+			ps = v.core.Providers.List()
 		}
 		return func() {
 			v.save.Enable()
@@ -235,7 +224,7 @@ func (v *modelsView) check(name string) {
 	v.checked[name] = "Asking " + name + "…"
 	v.list.Refresh()
 	v.app.background(func(ctx context.Context) func() {
-		names, err := v.core.ProviderModels(ctx, name)
+		names, err := v.core.Providers.Models(ctx, name)
 		return func() {
 			v.checked[name] = checkResult(len(names), err)
 			v.list.Refresh()
@@ -264,10 +253,10 @@ func (v *modelsView) confirmRemove(name string) {
 func (v *modelsView) remove(name string) {
 	say(v.listStatus, "Removing "+name+"…")
 	v.app.background(func(ctx context.Context) func() {
-		err := v.core.DeleteProvider(ctx, name)
+		err := v.core.Providers.Delete(ctx, name)
 		var ps []agent.ProviderStatus
 		if err == nil {
-			ps = v.core.Providers()
+			ps = v.core.Providers.List()
 		}
 		return func() {
 			if err != nil {

@@ -47,7 +47,7 @@ type popup struct {
 }
 
 func (v *questionsView) newPopup(q agent.Question) *popup {
-	client := clientName(q.Principal, v.core.Clients())
+	client := clientName(q.Principal, v.core.Clients.List())
 	ag, found := v.agent(q.Agent)
 	p := &popup{win: v.window(popupTitle(q)), q: q, client: client, done: make(chan struct{}),
 		status: widget.NewLabel(""), countdown: widget.NewLabel(timeoutNote(q, client, v.now()))}
@@ -77,7 +77,7 @@ func (v *questionsView) newPopup(q agent.Question) *popup {
 	p.status.Hide() // until there is something to say
 
 	answer := func(content map[string]any, declined bool) {
-		if err := v.core.AnswerQuestion(q.ID, content, declined); err != nil {
+		if err := v.core.Questions.Answer(q.ID, content, declined); err != nil {
 			p.status.SetText(agent.UserMessage(err))
 			p.status.Show()
 		}
@@ -91,7 +91,7 @@ func (v *questionsView) newPopup(q agent.Question) *popup {
 		p.comment.SetMinRowsVisible(2)
 		p.comment.SetPlaceHolder("Optional: a comment for the agent")
 		chooser := newRememberChooser(q, client) // "Always allow…", and the rules that exist
-		chooser.showHistory(v.app, v.core, ag.ID, q.Tool, v.core.Clients())
+		chooser.showHistory(v.app, v.core, ag.ID, q.Tool, v.core.Clients.List())
 		p.remember = chooser
 		approve := func() { answer(chooser.content(answerText(p.comment.Text)), false) }
 		p.approve = widget.NewButton("Approve", approve)

@@ -13,23 +13,11 @@ import (
 	"github.com/deskhand/deskhand/server/agent"
 )
 
-// questionsCore is what the Questions tab and the popups need of the core.
-// All but Transcript work in memory (an answer wakes the waiting turn,
-// which does the writing), so they run on fyne's goroutine; Transcript
-// reads the history, in the background.
-type questionsCore interface {
-	Pending() []agent.Question
-	AnswerQuestion(id string, content map[string]any, declined bool) error
-	Agents() []agent.Agent
-	Clients() []agent.Client
-	Transcript(ctx context.Context, conversationID string) ([]agent.Message, []agent.Turn, error)
-}
-
 // questionsView lists the questions waiting and keeps a popup open for
 // each; a popup closes by itself when someone else answers first.
 type questionsView struct {
 	app     *App
-	core    questionsCore
+	core    Core
 	pending []agent.Question
 	popups  map[string]*popup
 	// spare is the window of a popup whose question closed, hidden and
@@ -61,7 +49,7 @@ type questionRow struct {
 
 const noQuestions = "No questions waiting. When an agent asks you something, it shows here and in a popup."
 
-func newQuestionsView(app *App, core questionsCore) *questionsView {
+func newQuestionsView(app *App, core Core) *questionsView {
 	v := &questionsView{app: app, core: core, popups: make(map[string]*popup), now: time.Now, after: app.afterOnUI,
 		ticker: func() (<-chan time.Time, func()) {
 			t := time.NewTicker(time.Second)
@@ -97,7 +85,7 @@ func (v *questionsView) content() fyne.CanvasObject {
 // the list is read; its rows are drawn once it can (under load questions
 // a client answers at once come and go with every turn).
 func (v *questionsView) refresh() {
-	v.pending = v.core.Pending()
+	v.pending = v.core.Questions.Pending()
 	if !v.visible() {
 		v.stale = true
 		return
@@ -109,7 +97,7 @@ func (v *questionsView) refresh() {
 		v.scroll.Refresh()
 		return
 	}
-	clients, now := v.core.Clients(), v.now()
+	clients, now := v.core.Clients.List(), v.now()
 	var objs []fyne.CanvasObject
 	for i, q := range v.pending {
 		client := clientName(q.Principal, clients)
@@ -140,7 +128,7 @@ func (v *questionsView) refresh() {
 
 // agent finds the asking agent, for who else is asked.
 func (v *questionsView) agent(slug string) (agent.Agent, bool) {
-	for _, a := range v.core.Agents() {
+	for _, a := range v.core.Agents.List() {
 		if a.Slug == slug {
 			return a, true
 		}
@@ -160,7 +148,7 @@ func (v *questionsView) tick() {
 }
 
 func (v *questionsView) openAll() {
-	for _, q := range v.core.Pending() {
+	for _, q := range v.core.Questions.Pending() {
 		v.popup(q.ID)
 	}
 }
@@ -171,7 +159,7 @@ func (v *questionsView) popup(id string) {
 		v.show(p)
 		return
 	}
-	for _, q := range v.core.Pending() {
+	for _, q := range v.core.Questions.Pending() {
 		if q.ID == id {
 			p := v.newPopup(q)
 			v.popups[id] = p
@@ -220,7 +208,7 @@ func (v *questionsView) loadExchange(p *popup) {
 		return
 	}
 	v.app.background(func(ctx context.Context) func() {
-		msgs, _, err := v.core.Transcript(ctx, q.ConversationID)
+		msgs, _, err := v.core.Conversations.Transcript(ctx, q.ConversationID)
 		if err != nil {
 			v.app.log.Warn("read the conversation of a question", "question", q.ID, "err", err)
 			return nil
@@ -234,7 +222,7 @@ func (v *questionsView) loadExchange(p *popup) {
 // load a client often answers before fyne's goroutine comes to the
 // question: then there is nothing to show.
 func (v *questionsView) waiting(id string) (agent.Question, bool) {
-	pending := v.core.Pending()
+	pending := v.core.Questions.Pending()
 	if i := slices.IndexFunc(pending, func(q agent.Question) bool { return q.ID == id }); i >= 0 {
 		return pending[i], true
 	}

@@ -20,8 +20,22 @@ type questionsFake struct {
 	read chan string
 }
 
-func (f *questionsFake) Agents() []agent.Agent   { return f.agents }
-func (f *questionsFake) Clients() []agent.Client { return f.clients }
+// asCore is the Questions tab's core: the questions, and the agents,
+// clients and transcripts a popup names.
+func (f *questionsFake) asCore() Core {
+	return Core{Questions: f.fakeQuestions, Agents: agentList{list: f.agents}, Clients: clientList{list: f.clients},
+		Conversations: transcripts{f: f}, Events: quietEvents{}, Approvals: f.Approvals()}
+}
+
+// transcripts are the conversations a popup reads.
+type transcripts struct {
+	Conversations
+	f *questionsFake
+}
+
+func (t transcripts) Transcript(ctx context.Context, id string) ([]agent.Message, []agent.Turn, error) {
+	return t.f.Transcript(ctx, id)
+}
 
 func (f *questionsFake) Transcript(_ context.Context, id string) ([]agent.Message, []agent.Turn, error) {
 	if f.read != nil {
@@ -75,7 +89,7 @@ func questionsScreen(t *testing.T, core *questionsFake) (*questionsView, *testUI
 	t.Helper()
 	a, u := newShell(t)
 	clock := &testClock{t: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), ticks: make(chan time.Time)}
-	a.questions = newQuestionsView(a, core)
+	a.questions = newQuestionsView(a, core.asCore())
 	a.questions.now, a.questions.ticker = clock.now, clock.ticker
 	a.win.SetContent(a.questions.content())
 	return a.questions, u, clock

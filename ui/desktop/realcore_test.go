@@ -22,18 +22,18 @@ import (
 // completes the waiting turn.
 func TestWithTheRealCore(t *testing.T) {
 	core := askingCore(t)
-	if _, err := core.SaveAgent(t.Context(), agent.Agent{Slug: "assistant", Model: "m", Enabled: true, Conversations: true}); err != nil {
+	if _, err := core.Agents().Save(t.Context(), agent.Agent{Slug: "assistant", Model: "m", Enabled: true, Conversations: true}); err != nil {
 		t.Fatal(err)
 	}
-	a, ui := newTestApp(t, core)
+	a, ui := newTestApp(t, CoreOf(core))
 	a.refresh()
 	ui.settle()
 
 	// The popup.
-	events := core.Subscribe(t.Context())
+	events := core.Events().Subscribe(t.Context())
 	done := make(chan *agent.RunResult, 1)
 	go func() {
-		res, err := core.Run(context.Background(), agent.RunRequest{Agent: "assistant", Principal: "p", Message: "hi"})
+		res, err := core.Conversations().Run(context.Background(), agent.RunRequest{Agent: "assistant", Principal: "p", Message: "hi"})
 		if err != nil {
 			t.Error(err)
 		}
@@ -67,7 +67,7 @@ func TestWithTheRealCore(t *testing.T) {
 	a.agents.list.UpdateItem(0, row)
 	test.Tap(row.(*fyne.Container).Objects[1].(*widget.Check))
 	ui.settle()
-	if served := core.EnabledAgents(); len(served) != 0 {
+	if served := core.Agents().Enabled(); len(served) != 0 {
 		t.Errorf("still served after the kill switch: %+v", served)
 	}
 }
@@ -124,15 +124,15 @@ func (c slowClient) Ask(ctx context.Context, q agent.Question) (agent.Answer, er
 // answer closes the desktop's popup.
 func TestClientAnswersFirstClosesThePopup(t *testing.T) {
 	core := askingCore(t)
-	if _, err := core.SaveAgent(t.Context(), agent.Agent{Slug: "assistant", Model: "m", Enabled: true}); err != nil {
+	if _, err := core.Agents().Save(t.Context(), agent.Agent{Slug: "assistant", Model: "m", Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
-	a, _ := newTestApp(t, core)
+	a, _ := newTestApp(t, CoreOf(core))
 	a.questions.after = func(_ time.Duration, f func()) { f() } // no grace: the client answers later
-	events := core.Subscribe(t.Context())
+	events := core.Events().Subscribe(t.Context())
 	client := slowClient{answer: make(chan struct{})}
 	go func() {
-		_, _ = core.Run(agent.WithAsker(context.Background(), client), agent.RunRequest{Agent: "assistant", Principal: "p", Message: "hi"})
+		_, _ = core.Conversations().Run(agent.WithAsker(context.Background(), client), agent.RunRequest{Agent: "assistant", Principal: "p", Message: "hi"})
 	}()
 	var id string
 	for id == "" {
@@ -169,7 +169,7 @@ func TestProvidersWithTheRealCore(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(core.Close)
-	a, ui := newTestApp(t, core)
+	a, ui := newTestApp(t, CoreOf(core))
 	a.refresh()
 	ui.settle()
 	m := a.models
@@ -202,7 +202,7 @@ func TestProvidersWithTheRealCore(t *testing.T) {
 	test.Type(v.slug, "local")
 	test.Tap(v.save)
 	ui.settle()
-	agents := core.Agents()
+	agents := core.Agents().List()
 	if len(agents) != 1 || agents[0].Provider != "lmstudio" || agents[0].Model != "m1" || agents[0].Backend != agent.BackendProvider {
 		t.Fatalf("saved %+v; status %q", agents, v.status.Text)
 	}

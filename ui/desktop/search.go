@@ -60,7 +60,7 @@ func (v *conversationsView) searchEvery() {
 				return // typed on
 			}
 			v.app.background(func(ctx context.Context) func() {
-				hits, err := v.core.Search(ctx, agent.SearchQuery{Text: text, Limit: searchShown})
+				hits, err := v.core.Conversations.Search(ctx, agent.SearchQuery{Text: text, Limit: searchShown})
 				return func() {
 					if asked != s.asked {
 						return

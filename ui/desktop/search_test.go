@@ -142,7 +142,7 @@ func TestSearchFindsOldConversationsWithTheRealCore(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(core.Close)
-	ag, err := core.SaveAgent(t.Context(), agent.Agent{Slug: "helper", Name: "Helper", Model: "m", Enabled: true, Conversations: true})
+	ag, err := core.Agents().Save(t.Context(), agent.Agent{Slug: "helper", Name: "Helper", Model: "m", Enabled: true, Conversations: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestSearchFindsOldConversationsWithTheRealCore(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	a, ui := newTestApp(t, core)
+	a, ui := newTestApp(t, CoreOf(core))
 	a.refresh()
 	ui.settle()
 	v := a.conversations

@@ -175,28 +175,12 @@ func modelServersSummary(ps []agent.ProviderStatus) string {
 	return countOf(len(ps), "model server") + ": " + strings.Join(names, ", ") + ". Your agents run on their models; changes there apply at once."
 }
 
-// settingsCore is what the Settings tab needs of the core: the clients
-// and their tokens, the stored settings, and a word with Ollama.
-type settingsCore interface {
-	Clients() []agent.Client
-	CreateClient(ctx context.Context, name string) (agent.Client, string, error)
-	RevokeClient(ctx context.Context, name string) error
-	RotateClient(ctx context.Context, name string) (agent.Client, string, error)
-	Setting(ctx context.Context, key, def string) (string, error)
-	SetSetting(ctx context.Context, key, value string) error
-	InstalledModels(ctx context.Context) ([]string, error)
-	// ClientCalls counts each client's tool calls since a time, by ID
-	// (from the activity log: it reads the database).
-	ClientCalls(ctx context.Context, since time.Time) (map[string]int, error)
-	clientAgentsCore // which agents each client sees (clientagents.go)
-}
-
 // settingsView is Settings → General: everyday settings first (model
 // servers, start at login, client tokens), then Advanced, collapsed.
 // Each section says what happened next to its own controls.
 type settingsView struct {
 	app  *App
-	core settingsCore
+	core Core
 
 	servers *widget.Label // the model servers in a sentence
 	ollama  *widget.Label // the last Check Ollama
@@ -229,7 +213,7 @@ type settingsView struct {
 	setLaunchAtLogin func(on bool) error
 }
 
-func newSettingsView(app *App, core settingsCore) *settingsView {
+func newSettingsView(app *App, core Core) *settingsView {
 	v := &settingsView{app: app, core: core, newName: widget.NewEntry(), clientRows: container.NewVBox(), now: time.Now,
 		entries: map[string]*widget.Entry{}, notes: map[string]*widget.Label{}, stored: map[string]string{}, savedHere: map[string]bool{},
 		servers: plainNote(""), ollama: feedback(), loginStatus: feedback(), tokenStatus: feedback(), advancedStatus: feedback(),
@@ -414,7 +398,7 @@ func (v *settingsView) refresh() {
 		values := make(map[string]string)
 		var failed error
 		for _, key := range keys {
-			val, err := v.core.Setting(ctx, key, "")
+			val, err := v.core.Settings.Get(ctx, key, "")
 			if err != nil {
 				failed = err
 				continue
@@ -474,7 +458,7 @@ func (v *settingsView) setLogin(on bool) {
 // refreshClients re-reads the clients (from memory), keeping unsaved
 // edits, then their calls today (refreshCalls).
 func (v *settingsView) refreshClients() {
-	v.clients = v.core.Clients()
+	v.clients = v.core.Clients.List()
 	v.clientRows.RemoveAll()
 	v.clientLines = make(map[string]*widget.Label, len(v.clients))
 	for _, c := range v.clients {
@@ -505,7 +489,7 @@ func (v *settingsView) refreshCalls() {
 	asked := v.callsAsked
 	since := startOfDay(v.now())
 	v.app.background(func(ctx context.Context) func() {
-		calls, err := v.core.ClientCalls(ctx, since)
+		calls, err := v.core.Clients.Calls(ctx, since)
 		return func() {
 			if asked != v.callsAsked {
 				return // a later read answers
@@ -546,7 +530,7 @@ func (v *settingsView) create() {
 	}
 	say(v.tokenStatus, "Creating a token for "+name+"…")
 	v.app.background(func(ctx context.Context) func() {
-		_, token, err := v.core.CreateClient(ctx, name)
+		_, token, err := v.core.Clients.Create(ctx, name)
 		return func() {
 			if err != nil {
 				say(v.tokenStatus, "✖ Not created: "+agent.UserMessage(err))
@@ -601,7 +585,7 @@ func (v *settingsView) confirmRotate(name string) {
 func (v *settingsView) revoke(name string) {
 	say(v.tokenStatus, "Revoking the token of "+name+"…")
 	v.app.background(func(ctx context.Context) func() {
-		err := v.core.RevokeClient(ctx, name)
+		err := v.core.Clients.Revoke(ctx, name)
 		return func() {
 			if err != nil {
 				say(v.tokenStatus, "✖ Not revoked: "+agent.UserMessage(err))
@@ -618,7 +602,7 @@ func (v *settingsView) revoke(name string) {
 func (v *settingsView) rotate(name string) {
 	say(v.tokenStatus, "Rotating the token of "+name+"…")
 	v.app.background(func(ctx context.Context) func() {
-		_, token, err := v.core.RotateClient(ctx, name)
+		_, token, err := v.core.Clients.Rotate(ctx, name)
 		return func() {
 			if err != nil {
 				say(v.tokenStatus, "✖ Not rotated: "+agent.UserMessage(err))
@@ -651,7 +635,7 @@ func (v *settingsView) save() {
 	say(v.advancedStatus, "Saving…")
 	v.app.background(func(ctx context.Context) func() {
 		for key, value := range values {
-			if err := v.core.SetSetting(ctx, key, value); err != nil {
+			if err := v.core.Settings.Set(ctx, key, value); err != nil {
 				return func() { say(v.advancedStatus, "✖ Not saved: "+agent.UserMessage(err)) }
 			}
 		}
@@ -675,7 +659,7 @@ func (v *settingsView) save() {
 func (v *settingsView) checkOllama() {
 	say(v.ollama, "Asking Ollama…")
 	v.app.background(func(ctx context.Context) func() {
-		names, err := v.core.InstalledModels(ctx)
+		names, err := v.core.Providers.InstalledModels(ctx)
 		return func() {
 			if err != nil {
 				say(v.ollama, "✖ "+agent.UserMessage(err))

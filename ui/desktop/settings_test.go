@@ -148,7 +148,7 @@ func TestRevokingATokenAsksFirst(t *testing.T) {
 // TestSettingsSummarisesTheModelServers: the summary follows Settings →
 // Models, and its button leads there.
 func TestSettingsSummarisesTheModelServers(t *testing.T) {
-	a, ui := newTestApp(t, newFakeCore(fakeCore{fakeProviders: twoProviders()}))
+	a, ui := newTestApp(t, newFakeCore(fakeCore{fakeProviders: twoProviders()}).asCore())
 	a.refresh()
 	ui.settle()
 	if got := a.settings.servers.Text; !strings.HasPrefix(got, "2 model servers: lmstudio, ollama.") {

@@ -63,18 +63,18 @@ func recordURLs(a *App) *[]string {
 // holdFirstAsk holds the first ProviderModels call until gate closes,
 // telling entered when it starts; the later ones go through.
 type holdFirstAsk struct {
-	statusCore
+	Providers
 	entered chan struct{}
 	gate    chan struct{}
 	once    sync.Once
 }
 
-func (h *holdFirstAsk) ProviderModels(ctx context.Context, name string) ([]string, error) {
+func (h *holdFirstAsk) Models(ctx context.Context, name string) ([]string, error) {
 	first := false
 	h.once.Do(func() { first = true })
 	if first {
 		close(h.entered)
 		<-h.gate
 	}
-	return h.statusCore.ProviderModels(ctx, name)
+	return h.Providers.Models(ctx, name)
 }

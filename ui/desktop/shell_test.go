@@ -146,7 +146,7 @@ func servingCore() *fakeCore {
 
 func TestStatusBarAndPause(t *testing.T) {
 	core := servingCore()
-	a, ui := newTestApp(t, core)
+	a, ui := newTestApp(t, core.asCore())
 	a.refresh()
 	ui.settle()
 	b := a.status
@@ -163,8 +163,8 @@ func TestStatusBarAndPause(t *testing.T) {
 	}
 
 	test.Tap(b.pause) // the window's own switch
-	if !core.Paused() || !a.status.banner.Visible() || b.state.Text != "Paused" || b.pause.Text != "Resume" {
-		t.Fatalf("after Pause: core paused %v, banner %v, state %q, button %q", core.Paused(), a.status.banner.Visible(), b.state.Text, b.pause.Text)
+	if !core.pause.get() || !a.status.banner.Visible() || b.state.Text != "Paused" || b.pause.Text != "Resume" {
+		t.Fatalf("after Pause: core paused %v, banner %v, state %q, button %q", core.pause.get(), a.status.banner.Visible(), b.state.Text, b.pause.Text)
 	}
 	if items := a.trayItems(); items[0].Label != "Paused: no agent is served" {
 		t.Errorf("tray says %q while paused", items[0].Label)
@@ -173,27 +173,27 @@ func TestStatusBarAndPause(t *testing.T) {
 		t.Errorf("menu says %q while paused", a.pauseItem.Label)
 	}
 	test.Tap(a.status.resume) // the banner's Resume
-	if core.Paused() || a.status.banner.Visible() || b.state.Text != "Serving" {
-		t.Errorf("after Resume: core paused %v, banner %v, state %q", core.Paused(), a.status.banner.Visible(), b.state.Text)
+	if core.pause.get() || a.status.banner.Visible() || b.state.Text != "Serving" {
+		t.Errorf("after Resume: core paused %v, banner %v, state %q", core.pause.get(), a.status.banner.Visible(), b.state.Text)
 	}
 
 	// The tray pauses through the core; its event brings the window in step.
-	core.SetPaused(true)
+	core.asCore().Settings.SetPaused(true)
 	a.handle(agent.Event{Kind: agent.EventAgentsChanged})
 	ui.settle()
 	if !a.status.banner.Visible() || b.state.Text != "Paused" {
 		t.Errorf("paused from the tray: banner %v, state %q", a.status.banner.Visible(), b.state.Text)
 	}
 	pressShortcut(t, a, fyne.KeyP)
-	if core.Paused() || a.status.banner.Visible() {
-		t.Errorf("Ctrl+P did not resume: paused %v", core.Paused())
+	if core.pause.get() || a.status.banner.Visible() {
+		t.Errorf("Ctrl+P did not resume: paused %v", core.pause.get())
 	}
 }
 
 func TestStatusBarAsksTheServersAgain(t *testing.T) {
 	core := servingCore()
 	core.fakeProviders.models = map[string][]string{} // Ollama is not running
-	a, ui := newTestApp(t, core)
+	a, ui := newTestApp(t, core.asCore())
 	a.refresh()
 	ui.settle()
 	if a.status.servers.Text != "No model server answered" {
@@ -208,8 +208,8 @@ func TestStatusBarAsksTheServersAgain(t *testing.T) {
 		t.Errorf("after asking again: %q", a.status.servers.Text)
 	}
 	// A late answer does not overwrite a newer one.
-	held := &holdFirstAsk{statusCore: core, entered: make(chan struct{}), gate: make(chan struct{})}
-	a.status.core = held
+	held := &holdFirstAsk{Providers: a.status.core.Providers, entered: make(chan struct{}), gate: make(chan struct{})}
+	a.status.core.Providers = held
 	a.status.askServers()
 	<-held.entered // the first ask waits in ProviderModels
 	core.fakeProviders.mu.Lock()
@@ -229,7 +229,7 @@ func TestStatusBarAsksTheServersAgain(t *testing.T) {
 
 func TestQuestionsTabAndTrayCount(t *testing.T) {
 	core := servingCore()
-	a, ui := newTestApp(t, core)
+	a, ui := newTestApp(t, core.asCore())
 	a.refresh()
 	ui.settle()
 	if a.tabs.Items[tabQuestions].Text != "Questions" {
@@ -254,7 +254,7 @@ func TestQuestionsTabAndTrayCount(t *testing.T) {
 }
 
 func TestTrayMenu(t *testing.T) {
-	a, _ := newTestApp(t, servingCore())
+	a, _ := newTestApp(t, servingCore().asCore())
 	items := a.trayItems()
 	if items[0].Label != "Serving at 127.0.0.1:7345" || !items[0].Disabled {
 		t.Errorf("first line %q, disabled %v", items[0].Label, items[0].Disabled)
@@ -283,7 +283,7 @@ func TestTrayMenu(t *testing.T) {
 }
 
 func TestKeyboard(t *testing.T) {
-	a, _ := newTestApp(t, servingCore())
+	a, _ := newTestApp(t, servingCore().asCore())
 	for i, key := range tabKeys {
 		pressShortcut(t, a, key)
 		if a.tabs.SelectedIndex() != i {
@@ -324,7 +324,7 @@ func TestKeyboard(t *testing.T) {
 }
 
 func TestCloseToTrayTellsOnce(t *testing.T) {
-	a, _ := newTestApp(t, servingCore())
+	a, _ := newTestApp(t, servingCore().asCore())
 	a.win.Show()
 	test.AssertNotificationSent(t, fyne.NewNotification("Deskhand is still running",
 		"Your agents are still served. Open the window again, or quit, from Deskhand's icon in the tray."), a.closeToTray)
@@ -341,7 +341,7 @@ func TestCloseToTrayTellsOnce(t *testing.T) {
 // hook, so the test reads its field.
 func TestNoHookOnFyneStop(t *testing.T) {
 	fy := test.NewTempApp(t)
-	a := New(fy, newFakeCore(fakeCore{fakeAgents: &fakeAgents{}}), testOptions())
+	a := New(fy, newFakeCore(fakeCore{fakeAgents: &fakeAgents{}}).asCore(), testOptions())
 	t.Cleanup(a.Close)
 	hook := reflect.ValueOf(fy.Lifecycle()).Elem().FieldByName("onStopped")
 	if !hook.IsValid() || hook.Kind() != reflect.Func {

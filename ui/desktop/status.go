@@ -207,21 +207,11 @@ func hostOf(raw string) string {
 	return raw
 }
 
-// statusCore is what the status bar and onboarding need of the core:
-// the in-memory state (trayCore's), the clients' last use, and the
-// providers with their models (asked off fyne's goroutine).
-type statusCore interface {
-	trayCore
-	Clients() []agent.Client
-	Providers() []agent.ProviderStatus
-	ProviderModels(ctx context.Context, provider string) ([]string, error)
-}
-
 // askServers asks every provider for its models, at once, each for at
 // most a few seconds: a server that does not answer in time did not
 // answer.
-func askServers(ctx context.Context, core statusCore) []serverState {
-	providers := core.Providers()
+func askServers(ctx context.Context, core Core) []serverState {
+	providers := core.Providers.List()
 	out := make([]serverState, len(providers))
 	var wg sync.WaitGroup
 	for i, p := range providers {
@@ -231,7 +221,7 @@ func askServers(ctx context.Context, core statusCore) []serverState {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			defer cancel()
-			if names, err := core.ProviderModels(ctx, p.Name); err == nil {
+			if names, err := core.Providers.Models(ctx, p.Name); err == nil {
 				out[i].Answered, out[i].Models = true, len(names)
 			}
 		}()
@@ -244,7 +234,7 @@ func askServers(ctx context.Context, core statusCore) []serverState {
 // above the tabs, and the onboarding panel: all of them follow one status.
 type statusBar struct {
 	app  *App
-	core statusCore
+	core Core
 	now  func() time.Time
 
 	shown status
@@ -268,7 +258,7 @@ type statusBar struct {
 	resume *widget.Button
 }
 
-func newStatusBar(app *App, core statusCore) *statusBar {
+func newStatusBar(app *App, core Core) *statusBar {
 	b := &statusBar{app: app, core: core, now: time.Now, title: spaced{every: questionsEvery}}
 	b.state = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	b.address = widget.NewLabel(cmp.Or(hostOf(app.opts.ServerURL), "(not serving)"))
@@ -307,7 +297,7 @@ func (b *statusBar) copyAddress() {
 // refresh re-reads the in-memory state: the servers' answers stay as last
 // asked.
 func (b *statusBar) refresh() {
-	s := statusOf(b.core.Agents(), b.core.Pending(), b.core.Paused(), b.core.Clients(), b.now())
+	s := statusOf(b.core.Agents.List(), b.core.Questions.Pending(), b.core.Settings.Paused(), b.core.Clients.List(), b.now())
 	s.Servers, s.Asked = b.shown.Servers, b.shown.Asked
 	b.shown = s
 	b.show()

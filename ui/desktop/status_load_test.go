@@ -30,7 +30,7 @@ func withTray(t *testing.T) (*App, *fakeCore, *trayApp) {
 	opts := testOptions()
 	opts.Tray, opts.Icon, opts.QuestionIcon = true, theme.ComputerIcon(), theme.QuestionIcon()
 	tray := &trayApp{App: test.NewTempApp(t)}
-	a, ui := withTestUI(t, New(tray, core, opts))
+	a, ui := withTestUI(t, New(tray, core.asCore(), opts))
 	a.refresh()
 	ui.settle()
 	return a, core, tray
@@ -85,7 +85,7 @@ func TestStateShownOnlyWhenItChanges(t *testing.T) {
 // title changed repaints the whole window), the last count once that has passed.
 func TestQuestionsTitleChangesAtMostEveryFiveSeconds(t *testing.T) {
 	core := servingCore()
-	a, ui := newTestApp(t, core)
+	a, ui := newTestApp(t, core.asCore())
 	a.refresh()
 	ui.settle()
 	now := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
@@ -162,7 +162,7 @@ func TestTrayFollowsQuestionsAtMostEveryFiveSeconds(t *testing.T) {
 // are drawn once the Questions tab is selected.
 func TestQuestionsTabDrawnOnlyWhenSeen(t *testing.T) {
 	core := servingCore()
-	a, ui := newTestApp(t, core)
+	a, ui := newTestApp(t, core.asCore())
 	a.refresh()
 	a.tabs.SelectIndex(tabConversations)
 	ui.settle()

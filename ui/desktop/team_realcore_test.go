@@ -38,21 +38,21 @@ func TestTeamMemberAsksInThePopup(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(core.Close)
-	member, err := core.SaveAgent(t.Context(), agent.Agent{Slug: "member", Prompt: "member", Description: "Knows names.", Model: "m", Enabled: true, Conversations: true, Routing: agent.RouteDesktop})
+	member, err := core.Agents().Save(t.Context(), agent.Agent{Slug: "member", Prompt: "member", Description: "Knows names.", Model: "m", Enabled: true, Conversations: true, Routing: agent.RouteDesktop})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := core.SaveAgent(t.Context(), agent.Agent{Slug: "lead", Prompt: "lead", Model: "m", Enabled: true, Conversations: true, Team: []string{member.ID}}); err != nil {
+	if _, err := core.Agents().Save(t.Context(), agent.Agent{Slug: "lead", Prompt: "lead", Model: "m", Enabled: true, Conversations: true, Team: []string{member.ID}}); err != nil {
 		t.Fatal(err)
 	}
-	a, ui := newTestApp(t, core)
+	a, ui := newTestApp(t, CoreOf(core))
 	a.refresh()
 	ui.settle()
 
-	events := core.Subscribe(t.Context())
+	events := core.Events().Subscribe(t.Context())
 	done := make(chan *agent.RunResult, 1)
 	go func() {
-		res, err := core.Run(context.Background(), agent.RunRequest{Agent: "lead", Principal: "p", Message: "plan my trip"})
+		res, err := core.Conversations().Run(context.Background(), agent.RunRequest{Agent: "lead", Principal: "p", Message: "plan my trip"})
 		if err != nil {
 			t.Error(err)
 		}

@@ -16,30 +16,17 @@ import (
 	"github.com/deskhand/deskhand/server/agent"
 )
 
-// toolServersCore is what Settings → Tool servers asks of the core: the
-// person's MCP servers, how each is doing, the tools held because their
-// definition changed, and the changes the person makes.
-type toolServersCore interface {
-	ToolServerList() []agent.ToolServer
-	ToolServerStatuses() []agent.ToolServerStatus
-	AddToolServer(ctx context.Context, s agent.ToolServer, sec agent.ToolServerSecrets) error
-	RemoveToolServer(ctx context.Context, name string) error
-	CheckToolServer(ctx context.Context, name string) (agent.ToolServerCheck, error)
-	HeldToolServerTools() []agent.HeldTool
-	RepinToolServerTool(ctx context.Context, slug, server, tool string) error
-}
-
 // toolServersView lists the tool servers, each with its state, Check,
 // Log and Remove, the held tools with Review, and Add a server….
 type toolServersView struct {
 	app    *App
-	core   toolServersCore
+	core   Core
 	rows   *fyne.Container
 	held   *fyne.Container
 	status *widget.Label
 }
 
-func newToolServersView(app *App, core toolServersCore) *toolServersView {
+func newToolServersView(app *App, core Core) *toolServersView {
 	return &toolServersView{app: app, core: core, rows: container.NewVBox(), held: container.NewVBox(), status: feedback()}
 }
 
@@ -59,7 +46,7 @@ func (v *toolServersView) content() fyne.CanvasObject {
 // refresh reads the servers, their states and the held tools; the core
 // keeps them in memory, so no I/O waits on fyne's goroutine.
 func (v *toolServersView) refresh() {
-	servers, statuses, held := v.core.ToolServerList(), v.core.ToolServerStatuses(), v.core.HeldToolServerTools()
+	servers, statuses, held := v.core.ToolServers.List(), v.core.ToolServers.Statuses(), v.core.ToolServers.Held()
 	v.rows.RemoveAll()
 	if len(servers) == 0 {
 		v.rows.Add(plainNote("No tool servers yet. Add one here, or with deskhand toolserver add."))
@@ -185,7 +172,7 @@ func heldNote(e agent.Event) string {
 func (v *toolServersView) check(name string) {
 	say(v.status, "Checking "+name+"…")
 	v.app.background(func(ctx context.Context) func() {
-		res, err := v.core.CheckToolServer(ctx, name)
+		res, err := v.core.ToolServers.Check(ctx, name)
 		return func() {
 			v.refresh()
 			if err != nil {
@@ -229,7 +216,7 @@ func checkText(name string, res agent.ToolServerCheck) (head, text string) {
 
 // openLog hands the server's log file to the system.
 func (v *toolServersView) openLog(name string) {
-	st := serverStatus(v.core.ToolServerStatuses(), name)
+	st := serverStatus(v.core.ToolServers.Statuses(), name)
 	if st.LogFile == "" {
 		say(v.status, name+" has no log yet: it is written once the server starts (Check starts it).")
 		return
@@ -254,7 +241,7 @@ func (v *toolServersView) confirmRemove(name string) {
 				return
 			}
 			v.app.background(func(ctx context.Context) func() {
-				err := v.core.RemoveToolServer(ctx, name)
+				err := v.core.ToolServers.Remove(ctx, name)
 				return func() {
 					if err != nil {
 						say(v.status, "✖ Could not remove "+name+": "+agent.UserMessage(err))
@@ -285,7 +272,7 @@ func (v *toolServersView) showHeld(h agent.HeldTool) {
 				return
 			}
 			v.app.background(func(ctx context.Context) func() {
-				err := v.core.RepinToolServerTool(ctx, h.Agent, h.Server, h.Tool)
+				err := v.core.ToolServers.Repin(ctx, h.Agent, h.Server, h.Tool)
 				return func() {
 					if err != nil {
 						say(v.status, "✖ "+agent.UserMessage(err))
@@ -455,7 +442,7 @@ func (v *toolServersView) showAdd() {
 			return
 		}
 		v.app.background(func(ctx context.Context) func() {
-			err := v.core.AddToolServer(ctx, s, sec)
+			err := v.core.ToolServers.Add(ctx, s, sec)
 			return func() {
 				if err != nil {
 					problem.SetText("✖ " + agent.UserMessage(err))

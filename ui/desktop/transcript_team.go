@@ -30,22 +30,22 @@ type subTranscript struct {
 
 // readSubTranscripts reads, for each of turns, the conversations of the
 // team members it called, and theirs, depth levels down.
-func readSubTranscripts(ctx context.Context, core conversationsCore, turns []agent.Turn, depth int) (map[string][]subTranscript, error) {
+func readSubTranscripts(ctx context.Context, core Core, turns []agent.Turn, depth int) (map[string][]subTranscript, error) {
 	if depth <= 0 {
 		return nil, nil
 	}
 	var out map[string][]subTranscript
 	for _, t := range turns {
-		subs, err := core.SubConversations(ctx, t.ID)
+		subs, err := core.Conversations.Subs(ctx, t.ID)
 		if err != nil {
 			return nil, err
 		}
 		for _, c := range subs {
 			s := subTranscript{conv: c}
-			if s.msgs, s.turns, err = core.Transcript(ctx, c.ID); err != nil {
+			if s.msgs, s.turns, err = core.Conversations.Transcript(ctx, c.ID); err != nil {
 				return nil, err
 			}
-			if s.qs, err = core.ConversationQuestions(ctx, c.ID); err != nil {
+			if s.qs, err = core.Conversations.Questions(ctx, c.ID); err != nil {
 				return nil, err
 			}
 			if s.nested, err = readSubTranscripts(ctx, core, s.turns, depth-1); err != nil {

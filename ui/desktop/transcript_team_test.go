@@ -9,7 +9,7 @@ import (
 	"github.com/deskhand/deskhand/server/agent"
 )
 
-func (f *fakeConversations) SubConversations(_ context.Context, turnID string) ([]agent.Conversation, error) {
+func (f *fakeConversations) Subs(_ context.Context, turnID string) ([]agent.Conversation, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.subs[turnID], nil
@@ -40,7 +40,7 @@ func TestTeamTranscriptNested(t *testing.T) {
 		},
 	}
 	agents := &fakeAgents{agents: []agent.Agent{{ID: "lead", Slug: "planner", Name: "Planner"}, {ID: "trains", Slug: "trains", Name: "Trains"}, {ID: "timetables", Slug: "timetables", Name: "Timetables"}}}
-	a, ui := newTestApp(t, newFakeCore(fakeCore{fakeAgents: agents, fakeConversations: convs}))
+	a, ui := newTestApp(t, newFakeCore(fakeCore{fakeAgents: agents, fakeConversations: convs}).asCore())
 	a.refresh()
 	ui.settle()
 	a.conversations.open("c1")

@@ -122,7 +122,7 @@ func question(id string) agent.Question {
 
 func TestPopupAnswerReachesTheCore(t *testing.T) {
 	core := &fakeQuestions{pending: []agent.Question{question("q1")}}
-	a, _ := newTestApp(t, newFakeCore(fakeCore{fakeQuestions: core}))
+	a, _ := newTestApp(t, newFakeCore(fakeCore{fakeQuestions: core}).asCore())
 	a.handle(agent.Event{Kind: agent.EventQuestionAsked, Question: "q1", Text: "What is your name?"})
 	p := a.questions.popups["q1"]
 	if p == nil {
@@ -150,7 +150,7 @@ func TestPopupAnswerReachesTheCore(t *testing.T) {
 
 func TestPopupClosesWhenTheClientAnswersFirst(t *testing.T) {
 	core := &fakeQuestions{pending: []agent.Question{question("q1")}}
-	a, _ := newTestApp(t, newFakeCore(fakeCore{fakeQuestions: core}))
+	a, _ := newTestApp(t, newFakeCore(fakeCore{fakeQuestions: core}).asCore())
 	a.handle(agent.Event{Kind: agent.EventQuestionAsked, Question: "q1"})
 	core.setPending()
 	a.handle(agent.Event{Kind: agent.EventQuestionClosed, Question: "q1", Text: string(agent.QuestionAnswered)})
@@ -170,7 +170,7 @@ func TestQuestionOfTheClientTooWaitsBeforeItShows(t *testing.T) {
 	quick, slow := question("q1"), question("q2")
 	quick.ClientAsked, slow.ClientAsked = true, true
 	core := &fakeQuestions{pending: []agent.Question{quick, slow}}
-	a, _ := newTestApp(t, newFakeCore(fakeCore{fakeQuestions: core}))
+	a, _ := newTestApp(t, newFakeCore(fakeCore{fakeQuestions: core}).asCore())
 	var timers []func()
 	a.questions.after = func(d time.Duration, f func()) {
 		if d != clientGrace {
@@ -203,7 +203,7 @@ func TestChoiceAndApprovalPopups(t *testing.T) {
 	approval := agent.Question{ID: "a1", Kind: agent.KindApproval, Agent: "scribe", Tool: "write_file",
 		Arguments: json.RawMessage(`{"path":"notes.txt"}`), ExpiresAt: time.Now().Add(time.Minute)}
 	core := &fakeQuestions{pending: []agent.Question{choice, approval}}
-	a, _ := newTestApp(t, newFakeCore(fakeCore{fakeQuestions: core}))
+	a, _ := newTestApp(t, newFakeCore(fakeCore{fakeQuestions: core}).asCore())
 	a.handle(agent.Event{Kind: agent.EventQuestionAsked, Question: "c1"})
 	a.handle(agent.Event{Kind: agent.EventQuestionAsked, Question: "a1"})
 	c, ap := a.questions.popups["c1"], a.questions.popups["a1"]
@@ -284,7 +284,7 @@ func TestConversationsFollowTheCore(t *testing.T) {
 			StartedAt: at, EndedAt: at.Add(1200 * time.Millisecond), PromptTokens: 42, OutputTokens: 7}}},
 	}
 	agents := &fakeAgents{agents: []agent.Agent{{ID: "a1", Slug: "assistant"}, {ID: "a2", Slug: "scribe"}}}
-	a, ui := newTestApp(t, newFakeCore(fakeCore{fakeAgents: agents, fakeConversations: convs}))
+	a, ui := newTestApp(t, newFakeCore(fakeCore{fakeAgents: agents, fakeConversations: convs}).asCore())
 	a.refresh()
 	ui.settle()
 	v := a.conversations
@@ -389,7 +389,7 @@ func TestSettingsTokensAndServer(t *testing.T) {
 
 func TestTryIt(t *testing.T) {
 	core := &fakeAgents{runGate: make(chan struct{})}
-	a, ui := newTestApp(t, newFakeCore(fakeCore{fakeAgents: core}))
+	a, ui := newTestApp(t, newFakeCore(fakeCore{fakeAgents: core}).asCore())
 	v := a.agents
 	test.Tap(v.tryButton)
 	if v.tryOutput.Text != "Save the agent first." {
@@ -624,7 +624,7 @@ func TestCloseStopsTheCoresWork(t *testing.T) {
 
 // TestFollowEndsWithTheApp: the event pump stops when the App closes.
 func TestFollowEndsWithTheApp(t *testing.T) {
-	a, _ := newTestApp(t, newFakeCore(fakeCore{}))
+	a, _ := newTestApp(t, newFakeCore(fakeCore{}).asCore())
 	a.Follow(t.Context()) // settle would wait for the pump: it runs until Close
 	closed := make(chan struct{})
 	go func() {
@@ -647,7 +647,7 @@ func TestWindowFitsASmallScreen(t *testing.T) {
 	const maxW, maxH = 680, 480
 	opts := testOptions()
 	opts.Notice = "First start found no model server on this computer."
-	a, ui := withTestUI(t, New(test.NewTempApp(t), newFakeCore(fakeCore{pause: &fakePause{on: true}}), opts))
+	a, ui := withTestUI(t, New(test.NewTempApp(t), newFakeCore(fakeCore{pause: &fakePause{on: true}}).asCore(), opts))
 	a.refresh()
 	ui.settle()
 	if !a.status.banner.Visible() || !a.onboarding.box.Visible() {
@@ -689,7 +689,7 @@ func TestFirstRunNotice(t *testing.T) {
 	providers := &fakeProviders{providers: []agent.ProviderStatus{{Provider: agent.Provider{Name: "ollama", Kind: agent.ProviderOllama}}}}
 	assistant := agent.Agent{ID: "1", Slug: "assistant", Enabled: true, Provider: "ollama"}
 	core := newFakeCore(fakeCore{fakeAgents: &fakeAgents{agents: []agent.Agent{assistant}}, fakeProviders: providers})
-	a, ui := withTestUI(t, New(test.NewTempApp(t), core, opts))
+	a, ui := withTestUI(t, New(test.NewTempApp(t), core.asCore(), opts))
 	p := a.onboarding
 	if !p.box.Visible() || p.text.Text != opts.Notice {
 		t.Fatalf("before asking the servers: panel shown %v, text %q", p.box.Visible(), p.text.Text)
@@ -744,7 +744,7 @@ func TestFirstRunNotice(t *testing.T) {
 	}
 
 	// Hide dismisses it for the session.
-	b, bui := withTestUI(t, New(test.NewTempApp(t), newFakeCore(fakeCore{}), opts))
+	b, bui := withTestUI(t, New(test.NewTempApp(t), newFakeCore(fakeCore{}).asCore(), opts))
 	test.Tap(b.onboarding.hide)
 	b.refresh()
 	bui.settle()
@@ -752,7 +752,7 @@ func TestFirstRunNotice(t *testing.T) {
 		t.Error("the panel came back after Hide")
 	}
 	// Without a notice, it waits for the servers' answer.
-	c, _ := newTestApp(t, newFakeCore(fakeCore{}))
+	c, _ := newTestApp(t, newFakeCore(fakeCore{}).asCore())
 	if c.onboarding.box.Visible() {
 		t.Error("a first-run panel before knowing")
 	}

@@ -46,7 +46,7 @@ func serveFixtures(t *testing.T, fixtures func(srv **mcpserver.Server) mcpserver
 	opts := fixtures(&srv)
 	opts.Guard = mcpserver.GuardOptions{InsecureNoAuth: true}
 	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	if srv, err = mcpserver.New(core, opts); err != nil {
+	if srv, err = mcpserver.New(mcpserver.CoreOf(core), opts); err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(srv.Handler())
