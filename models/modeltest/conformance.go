@@ -33,6 +33,7 @@ type Reply struct {
 
 // ToolCall is a tool call in a reply.
 type ToolCall struct {
+	ID        string // "": the fake's own
 	Name      string
 	Arguments string // a JSON object
 }
