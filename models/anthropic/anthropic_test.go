@@ -92,12 +92,7 @@ func TestNewNeedsAKey(t *testing.T) {
 }
 
 func TestChatStreamsReply(t *testing.T) {
-	conversation := []agent.Message{
-		{Role: agent.RoleSystem, Content: "Be brief."},
-		{Role: agent.RoleUser, Content: "My name is Ada."},
-		{Role: agent.RoleAssistant, Content: "Hello Ada."},
-		{Role: agent.RoleUser, Content: "What is my name?"},
-	}
+	conversation := modeltest.Conversation()
 	tests := []struct {
 		name       string
 		opts       []anthropictest.Option
@@ -105,13 +100,10 @@ func TestChatStreamsReply(t *testing.T) {
 		want       agent.ChatResponse
 	}{
 		{
-			name: "memory echo",
-			wantDeltas: []agent.Delta{
-				{Content: "I "}, {Content: "remember: "}, {Content: "My "}, {Content: "name "}, {Content: "is "}, {Content: "Ada. "},
-				{Content: "| "}, {Content: "What "}, {Content: "is "}, {Content: "my "}, {Content: "name?"},
-			},
+			name:       "memory echo",
+			wantDeltas: modeltest.ConversationEcho(),
 			want: agent.ChatResponse{
-				Message:      agent.Message{Role: agent.RoleAssistant, Content: "I remember: My name is Ada. | What is my name?"},
+				Message:      agent.Message{Role: agent.RoleAssistant, Content: modeltest.ConversationEchoText},
 				Model:        model,
 				PromptTokens: 12, // words of the request, as the fake counts
 				OutputTokens: 11, // deltas
@@ -150,12 +142,7 @@ func TestChatStreamsReply(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := anthropictest.NewServer(t, tt.opts...)
 			m := newModel(t, srv)
-			var deltas []agent.Delta
-			got, err := m.Chat(context.Background(), agent.ChatRequest{Model: model, Messages: conversation},
-				func(d agent.Delta) { deltas = append(deltas, d) })
-			if err != nil {
-				t.Fatal(err)
-			}
+			got, deltas := modeltest.Chat(t, m, agent.ChatRequest{Model: model, Messages: conversation})
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("reply (-want +got):\n%s", diff)
 			}

@@ -181,3 +181,39 @@ func RoundTripTools() []agent.ToolSpec {
 		{Name: "now", Description: "Current time"},
 	}
 }
+
+// Conversation is the conversation the adapters' streaming tests send:
+// a system prompt, then two user messages around an assistant's.
+func Conversation() []agent.Message {
+	return []agent.Message{
+		{Role: agent.RoleSystem, Content: "Be brief."},
+		{Role: agent.RoleUser, Content: "My name is Ada."},
+		{Role: agent.RoleAssistant, Content: "Hello Ada."},
+		{Role: agent.RoleUser, Content: "What is my name?"},
+	}
+}
+
+// ConversationEcho is the fakes' memory echo of [Conversation] as it
+// streams, a word a delta; ConversationEchoText is its text.
+func ConversationEcho() []agent.Delta {
+	var out []agent.Delta
+	for _, w := range strings.SplitAfter(ConversationEchoText, " ") {
+		out = append(out, agent.Delta{Content: w})
+	}
+	return out
+}
+
+// ConversationEchoText is the text of [ConversationEcho].
+const ConversationEchoText = "I remember: My name is Ada. | What is my name?"
+
+// Chat has m answer req, failing the test on an error, and returns the
+// answer with the deltas streamed on the way.
+func Chat(t testing.TB, m agent.Model, req agent.ChatRequest) (agent.ChatResponse, []agent.Delta) {
+	t.Helper()
+	var deltas []agent.Delta
+	res, err := m.Chat(t.Context(), req, func(d agent.Delta) { deltas = append(deltas, d) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, deltas
+}

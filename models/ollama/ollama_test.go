@@ -70,12 +70,7 @@ func TestParseBaseURL(t *testing.T) {
 }
 
 func TestChatStreamsReply(t *testing.T) {
-	conversation := []agent.Message{
-		{Role: agent.RoleSystem, Content: "Be brief."},
-		{Role: agent.RoleUser, Content: "My name is Ada."},
-		{Role: agent.RoleAssistant, Content: "Hello Ada."},
-		{Role: agent.RoleUser, Content: "What is my name?"},
-	}
+	conversation := modeltest.Conversation()
 	tests := []struct {
 		name       string
 		opts       []ollamatest.Option
@@ -84,14 +79,11 @@ func TestChatStreamsReply(t *testing.T) {
 		want       agent.ChatResponse
 	}{
 		{
-			name:  "memory echo",
-			model: model,
-			wantDeltas: []agent.Delta{
-				{Content: "I "}, {Content: "remember: "}, {Content: "My "}, {Content: "name "}, {Content: "is "}, {Content: "Ada. "},
-				{Content: "| "}, {Content: "What "}, {Content: "is "}, {Content: "my "}, {Content: "name?"},
-			},
+			name:       "memory echo",
+			model:      model,
+			wantDeltas: modeltest.ConversationEcho(),
 			want: agent.ChatResponse{
-				Message:      agent.Message{Role: agent.RoleAssistant, Content: "I remember: My name is Ada. | What is my name?"},
+				Message:      agent.Message{Role: agent.RoleAssistant, Content: modeltest.ConversationEchoText},
 				Model:        model,
 				PromptTokens: 12, // words of the four messages, as the fake counts
 				OutputTokens: 11, // chunks
@@ -118,12 +110,7 @@ func TestChatStreamsReply(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := ollamatest.NewServer(t, tt.opts...)
 			m := newModel(t, srv)
-			var deltas []agent.Delta
-			got, err := m.Chat(context.Background(), agent.ChatRequest{Model: tt.model, Messages: conversation},
-				func(d agent.Delta) { deltas = append(deltas, d) })
-			if err != nil {
-				t.Fatal(err)
-			}
+			got, deltas := modeltest.Chat(t, m, agent.ChatRequest{Model: tt.model, Messages: conversation})
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("reply (-want +got):\n%s", diff)
 			}

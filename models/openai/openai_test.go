@@ -91,21 +91,11 @@ func TestNew(t *testing.T) {
 }
 
 func TestChatStreamsReply(t *testing.T) {
-	conversation := []agent.Message{
-		{Role: agent.RoleSystem, Content: "Be brief."},
-		{Role: agent.RoleUser, Content: "My name is Ada."},
-		{Role: agent.RoleAssistant, Content: "Hello Ada."},
-		{Role: agent.RoleUser, Content: "What is my name?"},
-	}
+	conversation := modeltest.Conversation()
 	srv := openaitest.NewServer(t)
-	var deltas []agent.Delta
-	got, err := newModel(t, srv).Chat(context.Background(), agent.ChatRequest{Model: model, Messages: conversation},
-		func(d agent.Delta) { deltas = append(deltas, d) })
-	if err != nil {
-		t.Fatal(err)
-	}
+	got, deltas := modeltest.Chat(t, newModel(t, srv), agent.ChatRequest{Model: model, Messages: conversation})
 	want := agent.ChatResponse{
-		Message:      agent.Message{Role: agent.RoleAssistant, Content: "I remember: My name is Ada. | What is my name?"},
+		Message:      agent.Message{Role: agent.RoleAssistant, Content: modeltest.ConversationEchoText},
 		Model:        model,
 		PromptTokens: 12, // words of the four messages, as the fake counts
 		OutputTokens: 12, // chunks after the first
@@ -114,11 +104,7 @@ func TestChatStreamsReply(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("reply (-want +got):\n%s", diff)
 	}
-	wantDeltas := []agent.Delta{
-		{Content: "I "}, {Content: "remember: "}, {Content: "My "}, {Content: "name "}, {Content: "is "}, {Content: "Ada. "},
-		{Content: "| "}, {Content: "What "}, {Content: "is "}, {Content: "my "}, {Content: "name?"},
-	}
-	if diff := cmp.Diff(wantDeltas, deltas); diff != "" {
+	if diff := cmp.Diff(modeltest.ConversationEcho(), deltas); diff != "" {
 		t.Errorf("deltas (-want +got):\n%s", diff)
 	}
 	bodies := srv.ChatBodies()
