@@ -56,51 +56,27 @@ func hi(text string) []agent.Message {
 }
 
 func TestParseBaseURL(t *testing.T) {
-	tests := []struct {
-		in, want string
-		wantErr  bool
-	}{
-		{in: "", want: "https://api.anthropic.com"},
-		{in: "  ", want: "https://api.anthropic.com"},
-		{in: "api.anthropic.com", want: "https://api.anthropic.com"},
-		{in: "https://api.anthropic.com/", want: "https://api.anthropic.com"},
-		{in: "HTTPS://gateway.example/anthropic/", want: "https://gateway.example/anthropic"},
-		{in: "http://127.0.0.1:8080", want: "http://127.0.0.1:8080"},
-		{in: "http://[::1]:8080/v", want: "http://[::1]:8080/v"},
-		{in: "ftp://api.anthropic.com", wantErr: true},
-		{in: "https://", wantErr: true},
-		{in: "https://host:0", wantErr: true},
-		{in: "https://host:99999", wantErr: true},
-		{in: "https://host/?beta=1", wantErr: true},
-		{in: "https://user:pw@host", wantErr: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			u, err := anthropic.ParseBaseURL(tt.in)
-			if tt.wantErr {
-				if err == nil {
-					t.Fatalf("ParseBaseURL(%q) = %s, want an error", tt.in, u)
-				}
-				if _, err := anthropic.New(tt.in, key); err == nil {
-					t.Errorf("New(%q) accepted it", tt.in)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("ParseBaseURL(%q): %v", tt.in, err)
-			}
-			if got := u.String(); got != tt.want {
-				t.Errorf("ParseBaseURL(%q) = %s, want %s", tt.in, got, tt.want)
-			}
-			m, err := anthropic.New(tt.in, key)
-			if err != nil {
-				t.Fatalf("New(%q): %v", tt.in, err)
-			}
-			if got := m.BaseURL(); got != tt.want {
-				t.Errorf("BaseURL() = %s, want %s", got, tt.want)
-			}
-		})
-	}
+	modeltest.CheckBaseURLs(t, []modeltest.BaseURL{
+		{In: "", Want: "https://api.anthropic.com"},
+		{In: "  ", Want: "https://api.anthropic.com"},
+		{In: "api.anthropic.com", Want: "https://api.anthropic.com"},
+		{In: "https://api.anthropic.com/", Want: "https://api.anthropic.com"},
+		{In: "HTTPS://gateway.example/anthropic/", Want: "https://gateway.example/anthropic"},
+		{In: "http://127.0.0.1:8080", Want: "http://127.0.0.1:8080"},
+		{In: "http://[::1]:8080/v", Want: "http://[::1]:8080/v"},
+		{In: "ftp://api.anthropic.com", WantErr: true},
+		{In: "https://", WantErr: true},
+		{In: "https://host:0", WantErr: true},
+		{In: "https://host:99999", WantErr: true},
+		{In: "https://host/?beta=1", WantErr: true},
+		{In: "https://user:pw@host", WantErr: true},
+	}, anthropic.ParseBaseURL, func(in string) (string, error) {
+		m, err := anthropic.New(in, key)
+		if err != nil {
+			return "", err
+		}
+		return m.BaseURL(), nil
+	})
 }
 
 func TestNewNeedsAKey(t *testing.T) {
@@ -116,12 +92,7 @@ func TestNewNeedsAKey(t *testing.T) {
 }
 
 func TestChatStreamsReply(t *testing.T) {
-	conversation := []agent.Message{
-		{Role: agent.RoleSystem, Content: "Be brief."},
-		{Role: agent.RoleUser, Content: "My name is Ada."},
-		{Role: agent.RoleAssistant, Content: "Hello Ada."},
-		{Role: agent.RoleUser, Content: "What is my name?"},
-	}
+	conversation := modeltest.Conversation()
 	tests := []struct {
 		name       string
 		opts       []anthropictest.Option
@@ -129,13 +100,10 @@ func TestChatStreamsReply(t *testing.T) {
 		want       agent.ChatResponse
 	}{
 		{
-			name: "memory echo",
-			wantDeltas: []agent.Delta{
-				{Content: "I "}, {Content: "remember: "}, {Content: "My "}, {Content: "name "}, {Content: "is "}, {Content: "Ada. "},
-				{Content: "| "}, {Content: "What "}, {Content: "is "}, {Content: "my "}, {Content: "name?"},
-			},
+			name:       "memory echo",
+			wantDeltas: modeltest.ConversationEcho(),
 			want: agent.ChatResponse{
-				Message:      agent.Message{Role: agent.RoleAssistant, Content: "I remember: My name is Ada. | What is my name?"},
+				Message:      agent.Message{Role: agent.RoleAssistant, Content: modeltest.ConversationEchoText},
 				Model:        model,
 				PromptTokens: 12, // words of the request, as the fake counts
 				OutputTokens: 11, // deltas
@@ -174,12 +142,7 @@ func TestChatStreamsReply(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := anthropictest.NewServer(t, tt.opts...)
 			m := newModel(t, srv)
-			var deltas []agent.Delta
-			got, err := m.Chat(context.Background(), agent.ChatRequest{Model: model, Messages: conversation},
-				func(d agent.Delta) { deltas = append(deltas, d) })
-			if err != nil {
-				t.Fatal(err)
-			}
+			got, deltas := modeltest.Chat(t, m, agent.ChatRequest{Model: model, Messages: conversation})
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("reply (-want +got):\n%s", diff)
 			}

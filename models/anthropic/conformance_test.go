@@ -13,20 +13,48 @@ import (
 // TestConformance runs the adapters' shared scenarios against Anthropic's
 // wire format.
 func TestConformance(t *testing.T) {
-	modeltest.Conformance(t, modeltest.Adapter{Model: model, Start: func(t *testing.T, s modeltest.Script) (agent.Model, modeltest.Fake) {
-		var replies []anthropictest.Reply
-		for _, r := range s.Replies {
-			reply := anthropictest.Reply{Text: r.Text, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens}
-			for _, c := range r.ToolCalls {
-				reply.ToolUses = append(reply.ToolUses, anthropictest.ToolUse{Name: c.Name, Input: c.Arguments})
-			}
-			replies = append(replies, reply)
-		}
-		srv := anthropictest.NewServer(t, anthropictest.WithReplies(replies...), anthropictest.WithEventDelay(s.Delay), anthropictest.WithAPIKey(s.Key))
-		m, err := anthropic.New(srv.URL, cmp.Or(s.ClientKey, key), anthropic.WithHTTPClient(srv.Client()), anthropic.WithMaxRetries(0))
+	modeltest.Conformance(t, modeltest.Adapter{Model: model, Start: startAnthropic, Errors: map[modeltest.Failure]modeltest.Want{
+		modeltest.FailKey:       {Says: "Anthropic did not accept the API key (invalid x-api-key) — check it in Settings"},
+		modeltest.FailModel:     {Says: "Anthropic has no model 'no-such-model-7f3a' that this API key may use"},
+		modeltest.FailRateLimit: {Says: "Anthropic's rate limit for this API key was reached; try again in 30 seconds"},
+		modeltest.FailServer:    {Says: "Anthropic failed while answering: Internal server error"},
+		modeltest.FailMidStream: {Says: "Anthropic is overloaded right now; try again in a few minutes"},
+		modeltest.FailCut:       {Says: "Anthropic's answer broke off before its end", Is: anthropic.ErrStreamCut},
+		modeltest.FailDown:      {Says: "could not reach Anthropic at"},
+	}})
+}
+
+// startAnthropic scripts the fake Anthropic API as s says.
+func startAnthropic(t *testing.T, s modeltest.Script) (agent.Model, modeltest.Fake) {
+	if s.Fail == modeltest.FailDown {
+		m, err := anthropic.New("http://"+modeltest.ClosedAddr(t), cmp.Or(s.ClientKey, key), anthropic.WithMaxRetries(0))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return m, srv
-	}})
+		return m, nil
+	}
+	var replies []anthropictest.Reply
+	for _, r := range s.Replies {
+		reply := anthropictest.Reply{Text: r.Text, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens}
+		for _, c := range r.ToolCalls {
+			reply.ToolUses = append(reply.ToolUses, anthropictest.ToolUse{ID: c.ID, Name: c.Name, Input: c.Arguments})
+		}
+		switch s.Fail {
+		case modeltest.FailRateLimit:
+			reply = anthropictest.RateLimited(30)
+		case modeltest.FailServer:
+			reply = anthropictest.ServerError
+		case modeltest.FailMidStream:
+			reply.StreamError = anthropictest.Overloaded.Error
+		case modeltest.FailCut:
+			reply.Cut = true
+		}
+		replies = append(replies, reply)
+	}
+	srv := anthropictest.NewServer(t, anthropictest.WithReplies(replies...), anthropictest.WithEventDelay(s.Delay), anthropictest.WithAPIKey(s.Key))
+	m, err := anthropic.New(srv.URL, cmp.Or(s.ClientKey, key), anthropic.WithHTTPClient(srv.Client()), anthropic.WithMaxRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, srv
 }

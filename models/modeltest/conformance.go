@@ -20,6 +20,39 @@ type Script struct {
 	// Key is the API key the fake demands ("": none); ClientKey is the
 	// one the adapter is made with.
 	Key, ClientKey string
+	// Fail is how the provider fails (Start maps [FailRateLimit],
+	// [FailServer], [FailMidStream], [FailCut] and [FailDown]; the suite
+	// brings about the others itself).
+	Fail Failure
+}
+
+// Failure is a way a provider fails. Every adapter maps each one to a
+// *agent.UserError of its own words, naming the cause for the log.
+type Failure int
+
+// The failures; an adapter declares what it says for each in
+// [Adapter.Errors].
+const (
+	NoFailure     Failure = iota
+	FailKey               // the fake refuses the adapter's key (401)
+	FailModel             // the fake does not serve the model asked for (404)
+	FailRateLimit         // the fake answers every chat: slow down (429)
+	FailServer            // the fake fails every chat (500) before streaming
+	FailMidStream         // the fake sends an error after the reply's first piece
+	FailCut               // the fake cuts the connection after the reply's first piece
+	FailDown              // nothing listens where the adapter is pointed
+	failures              // the number of failures, and one more
+)
+
+func (f Failure) String() string {
+	return [...]string{"no failure", "key refused", "unknown model", "rate limited", "server error",
+		"error mid-stream", "stream cut", "server down", "?"}[min(f, failures)]
+}
+
+// Want is what an adapter says of a failure.
+type Want struct {
+	Says string // the *agent.UserError's message contains it
+	Is   error  // when set, the error is this adapter's sentinel for it
 }
 
 // Reply is one streamed reply.
@@ -33,6 +66,7 @@ type Reply struct {
 
 // ToolCall is a tool call in a reply.
 type ToolCall struct {
+	ID        string // "": the fake's own
 	Name      string
 	Arguments string // a JSON object
 }
@@ -48,17 +82,21 @@ type Fake interface {
 type Adapter struct {
 	Model string // a model the fake serves
 	// Start starts the provider's fake, scripted, and returns the adapter
-	// pointed at it (retries off), made with s.ClientKey.
+	// pointed at it (retries off where the adapter has the option), made
+	// with s.ClientKey. With s.Fail == FailDown it starts no fake (nil)
+	// and points the adapter at [ClosedAddr].
 	Start func(t *testing.T, s Script) (agent.Model, Fake)
+	// Errors is what the adapter says of each [Failure]: one entry each.
+	Errors map[Failure]Want
 }
 
 // Conformance runs the scenarios every adapter must pass against its
 // provider's fake: streaming, streamed tool calls, usage, structured
-// output, cancellation and deadlines mid-stream, and a refused key that
-// never comes back in the error.
+// output, cancellation and deadlines mid-stream, and each [Failure]
+// mapped to the adapter's own words, with no key in them.
 func Conformance(t *testing.T, a Adapter) {
-	ask := func(m agent.Model, ctx context.Context, onDelta func(agent.Delta)) (agent.ChatResponse, error) {
-		return m.Chat(ctx, agent.ChatRequest{Model: a.Model, Messages: []agent.Message{{Role: agent.RoleUser, Content: "Hello, model."}},
+	ask := func(ctx context.Context, m agent.Model, model string, onDelta func(agent.Delta)) (agent.ChatResponse, error) {
+		return m.Chat(ctx, agent.ChatRequest{Model: model, Messages: []agent.Message{{Role: agent.RoleUser, Content: "Hello, model."}},
 			Tools: []agent.ToolSpec{{Name: "read_file", Description: "Reads a file.", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)}}},
 			onDelta)
 	}
@@ -68,7 +106,7 @@ func Conformance(t *testing.T, a Adapter) {
 		m, _ := a.Start(t, Script{Replies: []Reply{{Text: text}}})
 		var streamed strings.Builder
 		deltas := 0
-		res, err := ask(m, t.Context(), func(d agent.Delta) { deltas++; streamed.WriteString(d.Content) })
+		res, err := ask(t.Context(), m, a.Model, func(d agent.Delta) { deltas++; streamed.WriteString(d.Content) })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +118,7 @@ func Conformance(t *testing.T, a Adapter) {
 	t.Run("streams tool calls", func(t *testing.T) {
 		calls := []ToolCall{{Name: "read_file", Arguments: `{"path":"/home/a/notes.txt"}`}, {Name: "read_file", Arguments: `{"path":"/tmp/b"}`}}
 		m, _ := a.Start(t, Script{Replies: []Reply{{ToolCalls: calls}}})
-		res, err := ask(m, t.Context(), func(agent.Delta) {})
+		res, err := ask(t.Context(), m, a.Model, func(agent.Delta) {})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +138,7 @@ func Conformance(t *testing.T, a Adapter) {
 
 	t.Run("reports usage", func(t *testing.T) {
 		m, _ := a.Start(t, Script{Replies: []Reply{{Text: "Counted.", InputTokens: 17, OutputTokens: 5}}})
-		res, err := ask(m, t.Context(), func(agent.Delta) {})
+		res, err := ask(t.Context(), m, a.Model, func(agent.Delta) {})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,7 +180,7 @@ func Conformance(t *testing.T, a Adapter) {
 			ctx, cancel := tc.ctx()
 			defer cancel()
 			deltas := 0
-			res, err := ask(m, ctx, func(agent.Delta) {
+			res, err := ask(ctx, m, a.Model, func(agent.Delta) {
 				deltas++
 				if tc.cancel {
 					cancel()
@@ -162,15 +200,54 @@ func Conformance(t *testing.T, a Adapter) {
 		})
 	}
 
-	t.Run("a refused key is never echoed", func(t *testing.T) {
-		const right, wrong = "right-key-8e1c5a2f90", "wrong-key-3b7d04c6e1"
-		m, _ := a.Start(t, Script{Replies: []Reply{{Text: "never"}}, Key: right, ClientKey: wrong})
-		_, err := ask(m, t.Context(), func(agent.Delta) {})
-		if err == nil {
-			t.Fatal("a wrong key was accepted")
-		}
-		if msg := UserMessage(t, err); strings.Contains(msg, wrong) || strings.Contains(msg, right) {
-			t.Errorf("the error shows a key: %q", msg)
-		}
-	})
+	t.Run("each error mapped", func(t *testing.T) { conformErrors(t, a, ask) })
+}
+
+// conformErrors runs each failure: the adapter answers it with no reply
+// and a *agent.UserError of its own, with the cause, in the words it
+// declared, different for each failure, and showing no key.
+func conformErrors(t *testing.T, a Adapter, ask func(context.Context, agent.Model, string, func(agent.Delta)) (agent.ChatResponse, error)) {
+	const right, wrong = "right-key-8e1c5a2f90", "wrong-key-3b7d04c6e1"
+	said := map[string]Failure{}
+	for f := FailKey; f < failures; f++ {
+		t.Run(f.String(), func(t *testing.T) {
+			want, ok := a.Errors[f]
+			if !ok {
+				t.Fatalf("the adapter does not say what it makes of %q (Adapter.Errors)", f)
+			}
+			s := Script{Replies: []Reply{{Text: "Half an answer, then more."}}, Key: right, ClientKey: right, Fail: f}
+			if f == FailKey {
+				s.ClientKey = wrong
+			}
+			m, _ := a.Start(t, s)
+			model := a.Model
+			if f == FailModel {
+				model = "no-such-model-7f3a"
+			}
+			res, err := ask(t.Context(), m, model, func(agent.Delta) {})
+			if err == nil {
+				t.Fatalf("Chat = %+v, want an error", res)
+			}
+			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("the failure came back as the context's end: %v", err)
+			}
+			msg := UserMessage(t, err)
+			if !strings.Contains(msg, want.Says) {
+				t.Errorf("message %q, want it to say %q", msg, want.Says)
+			}
+			if want.Is != nil && !errors.Is(err, want.Is) {
+				t.Errorf("errors.Is(%v, %v) = false", err, want.Is)
+			}
+			if strings.Contains(msg, right) || strings.Contains(msg, wrong) || strings.Contains(err.Error(), right) || strings.Contains(err.Error(), wrong) {
+				t.Errorf("the error shows a key: %q (%v)", msg, err)
+			}
+			if !reflect.DeepEqual(res, agent.ChatResponse{}) {
+				t.Errorf("a failed Chat returned a reply: %+v", res)
+			}
+			if other, ok := said[msg]; ok {
+				t.Errorf("%q and %q read alike: %q", f, other, msg)
+			}
+			said[msg] = f
+		})
+	}
 }

@@ -1,6 +1,11 @@
-// Package modeltest is the test kit the model adapters share: the
-// recorder their fake servers keep of what they received. Each provider's
-// fake (models/*/…test) keeps only its own wire format.
+// Package modeltest is the test kit the model adapters share. For the
+// providers' fake servers (models/*/…test), which keep only their own wire
+// format: the [Recorder] of what a fake received, the scripted [Replies],
+// the [Base] that receives, records and paces a fake's streams ([Frames]
+// framed as [NDJSON] or [SSE]), the memory [Echo] that answers by default,
+// and [ServeCommand] for a fake run as a command. For the adapters' tests:
+// the [Conformance] suite every adapter runs against its provider's fake,
+// and small helpers ([ClosedAddr], [UserMessage], [JSONEqual]).
 package modeltest
 
 import (
@@ -67,6 +72,16 @@ func (r *Recorder[R]) CallsTo(method, path string) []Call {
 		if c.Method == method && c.Path == path {
 			out = append(out, c)
 		}
+	}
+	return out
+}
+
+// Bodies returns the bodies of the requests received with this method
+// and path, in order, for assertions on the exact wire format.
+func (r *Recorder[R]) Bodies(method, path string) [][]byte {
+	var out [][]byte
+	for _, c := range r.CallsTo(method, path) {
+		out = append(out, c.Body)
 	}
 	return out
 }

@@ -38,69 +38,39 @@ func newModel(t *testing.T, srv *ollamatest.Server, opts ...ollama.Option) *olla
 }
 
 func TestParseBaseURL(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    string
-		wantErr bool
-	}{
-		{in: "", want: "http://127.0.0.1:11434"},
-		{in: "  ", want: "http://127.0.0.1:11434"},
-		{in: "127.0.0.1:11434", want: "http://127.0.0.1:11434"},
-		{in: " 127.0.0.1:11555 ", want: "http://127.0.0.1:11555"},
-		{in: "0.0.0.0", want: "http://0.0.0.0:11434"},
-		{in: "myhost", want: "http://myhost:11434"},
-		{in: "localhost:8080", want: "http://localhost:8080"},
-		{in: ":11555", want: "http://127.0.0.1:11555"},
-		{in: "http://example.com", want: "http://example.com:80"},
-		{in: "https://example.com", want: "https://example.com:443"},
-		{in: "HTTP://example.com:8080/", want: "http://example.com:8080"},
-		{in: "http://host:1234", want: "http://host:1234"},
-		{in: "example.com:1234/prefix", want: "http://example.com:1234/prefix"},
-		{in: "https://example.com/ollama/", want: "https://example.com:443/ollama"},
-		{in: "ollama.com", want: "https://ollama.com:443"},
-		{in: "[::1]:11434", want: "http://[::1]:11434"},
-		{in: "::1", want: "http://[::1]:11434"},
-		{in: "ftp://example.com", wantErr: true},
-		{in: "localhost:0", wantErr: true},
-		{in: "localhost:99999", wantErr: true},
-		{in: "localhost:http", wantErr: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			u, err := ollama.ParseBaseURL(tt.in)
-			if tt.wantErr {
-				if err == nil {
-					t.Fatalf("ParseBaseURL(%q) = %s, want an error", tt.in, u)
-				}
-				if _, err := ollama.New(tt.in); err == nil {
-					t.Errorf("New(%q) accepted it", tt.in)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("ParseBaseURL(%q): %v", tt.in, err)
-			}
-			if got := u.String(); got != tt.want {
-				t.Errorf("ParseBaseURL(%q) = %s, want %s", tt.in, got, tt.want)
-			}
-			m, err := ollama.New(tt.in)
-			if err != nil {
-				t.Fatalf("New(%q): %v", tt.in, err)
-			}
-			if got := m.BaseURL(); got != tt.want {
-				t.Errorf("New(%q).BaseURL() = %s, want %s", tt.in, got, tt.want)
-			}
-		})
-	}
+	modeltest.CheckBaseURLs(t, []modeltest.BaseURL{
+		{In: "", Want: "http://127.0.0.1:11434"},
+		{In: "  ", Want: "http://127.0.0.1:11434"},
+		{In: "127.0.0.1:11434", Want: "http://127.0.0.1:11434"},
+		{In: " 127.0.0.1:11555 ", Want: "http://127.0.0.1:11555"},
+		{In: "0.0.0.0", Want: "http://0.0.0.0:11434"},
+		{In: "myhost", Want: "http://myhost:11434"},
+		{In: "localhost:8080", Want: "http://localhost:8080"},
+		{In: ":11555", Want: "http://127.0.0.1:11555"},
+		{In: "http://example.com", Want: "http://example.com:80"},
+		{In: "https://example.com", Want: "https://example.com:443"},
+		{In: "HTTP://example.com:8080/", Want: "http://example.com:8080"},
+		{In: "http://host:1234", Want: "http://host:1234"},
+		{In: "example.com:1234/prefix", Want: "http://example.com:1234/prefix"},
+		{In: "https://example.com/ollama/", Want: "https://example.com:443/ollama"},
+		{In: "ollama.com", Want: "https://ollama.com:443"},
+		{In: "[::1]:11434", Want: "http://[::1]:11434"},
+		{In: "::1", Want: "http://[::1]:11434"},
+		{In: "ftp://example.com", WantErr: true},
+		{In: "localhost:0", WantErr: true},
+		{In: "localhost:99999", WantErr: true},
+		{In: "localhost:http", WantErr: true},
+	}, ollama.ParseBaseURL, func(in string) (string, error) {
+		m, err := ollama.New(in)
+		if err != nil {
+			return "", err
+		}
+		return m.BaseURL(), nil
+	})
 }
 
 func TestChatStreamsReply(t *testing.T) {
-	conversation := []agent.Message{
-		{Role: agent.RoleSystem, Content: "Be brief."},
-		{Role: agent.RoleUser, Content: "My name is Ada."},
-		{Role: agent.RoleAssistant, Content: "Hello Ada."},
-		{Role: agent.RoleUser, Content: "What is my name?"},
-	}
+	conversation := modeltest.Conversation()
 	tests := []struct {
 		name       string
 		opts       []ollamatest.Option
@@ -109,14 +79,11 @@ func TestChatStreamsReply(t *testing.T) {
 		want       agent.ChatResponse
 	}{
 		{
-			name:  "memory echo",
-			model: model,
-			wantDeltas: []agent.Delta{
-				{Content: "I "}, {Content: "remember: "}, {Content: "My "}, {Content: "name "}, {Content: "is "}, {Content: "Ada. "},
-				{Content: "| "}, {Content: "What "}, {Content: "is "}, {Content: "my "}, {Content: "name?"},
-			},
+			name:       "memory echo",
+			model:      model,
+			wantDeltas: modeltest.ConversationEcho(),
 			want: agent.ChatResponse{
-				Message:      agent.Message{Role: agent.RoleAssistant, Content: "I remember: My name is Ada. | What is my name?"},
+				Message:      agent.Message{Role: agent.RoleAssistant, Content: modeltest.ConversationEchoText},
 				Model:        model,
 				PromptTokens: 12, // words of the four messages, as the fake counts
 				OutputTokens: 11, // chunks
@@ -143,12 +110,7 @@ func TestChatStreamsReply(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := ollamatest.NewServer(t, tt.opts...)
 			m := newModel(t, srv)
-			var deltas []agent.Delta
-			got, err := m.Chat(context.Background(), agent.ChatRequest{Model: tt.model, Messages: conversation},
-				func(d agent.Delta) { deltas = append(deltas, d) })
-			if err != nil {
-				t.Fatal(err)
-			}
+			got, deltas := modeltest.Chat(t, m, agent.ChatRequest{Model: tt.model, Messages: conversation})
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("reply (-want +got):\n%s", diff)
 			}
@@ -195,15 +157,7 @@ func TestChatToolCallRoundTrip(t *testing.T) {
 		ollamatest.Reply{Content: "The file says hello."},
 	))
 	m := newModel(t, srv)
-	tools := []agent.ToolSpec{
-		{
-			Name:        "read_file",
-			Description: "Read a file",
-			Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"file path"},
-				"max_bytes":{"type":"integer"}},"required":["path"],"additionalProperties":false}`),
-		},
-		{Name: "now", Description: "Current time"}, // no schema at all
-	}
+	tools := modeltest.RoundTripTools()
 	msgs := []agent.Message{{Role: agent.RoleUser, Content: "read /home/u/a.txt"}}
 
 	first, err := m.Chat(context.Background(), agent.ChatRequest{Model: model, Messages: msgs, Tools: tools}, nil)
@@ -518,10 +472,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // with an API key they must go out with the key even when that file is
 // missing.
 func TestAPIKeyToOllamaComNeedsNoKeyFile(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("USERPROFILE", home)
-	t.Setenv("OLLAMA_AUTH", "")
+	noKeyFile(t)
 	var seen []*http.Request
 	stub := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		seen = append(seen, r)
@@ -559,10 +510,7 @@ func TestAPIKeyToOllamaComNeedsNoKeyFile(t *testing.T) {
 // Chat reads /api/chat's stream itself; its request must go out as the
 // client's do: to the real host, with the key and the client's headers.
 func TestChatToOllamaComWithAPIKey(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("USERPROFILE", home)
-	t.Setenv("OLLAMA_AUTH", "")
+	noKeyFile(t)
 	var chat *http.Request
 	var body []byte
 	stub := roundTripFunc(func(r *http.Request) (*http.Response, error) {
@@ -615,48 +563,45 @@ func TestChatToOllamaComWithAPIKey(t *testing.T) {
 	}
 }
 
-// Without an API key, a chat with ollama.com is signed by the client, as
-// every other request.
-func TestChatToOllamaComWithoutAPIKeyOrKeyFile(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("USERPROFILE", home)
-	t.Setenv("OLLAMA_AUTH", "")
-	stub := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		t.Errorf("unsigned request sent to %s", r.URL)
-		return nil, errors.New("not sent")
-	})
-	m, err := ollama.New("ollama.com", ollama.WithHTTPClient(&http.Client{Transport: stub}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = m.Chat(t.Context(), agent.ChatRequest{Model: "gpt-oss:120b", Messages: []agent.Message{{Role: agent.RoleUser, Content: "hello"}}}, nil)
-	msg := modeltest.UserMessage(t, err)
-	if !strings.HasPrefix(msg, "could not sign the request to Ollama at https://ollama.com:443: ") ||
-		!strings.Contains(msg, "id_ed25519") {
-		t.Errorf("message = %q", msg)
+// Without an API key, requests to ollama.com, chats among them, are
+// signed by the client; with no key file to sign with, none goes out.
+func TestOllamaComWithoutAPIKeyOrKeyFile(t *testing.T) {
+	for name, call := range map[string]func(context.Context, *ollama.Model) error{
+		"Chat": func(ctx context.Context, m *ollama.Model) error {
+			_, err := m.Chat(ctx, agent.ChatRequest{Model: "gpt-oss:120b", Messages: []agent.Message{{Role: agent.RoleUser, Content: "hello"}}}, nil)
+			return err
+		},
+		"Version": func(ctx context.Context, m *ollama.Model) error {
+			_, err := m.Version(ctx)
+			return err
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			noKeyFile(t)
+			stub := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				t.Errorf("unsigned request sent to %s", r.URL)
+				return nil, errors.New("not sent")
+			})
+			m, err := ollama.New("ollama.com", ollama.WithHTTPClient(&http.Client{Transport: stub}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			msg := modeltest.UserMessage(t, call(t.Context(), m))
+			if !strings.HasPrefix(msg, "could not sign the request to Ollama at https://ollama.com:443: ") ||
+				!strings.Contains(msg, "id_ed25519") {
+				t.Errorf("message = %q", msg)
+			}
+		})
 	}
 }
 
-func TestOllamaComWithoutAPIKeyOrKeyFile(t *testing.T) {
+// noKeyFile gives the test a home without ~/.ollama/id_ed25519, and no
+// OLLAMA_AUTH.
+func noKeyFile(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	t.Setenv("USERPROFILE", home)
 	t.Setenv("OLLAMA_AUTH", "")
-	stub := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		t.Errorf("unsigned request sent to %s", r.URL)
-		return nil, errors.New("not sent")
-	})
-	m, err := ollama.New("ollama.com", ollama.WithHTTPClient(&http.Client{Transport: stub}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = m.Version(context.Background())
-	msg := modeltest.UserMessage(t, err)
-	if !strings.HasPrefix(msg, "could not sign the request to Ollama at https://ollama.com:443: ") ||
-		!strings.Contains(msg, "id_ed25519") {
-		t.Errorf("message = %q", msg)
-	}
 }
 
 func TestPullModel(t *testing.T) {

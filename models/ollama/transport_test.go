@@ -2,15 +2,12 @@ package ollama_test
 
 import (
 	"context"
-	"errors"
-	"net"
-	"net/http"
 	"net/http/httptest"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/deskhand/deskhand/models/modeltest"
 	"github.com/deskhand/deskhand/models/ollama"
 	"github.com/deskhand/deskhand/models/ollama/ollamatest"
 	"github.com/deskhand/deskhand/server/agent"
@@ -19,17 +16,9 @@ import (
 // countingServer is the fake Ollama counting the connections opened to it.
 func countingServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
-	var opened atomic.Int64
-	srv := httptest.NewUnstartedServer(ollamatest.Handler())
-	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			opened.Add(1)
-		}
-	}
-	srv.Start()
-	t.Cleanup(srv.Close)
+	srv, opened := modeltest.ConnCounter(t, ollamatest.Handler())
 	t.Cleanup(ollama.CloseIdleConnections) // runs first: the server then closes at once
-	return srv, &opened
+	return srv, opened
 }
 
 func chat(ctx context.Context, m *ollama.Model) error {
@@ -50,17 +39,7 @@ func TestConcurrentChatsKeepTheirConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	const rounds, turns = 5, 16
-	errs := make([]error, turns)
-	for range rounds {
-		var wg sync.WaitGroup
-		for i := range turns {
-			wg.Go(func() { errs[i] = chat(t.Context(), m) })
-		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
-			t.Fatal(err)
-		}
-	}
+	modeltest.ChatInRounds(t, m, model, rounds, turns)
 	// At most DefaultMaxChats stream at once, each on a connection of its
 	// own. A chat may start dialling just before another's connection is
 	// back in the pool (net/http then keeps both), so a few more may open;

@@ -40,42 +40,21 @@ func field(t *testing.T, body []byte, name string) []byte {
 }
 
 func TestParseBaseURL(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    string
-		wantErr bool
-	}{
-		{in: "http://127.0.0.1:1234/v1", want: "http://127.0.0.1:1234/v1"},
-		{in: " http://127.0.0.1:1234/v1/ ", want: "http://127.0.0.1:1234/v1"},
-		{in: "localhost:8080/v1", want: "http://localhost:8080/v1"},
-		{in: "http://localhost:1234", want: "http://localhost:1234/v1"},
-		{in: "HTTP://[::1]:8000/", want: "http://[::1]:8000/v1"},
-		{in: "https://openrouter.ai/api/v1", want: "https://openrouter.ai/api/v1"},
-		{in: "https://api.openai.com/v1", want: "https://api.openai.com/v1"},
-		{in: "http://u:secret@proxy.lan:4000/v1", want: "http://u:xxxxx@proxy.lan:4000/v1"},
-		{in: "", wantErr: true},
-		{in: "ftp://example.com/v1", wantErr: true},
-		{in: "http://:1234/v1", wantErr: true},
-		{in: "http://localhost:99999/v1", wantErr: true},
-		{in: "http://localhost:0/v1", wantErr: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			u, err := openai.ParseBaseURL(tt.in)
-			if tt.wantErr {
-				if err == nil {
-					t.Fatalf("ParseBaseURL(%q) = %s, want an error", tt.in, u)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("ParseBaseURL(%q): %v", tt.in, err)
-			}
-			if got := u.Redacted(); got != tt.want {
-				t.Errorf("ParseBaseURL(%q) = %s, want %s", tt.in, got, tt.want)
-			}
-		})
-	}
+	modeltest.CheckBaseURLs(t, []modeltest.BaseURL{
+		{In: "http://127.0.0.1:1234/v1", Want: "http://127.0.0.1:1234/v1"},
+		{In: " http://127.0.0.1:1234/v1/ ", Want: "http://127.0.0.1:1234/v1"},
+		{In: "localhost:8080/v1", Want: "http://localhost:8080/v1"},
+		{In: "http://localhost:1234", Want: "http://localhost:1234/v1"},
+		{In: "HTTP://[::1]:8000/", Want: "http://[::1]:8000/v1"},
+		{In: "https://openrouter.ai/api/v1", Want: "https://openrouter.ai/api/v1"},
+		{In: "https://api.openai.com/v1", Want: "https://api.openai.com/v1"},
+		{In: "http://u:secret@proxy.lan:4000/v1", Want: "http://u:xxxxx@proxy.lan:4000/v1"},
+		{In: "", WantErr: true},
+		{In: "ftp://example.com/v1", WantErr: true},
+		{In: "http://:1234/v1", WantErr: true},
+		{In: "http://localhost:99999/v1", WantErr: true},
+		{In: "http://localhost:0/v1", WantErr: true},
+	}, openai.ParseBaseURL, nil)
 }
 
 func TestNew(t *testing.T) {
@@ -112,21 +91,11 @@ func TestNew(t *testing.T) {
 }
 
 func TestChatStreamsReply(t *testing.T) {
-	conversation := []agent.Message{
-		{Role: agent.RoleSystem, Content: "Be brief."},
-		{Role: agent.RoleUser, Content: "My name is Ada."},
-		{Role: agent.RoleAssistant, Content: "Hello Ada."},
-		{Role: agent.RoleUser, Content: "What is my name?"},
-	}
+	conversation := modeltest.Conversation()
 	srv := openaitest.NewServer(t)
-	var deltas []agent.Delta
-	got, err := newModel(t, srv).Chat(context.Background(), agent.ChatRequest{Model: model, Messages: conversation},
-		func(d agent.Delta) { deltas = append(deltas, d) })
-	if err != nil {
-		t.Fatal(err)
-	}
+	got, deltas := modeltest.Chat(t, newModel(t, srv), agent.ChatRequest{Model: model, Messages: conversation})
 	want := agent.ChatResponse{
-		Message:      agent.Message{Role: agent.RoleAssistant, Content: "I remember: My name is Ada. | What is my name?"},
+		Message:      agent.Message{Role: agent.RoleAssistant, Content: modeltest.ConversationEchoText},
 		Model:        model,
 		PromptTokens: 12, // words of the four messages, as the fake counts
 		OutputTokens: 12, // chunks after the first
@@ -135,11 +104,7 @@ func TestChatStreamsReply(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("reply (-want +got):\n%s", diff)
 	}
-	wantDeltas := []agent.Delta{
-		{Content: "I "}, {Content: "remember: "}, {Content: "My "}, {Content: "name "}, {Content: "is "}, {Content: "Ada. "},
-		{Content: "| "}, {Content: "What "}, {Content: "is "}, {Content: "my "}, {Content: "name?"},
-	}
-	if diff := cmp.Diff(wantDeltas, deltas); diff != "" {
+	if diff := cmp.Diff(modeltest.ConversationEcho(), deltas); diff != "" {
 		t.Errorf("deltas (-want +got):\n%s", diff)
 	}
 	bodies := srv.ChatBodies()
@@ -190,15 +155,7 @@ func TestChatToolCallRoundTrip(t *testing.T) {
 		openaitest.Reply{Content: "The file says hello."},
 	))
 	m := newModel(t, srv)
-	tools := []agent.ToolSpec{
-		{
-			Name:        "read_file",
-			Description: "Read a file",
-			Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"file path"},
-				"max_bytes":{"type":"integer"}},"required":["path"],"additionalProperties":false}`),
-		},
-		{Name: "now", Description: "Current time"}, // no schema at all
-	}
+	tools := modeltest.RoundTripTools()
 	msgs := []agent.Message{{Role: agent.RoleUser, Content: "read /home/u/a.txt"}}
 
 	first, err := m.Chat(context.Background(), agent.ChatRequest{Model: model, Messages: msgs, Tools: tools}, nil)

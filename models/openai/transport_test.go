@@ -1,51 +1,25 @@
 package openai_test
 
 import (
-	"errors"
-	"net"
-	"net/http"
-	"net/http/httptest"
-	"sync"
-	"sync/atomic"
 	"testing"
 
+	"github.com/deskhand/deskhand/models/modeltest"
 	"github.com/deskhand/deskhand/models/openai"
 	"github.com/deskhand/deskhand/models/openai/openaitest"
-	"github.com/deskhand/deskhand/server/agent"
 )
 
 // TestConcurrentChatsKeepTheirConnections: with the default HTTP client,
 // turns that chat at once reuse their connections to the server instead
 // of opening one per chat (net/http's default keeps 2 idle per host).
 func TestConcurrentChatsKeepTheirConnections(t *testing.T) {
-	var opened atomic.Int64
-	srv := httptest.NewUnstartedServer(openaitest.Handler())
-	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			opened.Add(1)
-		}
-	}
-	srv.Start()
-	t.Cleanup(srv.Close)
+	srv, opened := modeltest.ConnCounter(t, openaitest.Handler())
 	t.Cleanup(openai.CloseIdleConnections) // runs first: the server then closes at once
 	m, err := openai.New(srv.URL+"/v1", openai.WithKind(openai.KindCompatible))
 	if err != nil {
 		t.Fatal(err)
 	}
 	const rounds, turns = 5, 16
-	errs := make([]error, turns)
-	for range rounds {
-		var wg sync.WaitGroup
-		for i := range turns {
-			wg.Go(func() {
-				_, errs[i] = m.Chat(t.Context(), agent.ChatRequest{Model: model, Messages: []agent.Message{{Role: agent.RoleUser, Content: "hello"}}}, func(agent.Delta) {})
-			})
-		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
-			t.Fatal(err)
-		}
-	}
+	modeltest.ChatInRounds(t, m, model, rounds, turns)
 	// Each turn of the first round may need a connection of its own; the
 	// later rounds find them idle. A chat may start dialling just before
 	// another's connection is back in the pool (net/http then keeps both),

@@ -53,8 +53,6 @@
 package anthropictest
 
 import (
-	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
@@ -177,13 +175,12 @@ func PromptTooLong(tokens, maximum int) Reply {
 type Option func(*config)
 
 type config struct {
-	models     []ModelInfo
-	replies    []Reply
-	replyFunc  func(Request) Reply
-	apiKey     string
-	eventDelay time.Duration
-	cut        bool
-	recorders  []*Recorder
+	modeltest.Base[Request]
+	models    []ModelInfo
+	replies   []Reply
+	replyFunc func(Request) Reply
+	apiKey    string
+	cut       bool
 }
 
 // WithModels sets the models served, in the order GET /v1/models lists
@@ -215,7 +212,7 @@ func WithAPIKey(key string) Option {
 // WithEventDelay waits d before each event of a stream, ending early when
 // the client goes away (which the [Recorder] counts as aborted).
 func WithEventDelay(d time.Duration) Option {
-	return func(c *config) { c.eventDelay = d }
+	return func(c *config) { c.Delay = d }
 }
 
 // WithCutStream makes every streamed reply close the connection after its
@@ -226,7 +223,7 @@ func WithCutStream() Option {
 
 // WithRecorder records what the fake receives into r (as [NewServer] does).
 func WithRecorder(r *Recorder) Option {
-	return func(c *config) { c.recorders = append(c.recorders, r) }
+	return func(c *config) { c.Recorders = append(c.Recorders, &r.Recorder) }
 }
 
 // Server is a fake Anthropic API on an httptest.Server, closed when the
@@ -240,9 +237,7 @@ type Server struct {
 func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	rec := &Recorder{}
-	srv := httptest.NewServer(Handler(append(slices.Clone(opts), WithRecorder(rec))...))
-	t.Cleanup(srv.Close)
-	return &Server{Server: srv, Recorder: rec}
+	return &Server{Server: modeltest.Serve(t, Handler(append(slices.Clone(opts), WithRecorder(rec))...)), Recorder: rec}
 }
 
 // Handler returns the fake as an http.Handler.
@@ -268,15 +263,10 @@ type fake struct {
 }
 
 func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	body, err := f.cfg.Receive(r)
 	if err != nil {
 		writeError(w, &APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Message: err.Error()})
 		return
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	call := Call{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body}
-	for _, rec := range f.cfg.recorders {
-		rec.AddCall(call)
 	}
 	if _, pattern := f.mux.Handler(r); pattern == "" {
 		writeError(w, &APIError{Status: http.StatusNotFound, Type: "not_found_error", Message: "Not Found"})
@@ -316,9 +306,7 @@ func (f *fake) record(body []byte) (Request, bool) {
 	if err := json.Unmarshal(body, &req); err != nil {
 		return req, false
 	}
-	for _, rec := range f.cfg.recorders {
-		rec.AddRequest(req)
-	}
+	f.cfg.Record(req)
 	return req, true
 }
 
@@ -394,11 +382,8 @@ func (f *fake) messages(w http.ResponseWriter, r *http.Request) {
 		f.whole(w, req, reply)
 		return
 	}
-	if !f.stream(w, r, req, reply) {
-		for _, rec := range f.cfg.recorders {
-			rec.AddAborted()
-		}
-	}
+	s := f.cfg.Stream(w, r, http.Header{"Content-Type": {"text/event-stream; charset=utf-8"}, "Cache-Control": {"no-cache"}, "Request-Id": {newID("req_")}})
+	f.cfg.Done(s.Play(frames(req, reply)))
 }
 
 // reply picks the answer: the script, then the hook, then the echo; the
@@ -425,12 +410,6 @@ func (f *fake) reply(req Request) Reply {
 		}
 	}
 	return reply
-}
-
-// event is one server-sent event.
-type event struct {
-	typ  string
-	data any
 }
 
 // block is a content block with the deltas that fill it.
@@ -533,46 +512,15 @@ func countWords(req Request) int {
 	return n
 }
 
-// stream writes the reply as server-sent events, as the API does. It
-// reports false if the client went away before message_stop.
-func (f *fake) stream(w http.ResponseWriter, r *http.Request, req Request, reply Reply) bool {
-	rc := http.NewResponseController(w)
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream; charset=utf-8")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("Request-Id", newID("req_"))
-	w.WriteHeader(http.StatusOK)
-	rc.Flush()
-
-	send := func(e event) bool {
-		if !f.wait(r.Context()) {
-			return false
-		}
-		data, err := json.Marshal(e.data)
-		if err != nil {
-			panic(err) // the fake's own values always marshal
-		}
-		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.typ, data); err != nil {
-			return false
-		}
-		return rc.Flush() == nil
+// frames are the reply as server-sent events, as the API sends them:
+// message_start; for each block content_block_start (a ping after the
+// first), its deltas and content_block_stop; message_delta and
+// message_stop. A failure after the first delta is an "event: error",
+// and nothing follows.
+func frames(req Request, reply Reply) modeltest.Frames {
+	event := func(typ string, data any) modeltest.Frame {
+		return modeltest.Frame{Data: modeltest.SSE(typ, modeltest.JSON(data))}
 	}
-	// interrupt ends the stream early as the reply asks; ok is whether the
-	// client was still there.
-	interrupt := func() (ok bool) {
-		if reply.Cut {
-			if conn, _, err := rc.Hijack(); err == nil {
-				conn.Close()
-				return true
-			}
-			panic(http.ErrAbortHandler) // makes the server drop the connection
-		}
-		e := reply.StreamError
-		return send(event{"error", errorBody{Type: "error", Error: errorDetail{Type: e.Type, Message: e.Message}}})
-	}
-	interrupts := reply.Cut || reply.StreamError != nil
-
-	bs := blocks(reply)
 	start := message{
 		Model: reply.Model, ID: newID("msg_"), Type: "message", Role: "assistant", Content: []any{},
 		Usage: usageOf(req, reply, 1),
@@ -580,54 +528,28 @@ func (f *fake) stream(w http.ResponseWriter, r *http.Request, req Request, reply
 	start.Usage.OutputTokens = 1
 	start.Usage.CacheCreation = &cacheCreation{}
 	start.Usage.ServiceTier, start.Usage.InferenceGeo = "standard", "global"
-	if !send(event{"message_start", messageStart{Type: "message_start", Message: start}}) {
-		return false
-	}
+	f := modeltest.Frames{Cut: reply.Cut, Body: []modeltest.Frame{event("message_start", messageStart{Type: "message_start", Message: start})}}
 	sent := 0
-	for i, b := range bs {
-		if !send(event{"content_block_start", blockStart{Type: "content_block_start", Index: i, ContentBlock: b.start}}) {
-			return false
-		}
-		if i == 0 && !send(event{"ping", typeOnly{Type: "ping"}}) {
-			return false
+	for i, b := range blocks(reply) {
+		f.Body = append(f.Body, event("content_block_start", blockStart{Type: "content_block_start", Index: i, ContentBlock: b.start}))
+		if i == 0 {
+			f.Body = append(f.Body, event("ping", typeOnly{Type: "ping"}))
 		}
 		for _, d := range b.deltas {
-			if !send(event{"content_block_delta", blockDelta{Type: "content_block_delta", Index: i, Delta: d}}) {
-				return false
-			}
+			fr := event("content_block_delta", blockDelta{Type: "content_block_delta", Index: i, Delta: d})
+			fr.Piece = true
+			f.Body = append(f.Body, fr)
 			sent++
-			if sent == 1 && interrupts {
-				return interrupt()
-			}
 		}
-		if !send(event{"content_block_stop", blockStop{Type: "content_block_stop", Index: i}}) {
-			return false
-		}
+		f.Body = append(f.Body, event("content_block_stop", blockStop{Type: "content_block_stop", Index: i}))
 	}
-	if sent == 0 && interrupts {
-		return interrupt()
+	if e := reply.StreamError; e != nil {
+		f.Fail = []modeltest.Frame{event("error", errorBody{Type: "error", Error: errorDetail{Type: e.Type, Message: e.Message}})}
 	}
 	md := messageDelta{Type: "message_delta", Usage: usageOf(req, reply, sent)}
 	md.Delta.StopReason = reply.StopReason
-	if !send(event{"message_delta", md}) {
-		return false
-	}
-	return send(event{"message_stop", typeOnly{Type: "message_stop"}})
-}
-
-// wait sleeps the event delay; false if ctx ended first.
-func (f *fake) wait(ctx context.Context) bool {
-	if f.cfg.eventDelay <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(f.cfg.eventDelay)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	f.Tail = []modeltest.Frame{event("message_delta", md), event("message_stop", typeOnly{Type: "message_stop"})}
+	return f
 }
 
 // whole answers a request without "stream" with one message.
@@ -735,9 +657,7 @@ func toJSON(m ModelInfo) modelJSON {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
+	modeltest.WriteJSON(w, status, "application/json", v)
 }
 
 // writeError answers e in Anthropic's error shape.
@@ -767,35 +687,26 @@ func newID(prefix string) string {
 }
 
 // AskPrefix starts a user message that makes [EchoReply] ask the person.
-const AskPrefix = "ask: "
+const AskPrefix = modeltest.AskPrefix
 
-// EchoReply is the default answer ("memory echo"): "I remember: " and the
-// text of every user message of req joined with " | ". After tool results
-// it answers "You answered: " and the results' text; for a last user
-// message starting with [AskPrefix] it calls ask_user with the rest as
-// the question.
+// EchoReply is the default answer, [modeltest.Echo] ("memory echo"): "I
+// remember: " and the text of every user message of req joined with " | ".
+// After tool results it answers "You answered: " and the results' text;
+// for a last user message starting with [AskPrefix] it calls ask_user
+// with the rest as the question.
 func EchoReply(req Request) Reply {
-	if n := len(req.Messages); n > 0 {
-		last := req.Messages[n-1]
-		var results []string
-		for _, b := range last.Content {
-			if b.Type == "tool_result" {
-				results = append(results, b.Content.Text())
+	turns := make([]modeltest.Turn, len(req.Messages))
+	for i, m := range req.Messages {
+		turns[i] = modeltest.Turn{User: m.Role == "user", Text: m.Content.Text()}
+		for _, b := range m.Content {
+			if b.Type == "tool_result" && m.Role == "user" {
+				turns[i].Results = append(turns[i].Results, b.Content.Text())
 			}
 		}
-		if last.Role == "user" && len(results) > 0 {
-			return Reply{Text: "You answered: " + strings.Join(results, " | ")}
-		}
-		if q, ok := strings.CutPrefix(last.Content.Text(), AskPrefix); ok && last.Role == "user" {
-			args, _ := json.Marshal(map[string]string{"question": q})
-			return Reply{ToolUses: []ToolUse{{ID: fmt.Sprintf("toolu_ask%04d", n%10000), Name: "ask_user", Input: string(args)}}}
-		}
 	}
-	var said []string
-	for _, m := range req.Messages {
-		if t := m.Content.Text(); m.Role == "user" && t != "" {
-			said = append(said, t)
-		}
+	text, ask := modeltest.Echo(turns)
+	if ask != nil {
+		return Reply{ToolUses: []ToolUse{{ID: "toolu_" + ask.ID, Name: ask.Name, Input: ask.Arguments}}}
 	}
-	return Reply{Text: "I remember: " + strings.Join(said, " | ")}
+	return Reply{Text: text}
 }

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/deskhand/deskhand/models/anthropic/anthropictest"
+	"github.com/deskhand/deskhand/models/modeltest"
 )
 
 func TestMain(m *testing.M) {
@@ -27,30 +28,18 @@ func TestMain(m *testing.M) {
 // with its body read.
 func do(t *testing.T, srv *anthropictest.Server, method, path, body string, headers map[string]string) (*http.Response, string) {
 	t.Helper()
-	req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("X-Api-Key", "sk-test")
-	req.Header.Set("Anthropic-Version", anthropictest.APIVersion)
-	req.Header.Set("Content-Type", "application/json")
+	h := http.Header{}
+	h.Set("X-Api-Key", "sk-test")
+	h.Set("Anthropic-Version", anthropictest.APIVersion)
+	h.Set("Content-Type", "application/json")
 	for k, v := range headers {
 		if v == "" {
-			req.Header.Del(k)
+			h.Del(k)
 		} else {
-			req.Header.Set(k, v)
+			h.Set(k, v)
 		}
 	}
-	resp, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, string(b)
+	return modeltest.Do(t, srv.Client(), method, srv.URL+path, body, h)
 }
 
 type sse struct {

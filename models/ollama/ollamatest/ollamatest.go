@@ -27,8 +27,6 @@
 package ollamatest
 
 import (
-	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -88,17 +86,16 @@ type Reply struct {
 type Option func(*config)
 
 type config struct {
-	models     []string
-	caps       map[string][]model.Capability // by canonical name
-	ctxLens    map[string]int                // by canonical name
-	version    string
-	replies    []Reply
-	replyFunc  func(api.ChatRequest) Reply
-	midError   string
-	cut        bool
-	chunkDelay time.Duration
-	apiKey     string
-	recorders  []*Recorder
+	modeltest.Base[api.ChatRequest]
+	models    []string
+	caps      map[string][]model.Capability // by canonical name
+	ctxLens   map[string]int                // by canonical name
+	version   string
+	replies   []Reply
+	replyFunc func(api.ChatRequest) Reply
+	midError  string
+	cut       bool
+	apiKey    string
 }
 
 // WithModels sets the installed models, in the order /api/tags lists them
@@ -164,7 +161,7 @@ func WithCutStream() Option {
 // WithChunkDelay waits d before each chunk of a streamed reply, ending early
 // when the client goes away (which the [Recorder] counts as aborted).
 func WithChunkDelay(d time.Duration) Option {
-	return func(c *config) { c.chunkDelay = d }
+	return func(c *config) { c.Delay = d }
 }
 
 // WithAPIKey makes the fake answer 401 {"error":"unauthorized"} to any
@@ -175,7 +172,7 @@ func WithAPIKey(key string) Option {
 
 // WithRecorder records what the fake receives into r (as [NewServer] does).
 func WithRecorder(r *Recorder) Option {
-	return func(c *config) { c.recorders = append(c.recorders, r) }
+	return func(c *config) { c.Recorders = append(c.Recorders, &r.Recorder) }
 }
 
 // Server is a fake Ollama on an httptest.Server, closed when the test ends.
@@ -188,9 +185,7 @@ type Server struct {
 func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	rec := &Recorder{}
-	srv := httptest.NewServer(Handler(append(slices.Clone(opts), WithRecorder(rec))...))
-	t.Cleanup(srv.Close)
-	return &Server{Server: srv, Recorder: rec}
+	return &Server{Server: modeltest.Serve(t, Handler(append(slices.Clone(opts), WithRecorder(rec))...)), Recorder: rec}
 }
 
 // Handler returns the fake Ollama as an http.Handler.
@@ -220,31 +215,26 @@ func (f *fake) pull(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	w.Header().Set("Content-Type", "application/x-ndjson")
-	enc := json.NewEncoder(w)
-	flush := func() {
-		if fl, ok := w.(http.Flusher); ok {
-			fl.Flush()
-		}
-	}
-	_ = enc.Encode(api.ProgressResponse{Status: "pulling manifest"})
-	flush()
+	s := modeltest.NewStream(w, r, http.Header{"Content-Type": {ndjson}}, 0)
+	s.Send(modeltest.NDJSON(api.ProgressResponse{Status: "pulling manifest"}))
 	if strings.HasPrefix(req.Model, "missing") {
-		_ = enc.Encode(map[string]string{"error": "pull model manifest: file does not exist"})
+		s.Send(modeltest.NDJSON(map[string]string{"error": "pull model manifest: file does not exist"}))
 		return
 	}
 	const total = 1000
 	for done := int64(0); done <= total; done += 500 {
-		if !f.wait(r.Context()) {
+		if !modeltest.Pause(r.Context(), f.cfg.Delay) ||
+			!s.Send(modeltest.NDJSON(api.ProgressResponse{Status: "pulling 500a1f067a9f", Digest: "sha256:500a1f067a9f", Total: total, Completed: done})) {
 			return
 		}
-		_ = enc.Encode(api.ProgressResponse{Status: "pulling 500a1f067a9f", Digest: "sha256:500a1f067a9f", Total: total, Completed: done})
-		flush()
 	}
 	for _, status := range []string{"verifying sha256 digest", "writing manifest", "success"} {
-		_ = enc.Encode(api.ProgressResponse{Status: status})
+		s.Send(modeltest.NDJSON(api.ProgressResponse{Status: status}))
 	}
 }
+
+// ndjson is the content type of Ollama's streams.
+const ndjson = "application/x-ndjson"
 
 // stats reports how many chats were served.
 func (f *fake) stats(w http.ResponseWriter, r *http.Request) {
@@ -260,15 +250,9 @@ type fake struct {
 }
 
 func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
-	if err != nil {
+	if _, err := f.cfg.Receive(r); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	call := Call{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
-	for _, rec := range f.cfg.recorders {
-		rec.AddCall(call)
 	}
 	if f.cfg.apiKey != "" && r.URL.Path != "/" && r.Header.Get("Authorization") != "Bearer "+f.cfg.apiKey {
 		writeError(w, http.StatusUnauthorized, "unauthorized")
@@ -388,9 +372,7 @@ func (f *fake) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.chats.Add(1)
-	for _, rec := range f.cfg.recorders {
-		rec.AddRequest(req)
-	}
+	f.cfg.Record(req)
 	if req.Model == "" {
 		writeError(w, http.StatusBadRequest, "model is required")
 		return
@@ -413,11 +395,7 @@ func (f *fake) chat(w http.ResponseWriter, r *http.Request) {
 		f.whole(w, req, reply)
 		return
 	}
-	if !f.stream(w, r, req, reply) {
-		for _, rec := range f.cfg.recorders {
-			rec.AddAborted()
-		}
-	}
+	f.cfg.Done(f.cfg.Stream(w, r, http.Header{"Content-Type": {ndjson}}).Play(frames(req, reply)))
 }
 
 // reply picks the answer: the script, then the hook, then the echo; the
@@ -487,69 +465,19 @@ func done(req api.ChatRequest, reply Reply, sent int) api.ChatResponse {
 	}
 }
 
-// stream writes the reply as NDJSON, one api.ChatResponse a line, as
-// Ollama's streamResponse does. It reports false if the client went away
-// before the done chunk.
-func (f *fake) stream(w http.ResponseWriter, r *http.Request, req api.ChatRequest, reply Reply) bool {
-	rc := http.NewResponseController(w)
-	w.Header().Set("Content-Type", "application/x-ndjson")
-	w.WriteHeader(http.StatusOK)
-	rc.Flush()
-
-	line := func(v any) bool {
-		if !f.wait(r.Context()) {
-			return false
-		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			panic(err) // api types always marshal
-		}
-		if _, err := w.Write(append(b, '\n')); err != nil {
-			return false
-		}
-		return rc.Flush() == nil
-	}
-	interrupt := func() bool {
-		switch {
-		case reply.Cut:
-			if conn, _, err := rc.Hijack(); err == nil {
-				conn.Close()
-				return true
-			}
-			panic(http.ErrAbortHandler) // makes the server drop the connection
-		case reply.Error != "":
-			return line(map[string]string{"error": reply.Error})
-		}
-		return true
-	}
+// frames are the reply as NDJSON, one api.ChatResponse a line, as
+// Ollama's streamResponse writes it; a failure after the first chunk is
+// an {"error": …} line, and no done chunk follows.
+func frames(req api.ChatRequest, reply Reply) modeltest.Frames {
 	cs := chunks(req, reply)
-	for i, c := range cs {
-		if !line(c) {
-			return false
-		}
-		if i == 0 && (reply.Cut || reply.Error != "") {
-			return interrupt()
-		}
+	f := modeltest.Frames{Cut: reply.Cut, Tail: []modeltest.Frame{{Data: modeltest.NDJSON(done(req, reply, len(cs)))}}}
+	for _, c := range cs {
+		f.Body = append(f.Body, modeltest.Frame{Data: modeltest.NDJSON(c), Piece: true})
 	}
-	if len(cs) == 0 && (reply.Cut || reply.Error != "") {
-		return interrupt()
+	if reply.Error != "" {
+		f.Fail = []modeltest.Frame{{Data: modeltest.NDJSON(map[string]string{"error": reply.Error})}}
 	}
-	return line(done(req, reply, len(cs)))
-}
-
-// wait sleeps the chunk delay; false if ctx ended first.
-func (f *fake) wait(ctx context.Context) bool {
-	if f.cfg.chunkDelay <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(f.cfg.chunkDelay)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return f
 }
 
 // whole answers a "stream": false request with one object.
@@ -614,10 +542,9 @@ func details(name string) api.ModelDetails {
 	}
 }
 
+// writeJSON answers as Ollama's router (gin) does.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
+	modeltest.WriteJSON(w, status, "application/json; charset=utf-8", v)
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {
@@ -625,30 +552,26 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 }
 
 // AskPrefix starts a user message that makes [EchoReply] ask the person.
-const AskPrefix = "ask: "
+const AskPrefix = modeltest.AskPrefix
 
-// EchoReply is the default answer ("memory echo"): "I remember: " and all
-// user messages of req joined with " | ". After a tool result it answers
-// "You answered: " and the result; for a last user message starting with
-// [AskPrefix] it calls ask_user with the rest as the question.
+// EchoReply is the default answer, [modeltest.Echo] ("memory echo"): "I
+// remember: " and all user messages of req joined with " | ". After a tool
+// result it answers "You answered: " and the result; for a last user
+// message starting with [AskPrefix] it calls ask_user with the rest as the
+// question.
 func EchoReply(req api.ChatRequest) Reply {
-	if n := len(req.Messages); n > 0 {
-		last := req.Messages[n-1]
-		if last.Role == "tool" {
-			return Reply{Content: "You answered: " + last.Content}
-		}
-		if q, ok := strings.CutPrefix(last.Content, AskPrefix); ok && last.Role == "user" {
-			args, _ := json.Marshal(map[string]string{"question": q})
-			return Reply{ToolCalls: []api.ToolCall{ToolCall(fmt.Sprintf("call_ask%04d", n%10000), "ask_user", string(args))}}
+	turns := make([]modeltest.Turn, len(req.Messages))
+	for i, m := range req.Messages {
+		turns[i] = modeltest.Turn{User: m.Role == "user", Text: m.Content}
+		if m.Role == "tool" {
+			turns[i].Results = []string{m.Content}
 		}
 	}
-	var said []string
-	for _, m := range req.Messages {
-		if m.Role == "user" {
-			said = append(said, m.Content)
-		}
+	text, ask := modeltest.Echo(turns)
+	if ask != nil {
+		return Reply{ToolCalls: []api.ToolCall{ToolCall("call_"+ask.ID, ask.Name, ask.Arguments)}}
 	}
-	return Reply{Content: "I remember: " + strings.Join(said, " | ")}
+	return Reply{Content: text}
 }
 
 // ToolCall builds a call for a scripted [Reply]. args is a JSON object; it

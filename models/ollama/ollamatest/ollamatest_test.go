@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,26 +14,15 @@ import (
 	"github.com/ollama/ollama/api"
 	"github.com/ollama/ollama/types/model"
 
+	"github.com/deskhand/deskhand/models/modeltest"
 	"github.com/deskhand/deskhand/models/ollama/ollamatest"
 )
 
 // do sends a raw request to the fake and returns status, content type and body.
 func do(t *testing.T, srv *ollamatest.Server, method, path, body string) (int, string, string) {
 	t.Helper()
-	req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, resp.Header.Get("Content-Type"), string(b)
+	resp, b := modeltest.Do(t, srv.Client(), method, srv.URL+path, body, nil)
+	return resp.StatusCode, resp.Header.Get("Content-Type"), b
 }
 
 func TestWireFormat(t *testing.T) {

@@ -36,13 +36,7 @@ func (r *Recorder) NumCtx() []int {
 
 // ChatBodies returns the raw bodies of the /api/chat requests, in order,
 // for assertions on the exact wire format.
-func (r *Recorder) ChatBodies() [][]byte {
-	var out [][]byte
-	for _, c := range r.CallsTo(http.MethodPost, "/api/chat") {
-		out = append(out, c.Body)
-	}
-	return out
-}
+func (r *Recorder) ChatBodies() [][]byte { return r.Bodies(http.MethodPost, "/api/chat") }
 
 // WaitChatRequests waits until at least n chat requests were received, or
 // ctx ends (then it returns ctx's error).

@@ -55,8 +55,6 @@
 package openaitest
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -163,17 +161,16 @@ func RateLimited(model string) APIError {
 type Option func(*config)
 
 type config struct {
+	modeltest.Base[ChatRequest]
 	models        []string
 	anyModel      bool
 	replies       []Reply
 	replyFunc     func(ChatRequest) Reply
-	chunkDelay    time.Duration
 	apiKey        string
 	rejectOptions bool
 	rejectSchema  bool
 	rejectTools   bool
 	lmstudio      []LMStudioModel
-	recorders     []*Recorder
 }
 
 // WithModels sets the models served, in the order /v1/models lists them
@@ -205,7 +202,7 @@ func WithReplyFunc(f func(ChatRequest) Reply) Option {
 // WithChunkDelay waits d before each chunk of a streamed reply, ending early
 // when the client goes away (which the [Recorder] counts as aborted).
 func WithChunkDelay(d time.Duration) Option {
-	return func(c *config) { c.chunkDelay = d }
+	return func(c *config) { c.Delay = d }
 }
 
 // WithAPIKey makes the fake answer 401 to any request without
@@ -268,7 +265,7 @@ func WithLMStudio(models ...LMStudioModel) Option {
 
 // WithRecorder records what the fake receives into r (as [NewServer] does).
 func WithRecorder(r *Recorder) Option {
-	return func(c *config) { c.recorders = append(c.recorders, r) }
+	return func(c *config) { c.Recorders = append(c.Recorders, &r.Recorder) }
 }
 
 // Server is a fake OpenAI on an httptest.Server, closed when the test ends.
@@ -284,9 +281,7 @@ func (s *Server) BaseURL() string { return s.URL + "/v1" }
 func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	rec := &Recorder{}
-	srv := httptest.NewServer(Handler(append(slices.Clone(opts), WithRecorder(rec))...))
-	t.Cleanup(srv.Close)
-	return &Server{Server: srv, Recorder: rec}
+	return &Server{Server: modeltest.Serve(t, Handler(append(slices.Clone(opts), WithRecorder(rec))...)), Recorder: rec}
 }
 
 // Handler returns the fake as an http.Handler.
@@ -317,15 +312,10 @@ type fake struct {
 }
 
 func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	body, err := f.cfg.Receive(r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, APIError{Message: err.Error(), Type: "invalid_request_error"})
 		return
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	call := Call{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
-	for _, rec := range f.cfg.recorders {
-		rec.AddCall(call)
 	}
 	if r.Method == http.MethodPost && r.URL.Path == chatPath {
 		var req ChatRequest
@@ -334,9 +324,7 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				Message: "We could not parse the JSON body of your request.", Type: "invalid_request_error"})
 			return
 		}
-		for _, rec := range f.cfg.recorders {
-			rec.AddRequest(req)
-		}
+		f.cfg.Record(req)
 	}
 	if f.cfg.apiKey != "" {
 		switch got := r.Header.Get("Authorization"); {
@@ -410,14 +398,10 @@ func (f *fake) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, ModelNotFound(req.Model))
 		return
 	case f.cfg.rejectOptions && req.StreamOptions != nil:
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnprocessableEntity)
-		io.WriteString(w, `{"object":"error","message":{"detail":[{"type":"extra_forbidden","loc":["body","stream_options","include_usage"],"msg":"Extra inputs are not permitted","input":true}]},"type":"invalid_request_error","param":null,"code":null}`)
+		modeltest.WriteRaw(w, http.StatusUnprocessableEntity, `{"object":"error","message":{"detail":[{"type":"extra_forbidden","loc":["body","stream_options","include_usage"],"msg":"Extra inputs are not permitted","input":true}]},"type":"invalid_request_error","param":null,"code":null}`)
 		return
 	case f.cfg.rejectSchema && req.ResponseFormat != nil && req.ResponseFormat.Type == "json_schema":
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusInternalServerError)
-		io.WriteString(w, `{"error":{"code":500,"message":"response_format type must be one of \"text\" or \"json_object\", but got: json_schema","type":"server_error"}}`)
+		modeltest.WriteRaw(w, http.StatusInternalServerError, `{"error":{"code":500,"message":"response_format type must be one of \"text\" or \"json_object\", but got: json_schema","type":"server_error"}}`)
 		return
 	case f.cfg.rejectTools && len(req.Tools) > 0:
 		writeError(w, http.StatusBadRequest, APIError{Message: req.Model + " does not support tools", Type: "api_error"})
@@ -430,9 +414,7 @@ func (f *fake) chat(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("retry-after-ms", strconv.FormatInt(reply.RetryAfter.Milliseconds(), 10))
 		}
 		if reply.Body != "" {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(reply.Status)
-			io.WriteString(w, reply.Body)
+			modeltest.WriteRaw(w, reply.Status, reply.Body)
 			return
 		}
 		writeError(w, reply.Status, reply.Error)
@@ -442,11 +424,8 @@ func (f *fake) chat(w http.ResponseWriter, r *http.Request) {
 		f.whole(w, req, reply)
 		return
 	}
-	if !f.stream(w, r, req, reply) {
-		for _, rec := range f.cfg.recorders {
-			rec.AddAborted()
-		}
-	}
+	s := f.cfg.Stream(w, r, http.Header{"Content-Type": {"text/event-stream; charset=utf-8"}, "Cache-Control": {"no-cache"}})
+	f.cfg.Done(s.Play(frames(req, reply)))
 }
 
 // reply picks the answer: the script, then the hook, then the echo.
@@ -578,92 +557,40 @@ func countUsage(req ChatRequest, reply Reply, sent int) *usage {
 	return u
 }
 
-// stream writes the reply as server-sent events. It reports false if the
-// client went away before data: [DONE].
-func (f *fake) stream(w http.ResponseWriter, r *http.Request, req ChatRequest, reply Reply) bool {
-	rc := http.NewResponseController(w)
-	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	rc.Flush()
-
+// frames are the reply as server-sent events, one "data: {chunk}" each:
+// the role chunk, the deltas, the finish_reason chunk, the usage chunk
+// when asked for, and "data: [DONE]". A failure after the first delta is
+// data: {"error":{…}}, and nothing follows.
+func frames(req ChatRequest, reply Reply) modeltest.Frames {
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	id := "chatcmpl-fake" + strconv.Itoa(len(req.Messages))
-	event := func(data []byte) bool {
-		if !f.wait(r.Context()) {
-			return false
-		}
-		if _, err := fmt.Fprintf(w, "data: %s\n\n", data); err != nil {
-			return false
-		}
-		return rc.Flush() == nil
-	}
-	send := func(c chunk) bool {
+	frame := func(c chunk) modeltest.Frame {
 		c.ID, c.Object, c.Created, c.Model, c.SystemFingerprint = id, "chat.completion.chunk", created, req.Model, "fp_fake"
 		c.usageNull = includeUsage
-		b, err := json.Marshal(c)
-		if err != nil {
-			panic(err) // the wire types always marshal
-		}
-		return event(b)
+		return modeltest.Frame{Data: modeltest.SSE("", modeltest.JSON(c))}
 	}
 	empty := ""
-	if !send(chunk{Choices: []chunkChoice{{Delta: delta{Role: "assistant", Content: &empty}}}}) {
-		return false
-	}
-	interrupt := func() bool {
-		if reply.Cut {
-			if conn, _, err := rc.Hijack(); err == nil {
-				conn.Close()
-				return true
-			}
-			panic(http.ErrAbortHandler) // makes the server drop the connection
-		}
-		b, _ := json.Marshal(errorBody(reply.StreamError))
-		return event(b)
-	}
-	broken := reply.Cut || reply.StreamError.Message != ""
+	f := modeltest.Frames{Cut: reply.Cut, Body: []modeltest.Frame{frame(chunk{Choices: []chunkChoice{{Delta: delta{Role: "assistant", Content: &empty}}}})}}
 	ds := deltas(reply)
-	for i, d := range ds {
-		if !send(chunk{Choices: []chunkChoice{{Delta: d}}}) {
-			return false
-		}
-		if i == 0 && broken {
-			return interrupt()
-		}
+	for _, d := range ds {
+		fr := frame(chunk{Choices: []chunkChoice{{Delta: d}}})
+		fr.Piece = true
+		f.Body = append(f.Body, fr)
 	}
-	if len(ds) == 0 && broken {
-		return interrupt()
+	if reply.StreamError.Message != "" {
+		f.Fail = []modeltest.Frame{{Data: modeltest.SSE("", modeltest.JSON(errorBody(reply.StreamError)))}}
 	}
 	last := chunk{Choices: []chunkChoice{{Delta: delta{}, FinishReason: &reply.FinishReason}}}
 	u := countUsage(req, reply, len(ds)+1)
 	if reply.UsageInLastChunk {
 		last.Usage = u
 	}
-	if !send(last) {
-		return false
-	}
+	f.Tail = append(f.Tail, frame(last))
 	if includeUsage && !reply.UsageInLastChunk {
-		if !send(chunk{Choices: []chunkChoice{}, Usage: u}) {
-			return false
-		}
+		f.Tail = append(f.Tail, frame(chunk{Choices: []chunkChoice{}, Usage: u}))
 	}
-	return event([]byte("[DONE]"))
-}
-
-// wait sleeps the chunk delay; false if ctx ended first.
-func (f *fake) wait(ctx context.Context) bool {
-	if f.cfg.chunkDelay <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(f.cfg.chunkDelay)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	f.Tail = append(f.Tail, modeltest.Frame{Data: modeltest.SSE("", []byte("[DONE]"))})
+	return f
 }
 
 // whole answers a request without "stream": true with one
@@ -734,9 +661,7 @@ func errorBody(e APIError) any {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
+	modeltest.WriteJSON(w, status, "application/json", v)
 }
 
 func writeError(w http.ResponseWriter, status int, e APIError) {
@@ -744,28 +669,24 @@ func writeError(w http.ResponseWriter, status int, e APIError) {
 }
 
 // AskPrefix starts a user message that makes [EchoReply] ask the person.
-const AskPrefix = "ask: "
+const AskPrefix = modeltest.AskPrefix
 
-// EchoReply is the default answer ("memory echo"): "I remember: " and all
-// user messages of req joined with " | ". After a tool result it answers
-// "You answered: " and the result; for a last user message starting with
-// [AskPrefix] it calls ask_user with the rest as the question.
+// EchoReply is the default answer, [modeltest.Echo] ("memory echo"): "I
+// remember: " and all user messages of req joined with " | ". After a tool
+// result it answers "You answered: " and the result; for a last user
+// message starting with [AskPrefix] it calls ask_user with the rest as the
+// question.
 func EchoReply(req ChatRequest) Reply {
-	if n := len(req.Messages); n > 0 {
-		last := req.Messages[n-1]
-		if last.Role == "tool" {
-			return Reply{Content: "You answered: " + last.Text()}
-		}
-		if q, ok := strings.CutPrefix(last.Text(), AskPrefix); ok && last.Role == "user" {
-			args, _ := json.Marshal(map[string]string{"question": q})
-			return Reply{ToolCalls: []ToolCall{{ID: fmt.Sprintf("call_ask%04d", n%10000), Name: "ask_user", Arguments: string(args)}}}
+	turns := make([]modeltest.Turn, len(req.Messages))
+	for i, m := range req.Messages {
+		turns[i] = modeltest.Turn{User: m.Role == "user", Text: m.Text()}
+		if m.Role == "tool" {
+			turns[i].Results = []string{m.Text()}
 		}
 	}
-	var said []string
-	for _, m := range req.Messages {
-		if m.Role == "user" {
-			said = append(said, m.Text())
-		}
+	text, ask := modeltest.Echo(turns)
+	if ask != nil {
+		return Reply{ToolCalls: []ToolCall{{ID: "call_" + ask.ID, Name: ask.Name, Arguments: ask.Arguments}}}
 	}
-	return Reply{Content: "I remember: " + strings.Join(said, " | ")}
+	return Reply{Content: text}
 }

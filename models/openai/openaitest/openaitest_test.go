@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/deskhand/deskhand/models/modeltest"
 	"github.com/deskhand/deskhand/models/openai/openaitest"
 )
 
@@ -34,20 +34,8 @@ func params(model string, user string) openai.ChatCompletionNewParams {
 // do sends a raw request and returns status, headers and body.
 func do(t *testing.T, srv *openaitest.Server, method, path, body string) (int, http.Header, string) {
 	t.Helper()
-	req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, resp.Header, string(b)
+	resp, b := modeltest.Do(t, srv.Client(), method, srv.URL+path, body, nil)
+	return resp.StatusCode, resp.Header, b
 }
 
 func TestStreamThroughTheSDK(t *testing.T) {

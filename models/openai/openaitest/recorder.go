@@ -23,13 +23,7 @@ func (r *Recorder) ChatRequests() []ChatRequest { return r.Requests() }
 
 // ChatBodies returns the raw bodies of the chat completion requests, in
 // order, for assertions on the exact wire format.
-func (r *Recorder) ChatBodies() [][]byte {
-	var out [][]byte
-	for _, c := range r.CallsTo(http.MethodPost, chatPath) {
-		out = append(out, c.Body)
-	}
-	return out
-}
+func (r *Recorder) ChatBodies() [][]byte { return r.Bodies(http.MethodPost, chatPath) }
 
 // WaitChatRequests waits until at least n chat completion requests were
 // received, or ctx ends (then it returns ctx's error).

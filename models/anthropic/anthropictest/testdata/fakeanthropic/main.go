@@ -10,19 +10,11 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"flag"
-	"fmt"
 	"log"
-	"net"
-	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
-	"time"
 
 	"github.com/deskhand/deskhand/models/anthropic/anthropictest"
+	"github.com/deskhand/deskhand/models/modeltest"
 )
 
 func main() {
@@ -33,32 +25,7 @@ func main() {
 	log.SetFlags(0)
 	log.SetPrefix("fakeanthropic: ")
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
+	if err := modeltest.ServeCommand(*addr, anthropictest.Handler(anthropictest.WithAPIKey(*key), anthropictest.WithEventDelay(*delay))); err != nil {
 		log.Fatal(err)
-	}
-	srv := &http.Server{
-		Handler:           anthropictest.Handler(anthropictest.WithAPIKey(*key), anthropictest.WithEventDelay(*delay)),
-		ReadHeaderTimeout: 10 * time.Second,
-	}
-	fmt.Printf("listening on http://%s\n", ln.Addr())
-
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		log.Fatal(err)
-	case <-ctx.Done():
-	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil {
-		log.Print(err)
-	}
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Print(err)
 	}
 }

@@ -9,19 +9,11 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"flag"
-	"fmt"
 	"log"
-	"net"
-	"net/http"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
-	"time"
 
+	"github.com/deskhand/deskhand/models/modeltest"
 	"github.com/deskhand/deskhand/models/ollama/ollamatest"
 )
 
@@ -33,35 +25,10 @@ func main() {
 	log.SetFlags(0)
 	log.SetPrefix("fakeollama: ")
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
+	if err := modeltest.ServeCommand(*addr, ollamatest.Handler(
+		ollamatest.WithModels(strings.Split(*models, ",")...),
+		ollamatest.WithChunkDelay(*delay),
+	)); err != nil {
 		log.Fatal(err)
-	}
-	srv := &http.Server{
-		Handler: ollamatest.Handler(
-			ollamatest.WithModels(strings.Split(*models, ",")...),
-			ollamatest.WithChunkDelay(*delay),
-		),
-		ReadHeaderTimeout: 10 * time.Second,
-	}
-	fmt.Printf("listening on http://%s\n", ln.Addr())
-
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		log.Fatal(err)
-	case <-ctx.Done():
-	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil {
-		log.Print(err)
-	}
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Print(err)
 	}
 }

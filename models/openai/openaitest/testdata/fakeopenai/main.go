@@ -8,19 +8,11 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"flag"
-	"fmt"
 	"log"
-	"net"
-	"net/http"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
-	"time"
 
+	"github.com/deskhand/deskhand/models/modeltest"
 	"github.com/deskhand/deskhand/models/openai/openaitest"
 )
 
@@ -33,9 +25,6 @@ func main() {
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("fakeopenai: ")
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 
 	opts := []openaitest.Option{
 		openaitest.WithModels(strings.Split(*models, ",")...),
@@ -52,26 +41,7 @@ func main() {
 		opts = append(opts, openaitest.WithLMStudio(lms...))
 	}
 
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
+	if err := modeltest.ServeCommand(*addr, openaitest.Handler(opts...)); err != nil {
 		log.Fatal(err)
-	}
-	srv := &http.Server{Handler: openaitest.Handler(opts...), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Printf("listening on http://%s\n", ln.Addr())
-
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		log.Fatal(err)
-	case <-ctx.Done():
-	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil {
-		log.Print(err)
-	}
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Print(err)
 	}
 }
