@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/mcpserver/mcpfill"
 )
 
 // On the modern era a question cannot travel on the call: the call returns
@@ -62,25 +63,25 @@ func (r *inputRound) missing() mcp.InputRequests {
 type pausedTurns struct {
 	mu    sync.Mutex
 	turns map[string]*parkedTurn
-	slots *quota
+	slots *mcpfill.Quota
 	ttl   time.Duration
 	now   func() time.Time
 }
 
 // park registers a turn that has a question out, unless its client's
 // share or the total is used up.
-func (p *pausedTurns) park(t *parkedTurn) limitHit {
+func (p *pausedTurns) park(t *parkedTurn) mcpfill.LimitHit {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.sweepLocked()
 	if _, ok := p.turns[t.id]; ok {
-		return withinLimits
+		return mcpfill.WithinLimits
 	}
-	if hit := p.slots.take(t.principal); hit != withinLimits {
+	if hit := p.slots.Take(t.principal); hit != mcpfill.WithinLimits {
 		return hit
 	}
 	p.turns[t.id] = t
-	return withinLimits
+	return mcpfill.WithinLimits
 }
 
 func (p *pausedTurns) get(id string) *parkedTurn {
@@ -94,7 +95,7 @@ func (p *pausedTurns) drop(t *parkedTurn) {
 	p.mu.Lock()
 	if _, ok := p.turns[t.id]; ok {
 		delete(p.turns, t.id)
-		p.slots.give(t.principal)
+		p.slots.Give(t.principal)
 	}
 	p.mu.Unlock()
 	t.mu.Lock()
@@ -140,7 +141,7 @@ func (p *pausedTurns) sweepLocked() {
 		if expired {
 			t.cancel(errPauseExpired)
 			delete(p.turns, id)
-			p.slots.give(t.principal)
+			p.slots.Give(t.principal)
 		}
 	}
 }
@@ -278,7 +279,7 @@ func (s *Server) wait(ctx context.Context, req mcp.CallToolRequest, t *parkedTur
 		// Swept when the TTL passes, even if no other call comes by.
 		t.expiry = time.AfterFunc(s.paused.ttl+time.Millisecond, s.paused.sweep)
 		t.mu.Unlock()
-		if hit := s.paused.park(t); hit != withinLimits {
+		if hit := s.paused.park(t); hit != mcpfill.WithinLimits {
 			// Refused, and no other turn evicted: this one ends.
 			t.mu.Lock()
 			t.expiry.Stop()
@@ -300,10 +301,10 @@ func (s *Server) wait(ctx context.Context, req mcp.CallToolRequest, t *parkedTur
 }
 
 // waitRefusal says which limit on waiting turns was hit, and what to do.
-func (s *Server) waitRefusal(hit limitHit) string {
-	what := fmt.Sprintf("This client already has %d turns held for it (calls paused on a question, and unfinished tasks), the most one client may hold", s.waits.perClient)
-	if hit == totalLimit {
-		what = fmt.Sprintf("Deskhand is already holding %d turns for its clients (calls paused on a question, and unfinished tasks), its limit for all clients together", s.waits.total)
+func (s *Server) waitRefusal(hit mcpfill.LimitHit) string {
+	what := fmt.Sprintf("This client already has %d turns held for it (calls paused on a question, and unfinished tasks), the most one client may hold", s.waits.PerClient)
+	if hit == mcpfill.TotalLimit {
+		what = fmt.Sprintf("Deskhand is already holding %d turns for its clients (calls paused on a question, and unfinished tasks), its limit for all clients together", s.waits.Total)
 	}
 	return what + ". Answer or cancel some of them (retry a paused call with its answer, or tasks/cancel a task), then call again."
 }

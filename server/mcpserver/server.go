@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/mcpserver/mcpfill"
 )
 
 // Paths served by Handler.
@@ -152,8 +153,8 @@ type Options struct {
 
 // quota is one of the limits, as set or by default. With tokens off every
 // client is the same principal, so a default share is the whole.
-func (o Options) quota(total, defaultTotal, perClient, defaultPerClient int) *quota {
-	return newQuota(o.limit(total, defaultTotal, perClient, defaultPerClient))
+func (o Options) quota(total, defaultTotal, perClient, defaultPerClient int) *mcpfill.Quota {
+	return mcpfill.NewQuota(o.limit(total, defaultTotal, perClient, defaultPerClient))
 }
 
 // limit is a total and a per-client share, as set or by default.
@@ -181,10 +182,10 @@ type Server struct {
 	paused *pausedTurns
 	tasks  *taskTable
 	// waits counts the paused turns and unfinished tasks together.
-	waits *quota
+	waits *mcpfill.Quota
 
 	sessions              *legacySessions
-	inFlight, openStreams *quota
+	inFlight, openStreams *mcpfill.Quota
 
 	mu sync.Mutex
 	// listeners counts each legacy session's open GET streams: mcp-go
@@ -237,7 +238,7 @@ func New(core Core, opts Options) (*Server, error) {
 	if s.sealer, err = newSealer(opts.StateKeys, ttl, now); err != nil {
 		return nil, err
 	}
-	s.tasks = newTaskTable(DefaultTaskTTL, now, newShelf(opts.limit(opts.MaxFinishedTasks, DefaultMaxFinishedTasks,
+	s.tasks = newTaskTable(DefaultTaskTTL, now, mcpfill.NewShelf(opts.limit(opts.MaxFinishedTasks, DefaultMaxFinishedTasks,
 		opts.MaxFinishedTasksPerClient, DefaultMaxFinishedTasksPerClient)))
 	s.paused = &pausedTurns{turns: make(map[string]*parkedTurn), slots: s.waits, ttl: ttl, now: now}
 	hooks := &server.Hooks{}

@@ -10,6 +10,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/deskhand/deskhand/server/mcpserver/mcpfill"
 )
 
 // Sessions of the 2025-11-25 era and before. mcp-go mints a session's id
@@ -21,7 +23,7 @@ import (
 // it, and keeps what Deskhand holds per session (the conversation it
 // continues with each agent), which goes with it.
 type legacySessions struct {
-	slots *quota
+	slots *mcpfill.Quota
 	ttl   time.Duration
 
 	mu    sync.Mutex
@@ -45,11 +47,11 @@ type sessionSlot struct {
 type sessionSlotKey struct{}
 
 // reserve takes a place for a session of the principal, if within limits.
-func (ls *legacySessions) reserve(principal string) (*sessionSlot, limitHit) {
-	if hit := ls.slots.take(principal); hit != withinLimits {
+func (ls *legacySessions) reserve(principal string) (*sessionSlot, mcpfill.LimitHit) {
+	if hit := ls.slots.Take(principal); hit != mcpfill.WithinLimits {
 		return nil, hit
 	}
-	return &sessionSlot{principal: principal}, withinLimits
+	return &sessionSlot{principal: principal}, mcpfill.WithinLimits
 }
 
 // release gives back a place no session took.
@@ -59,15 +61,15 @@ func (ls *legacySessions) release(slot *sessionSlot) {
 	slot.filled = true // never twice
 	ls.mu.Unlock()
 	if !filled {
-		ls.slots.give(slot.principal)
+		ls.slots.Give(slot.principal)
 	}
 }
 
 // refusal says which session limit was hit and what to do.
-func (ls *legacySessions) refusal(hit limitHit) string {
-	what := fmt.Sprintf("This client already has %d open MCP sessions, the most one client may hold", ls.slots.perClient)
-	if hit == totalLimit {
-		what = fmt.Sprintf("Deskhand already holds %d MCP sessions, its limit for all clients together", ls.slots.total)
+func (ls *legacySessions) refusal(hit mcpfill.LimitHit) string {
+	what := fmt.Sprintf("This client already has %d open MCP sessions, the most one client may hold", ls.slots.PerClient)
+	if hit == mcpfill.TotalLimit {
+		what = fmt.Sprintf("Deskhand already holds %d MCP sessions, its limit for all clients together", ls.slots.Total)
 	}
 	return fmt.Sprintf("%s. Close unused sessions (DELETE /mcp with their Mcp-Session-Id) or retry later; a session idle for %s ends by itself.", what, ls.ttl)
 }
@@ -129,7 +131,7 @@ func (ls *legacySessions) end(sid string) {
 		return
 	}
 	if s.counted {
-		ls.slots.give(s.owner)
+		ls.slots.Give(s.owner)
 	}
 	if ended != nil {
 		ended(sid)
@@ -201,17 +203,17 @@ func (m sessionIDs) Terminate(sid string) (isNotAllowed bool, err error) {
 // limit was hit. done gives back a place no session took.
 func (s *Server) admitSession(w http.ResponseWriter, r *http.Request, id []byte) (_ *http.Request, done func(), ok bool) {
 	slot, hit := s.sessions.reserve(PrincipalFrom(r.Context()))
-	if hit != withinLimits {
+	if hit != mcpfill.WithinLimits {
 		msg := s.sessions.refusal(hit)
 		if r.Method == http.MethodGet {
-			refuse(w, http.StatusServiceUnavailable, 60, msg)
+			mcpfill.Refuse(w, http.StatusServiceUnavailable, 60, msg)
 			return r, nil, false
 		}
 		// An initialize: a JSON-RPC error, in a 200 as that era has it (a
 		// 4xx would make clients retry with the old HTTP+SSE transport and
 		// hide the message).
 		limit := "sessions per client"
-		if hit == totalLimit {
+		if hit == mcpfill.TotalLimit {
 			limit = "sessions"
 		}
 		writeJSONRPCErrorStatus(w, http.StatusOK, id, mcp.INVALID_REQUEST, msg, map[string]any{"limit": limit})

@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/mcpserver/mcpfill"
 )
 
 // The Tasks extension (SEP-2663) for 2026-07-28 clients that declare it:
@@ -76,9 +77,9 @@ type taskTable struct {
 
 	mu       sync.Mutex
 	tasks    map[string]*task
-	finished *shelf                 // ids of the finished tasks in tasks
+	finished *mcpfill.Shelf         // ids of the finished tasks in tasks
 	dropped  map[string]droppedTask // id → why it is no longer kept
-	notes    *shelf                 // ids of the dropped tasks
+	notes    *mcpfill.Shelf         // ids of the dropped tasks
 	onFinish func(id string)        // tests: called once a task is finished and shelved
 }
 
@@ -86,12 +87,12 @@ type taskTable struct {
 // the limits: whose it was and which limit it hit.
 type droppedTask struct {
 	principal string
-	hit       limitHit
+	hit       mcpfill.LimitHit
 }
 
-func newTaskTable(ttl time.Duration, now func() time.Time, finished *shelf) *taskTable {
+func newTaskTable(ttl time.Duration, now func() time.Time, finished *mcpfill.Shelf) *taskTable {
 	return &taskTable{ttl: ttl, now: now, tasks: make(map[string]*task), finished: finished,
-		dropped: make(map[string]droppedTask), notes: newShelf(finished.total, finished.perClient)}
+		dropped: make(map[string]droppedTask), notes: mcpfill.NewShelf(finished.Total, finished.PerClient)}
 }
 
 func (tt *taskTable) add(t *task) {
@@ -105,10 +106,10 @@ func (tt *taskTable) add(t *task) {
 // older than the TTL.
 func (tt *taskTable) expireLocked() {
 	now := tt.now()
-	for _, id := range tt.finished.expire(now) {
+	for _, id := range tt.finished.Expire(now) {
 		delete(tt.tasks, id)
 	}
-	for _, id := range tt.notes.expire(now) {
+	for _, id := range tt.notes.Expire(now) {
 		delete(tt.dropped, id)
 	}
 }
@@ -119,11 +120,11 @@ func (tt *taskTable) expireLocked() {
 func (tt *taskTable) finish(t *task) {
 	tt.mu.Lock()
 	tt.expireLocked()
-	for _, out := range tt.finished.put(t.principal, t.id, tt.now().Add(tt.ttl)) {
-		delete(tt.tasks, out.id)
-		tt.dropped[out.id] = droppedTask{principal: out.principal, hit: out.hit}
-		for _, old := range tt.notes.put(out.principal, out.id, out.until) {
-			delete(tt.dropped, old.id)
+	for _, out := range tt.finished.Put(t.principal, t.id, tt.now().Add(tt.ttl)) {
+		delete(tt.tasks, out.ID)
+		tt.dropped[out.ID] = droppedTask{principal: out.Principal, hit: out.Hit}
+		for _, old := range tt.notes.Put(out.Principal, out.ID, out.Until) {
+			delete(tt.dropped, old.ID)
 		}
 	}
 	onFinish := tt.onFinish
@@ -136,25 +137,25 @@ func (tt *taskTable) finish(t *task) {
 // get finds a task of the principal; another's is as unknown as none.
 // When the principal's task was dropped to stay within the limits, hit
 // says which limit.
-func (tt *taskTable) get(id, principal string) (_ *task, hit limitHit) {
+func (tt *taskTable) get(id, principal string) (_ *task, hit mcpfill.LimitHit) {
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
 	if t := tt.tasks[id]; t != nil && t.principal == principal {
-		return t, withinLimits
+		return t, mcpfill.WithinLimits
 	}
 	if d, ok := tt.dropped[id]; ok && d.principal == principal {
 		return nil, d.hit
 	}
-	return nil, withinLimits
+	return nil, mcpfill.WithinLimits
 }
 
 // droppedMessage says that a task was dropped, which limit did it, and
 // what to do.
-func (tt *taskTable) droppedMessage(id string, hit limitHit) (msg, limit string) {
-	what := fmt.Sprintf("Deskhand keeps at most %d finished tasks for each client, its oldest going first", tt.finished.perClient)
+func (tt *taskTable) droppedMessage(id string, hit mcpfill.LimitHit) (msg, limit string) {
+	what := fmt.Sprintf("Deskhand keeps at most %d finished tasks for each client, its oldest going first", tt.finished.PerClient)
 	limit = "finished tasks per client"
-	if hit == totalLimit {
-		what = fmt.Sprintf("Deskhand keeps at most %d finished tasks for all clients together, the oldest of the client holding the most going first", tt.finished.total)
+	if hit == mcpfill.TotalLimit {
+		what = fmt.Sprintf("Deskhand keeps at most %d finished tasks for all clients together, the oldest of the client holding the most going first", tt.finished.Total)
 		limit = "finished tasks"
 	}
 	return fmt.Sprintf("task %q finished, but was dropped to stay within the limit on finished tasks (%s), and its result is lost. Read a task's result soon after it finishes, or run fewer tasks at once.", id, what), limit
@@ -413,7 +414,7 @@ func (s *Server) taskMethod(w http.ResponseWriter, r *http.Request, msg rpcPeek,
 	if t != nil && t.agent != "" && s.toolHidden(r.Context(), t.agent) {
 		t = nil // the agent was hidden from this client since: as unknown
 	}
-	if t == nil && dropped != withinLimits {
+	if t == nil && dropped != mcpfill.WithinLimits {
 		text, limit := s.tasks.droppedMessage(msg.Params.TaskID, dropped)
 		writeJSONRPCErrorData(w, msg.ID, mcp.INVALID_PARAMS, text, map[string]any{"limit": limit})
 		return
@@ -454,8 +455,8 @@ var errTaskCancelled = &agent.UserError{Msg: "the client cancelled the task"}
 // tool error naming the limit, as an ordinary result: the server decides
 // whether a call becomes a task.
 func (s *Server) holdTask(w http.ResponseWriter, msg rpcPeek, principal string) bool {
-	hit := s.waits.take(principal)
-	if hit == withinLimits {
+	hit := s.waits.Take(principal)
+	if hit == mcpfill.WithinLimits {
 		return true
 	}
 	res := mcp.NewToolResultError(s.waitRefusal(hit))
@@ -477,7 +478,7 @@ func (s *Server) startTask(w http.ResponseWriter, msg rpcPeek, principal, agentS
 	writeJSONRPCResult(w, msg.ID, t.envelope())
 
 	go func() {
-		defer s.waits.give(principal)
+		defer s.waits.Give(principal)
 		defer cancel(nil)
 		res := run(ctx, t)
 		t.mu.Lock()
@@ -552,7 +553,7 @@ func (s *Server) toolTask(w http.ResponseWriter, r *http.Request, msg rpcPeek, t
 		case out := <-first:
 			if out != nil && out.ResultType == mcp.ResultTypeInputRequired {
 				cancel(nil)
-				s.waits.give(principal) // no task after all
+				s.waits.Give(principal) // no task after all
 				writeJSONRPCResult(w, msg.ID, out)
 				return
 			}

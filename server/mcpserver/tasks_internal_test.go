@@ -4,13 +4,15 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/deskhand/deskhand/server/mcpserver/mcpfill"
 )
 
 // TestFinishedTasksExpire: a finished task, and the note of one dropped
 // to stay within the limits, are kept the TTL and no longer.
 func TestFinishedTasksExpire(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	tt := newTaskTable(time.Hour, func() time.Time { return now }, newShelf(4, 1))
+	tt := newTaskTable(time.Hour, func() time.Time { return now }, mcpfill.NewShelf(4, 1))
 	finish := func(id string) {
 		task := &task{id: id, principal: "p"}
 		tt.add(task)
@@ -19,12 +21,12 @@ func TestFinishedTasksExpire(t *testing.T) {
 	finish("old")
 	now = now.Add(30 * time.Minute)
 	finish("new") // over the share of 1: "old" is dropped
-	if got, hit := tt.get("old", "p"); got != nil || hit != clientLimit {
+	if got, hit := tt.get("old", "p"); got != nil || hit != mcpfill.ClientLimit {
 		t.Fatalf("the dropped task: %v, hit %v", got, hit)
 	}
 	now = now.Add(31 * time.Minute) // "old" would have expired by now
 	tt.add(&task{id: "running", principal: "p"})
-	if got, hit := tt.get("old", "p"); got != nil || hit != withinLimits {
+	if got, hit := tt.get("old", "p"); got != nil || hit != mcpfill.WithinLimits {
 		t.Errorf("the note of a dropped task outlived the TTL: hit %v", hit)
 	}
 	if got, _ := tt.get("new", "p"); got == nil {
@@ -38,8 +40,8 @@ func TestFinishedTasksExpire(t *testing.T) {
 	if got, _ := tt.get("running", "p"); got == nil {
 		t.Error("an unfinished task expired")
 	}
-	if len(tt.tasks) != 2 || tt.finished.n != 0 || tt.notes.n != 0 || len(tt.dropped) != 0 {
-		t.Errorf("left: %d tasks, %d finished, %d notes, %d dropped", len(tt.tasks), tt.finished.n, tt.notes.n, len(tt.dropped))
+	if len(tt.tasks) != 2 || tt.finished.Len() != 0 || tt.notes.Len() != 0 || len(tt.dropped) != 0 {
+		t.Errorf("left: %d tasks, %d finished, %d notes, %d dropped", len(tt.tasks), tt.finished.Len(), tt.notes.Len(), len(tt.dropped))
 	}
 }
 
