@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/mcpserver/mcpfill"
 )
 
 // errClientCancelled is why a turn stopped when its client cancelled it.
@@ -21,7 +22,7 @@ type legacyCallKey struct{}
 // so that the session's notifications/cancelled can stop the turn (the
 // turn itself ignores a dropped connection, as that revision expects);
 // and it acts on such a notification.
-func (s *Server) followLegacyCall(r *http.Request, msg rpcPeek) *http.Request {
+func (s *Server) followLegacyCall(r *http.Request, msg mcpfill.Peek) *http.Request {
 	sid := r.Header.Get(server.HeaderKeySessionID)
 	switch msg.Method {
 	case string(mcp.MethodToolsCall):

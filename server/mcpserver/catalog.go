@@ -19,6 +19,8 @@ import (
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/deskhand/deskhand/server/mcpserver/mcpfill"
 )
 
 // DefaultPageSize is how many tools one tools/list page holds.
@@ -241,11 +243,11 @@ func (sp *toolSplice) finish() {
 // listTools answers what HTTP can before mcp-go lists: a foreign cursor,
 // and a page the client already has (If-None-Match). It sets the page's
 // ETag. ok is false when it has answered.
-func (s *Server) listTools(w http.ResponseWriter, r *http.Request, msg rpcPeek) bool {
+func (s *Server) listTools(w http.ResponseWriter, r *http.Request, msg mcpfill.Peek) bool {
 	s.syncTools()
 	cursor := msg.Params.Cursor
 	if _, ok := s.cursors.decode(cursor); !ok {
-		writeJSONRPCErrorStatus(w, errorStatus(r), msg.ID, mcp.INVALID_PARAMS, errForeignCursor.Error(), nil)
+		mcpfill.WriteErrorStatus(w, mcpfill.ErrorStatus(r), msg.ID, mcp.INVALID_PARAMS, errForeignCursor.Error(), nil)
 		return false
 	}
 	etag := s.catalogFor(r.Context()).etag(cursor, s.pageSize())

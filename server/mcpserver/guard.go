@@ -119,7 +119,7 @@ func Guard(auth Authenticator, opts GuardOptions, next http.Handler) http.Handle
 			// Chunked: read up to the limit here, since mcp-go reads without one.
 			body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
 			if err != nil {
-				bodyReadFailed(w, err)
+				mcpfill.BodyReadFailed(w, err)
 				return
 			}
 			if len(body) > MaxBodyBytes {

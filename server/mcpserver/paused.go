@@ -211,7 +211,7 @@ func elicitation(q agent.Question) mcp.ElicitationParams {
 // callModern runs a modern-era call: a new turn, or the resumption of a
 // parked one named by a verified requestState.
 func (s *Server) callModern(ctx context.Context, req mcp.CallToolRequest, a agent.Agent, run agent.RunRequest) (*mcp.CallToolResult, error) {
-	claims, resumed := claimsFrom(ctx)
+	claims, resumed := mcpfill.ClaimsFrom(ctx)
 	if !resumed {
 		t := &parkedTurn{id: newID(), turnID: run.TurnID, principal: run.Principal, asks: make(chan *inputRound), done: make(chan *mcp.CallToolResult, 1)}
 		defer s.followProgress(ctx, progressToken(req), t.turnID)()
@@ -234,7 +234,7 @@ func (s *Server) callModern(ctx context.Context, req mcp.CallToolRequest, a agen
 
 	// The retry passed every check (mcp-go's of its headers, ours of its
 	// arguments): its state is used now, and not before.
-	keepState(ctx)
+	mcpfill.KeepState(ctx)
 	t := s.paused.get(claims.Turn)
 	if t == nil {
 		return mcp.NewToolResultError("this paused turn no longer exists (Deskhand restarted, or the turn ended or expired); call again without requestState to start over"), nil
@@ -312,7 +312,7 @@ func (s *Server) waitRefusal(hit mcpfill.LimitHit) string {
 // inputRequired hands the round's unanswered requests to the client with a
 // sealed state.
 func (s *Server) inputRequired(req mcp.CallToolRequest, t *parkedTurn, r *inputRound) *mcp.CallToolResult {
-	state := s.sealer.seal(stateClaims{Turn: t.id, Seq: r.seq, Tool: req.Params.Name, Principal: t.principal, Args: argsDigest(req.Params.Arguments)})
+	state := s.sealer.Seal(mcpfill.Claims{Turn: t.id, Seq: r.seq, Tool: req.Params.Name, Principal: t.principal, Args: mcpfill.ArgsDigest(req.Params.Arguments)})
 	return &mcp.CallToolResult{
 		Result:               mcp.Result{ResultType: mcp.ResultTypeInputRequired},
 		MultiRoundTripResult: mcp.MultiRoundTripResult{InputRequests: r.missing(), RequestState: state},

@@ -19,7 +19,7 @@ const keptFor = 2 * time.Minute
 
 // keptStreamBytes bounds the events kept of one stream; beyond it, its
 // oldest go. A stream holds a call's progress notifications (a few
-// hundred bytes each, the token being at most MaxProgressTokenBytes) and
+// hundred bytes each, the token being at most mcpfill.MaxProgressTokenBytes) and
 // its answer (an agent's reply, seldom over tens of KiB): 1 MiB holds
 // thousands of steps and a long answer. The streams of one client, and of
 // all, are bounded too (keptLimits).

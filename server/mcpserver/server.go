@@ -114,7 +114,7 @@ type Options struct {
 	MaxKeptStreams, MaxKeptStreamsPerClient int
 	MaxKeptBytes, MaxKeptBytesPerClient     int
 	// StateKeys seal and open requestState: the first seals, all open
-	// (rotation). Each needs MinStateKeyBytes. None: a random key per run.
+	// (rotation). Each needs mcpfill.MinStateKeyBytes. None: a random key per run.
 	StateKeys [][]byte
 	// StateTTL is how long a paused turn waits for the client (default
 	// DefaultStateTTL).
@@ -178,7 +178,7 @@ type Server struct {
 	cursors *cursorCodec
 	streams *resumables // call streams kept for resumption
 
-	sealer *sealer
+	sealer *mcpfill.Sealer
 	paused *pausedTurns
 	tasks  *taskTable
 	// waits counts the paused turns and unfinished tasks together.
@@ -235,7 +235,7 @@ func New(core Core, opts Options) (*Server, error) {
 	}
 	ttl := cmp.Or(opts.StateTTL, DefaultStateTTL)
 	var err error
-	if s.sealer, err = newSealer(opts.StateKeys, ttl, now); err != nil {
+	if s.sealer, err = mcpfill.NewSealer(opts.StateKeys, ttl, now); err != nil {
 		return nil, err
 	}
 	s.tasks = newTaskTable(DefaultTaskTTL, now, mcpfill.NewShelf(opts.limit(opts.MaxFinishedTasks, DefaultMaxFinishedTasks,
@@ -264,7 +264,7 @@ func New(core Core, opts Options) (*Server, error) {
 		server.WithWebsiteURL(opts.Info.WebsiteURL),
 		server.WithInstructions(opts.Info.Instructions),
 		server.WithOutputSchemaValidation(),
-		server.WithExtensions(map[string]any{TasksExtension: map[string]any{}}),
+		server.WithExtensions(map[string]any{mcpfill.TasksExtension: map[string]any{}}),
 		server.WithRecovery(),
 		server.WithHooks(hooks),
 		server.WithToolFilter(s.filterTools),
@@ -376,7 +376,7 @@ func (s *Server) syncTools() {
 		tools = append(tools, s.sessionTools()...)
 	}
 	for _, t := range s.opts.ExtraTools {
-		tools = append(tools, server.ServerTool{Tool: t.Tool, Handler: keepingState(t.Handler)})
+		tools = append(tools, server.ServerTool{Tool: t.Tool, Handler: mcpfill.KeepingState(t.Handler)})
 	}
 	list := make([]mcp.Tool, len(tools))
 	for i, t := range tools {

@@ -216,7 +216,7 @@ func (s *Server) admitSession(w http.ResponseWriter, r *http.Request, id []byte)
 		if hit == mcpfill.TotalLimit {
 			limit = "sessions"
 		}
-		writeJSONRPCErrorStatus(w, http.StatusOK, id, mcp.INVALID_REQUEST, msg, map[string]any{"limit": limit})
+		mcpfill.WriteErrorStatus(w, http.StatusOK, id, mcp.INVALID_REQUEST, msg, map[string]any{"limit": limit})
 		return r, nil, false
 	}
 	return r.WithContext(context.WithValue(r.Context(), sessionSlotKey{}, slot)), func() { s.sessions.release(slot) }, true

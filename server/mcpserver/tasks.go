@@ -26,9 +26,6 @@ import (
 // with tasks/cancel. mcp-go does not implement it, so it is HTTP
 // middleware ahead of mcp-go; stdio has no tasks.
 
-// TasksExtension is the extension's identifier.
-const TasksExtension = "io.modelcontextprotocol/tasks"
-
 const (
 	taskWorking       = "working"
 	taskInputRequired = "input_required"
@@ -196,68 +193,6 @@ func (t *task) setStatusLocked(status, message string) {
 	t.status, t.message, t.updated = status, message, time.Now().UTC()
 }
 
-// rpcPeek is what our middleware reads of a JSON-RPC request before
-// mcp-go: the task methods and a tools/call's requestState.
-type rpcPeek struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params struct {
-		Name           string             `json:"name"`
-		Arguments      json.RawMessage    `json:"arguments"` // decoded where used (arguments)
-		RequestState   string             `json:"requestState"`
-		TaskID         string             `json:"taskId"`
-		Cursor         string             `json:"cursor"`
-		RequestID      json.RawMessage    `json:"requestId"`
-		URI            string             `json:"uri"`
-		InputResponses mcp.InputResponses `json:"inputResponses"`
-		// Meta is decoded only where it is read (metaField): most
-		// requests never look into it.
-		Meta json.RawMessage `json:"_meta"`
-		// ProtocolVersion is an initialize's (the activity log's era).
-		ProtocolVersion string `json:"protocolVersion"`
-	} `json:"params"`
-}
-
-// arguments is the call's arguments, decoded; nil when absent or null.
-func (m rpcPeek) arguments() any {
-	var args any
-	_ = json.Unmarshal(m.Params.Arguments, &args) // it decoded once already, as part of the request
-	return args
-}
-
-// metaField decodes one entry of the request's _meta into v, keys
-// matched exactly as mcp-go matches them (a struct would match any case).
-func (m rpcPeek) metaField(key string, v any) bool {
-	var meta map[string]json.RawMessage
-	if json.Unmarshal(m.Params.Meta, &meta) != nil {
-		return false
-	}
-	raw, ok := meta[key]
-	return ok && json.Unmarshal(raw, v) == nil
-}
-
-// capabilities is this request's client capabilities, each left encoded
-// (declared per request on 2026-07-28).
-func (m rpcPeek) capabilities() map[string]json.RawMessage {
-	var caps map[string]json.RawMessage
-	m.metaField(mcp.MetaKeyClientCapabilities, &caps)
-	return caps
-}
-
-// declaresTasks reports whether the client capabilities carry the
-// extension.
-func (m rpcPeek) declaresTasks() bool {
-	var ext map[string]json.RawMessage
-	_ = json.Unmarshal(m.capabilities()["extensions"], &ext)
-	_, ok := ext[TasksExtension]
-	return ok
-}
-
-func (m rpcPeek) declaresElicitation() bool {
-	_, ok := m.capabilities()["elicitation"]
-	return ok
-}
-
 // protocol does, ahead of mcp-go, what it leaves to us: it verifies
 // requestState and serves the Tasks extension (2026-07-28 only).
 func (s *Server) protocol(next http.Handler) http.Handler {
@@ -275,7 +210,7 @@ func (s *Server) protocol(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		var msg rpcPeek
+		var msg mcpfill.Peek
 		if json.Unmarshal(body, &msg) != nil {
 			next.ServeHTTP(w, r) // mcp-go answers malformed JSON-RPC
 			return
@@ -287,7 +222,7 @@ func (s *Server) protocol(next http.Handler) http.Handler {
 				if mcp.IsModernProtocol(r.Header.Get("Mcp-Protocol-Version")) {
 					res.ResultType = mcp.ResultTypeComplete
 				}
-				writeJSONRPCResult(w, msg.ID, res)
+				mcpfill.WriteResult(w, msg.ID, res)
 				return
 			}
 			// Streams of 2025-11-25 sessions are resumable; 2026-07-28
@@ -305,8 +240,8 @@ func (s *Server) protocol(next http.Handler) http.Handler {
 
 // route sends one JSON-RPC message where it goes: our handling of what
 // mcp-go lacks, else mcp-go.
-func (s *Server) route(w http.ResponseWriter, r *http.Request, msg rpcPeek, next http.Handler) {
-	r, settle, ok := s.verifyState(w, r, msg)
+func (s *Server) route(w http.ResponseWriter, r *http.Request, msg mcpfill.Peek, next http.Handler) {
+	r, settle, ok := s.sealer.Verify(w, r, msg)
 	if !ok {
 		return
 	}
@@ -345,24 +280,24 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, msg rpcPeek, next
 		s.taskMethod(w, r, msg, principal)
 		return
 	case string(mcp.MethodToolsCall):
-		if tool, ok := s.extraTool(msg.Params.Name); ok && taskSupport(tool) == mcp.TaskSupportRequired && !msg.declaresTasks() {
-			writeJSONRPCErrorData(w, msg.ID, mcp.MISSING_REQUIRED_CLIENT_CAPABILITY,
-				fmt.Sprintf("the tool %q runs only as a task: declare the %s extension", msg.Params.Name, TasksExtension), requiresTasks)
+		if tool, ok := s.extraTool(msg.Params.Name); ok && taskSupport(tool) == mcp.TaskSupportRequired && !msg.DeclaresTasks() {
+			mcpfill.WriteErrorData(w, msg.ID, mcp.MISSING_REQUIRED_CLIENT_CAPABILITY,
+				fmt.Sprintf("the tool %q runs only as a task: declare the %s extension", msg.Params.Name, mcpfill.TasksExtension), requiresTasks)
 			return
 		}
-		if msg.declaresTasks() && r.Header.Get("Mcp-Method") == msg.Method {
+		if msg.DeclaresTasks() && r.Header.Get("Mcp-Method") == msg.Method {
 			// A retry of a parked turn resumes it (paused.go); any other
 			// call on an agent becomes a task.
 			a, isAgent := s.core.ServedAgent(msg.Params.Name)
 			isAgent = isAgent && !s.toolHidden(r.Context(), msg.Params.Name) // mcp-go answers it "not found"
-			_, resuming := claimsFrom(r.Context())
+			_, resuming := mcpfill.ClaimsFrom(r.Context())
 			tool, isTool := s.extraTool(msg.Params.Name)
 			agentTask := isAgent && !resuming
 			toolTask := !agentTask && isTool && taskSupport(tool) != mcp.TaskSupportForbidden
 			if agentTask || toolTask {
 				// mcp-go, which checks the headers, never sees a task.
 				if err := checkHeaders(r, msg); err != nil {
-					writeJSONRPCError(w, msg.ID, mcp.HEADER_MISMATCH, err.Error())
+					mcpfill.WriteError(w, msg.ID, mcp.HEADER_MISMATCH, err.Error())
 					return
 				}
 				if agentTask {
@@ -381,7 +316,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, msg rpcPeek, next
 // anywhere: decoding would keep the last silently, and what two readers
 // of the same bytes take for the call must not differ. Arguments that are
 // absent or not an object are left to the tool's own checks.
-func checkCallArguments(msg rpcPeek) error {
+func checkCallArguments(msg mcpfill.Peek) error {
 	if !bytes.HasPrefix(msg.Params.Arguments, []byte("{")) { // json.RawMessage holds no leading space
 		return nil
 	}
@@ -390,7 +325,7 @@ func checkCallArguments(msg rpcPeek) error {
 
 // checkHeaders checks a tools/call's Mcp-Method and Mcp-Name headers
 // against its body, as mcp-go does for the calls it serves.
-func checkHeaders(r *http.Request, msg rpcPeek) error {
+func checkHeaders(r *http.Request, msg mcpfill.Peek) error {
 	params, err := json.Marshal(map[string]string{"name": msg.Params.Name})
 	if err != nil {
 		return err
@@ -398,16 +333,16 @@ func checkHeaders(r *http.Request, msg rpcPeek) error {
 	return mcp.ValidateStandardHeaders(r.Header.Get, r.Header.Get(mcp.HeaderProtocolVersion), mcp.MCPMethod(msg.Method), params)
 }
 
-func (s *Server) taskMethod(w http.ResponseWriter, r *http.Request, msg rpcPeek, principal string) {
+func (s *Server) taskMethod(w http.ResponseWriter, r *http.Request, msg mcpfill.Peek, principal string) {
 	switch {
 	case r.Header.Get("Mcp-Method") != msg.Method:
-		writeJSONRPCError(w, msg.ID, mcp.HEADER_MISMATCH, "the Mcp-Method header must equal the request's method")
+		mcpfill.WriteError(w, msg.ID, mcp.HEADER_MISMATCH, "the Mcp-Method header must equal the request's method")
 		return
 	case r.Header.Get("Mcp-Name") != msg.Params.TaskID:
-		writeJSONRPCError(w, msg.ID, mcp.HEADER_MISMATCH, "the Mcp-Name header must carry the taskId")
+		mcpfill.WriteError(w, msg.ID, mcp.HEADER_MISMATCH, "the Mcp-Name header must carry the taskId")
 		return
-	case !msg.declaresTasks():
-		writeJSONRPCErrorData(w, msg.ID, mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, "declare the "+TasksExtension+" extension in this request's client capabilities to use tasks", requiresTasks)
+	case !msg.DeclaresTasks():
+		mcpfill.WriteErrorData(w, msg.ID, mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, "declare the "+mcpfill.TasksExtension+" extension in this request's client capabilities to use tasks", requiresTasks)
 		return
 	}
 	t, dropped := s.tasks.get(msg.Params.TaskID, principal)
@@ -416,11 +351,11 @@ func (s *Server) taskMethod(w http.ResponseWriter, r *http.Request, msg rpcPeek,
 	}
 	if t == nil && dropped != mcpfill.WithinLimits {
 		text, limit := s.tasks.droppedMessage(msg.Params.TaskID, dropped)
-		writeJSONRPCErrorData(w, msg.ID, mcp.INVALID_PARAMS, text, map[string]any{"limit": limit})
+		mcpfill.WriteErrorData(w, msg.ID, mcp.INVALID_PARAMS, text, map[string]any{"limit": limit})
 		return
 	}
 	if t == nil {
-		writeJSONRPCError(w, msg.ID, mcp.INVALID_PARAMS, fmt.Sprintf("no task %q", msg.Params.TaskID))
+		mcpfill.WriteError(w, msg.ID, mcp.INVALID_PARAMS, fmt.Sprintf("no task %q", msg.Params.TaskID))
 		return
 	}
 	switch msg.Method {
@@ -434,16 +369,16 @@ func (s *Server) taskMethod(w http.ResponseWriter, r *http.Request, msg rpcPeek,
 				}
 			}
 		}
-		writeJSONRPCResult(w, msg.ID, d)
+		mcpfill.WriteResult(w, msg.ID, d)
 	case "tasks/update":
 		if err := t.update(msg.Params.InputResponses); err != nil {
-			writeJSONRPCError(w, msg.ID, mcp.INVALID_PARAMS, err.Error())
+			mcpfill.WriteError(w, msg.ID, mcp.INVALID_PARAMS, err.Error())
 			return
 		}
-		writeJSONRPCResult(w, msg.ID, map[string]any{"resultType": "complete"})
+		mcpfill.WriteResult(w, msg.ID, map[string]any{"resultType": "complete"})
 	case "tasks/cancel":
 		t.cancel(errTaskCancelled)
-		writeJSONRPCResult(w, msg.ID, map[string]any{"resultType": "complete"})
+		mcpfill.WriteResult(w, msg.ID, map[string]any{"resultType": "complete"})
 	}
 }
 
@@ -454,14 +389,14 @@ var errTaskCancelled = &agent.UserError{Msg: "the client cancelled the task"}
 // call open to bound it. When that is refused it answers the call with a
 // tool error naming the limit, as an ordinary result: the server decides
 // whether a call becomes a task.
-func (s *Server) holdTask(w http.ResponseWriter, msg rpcPeek, principal string) bool {
+func (s *Server) holdTask(w http.ResponseWriter, msg mcpfill.Peek, principal string) bool {
 	hit := s.waits.Take(principal)
 	if hit == mcpfill.WithinLimits {
 		return true
 	}
 	res := mcp.NewToolResultError(s.waitRefusal(hit))
 	res.ResultType = mcp.ResultTypeComplete
-	writeJSONRPCResult(w, msg.ID, res)
+	mcpfill.WriteResult(w, msg.ID, res)
 	return false
 }
 
@@ -469,13 +404,13 @@ func (s *Server) holdTask(w http.ResponseWriter, msg rpcPeek, principal string) 
 // run under ctx (cancel ends it, on tasks/cancel). A nil result means a
 // fault inside Deskhand: the task fails. The task's place (holdTask) is
 // given back when it ends.
-func (s *Server) startTask(w http.ResponseWriter, msg rpcPeek, principal, agentSlug string, ctx context.Context, cancel context.CancelCauseFunc,
+func (s *Server) startTask(w http.ResponseWriter, msg mcpfill.Peek, principal, agentSlug string, ctx context.Context, cancel context.CancelCauseFunc,
 	run func(ctx context.Context, t *task) *mcp.CallToolResult) {
 	now := time.Now().UTC()
 	t := &task{id: newID(), principal: principal, agent: agentSlug, turn: uuid.NewString(), created: now, updated: now, status: taskWorking,
 		pending: make(map[string]*openQuestion), cancel: cancel}
 	s.tasks.add(t)
-	writeJSONRPCResult(w, msg.ID, t.envelope())
+	mcpfill.WriteResult(w, msg.ID, t.envelope())
 
 	go func() {
 		defer s.waits.Give(principal)
@@ -506,13 +441,13 @@ func taskContext(principal string) (context.Context, context.CancelCauseFunc) {
 
 // agentTask runs an agent's turn as a task; its questions wait for
 // tasks/update when the client can answer them.
-func (s *Server) agentTask(w http.ResponseWriter, msg rpcPeek, a agent.Agent, principal string) {
+func (s *Server) agentTask(w http.ResponseWriter, msg mcpfill.Peek, a agent.Agent, principal string) {
 	if !s.holdTask(w, msg, principal) {
 		return
 	}
 	ctx, cancel := taskContext(principal)
 	s.startTask(w, msg, principal, a.Slug, ctx, cancel, func(ctx context.Context, t *task) *mcp.CallToolResult {
-		if msg.declaresElicitation() {
+		if msg.DeclaresElicitation() {
 			ctx = agent.WithAsker(ctx, taskAsker{t})
 		}
 		return s.runTask(ctx, t, msg, a, principal)
@@ -520,9 +455,9 @@ func (s *Server) agentTask(w http.ResponseWriter, msg rpcPeek, a agent.Agent, pr
 }
 
 // toolRequest is the call as an extra tool's handler receives it.
-func toolRequest(msg rpcPeek) mcp.CallToolRequest {
+func toolRequest(msg mcpfill.Peek) mcp.CallToolRequest {
 	var req mcp.CallToolRequest
-	req.Params.Name, req.Params.Arguments = msg.Params.Name, msg.arguments()
+	req.Params.Name, req.Params.Arguments = msg.Params.Name, msg.Arguments()
 	req.Params.InputResponses, req.Params.RequestState = msg.Params.InputResponses, msg.Params.RequestState
 	return req
 }
@@ -535,15 +470,15 @@ const taskOnlyGrace = 200 * time.Millisecond
 // input first with ordinary InputRequiredResults and becomes a task once
 // it stops asking; any other tool is a task from the start, and its input
 // rounds wait in input_required for tasks/update.
-func (s *Server) toolTask(w http.ResponseWriter, r *http.Request, msg rpcPeek, tool server.ServerTool, principal string) {
+func (s *Server) toolTask(w http.ResponseWriter, r *http.Request, msg mcpfill.Peek, tool server.ServerTool, principal string) {
 	if !s.holdTask(w, msg, principal) {
 		return
 	}
 	ctx, cancel := taskContext(principal)
-	if c, ok := claimsFrom(r.Context()); ok {
+	if c, ok := mcpfill.ClaimsFrom(r.Context()); ok {
 		// The call goes on in the task: its state is used.
-		keepState(r.Context())
-		ctx = context.WithValue(ctx, claimsKey{}, claimed{claims: c})
+		mcpfill.KeepState(r.Context())
+		ctx = mcpfill.WithClaims(ctx, c)
 	}
 	req := toolRequest(msg)
 	first := make(chan *mcp.CallToolResult, 1)
@@ -554,7 +489,7 @@ func (s *Server) toolTask(w http.ResponseWriter, r *http.Request, msg rpcPeek, t
 			if out != nil && out.ResultType == mcp.ResultTypeInputRequired {
 				cancel(nil)
 				s.waits.Give(principal) // no task after all
-				writeJSONRPCResult(w, msg.ID, out)
+				mcpfill.WriteResult(w, msg.ID, out)
 				return
 			}
 			first <- out
@@ -609,14 +544,14 @@ func (t *task) awaitInput(ctx context.Context, requests mcp.InputRequests) (mcp.
 }
 
 // runTask is the call the task stands for; nil means a fault in Deskhand.
-func (s *Server) runTask(ctx context.Context, t *task, msg rpcPeek, a agent.Agent, principal string) (res *mcp.CallToolResult) {
+func (s *Server) runTask(ctx context.Context, t *task, msg mcpfill.Peek, a agent.Agent, principal string) (res *mcp.CallToolResult) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("task panicked", "agent", a.Slug, "panic", p)
 			res = nil
 		}
 	}()
-	decoded := msg.arguments()
+	decoded := msg.Arguments()
 	raw, ok := decoded.(map[string]any)
 	if !ok && decoded != nil {
 		return mcp.NewToolResultError("arguments must be a JSON object")
@@ -626,7 +561,7 @@ func (s *Server) runTask(ctx context.Context, t *task, msg rpcPeek, a agent.Agen
 		return mcp.NewToolResultError(agent.UserMessage(err))
 	}
 	if !args.HasConversation && a.Conversations {
-		msg.metaField(ConversationMetaKey, &args.Conversation)
+		msg.MetaField(ConversationMetaKey, &args.Conversation)
 	}
 	run, err := s.core.Run(ctx, agent.RunRequest{Agent: a.Slug, Principal: principal, Conversation: args.Conversation,
 		Message: args.Message, Context: args.Context, TurnID: t.turn})
@@ -732,14 +667,6 @@ func (t *task) detail() map[string]any {
 	return d
 }
 
-func writeJSONRPCResult(w http.ResponseWriter, id json.RawMessage, result any) {
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
-}
-
 func (s *Server) extraTool(name string) (server.ServerTool, bool) {
 	for _, t := range s.opts.ExtraTools {
 		if t.Tool.Name == name {
@@ -757,32 +684,4 @@ func taskSupport(t server.ServerTool) mcp.TaskSupport {
 }
 
 // requiresTasks is the data of a -32021 error for the extension.
-var requiresTasks = map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}}}
-
-// writeJSONRPCErrorData answers a request we refuse ahead of mcp-go, with
-// HTTP 400 as the 2026-07-28 mapping has it for these codes.
-func writeJSONRPCErrorData(w http.ResponseWriter, id json.RawMessage, code int, message string, data any) {
-	writeJSONRPCErrorStatus(w, http.StatusBadRequest, id, code, message, data)
-}
-
-// errorStatus is the HTTP status of a JSON-RPC error we answer for an
-// invalid request: 400 on 2026-07-28; before, the error travels in a 200.
-func errorStatus(r *http.Request) int {
-	if mcp.IsModernProtocol(r.Header.Get("Mcp-Protocol-Version")) {
-		return http.StatusBadRequest
-	}
-	return http.StatusOK
-}
-
-func writeJSONRPCErrorStatus(w http.ResponseWriter, status int, id json.RawMessage, code int, message string, data any) {
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	e := map[string]any{"code": code, "message": message}
-	if data != nil {
-		e["data"] = data
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": id, "error": e})
-}
+var requiresTasks = map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{mcpfill.TasksExtension: map[string]any{}}}}

@@ -9,6 +9,20 @@
 //     can make the server hold: requests in flight, open streams, legacy
 //     sessions, finished tasks. Delete a limit when mcp-go enforces a total
 //     and a per-client share of that resource itself.
+//   - Request bodies (BodyDeadline, ReadRequest, MaxProgressTokenBytes).
+//     mcp-go reads a POST body with io.ReadAll, with no bound on its size
+//     or on how long it takes to arrive, and repeats whatever progress
+//     token a client sends in every notification of the call. Delete each
+//     bound when mcp-go's Streamable HTTP transport has it.
+//   - Sealed requestState (Sealer, Claims, ClaimsFrom, KeepState). mcp-go
+//     passes requestState through as plain text, neither sealed nor
+//     verified, lets a replay through, and a tool handler cannot answer
+//     the -32602 a bad state needs. Delete when mcp-go seals and verifies
+//     the state itself, binds it to the caller and the call, and refuses a
+//     replay before the handler runs.
+//
+// Peek and the Write functions are how the fill-ins that answer ahead of
+// mcp-go read a request and answer it; they go with the last of those.
 //
 // The principal (WithPrincipal, PrincipalFrom) is the client that a
 // request comes from: every fill-in keeps what it holds per principal,
