@@ -57,7 +57,7 @@ const (
 	DefaultMaxFinishedTasksPerClient = 128
 
 	// DefaultMaxKeptStreams bounds the 2025-11-25 call streams kept for
-	// resumption (resume.go): open, detached from their response by the
+	// resumption (mcpfill.Resumables): open, detached from their response by the
 	// tool (CloseCallStream), or ended, for keptFor. As many as requests
 	// in flight (DefaultMaxInFlight), so that the calls open at once can
 	// all be resumed; ended streams make room, and detached ones, which
@@ -69,8 +69,8 @@ const (
 	DefaultMaxKeptStreamsPerClient = 64
 	// DefaultMaxKeptBytes bounds the events of all kept streams: what
 	// resumption may cost in all, a fifth of the app's 76 MiB at rest,
-	// holding DefaultMaxKeptStreams typical streams (keptStreamBytes
-	// bounds each).
+	// holding DefaultMaxKeptStreams typical streams
+	// (mcpfill.KeptStreamBytes bounds each).
 	DefaultMaxKeptBytes = 16 << 20
 	// DefaultMaxKeptBytesPerClient is one client's share of those bytes: a
 	// quarter, four streams at their bound.

@@ -176,7 +176,7 @@ type Server struct {
 
 	cat     atomic.Pointer[catalog]
 	cursors *cursorCodec
-	streams *resumables // call streams kept for resumption
+	streams *mcpfill.Resumables // call streams kept for resumption
 
 	sealer *mcpfill.Sealer
 	paused *pausedTurns
@@ -222,10 +222,10 @@ func New(core Core, opts Options) (*Server, error) {
 		inFlight:    opts.quota(opts.MaxInFlight, DefaultMaxInFlight, opts.MaxInFlightPerClient, DefaultMaxInFlightPerClient),
 		openStreams: opts.quota(opts.MaxStreams, DefaultMaxStreams, opts.MaxStreamsPerClient, DefaultMaxStreamsPerClient),
 	}
-	var kept keptLimits
-	kept.streams, kept.streamsPerClient = opts.limit(opts.MaxKeptStreams, DefaultMaxKeptStreams, opts.MaxKeptStreamsPerClient, DefaultMaxKeptStreamsPerClient)
-	kept.bytes, kept.bytesPerClient = opts.limit(opts.MaxKeptBytes, DefaultMaxKeptBytes, opts.MaxKeptBytesPerClient, DefaultMaxKeptBytesPerClient)
-	s.streams = newResumables(kept)
+	var kept mcpfill.KeptLimits
+	kept.Streams, kept.StreamsPerClient = opts.limit(opts.MaxKeptStreams, DefaultMaxKeptStreams, opts.MaxKeptStreamsPerClient, DefaultMaxKeptStreamsPerClient)
+	kept.Bytes, kept.BytesPerClient = opts.limit(opts.MaxKeptBytes, DefaultMaxKeptBytes, opts.MaxKeptBytesPerClient, DefaultMaxKeptBytesPerClient)
+	s.streams = mcpfill.NewResumables(kept)
 	idleTTL := cmp.Or(opts.SessionIdleTTL, 30*time.Minute)
 	s.sessions = &legacySessions{slots: opts.quota(opts.MaxSessions, DefaultMaxSessions, opts.MaxSessionsPerClient, DefaultMaxSessionsPerClient),
 		ttl: idleTTL, live: make(map[string]*legacySession)}

@@ -197,7 +197,7 @@ func (t *task) setStatusLocked(status, message string) {
 // requestState and serves the Tasks extension (2026-07-28 only).
 func (s *Server) protocol(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet && s.resume(w, r) {
+		if r.Method == http.MethodGet && s.streams.Resume(w, r) {
 			return
 		}
 		if r.Method != http.MethodPost || r.Body == nil {
@@ -227,11 +227,11 @@ func (s *Server) protocol(next http.Handler) http.Handler {
 			}
 			// Streams of 2025-11-25 sessions are resumable; 2026-07-28
 			// dropped resumption (SEP-2575).
-			var streams *resumables
+			var streams *mcpfill.Resumables
 			if !mcp.IsModernProtocol(r.Header.Get("Mcp-Protocol-Version")) && r.Header.Get(server.HeaderKeySessionID) != "" {
 				streams = s.streams
 			}
-			withCallStream(w, r, s.keepAlive(), streams, func(w http.ResponseWriter, r *http.Request) { s.route(w, r, msg, next) })
+			mcpfill.WithCallStream(w, r, s.keepAlive(), streams, func(w http.ResponseWriter, r *http.Request) { s.route(w, r, msg, next) })
 			return
 		}
 		s.route(w, r, msg, next)

@@ -15,6 +15,18 @@ import (
 // is freed.
 const DefaultBodyTimeout = 30 * time.Second
 
+// DefaultKeepAlive is how often a call that waits gets an SSE comment, so
+// proxies and clients do not take a quiet stream for a dead one.
+const DefaultKeepAlive = 15 * time.Second
+
+// keepAlive is Options.KeepAlive with its default.
+func (s *Server) keepAlive() time.Duration {
+	if s.opts.KeepAlive == 0 {
+		return DefaultKeepAlive
+	}
+	return s.opts.KeepAlive
+}
+
 // bodyTimeout is Options.BodyTimeout with its default; 0: none.
 func (s *Server) bodyTimeout() time.Duration {
 	switch {

@@ -351,9 +351,9 @@ func TestKeptStreamsAreCapped(t *testing.T) {
 		}
 		streams = append(streams, s)
 		total, largest := h.srv.KeptBytes()
-		if total > mcpserver.DefaultMaxKeptBytesPerClient || largest > mcpserver.KeptStreamBytes {
+		if total > mcpserver.DefaultMaxKeptBytesPerClient || largest > mcpfill.KeptStreamBytes {
 			t.Fatalf("after %d calls the streams keep %d bytes, one %d: over the caps %d and %d",
-				i+1, total, largest, mcpserver.DefaultMaxKeptBytesPerClient, mcpserver.KeptStreamBytes)
+				i+1, total, largest, mcpserver.DefaultMaxKeptBytesPerClient, mcpfill.KeptStreamBytes)
 		}
 	}
 	if total, _ := h.srv.KeptBytes(); total < mcpserver.DefaultMaxKeptBytesPerClient/2 {

@@ -20,6 +20,21 @@
 //     the -32602 a bad state needs. Delete when mcp-go seals and verifies
 //     the state itself, binds it to the caller and the call, and refuses a
 //     replay before the handler runs.
+//   - Resumable call streams (Resumables, WithCallStream, CloseCallStream,
+//     Notify). mcp-go's forwarder drops a notification it holds when the
+//     answer goes out first, and on a legacy session the forwarder of an
+//     earlier call can take one and drop it; it sends no keep-alive on a
+//     POST stream; and its WithEventStore cannot serve SEP-1699, as a
+//     spike (issue 13) found: its POST streams have no priming event or
+//     retry field and no way to end mid-call; NewInMemoryEventStore keeps
+//     every event until the session ends, with no cap; a dropped or
+//     unknown id gets 400, not 410 (the EventStore interface cannot say
+//     "dropped"); the call's context is cancelled when the client drops,
+//     so the call would not live to be resumed; writes that bypass it
+//     carry no id; and when a keep-alive opens the stream first, its "id:"
+//     lines are lost. Delete when mcp-go writes every notification of a
+//     call before its answer, sends keep-alives on POST streams and keeps
+//     bounded, resumable POST streams that outlive their connection.
 //
 // Peek and the Write functions are how the fill-ins that answer ahead of
 // mcp-go read a request and answer it; they go with the last of those.
