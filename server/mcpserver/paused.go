@@ -217,7 +217,7 @@ func (s *Server) callModern(ctx context.Context, req mcp.CallToolRequest, a agen
 		defer s.followProgress(ctx, progressToken(req), t.turnID)()
 		turnCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 		t.cancel = cancel
-		caps := clientCaps(ctx)
+		caps := mcpfill.ClientCapabilities(ctx)
 		if caps.Elicitation != nil {
 			turnCtx = agent.WithAsker(turnCtx, mrtrAsker{t})
 		}

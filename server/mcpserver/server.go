@@ -184,16 +184,11 @@ type Server struct {
 	// waits counts the paused turns and unfinished tasks together.
 	waits *mcpfill.Quota
 
-	sessions              *legacySessions
+	sessions              *mcpfill.Sessions
 	inFlight, openStreams *mcpfill.Quota
-
-	mu sync.Mutex
-	// listeners counts each legacy session's open GET streams: mcp-go
-	// sends sampling requests only there.
-	listeners map[string]int
-	// legacyCalls cancels the turn of a legacy call, by session and
-	// request id (cancel.go).
-	legacyCalls map[string]context.CancelCauseFunc
+	// legacyCalls lets a legacy session's notifications/cancelled stop
+	// the turn of its call.
+	legacyCalls *mcpfill.LegacyCalls
 
 	syncMu   sync.Mutex
 	syncedAt uint64 // the core's AgentsRevision the tools reflect, plus one
@@ -214,8 +209,7 @@ func New(core Core, opts Options) (*Server, error) {
 		core:        core,
 		opts:        opts,
 		log:         cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
-		listeners:   make(map[string]int),
-		legacyCalls: make(map[string]context.CancelCauseFunc),
+		legacyCalls: &mcpfill.LegacyCalls{Cancelled: errClientCancelled},
 		synced:      make(chan struct{}),
 		cursors:     newCursorCodec(),
 		waits:       opts.quota(opts.MaxPaused, DefaultMaxPaused, opts.MaxPausedPerClient, DefaultMaxPausedPerClient),
@@ -227,8 +221,7 @@ func New(core Core, opts Options) (*Server, error) {
 	kept.Bytes, kept.BytesPerClient = opts.limit(opts.MaxKeptBytes, DefaultMaxKeptBytes, opts.MaxKeptBytesPerClient, DefaultMaxKeptBytesPerClient)
 	s.streams = mcpfill.NewResumables(kept)
 	idleTTL := cmp.Or(opts.SessionIdleTTL, 30*time.Minute)
-	s.sessions = &legacySessions{slots: opts.quota(opts.MaxSessions, DefaultMaxSessions, opts.MaxSessionsPerClient, DefaultMaxSessionsPerClient),
-		ttl: idleTTL, live: make(map[string]*legacySession)}
+	s.sessions = mcpfill.NewSessions(opts.quota(opts.MaxSessions, DefaultMaxSessions, opts.MaxSessionsPerClient, DefaultMaxSessionsPerClient), idleTTL)
 	now := opts.Now
 	if now == nil {
 		now = time.Now
@@ -249,7 +242,7 @@ func New(core Core, opts Options) (*Server, error) {
 	hooks.AddAfterListTools(s.afterListTools)
 	// A session mcp-go forgets without asking its id manager (a GET's
 	// own, when the stream ends) ends here.
-	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.sessions.end(cs.SessionID()) })
+	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.sessions.End(cs.SessionID()) })
 	hooks.AddBeforeSubscriptionsListen(s.beforeListen)
 	hooks.AddAfterListResources(s.afterListResources)
 	hooks.AddBeforeReadResource(s.beforeReadResource)
@@ -271,7 +264,7 @@ func New(core Core, opts Options) (*Server, error) {
 		server.WithPromptFilter(s.filterPrompts),
 	}, opts.ExtraServerOptions...)...)
 	s.http = server.NewStreamableHTTPServer(s.mcp, append([]server.StreamableHTTPOption{
-		// Stateful, with our own id manager (sessions.go).
+		// Stateful, with our own id manager (mcpfill.Sessions).
 		server.WithSessionIdManagerResolver(s.sessions),
 		server.WithSessionIdleTTL(idleTTL),
 		server.WithStreamableHTTPLogger(s.log),
@@ -308,7 +301,7 @@ func (s *Server) MCP() *server.MCPServer { return s.mcp }
 // behind the guard.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(EndpointPath, s.bindSessions(s.readRequest(s.protocol(s.http))))
+	mux.Handle(EndpointPath, s.sessions.Bind(mcpfill.ReadRequest(MaxBodyBytes, s.protocol(s.http))))
 	mux.HandleFunc(ServerCardPath, s.serveCard)
 	mux.HandleFunc(MetadataPath, s.serveMetadata)
 	return s.recordActivity(bodyDeadline(s.bodyTimeout(), Guard(s.core, s.opts.Guard, notePrincipal(s.limitRequests(redirectBrowsers(mux))))))
@@ -330,7 +323,7 @@ func (s *Server) ServeStdio(ctx context.Context, principal string, in io.Reader,
 	})
 	// mcp-go's stdio session is one, "stdio", never minted by the id
 	// manager: it lives as long as this stream, uncounted.
-	defer s.sessions.open(stdioSessionID, principal)()
+	defer s.sessions.Open(mcpfill.StdioSessionID, principal)()
 	in, out, unanswered := s.recordStdio(in, out) // the activity log (activity_stdio.go)
 	defer unanswered()
 	return stdio.Listen(ctx, in, unmarkingWriter{out})
@@ -395,13 +388,6 @@ func (s *Server) syncTools() {
 	s.setOwners(s.core.Agents())
 	s.cat.Store(newCatalog(list, rev))
 	s.mcp.SetTools(tools...)
-}
-
-// listening reports whether the legacy session has a GET stream open.
-func (s *Server) listening(sid string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.listeners[sid] > 0
 }
 
 // redirectBrowsers sends a browser's GET of /mcp to the server card.

@@ -266,12 +266,12 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, msg mcpfill.Peek,
 		if msg.Method == string(mcp.MethodInitialize) {
 			// mcp-go mints a session for it: within the limits only.
 			var done func()
-			if r, done, ok = s.admitSession(w, r, msg.ID); !ok {
+			if r, done, ok = s.sessions.Admit(w, r, msg.ID); !ok {
 				return
 			}
 			defer done()
 		}
-		next.ServeHTTP(w, s.followLegacyCall(r, msg))
+		next.ServeHTTP(w, s.legacyCalls.Follow(r, msg))
 		return
 	}
 	principal := PrincipalFrom(r.Context())

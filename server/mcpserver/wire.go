@@ -44,10 +44,3 @@ func (s *Server) bodyTimeout() time.Duration {
 func bodyDeadline(timeout time.Duration, next http.Handler) http.Handler {
 	return mcpfill.BodyDeadline(timeout, next)
 }
-
-// readRequest reads a POST's body whole, within the body deadline, and
-// refuses an oversized progress token (mcpfill.ReadRequest). The guard
-// refused longer bodies; this is a second bound.
-func (s *Server) readRequest(next http.Handler) http.Handler {
-	return mcpfill.ReadRequest(MaxBodyBytes, next)
-}

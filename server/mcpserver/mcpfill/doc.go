@@ -35,6 +35,19 @@
 //     lines are lost. Delete when mcp-go writes every notification of a
 //     call before its answer, sends keep-alives on POST streams and keeps
 //     bounded, resumable POST streams that outlive their connection.
+//   - Legacy sessions (Sessions). mcp-go's stateful id manager keeps a
+//     tombstone of every ended session, counts none of them, and does not
+//     know who opened one: any client holding an id may use it, and a GET
+//     opens a stream on any id, as a session nothing counts. Delete when
+//     mcp-go bounds sessions per client and binds each to its opener.
+//   - Cancelling a legacy call over HTTP (LegacyCalls). mcp-go cancels a
+//     call's context when its connection drops, which a 2025-11-25 call
+//     must outlive, and never hands notifications/cancelled to the work.
+//     Delete when mcp-go lets the work outlive the connection and stops
+//     it on notifications/cancelled.
+//   - Client capabilities (ClientCapabilities). mcp-go sends elicitation
+//     and sampling requests without checking that the client declared
+//     them. Delete when mcp-go refuses them itself.
 //
 // Peek and the Write functions are how the fill-ins that answer ahead of
 // mcp-go read a request and answer it; they go with the last of those.
