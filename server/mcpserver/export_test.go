@@ -17,8 +17,4 @@ func (s *Server) SessionState() (live, conversations, listeners, calls int) {
 
 // OnTaskFinished calls f with the id of each task once it has finished and
 // is kept (or not) within the limits on finished tasks.
-func (s *Server) OnTaskFinished(f func(id string)) {
-	s.tasks.mu.Lock()
-	defer s.tasks.mu.Unlock()
-	s.tasks.onFinish = f
-}
+func (s *Server) OnTaskFinished(f func(id string)) { s.tasks.OnFinish(f) }

@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -179,8 +178,8 @@ type Server struct {
 	streams *mcpfill.Resumables // call streams kept for resumption
 
 	sealer *mcpfill.Sealer
-	paused *pausedTurns
-	tasks  *taskTable
+	paused *mcpfill.PausedTurns
+	tasks  *mcpfill.Tasks
 	// waits counts the paused turns and unfinished tasks together.
 	waits *mcpfill.Quota
 
@@ -231,9 +230,10 @@ func New(core Core, opts Options) (*Server, error) {
 	if s.sealer, err = mcpfill.NewSealer(opts.StateKeys, ttl, now); err != nil {
 		return nil, err
 	}
-	s.tasks = newTaskTable(DefaultTaskTTL, now, mcpfill.NewShelf(opts.limit(opts.MaxFinishedTasks, DefaultMaxFinishedTasks,
+	s.tasks = mcpfill.NewTasks(s.waits, mcpfill.DefaultTaskTTL, now, mcpfill.NewShelf(opts.limit(opts.MaxFinishedTasks, DefaultMaxFinishedTasks,
 		opts.MaxFinishedTasksPerClient, DefaultMaxFinishedTasksPerClient)))
-	s.paused = &pausedTurns{turns: make(map[string]*parkedTurn), slots: s.waits, ttl: ttl, now: now}
+	s.tasks.Hidden, s.tasks.WaitingElsewhere, s.tasks.Cancelled, s.tasks.Log = s.toolHidden, s.waitingOnDesktop, errTaskCancelled, s.log
+	s.paused = mcpfill.NewPausedTurns(s.sealer, s.waits, errPauseExpired, userError)
 	hooks := &server.Hooks{}
 	// Every request sees the current agents, even before the change event
 	// arrives; the event only makes list_changed prompt.
@@ -339,8 +339,6 @@ func (u unmarkingWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
-
-func newID() string { return rand.Text() }
 
 // syncTools makes the tools, resources and prompts match the enabled
 // agents, if they changed since the last sync; mcp-go notifies clients

@@ -213,7 +213,7 @@ func (s *Server) handleCall(slug string) server.ToolHandlerFunc {
 func (s *Server) finish(a agent.Agent, handle string, res *agent.RunResult, err error) *mcp.CallToolResult {
 	if err != nil {
 		msg := agent.UserMessage(err)
-		if errors.Is(err, agent.ErrConversationBusy) && s.paused.holdsConversation(strings.TrimSpace(handle)) {
+		if errors.Is(err, agent.ErrConversationBusy) && s.paused.Holds(strings.TrimSpace(handle)) {
 			msg = "this conversation is waiting for the answer to a question: answer it (retry your call with the answer), or start a new conversation"
 		}
 		out := mcp.NewToolResultError(msg)

@@ -35,6 +35,18 @@
 //     lines are lost. Delete when mcp-go writes every notification of a
 //     call before its answer, sends keep-alives on POST streams and keeps
 //     bounded, resumable POST streams that outlive their connection.
+//   - Paused turns (PausedTurns, ParkedTurn). On a 2026-07-28 input round
+//     mcp-go only runs the handler again from the start when the client
+//     retries: there is no way to keep work parked mid-flight across
+//     rounds, so work that must not be replayed would be. Delete when
+//     mcp-go holds a call's work across input rounds (a continuation it
+//     resumes on a verified retry), bounded, with expiry.
+//   - Tasks (Tasks, Task). mcp-go has no 2026-07-28 Tasks extension
+//     (SEP-2663): no tasks/update, no input_required, and on modern
+//     requests tasks/result is removed, so a result cannot be fetched; its
+//     legacy tasks cancel the work when the response is written (issue
+//     #897). Delete when mcp-go serves the extension, with input_required
+//     and tasks/update, bounded per client.
 //   - Legacy sessions (Sessions). mcp-go's stateful id manager keeps a
 //     tombstone of every ended session, counts none of them, and does not
 //     know who opened one: any client holding an id may use it, and a GET
