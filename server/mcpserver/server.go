@@ -174,7 +174,7 @@ type Server struct {
 	http *server.StreamableHTTPServer
 
 	cat     atomic.Pointer[catalog]
-	cursors *cursorCodec
+	cursors *mcpfill.Cursors
 	streams *mcpfill.Resumables // call streams kept for resumption
 
 	sealer *mcpfill.Sealer
@@ -210,7 +210,7 @@ func New(core Core, opts Options) (*Server, error) {
 		log:         cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
 		legacyCalls: &mcpfill.LegacyCalls{Cancelled: errClientCancelled},
 		synced:      make(chan struct{}),
-		cursors:     newCursorCodec(),
+		cursors:     mcpfill.NewCursors(),
 		waits:       opts.quota(opts.MaxPaused, DefaultMaxPaused, opts.MaxPausedPerClient, DefaultMaxPausedPerClient),
 		inFlight:    opts.quota(opts.MaxInFlight, DefaultMaxInFlight, opts.MaxInFlightPerClient, DefaultMaxInFlightPerClient),
 		openStreams: opts.quota(opts.MaxStreams, DefaultMaxStreams, opts.MaxStreamsPerClient, DefaultMaxStreamsPerClient),

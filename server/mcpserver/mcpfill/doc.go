@@ -60,9 +60,24 @@
 //   - Client capabilities (ClientCapabilities). mcp-go sends elicitation
 //     and sampling requests without checking that the client declared
 //     them. Delete when mcp-go refuses them itself.
+//   - Opaque list cursors (Cursors). mcp-go's tools/list cursor is the
+//     last name listed, in base64, which a client can forge and which
+//     outlives a restart. Delete when mcp-go's cursors are opaque and
+//     refused when foreign.
 //
 // Peek and the Write functions are how the fill-ins that answer ahead of
 // mcp-go read a request and answer it; they go with the last of those.
+//
+// Some of what mcp-go lacks stays in mcpserver, being inseparable from
+// what Deskhand serves: the localhost guard (Origin checks and bearer
+// tokens, against the core's clients); routing each request to the fill-in
+// that serves it, which needs to know the agents and the extra tools; the
+// tool list served from Deskhand's catalog (the page splice and the
+// session-tools bypass of tools/list, whose cost is the catalog's size);
+// progress notifications made from the core's events; the bridges that
+// let a turn ask or sample through a parked turn, a task or a legacy
+// session (they speak the core's questions and answers); and the limits'
+// defaults, which are Deskhand's policy.
 //
 // The principal (WithPrincipal, PrincipalFrom) is the client that a
 // request comes from: every fill-in keeps what it holds per principal,
