@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/mcpserver/mcpfill"
 )
 
 // The activity log's view of the MCP surface: recordActivity, outside the
@@ -139,7 +140,7 @@ func notePrincipal(next http.Handler) http.Handler {
 
 // noteRPC records a request's method, and the agent it concerns: the one
 // it calls, whose description it reads or whose starter prompt it gets.
-func (s *Server) noteRPC(r *http.Request, msg *rpcPeek) {
+func (s *Server) noteRPC(r *http.Request, msg *mcpfill.Peek) {
 	n := noteFrom(r.Context())
 	if n == nil {
 		return

@@ -8,20 +8,8 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/mcpserver/mcpfill"
 )
-
-// clientCaps returns what the calling client declared: per request on the
-// modern era, at initialize on the legacy one. mcp-go does not check them
-// before sending requests, so we do.
-func clientCaps(ctx context.Context) mcp.ClientCapabilities {
-	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern && info.ClientCapabilities != nil {
-		return *info.ClientCapabilities
-	}
-	if s, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok {
-		return s.GetClientCapabilities()
-	}
-	return mcp.ClientCapabilities{}
-}
 
 // legacyAsker asks the client's user with elicitation/create on the call's
 // stream (legacy era and stdio).
@@ -61,12 +49,12 @@ func answerFrom(q agent.Question, r mcp.ElicitationResponse) (agent.Answer, erro
 // on the client's GET stream: without one open it is not offered, so the
 // turn falls back at once instead of hanging.
 func (s *Server) legacyContext(ctx context.Context) context.Context {
-	caps := clientCaps(ctx)
+	caps := mcpfill.ClientCapabilities(ctx)
 	if caps.Elicitation != nil {
 		ctx = agent.WithAsker(ctx, legacyAsker{mcp: s.mcp})
 	}
-	sid := legacySessionID(ctx)
-	if caps.Sampling != nil && (sid == stdioSessionID || s.listening(sid)) {
+	sid := mcpfill.LegacySessionID(ctx)
+	if caps.Sampling != nil && (sid == mcpfill.StdioSessionID || s.sessions.Listening(sid)) {
 		ctx = agent.WithClientModel(ctx, legacySampler{mcp: s.mcp, tools: caps.Sampling.Tools != nil})
 	}
 	return ctx

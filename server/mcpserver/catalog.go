@@ -3,11 +3,8 @@ package mcpserver
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -19,6 +16,8 @@ import (
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/deskhand/deskhand/server/mcpserver/mcpfill"
 )
 
 // DefaultPageSize is how many tools one tools/list page holds.
@@ -66,11 +65,11 @@ func newCatalog(tools []mcp.Tool, revision uint64) *catalog {
 // page returns the tools after the cursor's last name (as the index of
 // the first and past the last), and the cursor of the next page when
 // more follow.
-func (c *catalog) page(after string, size int, cursors *cursorCodec) (start, end int, next mcp.Cursor) {
+func (c *catalog) page(after string, size int, cursors *mcpfill.Cursors) (start, end int, next mcp.Cursor) {
 	start = sort.Search(len(c.tools), func(i int) bool { return c.tools[i].Name > after })
 	end = min(start+size, len(c.tools))
 	if end < len(c.tools) {
-		next = mcp.Cursor(cursors.encode(c.tools[end-1].Name))
+		next = mcp.Cursor(cursors.Encode(c.tools[end-1].Name))
 	}
 	return start, end, next
 }
@@ -94,58 +93,6 @@ func (c *catalog) etag(cursor string, size int) string {
 	return `"` + hex.EncodeToString(sum[:12]) + `"`
 }
 
-// cursorCodec makes opaque cursors: the last name listed, with an HMAC
-// under a key of this process, so a cursor is valid only here and until a
-// restart. They are standard base64, which mcp-go insists on.
-type cursorCodec struct{ key []byte }
-
-func newCursorCodec() *cursorCodec {
-	key := make([]byte, 32)
-	_, _ = rand.Read(key) // crypto/rand.Read never fails
-	return &cursorCodec{key: key}
-}
-
-const cursorVersion = 1
-
-func (c *cursorCodec) mac(name string) []byte {
-	m := hmac.New(sha256.New, c.key)
-	m.Write([]byte{cursorVersion})
-	m.Write([]byte(name))
-	return m.Sum(nil)[:16]
-}
-
-func (c *cursorCodec) encode(last string) string {
-	b := []byte{cursorVersion}
-	b = binary.AppendUvarint(b, uint64(len(last)))
-	b = append(b, last...)
-	b = append(b, c.mac(last)...)
-	return base64.StdEncoding.EncodeToString(b)
-}
-
-// decode returns the cursor's last name; "" with ok for no cursor.
-func (c *cursorCodec) decode(cursor string) (last string, ok bool) {
-	if cursor == "" {
-		return "", true
-	}
-	b, err := base64.StdEncoding.DecodeString(cursor)
-	if err != nil || len(b) < 1 || b[0] != cursorVersion {
-		return "", false
-	}
-	n, k := binary.Uvarint(b[1:])
-	if k <= 0 || n > uint64(len(b)) {
-		return "", false
-	}
-	rest := b[1+k:]
-	if uint64(len(rest)) != n+16 {
-		return "", false
-	}
-	name, mac := string(rest[:n]), rest[n:]
-	if !hmac.Equal(mac, c.mac(name)) {
-		return "", false
-	}
-	return name, true
-}
-
 func (s *Server) pageSize() int {
 	if s.opts.PageSize > 0 {
 		return s.opts.PageSize
@@ -157,7 +104,7 @@ func (s *Server) pageSize() int {
 // -32602: a hook cannot answer an error itself. HTTP clients get a
 // clearer message from listTools first.
 func (s *Server) beforeListTools(_ context.Context, _ any, req *mcp.ListToolsRequest) {
-	if _, ok := s.cursors.decode(string(req.Params.Cursor)); !ok {
+	if _, ok := s.cursors.Decode(string(req.Params.Cursor)); !ok {
 		req.Params.Cursor = "!" + mcp.Cursor(errForeignCursor.Error())
 	}
 }
@@ -167,7 +114,7 @@ func (s *Server) beforeListTools(_ context.Context, _ any, req *mcp.ListToolsReq
 // encodes the rest of the answer.
 func (s *Server) afterListTools(ctx context.Context, _ any, req *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
 	cat := s.catalogFor(ctx)
-	after, _ := s.cursors.decode(string(req.Params.Cursor))
+	after, _ := s.cursors.Decode(string(req.Params.Cursor))
 	var start, end int
 	size := s.pageSize()
 	start, end, res.NextCursor = cat.page(after, size, s.cursors)
@@ -241,11 +188,11 @@ func (sp *toolSplice) finish() {
 // listTools answers what HTTP can before mcp-go lists: a foreign cursor,
 // and a page the client already has (If-None-Match). It sets the page's
 // ETag. ok is false when it has answered.
-func (s *Server) listTools(w http.ResponseWriter, r *http.Request, msg rpcPeek) bool {
+func (s *Server) listTools(w http.ResponseWriter, r *http.Request, msg mcpfill.Peek) bool {
 	s.syncTools()
 	cursor := msg.Params.Cursor
-	if _, ok := s.cursors.decode(cursor); !ok {
-		writeJSONRPCErrorStatus(w, errorStatus(r), msg.ID, mcp.INVALID_PARAMS, errForeignCursor.Error(), nil)
+	if _, ok := s.cursors.Decode(cursor); !ok {
+		mcpfill.WriteErrorStatus(w, mcpfill.ErrorStatus(r), msg.ID, mcp.INVALID_PARAMS, errForeignCursor.Error(), nil)
 		return false
 	}
 	etag := s.catalogFor(r.Context()).etag(cursor, s.pageSize())

@@ -16,13 +16,8 @@
 // text. Tool failures are isError results; JSON-RPC errors are for protocol
 // faults only.
 //
-// Resumption (SEP-1699) is ours (resume.go, stream.go), not mcp-go's
-// WithEventStore, which a spike (issue 13) tried against v1.2.1: its POST
-// streams have no priming event or retry field and no way to end mid-call,
-// so server-sse-polling cannot pass on it; NewInMemoryEventStore keeps every
-// event until the session ends, with no cap, and a dropped or unknown id gets
-// 400, not 410 (the EventStore interface cannot say "dropped"); the call's
-// context is cancelled when the client drops, so an agent turn would not live
-// to be resumed; our Notify writes bypass its store, so those events carry no
-// id; and when our keep-alive opens the stream first, its "id:" lines are lost.
+// The protocol pieces mcp-go v1.2.1 lacks (sealed requestState, resumable
+// streams, bounds on bodies and on what clients hold, and more) are filled
+// in by package mcpfill, beneath this one; its doc says what to delete
+// when mcp-go has each.
 package mcpserver

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/mcpserver/mcpfill"
 )
 
 // FuzzToolArguments: whatever arguments a client sends an agent tool, they
@@ -52,11 +53,11 @@ func FuzzToolArguments(f *testing.F) {
 // FuzzOpenState: a requestState opens only as sealed here, for its tool
 // and principal, once; anything else a client makes up is refused.
 func FuzzOpenState(f *testing.F) {
-	s, err := newSealer(nil, time.Minute, time.Now)
+	s, err := mcpfill.NewSealer(nil, time.Minute, time.Now)
 	if err != nil {
 		f.Fatal(err)
 	}
-	good := s.seal(stateClaims{Turn: "t", Seq: 1, Tool: "assistant", Principal: "p"})
+	good := s.Seal(mcpfill.Claims{Turn: "t", Seq: 1, Tool: "assistant", Principal: "p"})
 	f.Add(good, "assistant", "p")
 	f.Add(good, "other", "p")
 	f.Add(good, "assistant", "q")
@@ -64,14 +65,14 @@ func FuzzOpenState(f *testing.F) {
 	f.Add("", "assistant", "p")
 	f.Add("!!!", "assistant", "p")
 	f.Fuzz(func(t *testing.T, state, tool, principal string) {
-		fresh, err := newSealer(nil, time.Minute, time.Now) // no state of the fuzzer's can be sealed by it
+		fresh, err := mcpfill.NewSealer(nil, time.Minute, time.Now) // no state of the fuzzer's can be sealed by it
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := fresh.open(state, tool, principal, nil); err == nil {
+		if _, _, err := fresh.Open(state, tool, principal, nil); err == nil {
 			t.Fatalf("a made-up state opened: %q", state)
 		}
-		c, _, err := s.open(state, tool, principal, nil) // claimed, never settled: once
+		c, _, err := s.Open(state, tool, principal, nil) // claimed, never settled: once
 		if err == nil && (state != good || tool != "assistant" || principal != "p" || c.Turn != "t") {
 			t.Fatalf("opened %q for %s/%s as %+v", state, tool, principal, c)
 		}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/mcpserver/mcpfill"
 )
 
 // MaxBodyBytes is the largest request body accepted (413 beyond).
@@ -40,18 +41,14 @@ type GuardOptions struct {
 	Public []string
 }
 
-type principalKey struct{}
-
-// withPrincipal records who is calling.
+// withPrincipal records who is calling, where every part of the server,
+// mcpfill's included, finds it.
 func withPrincipal(ctx context.Context, p string) context.Context {
-	return context.WithValue(ctx, principalKey{}, p)
+	return mcpfill.WithPrincipal(ctx, p)
 }
 
 // PrincipalFrom returns the caller set by the guard or the stdio server.
-func PrincipalFrom(ctx context.Context) string {
-	p, _ := ctx.Value(principalKey{}).(string)
-	return p
-}
+func PrincipalFrom(ctx context.Context) string { return mcpfill.PrincipalFrom(ctx) }
 
 // guardRefuses answers a request the guard turns away, and tells the activity
 // log why (never with the token).
@@ -122,7 +119,7 @@ func Guard(auth Authenticator, opts GuardOptions, next http.Handler) http.Handle
 			// Chunked: read up to the limit here, since mcp-go reads without one.
 			body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
 			if err != nil {
-				bodyReadFailed(w, err)
+				mcpfill.BodyReadFailed(w, err)
 				return
 			}
 			if len(body) > MaxBodyBytes {

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -10,22 +9,23 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/mcpserver/mcpfill"
 )
 
 // Notify sends a notification to the client of the call in ctx: written
-// at once on the call's own event stream when it has one (see
-// callStream), so none is lost and it comes before the answer; through
-// mcp-go otherwise (stdio). Tools served beside the agents use it too.
+// at once on the call's own event stream when it has one, so none is lost
+// and it comes before the answer; through mcp-go otherwise (stdio). Tools
+// served beside the agents use it too.
 func (s *Server) Notify(ctx context.Context, method string, params map[string]any) error {
-	if cs := streamFrom(ctx); cs != nil {
-		err := cs.send(mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION,
-			Notification: mcp.Notification{Method: method, Params: mcp.NotificationParams{AdditionalFields: params}}})
-		if !errors.Is(err, errNoStream) {
-			return err
-		}
-	}
-	return s.mcp.SendNotificationToClient(ctx, method, params)
+	return mcpfill.Notify(ctx, s.mcp, method, params)
 }
+
+// CloseCallStream ends the event stream of the call in ctx now, if it can
+// be resumed (a 2025-11-25 session's stream, kept within the limits on
+// kept streams, where it goes on counting): the call goes on, its events
+// are kept, and the client gets them, the answer included, by reconnecting
+// with Last-Event-ID (SEP-1699). It reports whether it did.
+func (s *Server) CloseCallStream(ctx context.Context) bool { return mcpfill.CloseCallStream(ctx) }
 
 // Log sends a log message to the client of the call in ctx, as Notify
 // does, if the client asked for messages of that level: by

@@ -72,7 +72,7 @@ func lostProgress(t *testing.T, c *client.Client, log *progressLog, prefix, tool
 // TestProgressIsNeverLost: every call with a progress token gets its
 // progress before its answer, the last notification included, on both
 // eras, run after run (mcp-go alone loses about a third of last-moment
-// notifications; see callStream).
+// notifications; see mcpfill.WithCallStream).
 func TestProgressIsNeverLost(t *testing.T) {
 	const runs = 200
 	h := newHarness(t, mcpserver.GuardOptions{})

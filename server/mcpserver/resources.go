@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/mcpserver/mcpfill"
 )
 
 // Resource URIs. An agent's description is a listed resource. A
@@ -99,7 +100,7 @@ func (s *Server) readConversationResource(ctx context.Context, req mcp.ReadResou
 // readResource answers, before mcp-go, a read of someone else's
 // conversation with the protocol's "not found" (a resource handler can
 // only fail with an internal error). ok is false when it has answered.
-func (s *Server) readResource(w http.ResponseWriter, r *http.Request, msg rpcPeek) bool {
+func (s *Server) readResource(w http.ResponseWriter, r *http.Request, msg mcpfill.Peek) bool {
 	id, isConv := strings.CutPrefix(msg.Params.URI, ConversationResourcePrefix)
 	if !isConv {
 		return true
@@ -111,6 +112,6 @@ func (s *Server) readResource(w http.ResponseWriter, r *http.Request, msg rpcPee
 	if mcp.IsModernProtocol(r.Header.Get("Mcp-Protocol-Version")) {
 		code = mcp.INVALID_PARAMS // as 2026-07-28 has it
 	}
-	writeJSONRPCErrorStatus(w, errorStatus(r), msg.ID, code, fmt.Sprintf("resource not found: %s", msg.Params.URI), nil)
+	mcpfill.WriteErrorStatus(w, mcpfill.ErrorStatus(r), msg.ID, code, fmt.Sprintf("resource not found: %s", msg.Params.URI), nil)
 	return false
 }

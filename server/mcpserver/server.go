@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -16,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/mcpserver/mcpfill"
 )
 
 // Paths served by Handler.
@@ -138,7 +138,7 @@ type Options struct {
 	MaxKeptStreams, MaxKeptStreamsPerClient int
 	MaxKeptBytes, MaxKeptBytesPerClient     int
 	// StateKeys seal and open requestState: the first seals, all open
-	// (rotation). Each needs MinStateKeyBytes. None: a random key per run.
+	// (rotation). Each needs mcpfill.MinStateKeyBytes. None: a random key per run.
 	StateKeys [][]byte
 	// StateTTL is how long a paused turn waits for the client (default
 	// DefaultStateTTL).
@@ -177,8 +177,8 @@ type Options struct {
 
 // quota is one of the limits, as set or by default. With tokens off every
 // client is the same principal, so a default share is the whole.
-func (o Options) quota(total, defaultTotal, perClient, defaultPerClient int) *quota {
-	return newQuota(o.limit(total, defaultTotal, perClient, defaultPerClient))
+func (o Options) quota(total, defaultTotal, perClient, defaultPerClient int) *mcpfill.Quota {
+	return mcpfill.NewQuota(o.limit(total, defaultTotal, perClient, defaultPerClient))
 }
 
 // limit is a total and a per-client share, as set or by default.
@@ -199,25 +199,20 @@ type Server struct {
 	http *server.StreamableHTTPServer
 
 	cat     atomic.Pointer[catalog]
-	cursors *cursorCodec
-	streams *resumables // call streams kept for resumption
+	cursors *mcpfill.Cursors
+	streams *mcpfill.Resumables // call streams kept for resumption
 
-	sealer *sealer
-	paused *pausedTurns
-	tasks  *taskTable
+	sealer *mcpfill.Sealer
+	paused *mcpfill.PausedTurns
+	tasks  *mcpfill.Tasks
 	// waits counts the paused turns and unfinished tasks together.
-	waits *quota
+	waits *mcpfill.Quota
 
-	sessions              *legacySessions
-	inFlight, openStreams *quota
-
-	mu sync.Mutex
-	// listeners counts each legacy session's open GET streams: mcp-go
-	// sends sampling requests only there.
-	listeners map[string]int
-	// legacyCalls cancels the turn of a legacy call, by session and
-	// request id (cancel.go).
-	legacyCalls map[string]context.CancelCauseFunc
+	sessions              *mcpfill.Sessions
+	inFlight, openStreams *mcpfill.Quota
+	// legacyCalls lets a legacy session's notifications/cancelled stop
+	// the turn of its call.
+	legacyCalls *mcpfill.LegacyCalls
 
 	syncMu   sync.Mutex
 	syncedAt uint64 // the core's AgentsRevision the tools reflect, plus one
@@ -238,33 +233,32 @@ func New(core Core, opts Options) (*Server, error) {
 		core:        core,
 		opts:        opts,
 		log:         cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
-		listeners:   make(map[string]int),
-		legacyCalls: make(map[string]context.CancelCauseFunc),
+		legacyCalls: &mcpfill.LegacyCalls{Cancelled: errClientCancelled},
 		synced:      make(chan struct{}),
-		cursors:     newCursorCodec(),
+		cursors:     mcpfill.NewCursors(),
 		waits:       opts.quota(opts.MaxPaused, DefaultMaxPaused, opts.MaxPausedPerClient, DefaultMaxPausedPerClient),
 		inFlight:    opts.quota(opts.MaxInFlight, DefaultMaxInFlight, opts.MaxInFlightPerClient, DefaultMaxInFlightPerClient),
 		openStreams: opts.quota(opts.MaxStreams, DefaultMaxStreams, opts.MaxStreamsPerClient, DefaultMaxStreamsPerClient),
 	}
-	var kept keptLimits
-	kept.streams, kept.streamsPerClient = opts.limit(opts.MaxKeptStreams, DefaultMaxKeptStreams, opts.MaxKeptStreamsPerClient, DefaultMaxKeptStreamsPerClient)
-	kept.bytes, kept.bytesPerClient = opts.limit(opts.MaxKeptBytes, DefaultMaxKeptBytes, opts.MaxKeptBytesPerClient, DefaultMaxKeptBytesPerClient)
-	s.streams = newResumables(kept)
+	var kept mcpfill.KeptLimits
+	kept.Streams, kept.StreamsPerClient = opts.limit(opts.MaxKeptStreams, DefaultMaxKeptStreams, opts.MaxKeptStreamsPerClient, DefaultMaxKeptStreamsPerClient)
+	kept.Bytes, kept.BytesPerClient = opts.limit(opts.MaxKeptBytes, DefaultMaxKeptBytes, opts.MaxKeptBytesPerClient, DefaultMaxKeptBytesPerClient)
+	s.streams = mcpfill.NewResumables(kept)
 	idleTTL := cmp.Or(opts.SessionIdleTTL, 30*time.Minute)
-	s.sessions = &legacySessions{slots: opts.quota(opts.MaxSessions, DefaultMaxSessions, opts.MaxSessionsPerClient, DefaultMaxSessionsPerClient),
-		ttl: idleTTL, live: make(map[string]*legacySession)}
+	s.sessions = mcpfill.NewSessions(opts.quota(opts.MaxSessions, DefaultMaxSessions, opts.MaxSessionsPerClient, DefaultMaxSessionsPerClient), idleTTL)
 	now := opts.Now
 	if now == nil {
 		now = time.Now
 	}
 	ttl := cmp.Or(opts.StateTTL, DefaultStateTTL)
 	var err error
-	if s.sealer, err = newSealer(opts.StateKeys, ttl, now); err != nil {
+	if s.sealer, err = mcpfill.NewSealer(opts.StateKeys, ttl, now); err != nil {
 		return nil, err
 	}
-	s.tasks = newTaskTable(DefaultTaskTTL, now, newShelf(opts.limit(opts.MaxFinishedTasks, DefaultMaxFinishedTasks,
+	s.tasks = mcpfill.NewTasks(s.waits, mcpfill.DefaultTaskTTL, now, mcpfill.NewShelf(opts.limit(opts.MaxFinishedTasks, DefaultMaxFinishedTasks,
 		opts.MaxFinishedTasksPerClient, DefaultMaxFinishedTasksPerClient)))
-	s.paused = &pausedTurns{turns: make(map[string]*parkedTurn), slots: s.waits, ttl: ttl, now: now}
+	s.tasks.Hidden, s.tasks.WaitingElsewhere, s.tasks.Cancelled, s.tasks.Log = s.toolHidden, s.waitingOnDesktop, errTaskCancelled, s.log
+	s.paused = mcpfill.NewPausedTurns(s.sealer, s.waits, errPauseExpired, userError)
 	hooks := &server.Hooks{}
 	// Every request sees the current agents, even before the change event
 	// arrives; the event only makes list_changed prompt.
@@ -273,7 +267,7 @@ func New(core Core, opts Options) (*Server, error) {
 	hooks.AddAfterListTools(s.afterListTools)
 	// A session mcp-go forgets without asking its id manager (a GET's
 	// own, when the stream ends) ends here.
-	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.sessions.end(cs.SessionID()) })
+	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.sessions.End(cs.SessionID()) })
 	hooks.AddBeforeSubscriptionsListen(s.beforeListen)
 	hooks.AddAfterListResources(s.afterListResources)
 	hooks.AddBeforeReadResource(s.beforeReadResource)
@@ -288,14 +282,14 @@ func New(core Core, opts Options) (*Server, error) {
 		server.WithWebsiteURL(opts.Info.WebsiteURL),
 		server.WithInstructions(opts.Info.Instructions),
 		server.WithOutputSchemaValidation(),
-		server.WithExtensions(map[string]any{TasksExtension: map[string]any{}}),
+		server.WithExtensions(map[string]any{mcpfill.TasksExtension: map[string]any{}}),
 		server.WithRecovery(),
 		server.WithHooks(hooks),
 		server.WithToolFilter(s.filterTools),
 		server.WithPromptFilter(s.filterPrompts),
 	}, opts.ExtraServerOptions...)...)
 	s.http = server.NewStreamableHTTPServer(s.mcp, append([]server.StreamableHTTPOption{
-		// Stateful, with our own id manager (sessions.go).
+		// Stateful, with our own id manager (mcpfill.Sessions).
 		server.WithSessionIdManagerResolver(s.sessions),
 		server.WithSessionIdleTTL(idleTTL),
 		server.WithStreamableHTTPLogger(s.log),
@@ -332,7 +326,7 @@ func (s *Server) MCP() *server.MCPServer { return s.mcp }
 // behind the guard.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(EndpointPath, s.bindSessions(s.readRequest(s.protocol(s.http))))
+	mux.Handle(EndpointPath, s.sessions.Bind(mcpfill.ReadRequest(MaxBodyBytes, s.protocol(s.http))))
 	mux.HandleFunc(ServerCardPath, s.serveCard)
 	mux.HandleFunc(MetadataPath, s.serveMetadata)
 	return s.recordActivity(bodyDeadline(s.bodyTimeout(), Guard(s.core.Clients, s.opts.Guard, notePrincipal(s.limitRequests(redirectBrowsers(mux))))))
@@ -354,7 +348,7 @@ func (s *Server) ServeStdio(ctx context.Context, principal string, in io.Reader,
 	})
 	// mcp-go's stdio session is one, "stdio", never minted by the id
 	// manager: it lives as long as this stream, uncounted.
-	defer s.sessions.open(stdioSessionID, principal)()
+	defer s.sessions.Open(mcpfill.StdioSessionID, principal)()
 	in, out, unanswered := s.recordStdio(in, out) // the activity log (activity_stdio.go)
 	defer unanswered()
 	return stdio.Listen(ctx, in, unmarkingWriter{out})
@@ -370,8 +364,6 @@ func (u unmarkingWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
-
-func newID() string { return rand.Text() }
 
 // syncTools makes the tools, resources and prompts match the enabled
 // agents, if they changed since the last sync; mcp-go notifies clients
@@ -400,7 +392,7 @@ func (s *Server) syncTools() {
 		tools = append(tools, s.sessionTools()...)
 	}
 	for _, t := range s.opts.ExtraTools {
-		tools = append(tools, server.ServerTool{Tool: t.Tool, Handler: keepingState(t.Handler)})
+		tools = append(tools, server.ServerTool{Tool: t.Tool, Handler: mcpfill.KeepingState(t.Handler)})
 	}
 	list := make([]mcp.Tool, len(tools))
 	for i, t := range tools {
@@ -419,13 +411,6 @@ func (s *Server) syncTools() {
 	s.setOwners(s.core.Agents.List())
 	s.cat.Store(newCatalog(list, rev))
 	s.mcp.SetTools(tools...)
-}
-
-// listening reports whether the legacy session has a GET stream open.
-func (s *Server) listening(sid string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.listeners[sid] > 0
 }
 
 // redirectBrowsers sends a browser's GET of /mcp to the server card.

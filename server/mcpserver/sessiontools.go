@@ -63,7 +63,7 @@ func (s *Server) pageArgs(req mcp.CallToolRequest, kind string) (limit int, mark
 		return 0, "", fmt.Errorf("limit must be between 1 and %d", maxPage)
 	}
 	cursor := req.GetString("cursor", "")
-	mark, ok := s.cursors.decode(cursor)
+	mark, ok := s.cursors.Decode(cursor)
 	if ok {
 		mark, ok = strings.CutPrefix(mark, kind)
 	}
@@ -112,7 +112,7 @@ func (s *Server) listConversations(ctx context.Context, req mcp.CallToolRequest)
 	for i, c := range list {
 		if i == limit {
 			last := list[i-1]
-			out.NextCursor = s.cursors.encode(conversationsCursor + strconv.FormatInt(last.UpdatedAt.UnixMilli(), 10) + "\x00" + last.ID)
+			out.NextCursor = s.cursors.Encode(conversationsCursor + strconv.FormatInt(last.UpdatedAt.UnixMilli(), 10) + "\x00" + last.ID)
 			break
 		}
 		out.Conversations = append(out.Conversations, conversationItem{Conversation: c.ID, Agent: slugs[c.AgentID], Title: c.Title, UpdatedAt: c.UpdatedAt, LastStatus: string(c.LastStatus)})
@@ -161,7 +161,7 @@ func (s *Server) readConversation(ctx context.Context, req mcp.CallToolRequest) 
 		NextCursor   string        `json:"nextCursor,omitempty"`
 	}{Conversation: conv.ID, Title: conv.Title, Messages: append([]messageItem{}, shown[start:end]...)}
 	if end < len(shown) {
-		out.NextCursor = s.cursors.encode(messagesCursor + strconv.Itoa(end))
+		out.NextCursor = s.cursors.Encode(messagesCursor + strconv.Itoa(end))
 	}
 	return structured(out)
 }

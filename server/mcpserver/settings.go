@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/mcpserver/mcpfill"
 )
 
 // Settings is where the person's settings are kept (the core).
@@ -59,8 +60,8 @@ func parseStateKeys(env string) ([][]byte, error) {
 	var keys [][]byte
 	for _, field := range splitList(env) {
 		k, err := hex.DecodeString(field)
-		if err != nil || len(k) < MinStateKeyBytes {
-			return nil, agent.Userf(err, "DESKHAND_STATE_KEYS must hold hex keys of at least %d bytes each, separated by commas (make one with 'openssl rand -hex 32')", MinStateKeyBytes)
+		if err != nil || len(k) < mcpfill.MinStateKeyBytes {
+			return nil, agent.Userf(err, "DESKHAND_STATE_KEYS must hold hex keys of at least %d bytes each, separated by commas (make one with 'openssl rand -hex 32')", mcpfill.MinStateKeyBytes)
 		}
 		keys = append(keys, k)
 	}

@@ -1,621 +1,76 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"net/http"
-	"sort"
-	"sync"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/mcpserver/mcpfill"
 )
 
-// The Tasks extension (SEP-2663) for 2026-07-28 clients that declare it:
-// a tools/call on an agent returns a task at once, and the client follows
-// it with tasks/get, answers its questions with tasks/update and stops it
-// with tasks/cancel. mcp-go does not implement it, so it is HTTP
-// middleware ahead of mcp-go; stdio has no tasks.
-
-// TasksExtension is the extension's identifier.
-const TasksExtension = "io.modelcontextprotocol/tasks"
-
-const (
-	taskWorking       = "working"
-	taskInputRequired = "input_required"
-	taskCompleted     = "completed"
-	taskFailed        = "failed"
-	taskCancelled     = "cancelled"
-
-	// DefaultTaskTTL keeps a finished task readable this long, within the
-	// limits on finished tasks (Options.MaxFinishedTasks).
-	DefaultTaskTTL  = time.Hour
-	taskPollMs      = 500
-	protocolVersion = mcp.ProtocolVersion20260728
-)
-
-type task struct {
-	id        string
-	principal string
-	agent     string // the agent's slug; "" for an extra tool's task
-	turn      string // the turn's ID, to find its questions for the desktop
-	created   time.Time
-	cancel    context.CancelCauseFunc
-
-	mu      sync.Mutex
-	updated time.Time
-	status  string
-	message string
-	pending map[string]*openQuestion // questions out with the client, by question ID
-	inputs  *inputRound              // an extra tool's input requests, by its keys
-	result  *mcp.CallToolResult
-	failure *jsonrpcError
-}
-
-type jsonrpcError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-}
-
-// taskTable holds the tasks of all clients. Unfinished ones are bounded
-// by Server.waits (with the paused turns); finished ones are kept ttl
-// for their clients to read, within the limits of the finished shelf,
-// and each one dropped to stay within them leaves a note (on a shelf of
-// the same limits) so that a tasks/get of it says what happened.
-type taskTable struct {
-	ttl time.Duration
-	now func() time.Time
-
-	mu       sync.Mutex
-	tasks    map[string]*task
-	finished *shelf                 // ids of the finished tasks in tasks
-	dropped  map[string]droppedTask // id → why it is no longer kept
-	notes    *shelf                 // ids of the dropped tasks
-	onFinish func(id string)        // tests: called once a task is finished and shelved
-}
-
-// droppedTask is what is known of a finished task dropped to stay within
-// the limits: whose it was and which limit it hit.
-type droppedTask struct {
-	principal string
-	hit       limitHit
-}
-
-func newTaskTable(ttl time.Duration, now func() time.Time, finished *shelf) *taskTable {
-	return &taskTable{ttl: ttl, now: now, tasks: make(map[string]*task), finished: finished,
-		dropped: make(map[string]droppedTask), notes: newShelf(finished.total, finished.perClient)}
-}
-
-func (tt *taskTable) add(t *task) {
-	tt.mu.Lock()
-	defer tt.mu.Unlock()
-	tt.expireLocked()
-	tt.tasks[t.id] = t
-}
-
-// expireLocked forgets the finished tasks, and the notes of dropped ones,
-// older than the TTL.
-func (tt *taskTable) expireLocked() {
-	now := tt.now()
-	for _, id := range tt.finished.expire(now) {
-		delete(tt.tasks, id)
-	}
-	for _, id := range tt.notes.expire(now) {
-		delete(tt.dropped, id)
-	}
-}
-
-// finish shelves a task that has just finished; to stay within the
-// limits, the oldest finished tasks of its client, or of the client
-// holding the most, are dropped.
-func (tt *taskTable) finish(t *task) {
-	tt.mu.Lock()
-	tt.expireLocked()
-	for _, out := range tt.finished.put(t.principal, t.id, tt.now().Add(tt.ttl)) {
-		delete(tt.tasks, out.id)
-		tt.dropped[out.id] = droppedTask{principal: out.principal, hit: out.hit}
-		for _, old := range tt.notes.put(out.principal, out.id, out.until) {
-			delete(tt.dropped, old.id)
-		}
-	}
-	onFinish := tt.onFinish
-	tt.mu.Unlock()
-	if onFinish != nil {
-		onFinish(t.id)
-	}
-}
-
-// get finds a task of the principal; another's is as unknown as none.
-// When the principal's task was dropped to stay within the limits, hit
-// says which limit.
-func (tt *taskTable) get(id, principal string) (_ *task, hit limitHit) {
-	tt.mu.Lock()
-	defer tt.mu.Unlock()
-	if t := tt.tasks[id]; t != nil && t.principal == principal {
-		return t, withinLimits
-	}
-	if d, ok := tt.dropped[id]; ok && d.principal == principal {
-		return nil, d.hit
-	}
-	return nil, withinLimits
-}
-
-// droppedMessage says that a task was dropped, which limit did it, and
-// what to do.
-func (tt *taskTable) droppedMessage(id string, hit limitHit) (msg, limit string) {
-	what := fmt.Sprintf("Deskhand keeps at most %d finished tasks for each client, its oldest going first", tt.finished.perClient)
-	limit = "finished tasks per client"
-	if hit == totalLimit {
-		what = fmt.Sprintf("Deskhand keeps at most %d finished tasks for all clients together, the oldest of the client holding the most going first", tt.finished.total)
-		limit = "finished tasks"
-	}
-	return fmt.Sprintf("task %q finished, but was dropped to stay within the limit on finished tasks (%s), and its result is lost. Read a task's result soon after it finishes, or run fewer tasks at once.", id, what), limit
-}
-
-// openQuestion is a question of the task's turn waiting for tasks/update.
-type openQuestion struct {
-	q     agent.Question
-	reply chan agent.Answer // buffered: the first fitting answer
-}
-
-// taskAsker puts the turn's questions on the task for tasks/update.
-type taskAsker struct{ t *task }
-
-func (a taskAsker) Ask(ctx context.Context, q agent.Question) (agent.Answer, error) {
-	h := &openQuestion{q: q, reply: make(chan agent.Answer, 1)}
-	a.t.mu.Lock()
-	a.t.pending[q.ID] = h
-	a.t.setStatusLocked(taskInputRequired, "")
-	a.t.mu.Unlock()
-	defer func() {
-		a.t.mu.Lock()
-		delete(a.t.pending, q.ID)
-		if len(a.t.pending) == 0 && a.t.status == taskInputRequired {
-			a.t.setStatusLocked(taskWorking, "")
-		}
-		a.t.mu.Unlock()
-	}()
-	select {
-	case answer := <-h.reply:
-		return answer, nil
-	case <-ctx.Done():
-		return agent.Answer{}, ctx.Err()
-	}
-}
-
-func (t *task) setStatusLocked(status, message string) {
-	t.status, t.message, t.updated = status, message, time.Now().UTC()
-}
-
-// rpcPeek is what our middleware reads of a JSON-RPC request before
-// mcp-go: the task methods and a tools/call's requestState.
-type rpcPeek struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params struct {
-		Name           string             `json:"name"`
-		Arguments      json.RawMessage    `json:"arguments"` // decoded where used (arguments)
-		RequestState   string             `json:"requestState"`
-		TaskID         string             `json:"taskId"`
-		Cursor         string             `json:"cursor"`
-		RequestID      json.RawMessage    `json:"requestId"`
-		URI            string             `json:"uri"`
-		InputResponses mcp.InputResponses `json:"inputResponses"`
-		// Meta is decoded only where it is read (metaField): most
-		// requests never look into it.
-		Meta json.RawMessage `json:"_meta"`
-		// ProtocolVersion is an initialize's (the activity log's era).
-		ProtocolVersion string `json:"protocolVersion"`
-	} `json:"params"`
-}
-
-// arguments is the call's arguments, decoded; nil when absent or null.
-func (m rpcPeek) arguments() any {
-	var args any
-	_ = json.Unmarshal(m.Params.Arguments, &args) // it decoded once already, as part of the request
-	return args
-}
-
-// metaField decodes one entry of the request's _meta into v, keys
-// matched exactly as mcp-go matches them (a struct would match any case).
-func (m rpcPeek) metaField(key string, v any) bool {
-	var meta map[string]json.RawMessage
-	if json.Unmarshal(m.Params.Meta, &meta) != nil {
-		return false
-	}
-	raw, ok := meta[key]
-	return ok && json.Unmarshal(raw, v) == nil
-}
-
-// capabilities is this request's client capabilities, each left encoded
-// (declared per request on 2026-07-28).
-func (m rpcPeek) capabilities() map[string]json.RawMessage {
-	var caps map[string]json.RawMessage
-	m.metaField(mcp.MetaKeyClientCapabilities, &caps)
-	return caps
-}
-
-// declaresTasks reports whether the client capabilities carry the
-// extension.
-func (m rpcPeek) declaresTasks() bool {
-	var ext map[string]json.RawMessage
-	_ = json.Unmarshal(m.capabilities()["extensions"], &ext)
-	_, ok := ext[TasksExtension]
-	return ok
-}
-
-func (m rpcPeek) declaresElicitation() bool {
-	_, ok := m.capabilities()["elicitation"]
-	return ok
-}
-
-// protocol does, ahead of mcp-go, what it leaves to us: it verifies
-// requestState and serves the Tasks extension (2026-07-28 only).
-func (s *Server) protocol(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet && s.resume(w, r) {
-			return
-		}
-		if r.Method != http.MethodPost || r.Body == nil {
-			next.ServeHTTP(w, r)
-			return
-		}
-		body, err := io.ReadAll(r.Body) // bounded by the guard
-		if err != nil {
-			http.Error(w, "Bad request: could not read the body", http.StatusBadRequest)
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		var msg rpcPeek
-		if json.Unmarshal(body, &msg) != nil {
-			next.ServeHTTP(w, r) // mcp-go answers malformed JSON-RPC
-			return
-		}
-		s.noteRPC(r, &msg) // the activity log (activity.go)
-		if msg.Method == string(mcp.MethodToolsCall) {
-			if err := checkCallArguments(msg); err != nil {
-				res := mcp.NewToolResultError(agent.UserMessage(err))
-				if mcp.IsModernProtocol(r.Header.Get("Mcp-Protocol-Version")) {
-					res.ResultType = mcp.ResultTypeComplete
-				}
-				writeJSONRPCResult(w, msg.ID, res)
-				return
-			}
-			// Streams of 2025-11-25 sessions are resumable; 2026-07-28
-			// dropped resumption (SEP-2575).
-			var streams *resumables
-			if !mcp.IsModernProtocol(r.Header.Get("Mcp-Protocol-Version")) && r.Header.Get(server.HeaderKeySessionID) != "" {
-				streams = s.streams
-			}
-			withCallStream(w, r, s.keepAlive(), streams, func(w http.ResponseWriter, r *http.Request) { s.route(w, r, msg, next) })
-			return
-		}
-		s.route(w, r, msg, next)
-	})
-}
-
-// route sends one JSON-RPC message where it goes: our handling of what
-// mcp-go lacks, else mcp-go.
-func (s *Server) route(w http.ResponseWriter, r *http.Request, msg rpcPeek, next http.Handler) {
-	r, settle, ok := s.verifyState(w, r, msg)
-	if !ok {
-		return
-	}
-	defer settle()
-	if msg.Method == string(mcp.MethodToolsList) {
-		if !s.listTools(w, r, msg) {
-			return
-		}
-		sp := newToolSplice(w)
-		defer sp.finish()
-		w, r = sp, sp.bind(r)
-	}
-	if msg.Method == string(mcp.MethodResourcesRead) {
-		if !s.readResource(w, r, msg) {
-			return
-		}
-		u := &unmarking{w: w, status: http.StatusOK}
-		defer u.finish()
-		w = u
-	}
-	if !mcp.IsModernProtocol(r.Header.Get("Mcp-Protocol-Version")) {
-		if msg.Method == string(mcp.MethodInitialize) {
-			// mcp-go mints a session for it: within the limits only.
-			var done func()
-			if r, done, ok = s.admitSession(w, r, msg.ID); !ok {
-				return
-			}
-			defer done()
-		}
-		next.ServeHTTP(w, s.followLegacyCall(r, msg))
-		return
-	}
-	principal := PrincipalFrom(r.Context())
-	switch msg.Method {
-	case "tasks/get", "tasks/update", "tasks/cancel":
-		s.taskMethod(w, r, msg, principal)
-		return
-	case string(mcp.MethodToolsCall):
-		if tool, ok := s.extraTool(msg.Params.Name); ok && taskSupport(tool) == mcp.TaskSupportRequired && !msg.declaresTasks() {
-			writeJSONRPCErrorData(w, msg.ID, mcp.MISSING_REQUIRED_CLIENT_CAPABILITY,
-				fmt.Sprintf("the tool %q runs only as a task: declare the %s extension", msg.Params.Name, TasksExtension), requiresTasks)
-			return
-		}
-		if msg.declaresTasks() && r.Header.Get("Mcp-Method") == msg.Method {
-			// A retry of a parked turn resumes it (paused.go); any other
-			// call on an agent becomes a task.
-			a, isAgent := s.core.Agents.Served(msg.Params.Name)
-			isAgent = isAgent && !s.toolHidden(r.Context(), msg.Params.Name) // mcp-go answers it "not found"
-			_, resuming := claimsFrom(r.Context())
-			tool, isTool := s.extraTool(msg.Params.Name)
-			agentTask := isAgent && !resuming
-			toolTask := !agentTask && isTool && taskSupport(tool) != mcp.TaskSupportForbidden
-			if agentTask || toolTask {
-				// mcp-go, which checks the headers, never sees a task.
-				if err := checkHeaders(r, msg); err != nil {
-					writeJSONRPCError(w, msg.ID, mcp.HEADER_MISMATCH, err.Error())
-					return
-				}
-				if agentTask {
-					s.agentTask(w, msg, a, principal)
-				} else {
-					s.toolTask(w, r, msg, tool, principal)
-				}
-				return
-			}
-		}
-	}
-	next.ServeHTTP(w, r)
-}
-
-// checkCallArguments refuses a tools/call whose arguments give a key twice
-// anywhere: decoding would keep the last silently, and what two readers
-// of the same bytes take for the call must not differ. Arguments that are
-// absent or not an object are left to the tool's own checks.
-func checkCallArguments(msg rpcPeek) error {
-	if !bytes.HasPrefix(msg.Params.Arguments, []byte("{")) { // json.RawMessage holds no leading space
-		return nil
-	}
-	return agent.CheckArgumentKeys(msg.Params.Name, msg.Params.Arguments, nil)
-}
-
-// checkHeaders checks a tools/call's Mcp-Method and Mcp-Name headers
-// against its body, as mcp-go does for the calls it serves.
-func checkHeaders(r *http.Request, msg rpcPeek) error {
-	params, err := json.Marshal(map[string]string{"name": msg.Params.Name})
-	if err != nil {
-		return err
-	}
-	return mcp.ValidateStandardHeaders(r.Header.Get, r.Header.Get(mcp.HeaderProtocolVersion), mcp.MCPMethod(msg.Method), params)
-}
-
-func (s *Server) taskMethod(w http.ResponseWriter, r *http.Request, msg rpcPeek, principal string) {
-	switch {
-	case r.Header.Get("Mcp-Method") != msg.Method:
-		writeJSONRPCError(w, msg.ID, mcp.HEADER_MISMATCH, "the Mcp-Method header must equal the request's method")
-		return
-	case r.Header.Get("Mcp-Name") != msg.Params.TaskID:
-		writeJSONRPCError(w, msg.ID, mcp.HEADER_MISMATCH, "the Mcp-Name header must carry the taskId")
-		return
-	case !msg.declaresTasks():
-		writeJSONRPCErrorData(w, msg.ID, mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, "declare the "+TasksExtension+" extension in this request's client capabilities to use tasks", requiresTasks)
-		return
-	}
-	t, dropped := s.tasks.get(msg.Params.TaskID, principal)
-	if t != nil && t.agent != "" && s.toolHidden(r.Context(), t.agent) {
-		t = nil // the agent was hidden from this client since: as unknown
-	}
-	if t == nil && dropped != withinLimits {
-		text, limit := s.tasks.droppedMessage(msg.Params.TaskID, dropped)
-		writeJSONRPCErrorData(w, msg.ID, mcp.INVALID_PARAMS, text, map[string]any{"limit": limit})
-		return
-	}
-	if t == nil {
-		writeJSONRPCError(w, msg.ID, mcp.INVALID_PARAMS, fmt.Sprintf("no task %q", msg.Params.TaskID))
-		return
-	}
-	switch msg.Method {
-	case "tasks/get":
-		d := t.detail()
-		if d["status"] == taskWorking {
-			// A client that cannot answer sees who is asked instead.
-			for _, q := range s.core.Questions.Pending() {
-				if q.TurnID == t.turn {
-					d["statusMessage"] = "waiting for an answer on the Deskhand desktop: " + q.Prompt()
-				}
-			}
-		}
-		writeJSONRPCResult(w, msg.ID, d)
-	case "tasks/update":
-		if err := t.update(msg.Params.InputResponses); err != nil {
-			writeJSONRPCError(w, msg.ID, mcp.INVALID_PARAMS, err.Error())
-			return
-		}
-		writeJSONRPCResult(w, msg.ID, map[string]any{"resultType": "complete"})
-	case "tasks/cancel":
-		t.cancel(errTaskCancelled)
-		writeJSONRPCResult(w, msg.ID, map[string]any{"resultType": "complete"})
-	}
-}
+// Agents' calls as tasks of the Tasks extension (mcpfill.Tasks): a turn
+// runs as a task's work, and its questions wait for tasks/update when the
+// client can answer them, else on the desktop.
 
 var errTaskCancelled = &agent.UserError{Msg: "the client cancelled the task"}
 
-// holdTask takes the place an unfinished task holds among the waiting
-// turns (Server.waits): it can wait for an answer at any moment, with no
-// call open to bound it. When that is refused it answers the call with a
-// tool error naming the limit, as an ordinary result: the server decides
-// whether a call becomes a task.
-func (s *Server) holdTask(w http.ResponseWriter, msg rpcPeek, principal string) bool {
-	hit := s.waits.take(principal)
-	if hit == withinLimits {
-		return true
-	}
-	res := mcp.NewToolResultError(s.waitRefusal(hit))
-	res.ResultType = mcp.ResultTypeComplete
-	writeJSONRPCResult(w, msg.ID, res)
-	return false
-}
+// taskAsker puts the turn's questions on the task for tasks/update.
+type taskAsker struct{ t *mcpfill.Task }
 
-// startTask makes the call a task, answers with the task at once, and runs
-// run under ctx (cancel ends it, on tasks/cancel). A nil result means a
-// fault inside Deskhand: the task fails. The task's place (holdTask) is
-// given back when it ends.
-func (s *Server) startTask(w http.ResponseWriter, msg rpcPeek, principal, agentSlug string, ctx context.Context, cancel context.CancelCauseFunc,
-	run func(ctx context.Context, t *task) *mcp.CallToolResult) {
-	now := time.Now().UTC()
-	t := &task{id: newID(), principal: principal, agent: agentSlug, turn: uuid.NewString(), created: now, updated: now, status: taskWorking,
-		pending: make(map[string]*openQuestion), cancel: cancel}
-	s.tasks.add(t)
-	writeJSONRPCResult(w, msg.ID, t.envelope())
-
-	go func() {
-		defer s.waits.give(principal)
-		defer cancel(nil)
-		res := run(ctx, t)
-		t.mu.Lock()
-		switch {
-		case errors.Is(context.Cause(ctx), errTaskCancelled):
-			t.setStatusLocked(taskCancelled, "")
-		case res == nil:
-			t.failure = &jsonrpcError{Code: mcp.INTERNAL_ERROR, Message: "the task failed inside Deskhand; the log has the details"}
-			t.setStatusLocked(taskFailed, "")
-		default:
-			t.result = res
-			t.setStatusLocked(taskCompleted, "")
+func (a taskAsker) Ask(ctx context.Context, q agent.Question) (agent.Answer, error) {
+	var answer agent.Answer
+	err := a.t.Ask(ctx, q.ID, mcp.NewElicitationInputRequest(elicitation(q)), func(r mcp.ElicitationResponse) error {
+		ans, err := answerFrom(q, r)
+		if err != nil {
+			return errors.New(agent.UserMessage(err))
 		}
-		t.inputs = nil
-		t.mu.Unlock()
-		s.tasks.finish(t)
-	}()
+		answer = ans
+		return nil
+	})
+	return answer, err
 }
 
-// taskContext is where a task runs: not the HTTP request's, which ends
-// with the answer.
-func taskContext(principal string) (context.Context, context.CancelCauseFunc) {
-	return context.WithCancelCause(withPrincipal(context.Background(), principal))
+// waitingOnDesktop is the status message of a task whose turn has a
+// question the client cannot answer, which waits on the desktop.
+func (s *Server) waitingOnDesktop(turn string) string {
+	var msg string
+	for _, q := range s.core.Pending() {
+		if q.TurnID == turn {
+			msg = "waiting for an answer on the Deskhand desktop: " + q.Prompt()
+		}
+	}
+	return msg
 }
 
 // agentTask runs an agent's turn as a task; its questions wait for
 // tasks/update when the client can answer them.
-func (s *Server) agentTask(w http.ResponseWriter, msg rpcPeek, a agent.Agent, principal string) {
-	if !s.holdTask(w, msg, principal) {
+func (s *Server) agentTask(w http.ResponseWriter, msg mcpfill.Peek, a agent.Agent, principal string) {
+	if !s.tasks.Hold(w, msg, principal) {
 		return
 	}
-	ctx, cancel := taskContext(principal)
-	s.startTask(w, msg, principal, a.Slug, ctx, cancel, func(ctx context.Context, t *task) *mcp.CallToolResult {
-		if msg.declaresElicitation() {
+	ctx, cancel := mcpfill.Context(principal)
+	s.tasks.Start(w, msg, principal, a.Slug, uuid.NewString(), ctx, cancel, func(ctx context.Context, t *mcpfill.Task) *mcp.CallToolResult {
+		if msg.DeclaresElicitation() {
 			ctx = agent.WithAsker(ctx, taskAsker{t})
 		}
 		return s.runTask(ctx, t, msg, a, principal)
 	})
 }
 
-// toolRequest is the call as an extra tool's handler receives it.
-func toolRequest(msg rpcPeek) mcp.CallToolRequest {
-	var req mcp.CallToolRequest
-	req.Params.Name, req.Params.Arguments = msg.Params.Name, msg.arguments()
-	req.Params.InputResponses, req.Params.RequestState = msg.Params.InputResponses, msg.Params.RequestState
-	return req
-}
-
-// taskOnlyGrace is how long a task-only tool may take to ask for input
-// (answered as ordinary retries) before its call becomes a task.
-const taskOnlyGrace = 200 * time.Millisecond
-
-// toolTask runs an extra tool as a task. A task-only tool gathers its
-// input first with ordinary InputRequiredResults and becomes a task once
-// it stops asking; any other tool is a task from the start, and its input
-// rounds wait in input_required for tasks/update.
-func (s *Server) toolTask(w http.ResponseWriter, r *http.Request, msg rpcPeek, tool server.ServerTool, principal string) {
-	if !s.holdTask(w, msg, principal) {
-		return
-	}
-	ctx, cancel := taskContext(principal)
-	if c, ok := claimsFrom(r.Context()); ok {
-		// The call goes on in the task: its state is used.
-		keepState(r.Context())
-		ctx = context.WithValue(ctx, claimsKey{}, claimed{claims: c})
-	}
-	req := toolRequest(msg)
-	first := make(chan *mcp.CallToolResult, 1)
-	go func() { first <- s.callExtra(ctx, tool, req) }()
-	if taskSupport(tool) == mcp.TaskSupportRequired {
-		select {
-		case out := <-first:
-			if out != nil && out.ResultType == mcp.ResultTypeInputRequired {
-				cancel(nil)
-				s.waits.give(principal) // no task after all
-				writeJSONRPCResult(w, msg.ID, out)
-				return
-			}
-			first <- out
-		case <-time.After(taskOnlyGrace):
-		}
-	}
-	s.startTask(w, msg, principal, "", ctx, cancel, func(ctx context.Context, t *task) *mcp.CallToolResult {
-		out := <-first
-		for out != nil && out.ResultType == mcp.ResultTypeInputRequired {
-			got, err := t.awaitInput(ctx, out.InputRequests)
-			if err != nil {
-				return mcp.NewToolResultError("the task ended while waiting for input")
-			}
-			req.Params.InputResponses, req.Params.RequestState = got, out.RequestState
-			out = s.callExtra(ctx, tool, req)
-		}
-		return out
-	})
-}
-
-// callExtra runs an extra tool's handler once; nil means it failed (an
-// error or a panic: a fault, not a tool error).
-func (s *Server) callExtra(ctx context.Context, tool server.ServerTool, req mcp.CallToolRequest) (res *mcp.CallToolResult) {
-	defer func() {
-		if p := recover(); p != nil {
-			s.log.Error("tool panicked", "tool", tool.Tool.Name, "panic", p)
-			res = nil
-		}
-	}()
-	out, err := tool.Handler(ctx, req)
-	if err != nil {
-		s.log.Error("tool failed", "tool", tool.Tool.Name, "err", err)
-		return nil
-	}
-	return out
-}
-
-// awaitInput parks the task in input_required until tasks/update has
-// answered every request (one at a time if the client likes).
-func (t *task) awaitInput(ctx context.Context, requests mcp.InputRequests) (mcp.InputResponses, error) {
-	r := &inputRound{requests: requests, got: make(mcp.InputResponses), reply: make(chan mcp.InputResponses, 1)}
-	t.mu.Lock()
-	t.inputs = r
-	t.setStatusLocked(taskInputRequired, "")
-	t.mu.Unlock()
-	select {
-	case got := <-r.reply:
-		return got, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
 // runTask is the call the task stands for; nil means a fault in Deskhand.
-func (s *Server) runTask(ctx context.Context, t *task, msg rpcPeek, a agent.Agent, principal string) (res *mcp.CallToolResult) {
+func (s *Server) runTask(ctx context.Context, t *mcpfill.Task, msg mcpfill.Peek, a agent.Agent, principal string) (res *mcp.CallToolResult) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("task panicked", "agent", a.Slug, "panic", p)
 			res = nil
 		}
 	}()
-	decoded := msg.arguments()
+	decoded := msg.Arguments()
 	raw, ok := decoded.(map[string]any)
 	if !ok && decoded != nil {
 		return mcp.NewToolResultError("arguments must be a JSON object")
@@ -625,10 +80,10 @@ func (s *Server) runTask(ctx context.Context, t *task, msg rpcPeek, a agent.Agen
 		return mcp.NewToolResultError(agent.UserMessage(err))
 	}
 	if !args.HasConversation && a.Conversations {
-		msg.metaField(ConversationMetaKey, &args.Conversation)
+		msg.MetaField(ConversationMetaKey, &args.Conversation)
 	}
-	run, err := s.core.Conversations.Run(ctx, agent.RunRequest{Agent: a.Slug, Principal: principal, Conversation: args.Conversation,
-		Message: args.Message, Context: args.Context, TurnID: t.turn})
+	run, err := s.core.Run(ctx, agent.RunRequest{Agent: a.Slug, Principal: principal, Conversation: args.Conversation,
+		Message: args.Message, Context: args.Context, TurnID: t.WorkID()})
 	if err != nil && !isUserError(err) {
 		s.log.Error("task failed", "agent", a.Slug, "err", err)
 		return nil
@@ -641,104 +96,6 @@ func isUserError(err error) bool {
 	return errors.As(err, &ue)
 }
 
-// update delivers answers to the task's open questions. An answer that
-// does not fit its question is refused and the question stays open.
-func (t *task) update(responses mcp.InputResponses) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if r := t.inputs; r != nil {
-		for k, v := range responses {
-			if _, asked := r.requests[k]; asked {
-				r.got[k] = v
-			}
-		}
-		if len(r.missing()) == 0 {
-			t.inputs = nil
-			t.setStatusLocked(taskWorking, "")
-			r.reply <- r.got
-		}
-	}
-	ids := make([]string, 0, len(responses))
-	for id := range responses {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		h := t.pending[id]
-		if h == nil {
-			continue // already answered (perhaps on the desktop), or never asked
-		}
-		resp := server.ElicitationResponse(responses, id)
-		if resp == nil {
-			continue
-		}
-		ans, err := answerFrom(h.q, resp.ElicitationResponse)
-		if err != nil {
-			return fmt.Errorf("the answer to %s does not fit its question: %s", id, agent.UserMessage(err))
-		}
-		h.reply <- ans
-		delete(t.pending, id)
-	}
-	return nil
-}
-
-// envelope is the task as CreateTaskResult and tasks/get share it.
-func (t *task) envelope() map[string]any {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.envelopeLocked()
-}
-
-func (t *task) envelopeLocked() map[string]any {
-	e := map[string]any{
-		"resultType":     "task",
-		"taskId":         t.id,
-		"status":         t.status,
-		"createdAt":      t.created.Format(time.RFC3339Nano),
-		"lastUpdatedAt":  t.updated.Format(time.RFC3339Nano),
-		"ttlMs":          DefaultTaskTTL.Milliseconds(),
-		"pollIntervalMs": taskPollMs,
-	}
-	if t.message != "" {
-		e["statusMessage"] = t.message
-	}
-	return e
-}
-
-// detail is the tasks/get answer: the envelope with what the status needs.
-func (t *task) detail() map[string]any {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	d := t.envelopeLocked()
-	d["resultType"] = "complete"
-	switch t.status {
-	case taskInputRequired:
-		reqs := make(map[string]any, len(t.pending))
-		if t.inputs != nil {
-			for k, v := range t.inputs.missing() {
-				reqs[k] = v
-			}
-		}
-		for id, h := range t.pending {
-			reqs[id] = mcp.NewElicitationInputRequest(elicitation(h.q))
-		}
-		d["inputRequests"] = reqs
-	case taskCompleted:
-		d["result"] = t.result
-	case taskFailed:
-		d["error"] = t.failure
-	}
-	return d
-}
-
-func writeJSONRPCResult(w http.ResponseWriter, id json.RawMessage, result any) {
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
-}
-
 func (s *Server) extraTool(name string) (server.ServerTool, bool) {
 	for _, t := range s.opts.ExtraTools {
 		if t.Tool.Name == name {
@@ -746,42 +103,4 @@ func (s *Server) extraTool(name string) (server.ServerTool, bool) {
 		}
 	}
 	return server.ServerTool{}, false
-}
-
-func taskSupport(t server.ServerTool) mcp.TaskSupport {
-	if t.Tool.Execution == nil || t.Tool.Execution.TaskSupport == "" {
-		return mcp.TaskSupportForbidden
-	}
-	return t.Tool.Execution.TaskSupport
-}
-
-// requiresTasks is the data of a -32021 error for the extension.
-var requiresTasks = map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}}}
-
-// writeJSONRPCErrorData answers a request we refuse ahead of mcp-go, with
-// HTTP 400 as the 2026-07-28 mapping has it for these codes.
-func writeJSONRPCErrorData(w http.ResponseWriter, id json.RawMessage, code int, message string, data any) {
-	writeJSONRPCErrorStatus(w, http.StatusBadRequest, id, code, message, data)
-}
-
-// errorStatus is the HTTP status of a JSON-RPC error we answer for an
-// invalid request: 400 on 2026-07-28; before, the error travels in a 200.
-func errorStatus(r *http.Request) int {
-	if mcp.IsModernProtocol(r.Header.Get("Mcp-Protocol-Version")) {
-		return http.StatusBadRequest
-	}
-	return http.StatusOK
-}
-
-func writeJSONRPCErrorStatus(w http.ResponseWriter, status int, id json.RawMessage, code int, message string, data any) {
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	e := map[string]any{"code": code, "message": message}
-	if data != nil {
-		e["data"] = data
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": id, "error": e})
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/deskhand/deskhand/models/ollama/ollamatest"
 	"github.com/deskhand/deskhand/server/mcpserver"
+	"github.com/deskhand/deskhand/server/mcpserver/mcpfill"
 )
 
 // rpc sends one modern-era request. caps are the client capabilities of
@@ -47,7 +48,7 @@ func rpc(t *testing.T, url, token, method, name string, params map[string]any, c
 	return resp.StatusCode, msg
 }
 
-var withTasks = map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{mcpserver.TasksExtension: map[string]any{}}}
+var withTasks = map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{mcpfill.TasksExtension: map[string]any{}}}
 
 // pollTask polls tasks/get until the status is one of want.
 func pollTask(t *testing.T, url, token, id string, want ...string) map[string]any {
@@ -179,7 +180,7 @@ func TestTasksExtensionAdvertised(t *testing.T) {
 	_, msg := rpc(t, h.URL, h.token("alice"), "server/discover", "", map[string]any{}, map[string]any{})
 	caps, _ := resultOf(t, msg)["capabilities"].(map[string]any)
 	ext, _ := caps["extensions"].(map[string]any)
-	if ext[mcpserver.TasksExtension] == nil {
+	if ext[mcpfill.TasksExtension] == nil {
 		t.Errorf("capabilities = %v", caps)
 	}
 }
@@ -190,7 +191,7 @@ func TestTasksExtensionAdvertised(t *testing.T) {
 func TestTaskWithoutElicitation(t *testing.T) {
 	h := newHarness(t, mcpserver.GuardOptions{})
 	token := h.token("alice")
-	tasksOnly := map[string]any{"extensions": map[string]any{mcpserver.TasksExtension: map[string]any{}}}
+	tasksOnly := map[string]any{"extensions": map[string]any{mcpfill.TasksExtension: map[string]any{}}}
 	_, created := rpc(t, h.URL, token, "tools/call", "assistant", map[string]any{"name": "assistant",
 		"arguments": map[string]any{"message": ollamatest.AskPrefix + "Which day?"}}, tasksOnly)
 	id := resultOf(t, created)["taskId"].(string)

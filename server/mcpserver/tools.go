@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/deskhand/deskhand/server/agent"
+	"github.com/deskhand/deskhand/server/mcpserver/mcpfill"
 )
 
 // ConversationMetaKey names the conversation handle in _meta, on results
@@ -47,7 +48,7 @@ func (s *Server) agentTool(a agent.Agent, capacity int, idle time.Duration) mcp.
 		Title:          a.Name,
 		Description:    description,
 		RawInputSchema: rawInput,
-		Annotations:    toolAnnotations(a.Name, s.core.Agents.Hints(a)),
+		Annotations:    toolAnnotations(a.Name, s.core.AgentHints(a)),
 		Icons:          toolIcons(a.Icon),
 	}
 	tool.RawOutputSchema, _ = outputSchema(a.ResponseSchema)
@@ -150,12 +151,15 @@ func jsonType(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
+// errClientCancelled is why a turn stopped when its client cancelled it.
+var errClientCancelled = &agent.UserError{Msg: "the client cancelled the call; the turn was stopped"}
+
 // handleCall runs one call of the agent with the given slug.
 func (s *Server) handleCall(slug string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		a, ok := s.core.Agents.Served(slug)
+		a, ok := s.core.ServedAgent(slug)
 		switch {
-		case !ok && s.core.Settings.Paused():
+		case !ok && s.core.Paused():
 			return mcp.NewToolResultError(agent.PausedMessage), nil
 		case !ok:
 			return mcp.NewToolResultError(fmt.Sprintf("the agent %q is no longer available", slug)), nil
@@ -186,20 +190,20 @@ func (s *Server) handleCall(slug string) server.ToolHandlerFunc {
 
 		// Legacy sessions continue their conversation when the call names
 		// none; a blank handle asks for a fresh one.
-		sessionID := legacySessionID(ctx)
+		sessionID := mcpfill.LegacySessionID(ctx)
 		if !args.HasConversation && run.Conversation == "" && sessionID != "" && a.Conversations {
-			run.Conversation = s.sessions.conversation(sessionID, slug)
+			run.Conversation = s.sessions.Recall(sessionID, slug)
 		}
 		// A legacy client that drops its connection does not cancel the
 		// turn: it finishes and is recorded, as that revision expects; its
-		// notifications/cancelled does (cancel.go).
+		// notifications/cancelled does (mcpfill.LegacyCalls).
 		stop := s.followProgress(ctx, progressToken(req), run.TurnID)
-		turnCtx, done := s.legacyTurnContext(s.legacyContext(ctx))
-		res, err := s.core.Conversations.Run(turnCtx, run)
+		turnCtx, done := s.legacyCalls.WorkContext(s.legacyContext(ctx))
+		res, err := s.core.Run(turnCtx, run)
 		done()
 		stop()
 		if res != nil && a.Conversations && sessionID != "" {
-			s.sessions.setConversation(sessionID, slug, res.Conversation.ID)
+			s.sessions.Remember(sessionID, slug, res.Conversation.ID)
 		}
 		return s.finish(a, run.Conversation, res, err), nil
 	}
@@ -209,7 +213,7 @@ func (s *Server) handleCall(slug string) server.ToolHandlerFunc {
 func (s *Server) finish(a agent.Agent, handle string, res *agent.RunResult, err error) *mcp.CallToolResult {
 	if err != nil {
 		msg := agent.UserMessage(err)
-		if errors.Is(err, agent.ErrConversationBusy) && s.paused.holdsConversation(strings.TrimSpace(handle)) {
+		if errors.Is(err, agent.ErrConversationBusy) && s.paused.Holds(strings.TrimSpace(handle)) {
 			msg = "this conversation is waiting for the answer to a question: answer it (retry your call with the answer), or start a new conversation"
 		}
 		out := mcp.NewToolResultError(msg)
@@ -266,16 +270,4 @@ func metaHandle(meta *mcp.Meta) string {
 	}
 	h, _ := meta.AdditionalFields[ConversationMetaKey].(string)
 	return h
-}
-
-// legacySessionID is the MCP session of a legacy-era request ("" on the
-// modern era, which has no sessions).
-func legacySessionID(ctx context.Context) string {
-	if server.IsModernRequest(ctx) {
-		return ""
-	}
-	if cs := server.ClientSessionFromContext(ctx); cs != nil {
-		return cs.SessionID()
-	}
-	return ""
 }

@@ -217,14 +217,7 @@ var listChanged = []string{
 // the lists changed: its legacy sessions, and its modern listen streams
 // that asked for each kind.
 func (s *Server) notifyPrincipal(principal string) {
-	s.sessions.mu.Lock()
-	var sids []string
-	for sid, ls := range s.sessions.live {
-		if ls.owner == principal {
-			sids = append(sids, sid)
-		}
-	}
-	s.sessions.mu.Unlock()
+	sids := s.sessions.OwnedBy(principal)
 	s.vis.mu.Lock()
 	var streams []server.ClientSession
 	for session, p := range s.vis.listeners {

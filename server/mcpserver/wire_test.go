@@ -18,6 +18,7 @@ import (
 
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/server/mcpserver"
+	"github.com/deskhand/deskhand/server/mcpserver/mcpfill"
 )
 
 // modernMeta is the _meta a sessionless 2026-07-28 request carries.
@@ -245,7 +246,7 @@ func TestProgressTokenSize(t *testing.T) {
 	token := h.token("tokens")
 	sid := legacySession(t, h.URL, token)
 	huge := `"progressToken":"` + strings.Repeat("x", 3<<20) + `"`
-	fits := `"progressToken":"` + strings.Repeat("y", mcpserver.MaxProgressTokenBytes-2) + `"`
+	fits := `"progressToken":"` + strings.Repeat("y", mcpfill.MaxProgressTokenBytes-2) + `"`
 	// Three calls, as in the issue. The heap may grow by less than one
 	// copy of the token; before the fix, the legacy era's grew by 3.3 MiB
 	// a call (the copies its stream kept).
@@ -294,9 +295,9 @@ func TestProgressTokenSize(t *testing.T) {
 			}
 			a := answerOf(t, resp, 30)
 			if a.Error != nil || a.Result == nil || a.Result.IsError {
-				t.Fatalf("a %d-byte token: %+v %+v", mcpserver.MaxProgressTokenBytes, a.Error, a.Result)
+				t.Fatalf("a %d-byte token: %+v %+v", mcpfill.MaxProgressTokenBytes, a.Error, a.Result)
 			}
-			if len(a.before) == 0 || !strings.Contains(strings.Join(a.before, ""), strings.Repeat("y", mcpserver.MaxProgressTokenBytes-2)) {
+			if len(a.before) == 0 || !strings.Contains(strings.Join(a.before, ""), strings.Repeat("y", mcpfill.MaxProgressTokenBytes-2)) {
 				t.Errorf("no progress carried the token: %q", a.before)
 			}
 		})
@@ -350,9 +351,9 @@ func TestKeptStreamsAreCapped(t *testing.T) {
 		}
 		streams = append(streams, s)
 		total, largest := h.srv.KeptBytes()
-		if total > mcpserver.DefaultMaxKeptBytesPerClient || largest > mcpserver.KeptStreamBytes {
+		if total > mcpserver.DefaultMaxKeptBytesPerClient || largest > mcpfill.KeptStreamBytes {
 			t.Fatalf("after %d calls the streams keep %d bytes, one %d: over the caps %d and %d",
-				i+1, total, largest, mcpserver.DefaultMaxKeptBytesPerClient, mcpserver.KeptStreamBytes)
+				i+1, total, largest, mcpserver.DefaultMaxKeptBytesPerClient, mcpfill.KeptStreamBytes)
 		}
 	}
 	if total, _ := h.srv.KeptBytes(); total < mcpserver.DefaultMaxKeptBytesPerClient/2 {

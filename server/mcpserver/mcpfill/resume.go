@@ -1,7 +1,9 @@
-package mcpserver
+package mcpfill
 
 import (
 	"cmp"
+	"crypto/rand"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -17,25 +19,25 @@ const retryMillis = 1000
 // reconnects after retryMillis).
 const keptFor = 2 * time.Minute
 
-// keptStreamBytes bounds the events kept of one stream; beyond it, its
+// KeptStreamBytes bounds the events kept of one stream; beyond it, its
 // oldest go. A stream holds a call's progress notifications (a few
-// hundred bytes each, the token being at most MaxProgressTokenBytes) and
+// hundred bytes each, the token being at most mcpfill.MaxProgressTokenBytes) and
 // its answer (an agent's reply, seldom over tens of KiB): 1 MiB holds
 // thousands of steps and a long answer. The streams of one client, and of
-// all, are bounded too (keptLimits).
-const keptStreamBytes = 1 << 20
+// all, are bounded too (KeptLimits).
+const KeptStreamBytes = 1 << 20
 
-// keptLimits bounds the streams kept and the bytes of their events, in
-// all and for each client (Options.MaxKeptStreams and the like).
-type keptLimits struct {
-	streams, streamsPerClient int
-	bytes, bytesPerClient     int
+// KeptLimits bounds the streams kept and the bytes of their events, in
+// all and for each client.
+type KeptLimits struct {
+	Streams, StreamsPerClient int
+	Bytes, BytesPerClient     int
 }
 
 // resumable is one call's event stream, kept for resumption.
 type resumable struct {
 	id, principal string
-	rs            *resumables
+	rs            *Resumables
 
 	// Guarded by rs.mu.
 	events   []keptEvent // oldest first
@@ -58,7 +60,7 @@ func (r *resumable) eventID(seq int) string { return r.id + "." + strconv.Itoa(s
 
 // add numbers and keeps an event, returning it with its id. To stay
 // within the bounds it drops the stream's oldest events beyond
-// keptStreamBytes; beyond its client's share of bytes, that client's
+// KeptStreamBytes; beyond its client's share of bytes, that client's
 // oldest ended stream, or with none ended its oldest events; beyond the
 // total, the same of the client that holds the most bytes. Other clients'
 // events stay.
@@ -76,14 +78,14 @@ func (r *resumable) add(ev []byte) []byte {
 	r.events = append(r.events, keptEvent{data: full, order: rs.order})
 	r.bytes += len(full)
 	rs.countLocked(r.principal, 0, len(full))
-	for r.bytes > keptStreamBytes {
-		r.dropLocked(1, droppedFor(size(keptStreamBytes)+" of events a call"))
+	for r.bytes > KeptStreamBytes {
+		r.dropLocked(1, droppedFor(size(KeptStreamBytes)+" of events a call"))
 	}
-	for rs.by[r.principal].bytes > rs.limits.bytesPerClient {
-		rs.shedLocked(r.principal, droppedFor(size(rs.limits.bytesPerClient)+" of events kept for each client"))
+	for rs.by[r.principal].bytes > rs.limits.BytesPerClient {
+		rs.shedLocked(r.principal, droppedFor(size(rs.limits.BytesPerClient)+" of events kept for each client"))
 	}
-	for rs.bytes > rs.limits.bytes {
-		rs.shedLocked(rs.mostBytesLocked(), droppedFor(size(rs.limits.bytes)+" of events kept for all clients together"))
+	for rs.bytes > rs.limits.Bytes {
+		rs.shedLocked(rs.mostBytesLocked(), droppedFor(size(rs.limits.Bytes)+" of events kept for all clients together"))
 	}
 	r.changedLocked()
 	return full
@@ -139,11 +141,12 @@ func (r *resumable) after(seq int) (events [][]byte, ended bool, gone string, ch
 	return events, !r.ended.IsZero(), "", r.changed
 }
 
-// resumables keeps the resumable streams of this server: open ones,
-// those whose response ended mid-call (CloseCallStream), and ended ones
-// for keptFor, all within limits.
-type resumables struct {
-	limits keptLimits
+// Resumables keeps the resumable call streams of a server (SEP-1699):
+// open ones, those whose response ended mid-call (CloseCallStream), and
+// ended ones for keptFor, all within limits. Serve a stream with
+// WithCallStream, and its resumption with Resume.
+type Resumables struct {
+	limits KeptLimits
 
 	mu      sync.Mutex
 	streams map[string]*resumable
@@ -155,14 +158,16 @@ type resumables struct {
 // keptShare is what one client's kept streams hold.
 type keptShare struct{ streams, bytes int }
 
-func newResumables(limits keptLimits) *resumables {
-	limits.streamsPerClient = min(limits.streamsPerClient, limits.streams)
-	limits.bytesPerClient = min(limits.bytesPerClient, limits.bytes)
-	return &resumables{limits: limits, streams: make(map[string]*resumable), by: make(map[string]keptShare)}
+// NewResumables keeps streams within limits; a share larger than its
+// total is the total.
+func NewResumables(limits KeptLimits) *Resumables {
+	limits.StreamsPerClient = min(limits.StreamsPerClient, limits.Streams)
+	limits.BytesPerClient = min(limits.BytesPerClient, limits.Bytes)
+	return &Resumables{limits: limits, streams: make(map[string]*resumable), by: make(map[string]keptShare)}
 }
 
 // countLocked adds to what the principal's streams hold, and to the total.
-func (rs *resumables) countLocked(principal string, streams, bytes int) {
+func (rs *Resumables) countLocked(principal string, streams, bytes int) {
 	k := rs.by[principal]
 	k.streams += streams
 	k.bytes += bytes
@@ -179,7 +184,7 @@ func (rs *resumables) countLocked(principal string, streams, bytes int) {
 // ended stream, and at the total the oldest ended stream of the client
 // that holds the most. When all the streams in the way are open (or
 // detached from their response) it keeps none, and says which limit.
-func (rs *resumables) open(principal string) (*resumable, string) {
+func (rs *Resumables) open(principal string) (*resumable, string) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	now := time.Now()
@@ -188,17 +193,17 @@ func (rs *resumables) open(principal string) (*resumable, string) {
 			rs.forgetLocked(r)
 		}
 	}
-	for rs.by[principal].streams >= rs.limits.streamsPerClient {
+	for rs.by[principal].streams >= rs.limits.StreamsPerClient {
 		old := rs.oldestEndedLocked(principal)
 		if old == nil {
-			return nil, fmt.Sprintf("this client already has %d call streams kept for resumption, none ended, the most one client may hold", rs.limits.streamsPerClient)
+			return nil, fmt.Sprintf("this client already has %d call streams kept for resumption, none ended, the most one client may hold", rs.limits.StreamsPerClient)
 		}
 		rs.forgetLocked(old)
 	}
-	for len(rs.streams) >= rs.limits.streams {
+	for len(rs.streams) >= rs.limits.Streams {
 		old := rs.oldestEndedLocked("")
 		if old == nil {
-			return nil, fmt.Sprintf("Deskhand already keeps %d call streams for resumption, none ended, its limit for all clients together", rs.limits.streams)
+			return nil, fmt.Sprintf("Deskhand already keeps %d call streams for resumption, none ended, its limit for all clients together", rs.limits.Streams)
 		}
 		rs.forgetLocked(old)
 	}
@@ -210,7 +215,7 @@ func (rs *resumables) open(principal string) (*resumable, string) {
 
 // forgetLocked stops keeping a stream; a client resuming it is told its
 // events are gone.
-func (rs *resumables) forgetLocked(r *resumable) {
+func (rs *Resumables) forgetLocked(r *resumable) {
 	r.dropLocked(len(r.events), "")
 	delete(rs.streams, r.id)
 	rs.countLocked(r.principal, -1, 0)
@@ -220,7 +225,7 @@ func (rs *resumables) forgetLocked(r *resumable) {
 // oldestEndedLocked is the principal's stream that ended first; for ""
 // the one of the client that holds the most streams, among clients with
 // an ended stream.
-func (rs *resumables) oldestEndedLocked(principal string) *resumable {
+func (rs *Resumables) oldestEndedLocked(principal string) *resumable {
 	var oldest *resumable
 	for _, r := range rs.streams {
 		if r.ended.IsZero() || (principal != "" && r.principal != principal) {
@@ -239,7 +244,7 @@ func (rs *resumables) oldestEndedLocked(principal string) *resumable {
 }
 
 // mostBytesLocked is the client whose streams hold the most bytes.
-func (rs *resumables) mostBytesLocked() string {
+func (rs *Resumables) mostBytesLocked() string {
 	var most string
 	found := false
 	for p, k := range rs.by {
@@ -253,7 +258,7 @@ func (rs *resumables) mostBytesLocked() string {
 // shedLocked frees bytes of the principal's streams: it forgets the
 // oldest ended stream that holds events or, with none, drops the oldest
 // event of its open streams, noting why.
-func (rs *resumables) shedLocked(principal, why string) {
+func (rs *Resumables) shedLocked(principal, why string) {
 	var ended, open *resumable
 	for _, r := range rs.streams {
 		switch {
@@ -275,7 +280,7 @@ func (rs *resumables) shedLocked(principal, why string) {
 
 // find parses a Last-Event-ID: ours tells whether it is of the form of
 // ours, and stream is nil when that stream is no longer kept.
-func (rs *resumables) find(lastEventID string) (stream *resumable, seq int, ours bool) {
+func (rs *Resumables) find(lastEventID string) (stream *resumable, seq int, ours bool) {
 	id, seqText, ok := strings.Cut(lastEventID, ".")
 	seq, err := strconv.Atoi(seqText)
 	if !ok || err != nil || seq < 0 || !isStreamID(id) {
@@ -301,19 +306,20 @@ func isStreamID(id string) bool {
 	return true
 }
 
-// resume serves a GET with the Last-Event-ID of one of our streams: the
+// Resume serves a GET with the Last-Event-ID of one of our streams: the
 // events after it, then those still to come, until the call's answer. ok
 // is false when the id is not of ours (mcp-go's GET stream then serves
 // it). When the events after it are no longer kept (expired, dropped to
 // stay within the bounds, or the stream is another client's), it answers
 // 410 Gone; when events are dropped before a resumed stream could send
 // them, the stream ends, and the client's next resumption gets the 410.
-func (s *Server) resume(w http.ResponseWriter, r *http.Request) bool {
+// The stream must be the requesting principal's (PrincipalFrom).
+func (rs *Resumables) Resume(w http.ResponseWriter, r *http.Request) bool {
 	last := r.Header.Get("Last-Event-ID")
 	if last == "" {
 		return false
 	}
-	stream, seq, ours := s.streams.find(last)
+	stream, seq, ours := rs.find(last)
 	if !ours {
 		return false
 	}
@@ -323,7 +329,7 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	if stream == nil || stream.principal != PrincipalFrom(r.Context()) {
-		streamGone(w, s.streams.limits.String())
+		streamGone(w, rs.limits.String())
 		return true
 	}
 	events, ended, gone, changed := stream.after(seq)
@@ -365,9 +371,9 @@ func streamGone(w http.ResponseWriter, why string) {
 }
 
 // String says what the limits keep, for a client whose events went.
-func (l keptLimits) String() string {
+func (l KeptLimits) String() string {
 	return fmt.Sprintf("a call's events are kept %s after it ends, within %s a call; %d calls and %s for each client; %d calls and %s for all clients together, the oldest going first",
-		keptFor, size(keptStreamBytes), l.streamsPerClient, size(l.bytesPerClient), l.streams, size(l.bytes))
+		keptFor, size(KeptStreamBytes), l.StreamsPerClient, size(l.BytesPerClient), l.Streams, size(l.Bytes))
 }
 
 // size writes a number of bytes in MiB, KiB or bytes.
@@ -380,3 +386,46 @@ func size(n int) string {
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
+
+// Kept is what kept streams hold.
+type Kept struct{ Streams, Bytes int }
+
+// Audit counts afresh what the kept streams hold, for each client, and
+// the bytes of the stream that holds the most; err says where the running
+// counts, which the limits are enforced by, differ from it.
+func (rs *Resumables) Audit() (byClient map[string]Kept, largest int, err error) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	byClient = make(map[string]Kept)
+	total := 0
+	for _, r := range rs.streams {
+		k := byClient[r.principal]
+		k.Streams++
+		n := 0
+		for _, e := range r.events {
+			n += len(e.data)
+		}
+		k.Bytes += n
+		total += n
+		largest = max(largest, n)
+		byClient[r.principal] = k
+	}
+	var errs []error
+	for p, k := range byClient {
+		if held := rs.by[p]; k != (Kept{held.streams, held.bytes}) {
+			errs = append(errs, fmt.Errorf("kept streams of %s: counted %+v, held %+v", p, k, held))
+		}
+	}
+	for p, held := range rs.by {
+		if _, ok := byClient[p]; !ok {
+			errs = append(errs, fmt.Errorf("kept streams of %s: counted none, held %+v", p, held))
+		}
+	}
+	if total != rs.bytes {
+		errs = append(errs, fmt.Errorf("kept bytes: counted %d, held %d", total, rs.bytes))
+	}
+	return byClient, largest, errors.Join(errs...)
+}
+
+// newID is a random id: 26 characters of base32 (isStreamID).
+func newID() string { return rand.Text() }

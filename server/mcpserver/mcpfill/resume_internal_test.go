@@ -1,4 +1,4 @@
-package mcpserver
+package mcpfill
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestKeptStreamsWithinLimits: a stream over keptStreamBytes drops its
+// TestKeptStreamsWithinLimits: a stream over KeptStreamBytes drops its
 // oldest events; a client over its share of bytes loses its oldest ended
 // stream, or with none its oldest events; over the total bytes, the
 // client holding the most loses them. Over its share of streams a client's
@@ -16,9 +16,9 @@ import (
 // most goes. after reports a resumption from before a dropped event as
 // gone, naming the limit, never a gap.
 func TestKeptStreamsWithinLimits(t *testing.T) {
-	big := bytes.Repeat([]byte("x"), keptStreamBytes/4)
+	big := bytes.Repeat([]byte("x"), KeptStreamBytes/4)
 	ev := len("id: ") + 26 + len(".1\n") + len(big) // a kept event, its sequence one digit
-	rs := newResumables(keptLimits{streams: 6, streamsPerClient: 3, bytes: 8 * ev, bytesPerClient: 5 * ev})
+	rs := NewResumables(KeptLimits{Streams: 6, StreamsPerClient: 3, Bytes: 8 * ev, BytesPerClient: 5 * ev})
 	check := func() {
 		t.Helper()
 		counted, total := map[string]keptShare{}, 0

@@ -1,4 +1,4 @@
-package mcpserver
+package mcpfill
 
 import (
 	"bytes"
@@ -10,11 +10,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-)
 
-// DefaultKeepAlive is how often a call that waits gets an SSE comment, so
-// proxies and clients do not take a quiet stream for a dead one.
-const DefaultKeepAlive = 15 * time.Second
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
 
 // callStream wraps the response writer of a tools/call POST. Notify
 // writes the call's notifications on it directly, as events, so none is
@@ -33,7 +32,7 @@ type callStream struct {
 	w         http.ResponseWriter
 	flusher   http.Flusher
 	canStream bool        // the client accepts text/event-stream
-	streams   *resumables // where a resumable stream is kept; nil: not resumable
+	streams   *Resumables // where a resumable stream is kept; nil: not resumable
 	principal string
 
 	mu       sync.Mutex
@@ -46,14 +45,6 @@ type callStream struct {
 	detach   chan struct{} // closed to end the response mid-call
 }
 
-// keepAlive is Options.KeepAlive with its default.
-func (s *Server) keepAlive() time.Duration {
-	if s.opts.KeepAlive == 0 {
-		return DefaultKeepAlive
-	}
-	return s.opts.KeepAlive
-}
-
 type callStreamKey struct{}
 
 func streamFrom(ctx context.Context) *callStream {
@@ -61,11 +52,12 @@ func streamFrom(ctx context.Context) *callStream {
 	return cs
 }
 
-// withCallStream serves r with w wrapped. keepAlive > 0 sends comments on
+// WithCallStream serves a tools/call POST, r, with w wrapped: the call's
+// notifications (Notify) are written on its own event stream. keepAlive > 0 sends comments on
 // a call whose client accepts an event stream; streams, when set, keeps
 // the stream for resumption, and the call then outlives its connection
 // so that its answer can be resumed.
-func withCallStream(w http.ResponseWriter, r *http.Request, keepAlive time.Duration, streams *resumables, serve func(http.ResponseWriter, *http.Request)) {
+func WithCallStream(w http.ResponseWriter, r *http.Request, keepAlive time.Duration, streams *Resumables, serve func(http.ResponseWriter, *http.Request)) {
 	f, ok := w.(http.Flusher)
 	if !ok {
 		serve(w, r)
@@ -127,7 +119,7 @@ func withCallStream(w http.ResponseWriter, r *http.Request, keepAlive time.Durat
 // kept streams, where it goes on counting): the call goes on, its events
 // are kept, and the client gets them, the answer included, by reconnecting
 // with Last-Event-ID (SEP-1699). It reports whether it did.
-func (s *Server) CloseCallStream(ctx context.Context) bool {
+func CloseCallStream(ctx context.Context) bool {
 	cs := streamFrom(ctx)
 	if cs == nil || cs.detach == nil {
 		return false
@@ -285,6 +277,24 @@ func (cs *callStream) send(msg any) error {
 }
 
 var errNoStream = errors.New("the client takes no event stream")
+
+// Notify sends a notification to the client of the call in ctx: written
+// at once on the call's own event stream when it has one (WithCallStream),
+// so none is lost and it comes before the answer; through mcp-go
+// otherwise (stdio).
+func Notify(ctx context.Context, s *server.MCPServer, method string, params map[string]any) error {
+	if cs := streamFrom(ctx); cs != nil {
+		err := cs.send(mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION,
+			Notification: mcp.Notification{Method: method, Params: mcp.NotificationParams{AdditionalFields: params}}})
+		if !errors.Is(err, errNoStream) {
+			return err
+		}
+	}
+	if err := s.SendNotificationToClient(ctx, method, params); err != nil {
+		return fmt.Errorf("send %s: %w", method, err)
+	}
+	return nil
+}
 
 // finish sends mcp-go's JSON answer as an event on a stream we opened, and
 // ends the kept stream.

@@ -1,53 +1,16 @@
-package mcpserver
+package mcpfill
 
 import (
 	"encoding/json"
 	"testing"
-	"time"
 )
-
-// TestFinishedTasksExpire: a finished task, and the note of one dropped
-// to stay within the limits, are kept the TTL and no longer.
-func TestFinishedTasksExpire(t *testing.T) {
-	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	tt := newTaskTable(time.Hour, func() time.Time { return now }, newShelf(4, 1))
-	finish := func(id string) {
-		task := &task{id: id, principal: "p"}
-		tt.add(task)
-		tt.finish(task)
-	}
-	finish("old")
-	now = now.Add(30 * time.Minute)
-	finish("new") // over the share of 1: "old" is dropped
-	if got, hit := tt.get("old", "p"); got != nil || hit != clientLimit {
-		t.Fatalf("the dropped task: %v, hit %v", got, hit)
-	}
-	now = now.Add(31 * time.Minute) // "old" would have expired by now
-	tt.add(&task{id: "running", principal: "p"})
-	if got, hit := tt.get("old", "p"); got != nil || hit != withinLimits {
-		t.Errorf("the note of a dropped task outlived the TTL: hit %v", hit)
-	}
-	if got, _ := tt.get("new", "p"); got == nil {
-		t.Error("a finished task went before the TTL")
-	}
-	now = now.Add(30 * time.Minute)
-	tt.add(&task{id: "later", principal: "p"})
-	if got, _ := tt.get("new", "p"); got != nil {
-		t.Error("a finished task outlived the TTL")
-	}
-	if got, _ := tt.get("running", "p"); got == nil {
-		t.Error("an unfinished task expired")
-	}
-	if len(tt.tasks) != 2 || tt.finished.n != 0 || tt.notes.n != 0 || len(tt.dropped) != 0 {
-		t.Errorf("left: %d tasks, %d finished, %d notes, %d dropped", len(tt.tasks), tt.finished.n, tt.notes.n, len(tt.dropped))
-	}
-}
 
 // TestPeekReadsMetaByExactKey: the peek leaves _meta encoded and reads the
 // capabilities and the conversation handle by their exact keys, as mcp-go
 // does: a key in another case, or a value of the wrong type, declares
 // nothing.
 func TestPeekReadsMetaByExactKey(t *testing.T) {
+	const conversationKey = "io.deskhand/conversation"
 	for _, tc := range []struct {
 		name               string
 		meta               string
@@ -62,26 +25,26 @@ func TestPeekReadsMetaByExactKey(t *testing.T) {
 		{"capability in another case", `{"io.modelcontextprotocol/clientCapabilities":{"Elicitation":{},"Extensions":{"` + TasksExtension + `":{}}}}`, false, false, ""},
 		{"extensions not an object", `{"io.modelcontextprotocol/clientCapabilities":{"extensions":["` + TasksExtension + `"]}}`, false, false, ""},
 		{"capabilities not an object", `{"io.modelcontextprotocol/clientCapabilities":"elicitation"}`, false, false, ""},
-		{"conversation", `{"` + ConversationMetaKey + `":"c-1"}`, false, false, "c-1"},
-		{"conversation not a string", `{"` + ConversationMetaKey + `":7}`, false, false, ""},
+		{"conversation", `{"` + conversationKey + `":"c-1"}`, false, false, "c-1"},
+		{"conversation not a string", `{"` + conversationKey + `":7}`, false, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}`
 			if tc.meta != "" {
 				body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","_meta":` + tc.meta + `}}`
 			}
-			var msg rpcPeek
+			var msg Peek
 			if err := json.Unmarshal([]byte(body), &msg); err != nil {
 				t.Fatal(err)
 			}
-			if got := msg.declaresTasks(); got != tc.tasks {
+			if got := msg.DeclaresTasks(); got != tc.tasks {
 				t.Errorf("declaresTasks = %v, want %v", got, tc.tasks)
 			}
-			if got := msg.declaresElicitation(); got != tc.elicitation {
+			if got := msg.DeclaresElicitation(); got != tc.elicitation {
 				t.Errorf("declaresElicitation = %v, want %v", got, tc.elicitation)
 			}
 			var conversation string
-			msg.metaField(ConversationMetaKey, &conversation)
+			msg.MetaField(conversationKey, &conversation)
 			if conversation != tc.conversation {
 				t.Errorf("conversation %q, want %q", conversation, tc.conversation)
 			}
