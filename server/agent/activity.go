@@ -35,9 +35,6 @@ const (
 	ActivityApproval = "approval" // an agent asked to run a tool
 )
 
-// EventActivity: a row was recorded (Activity = the row).
-const EventActivity EventKind = "activity"
-
 // ActivityRow is one request, or one question, in the log. It never holds
 // a token, an Authorization header or a provider key.
 type ActivityRow struct {

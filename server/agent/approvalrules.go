@@ -17,9 +17,6 @@ import (
 // ByRule marks an approval given by a stored approval rule, not asked.
 const ByRule Answerer = "rule"
 
-// EventApprovalRulesChanged: an approval rule was added or revoked.
-const EventApprovalRulesChanged EventKind = "approval_rules_changed"
-
 // ApprovalRule lets an agent run a tool without asking: "always allow".
 // It never widens what the agent may do (its folders and hosts still
 // apply first); it only skips the question for calls it covers: the

@@ -7,13 +7,20 @@
 // settings, the redactor that keeps secrets out of what leaves the core,
 // and the events the desktop listens to.
 //
+// The core is split by feature: [Agents], [Providers], [Clients],
+// [ToolServers], [Conversations] (runs, teams and search), [Questions],
+// [Approvals], [Activity], [Events] and [Settings] each own their state
+// and its lock; [Core] composes them and hands them out, and the run loop
+// reaches them through its own fields. Every event kind is declared
+// beside [Event].
+//
 // Everything else is an edge. The MCP surface (server/mcpserver), the
-// desktop and the command line (ui) call into the core; the core reaches
-// models, the store, the keychain and tool servers only through the ports
-// it declares ([Model], [History] and the other store ports, [Secrets],
-// [Tool], [ToolServerRunner], and [Asker] for the calling client's person). It
-// imports nothing but the standard library and uuid, which deps_test.go
-// enforces. Each part's file is named after it.
+// desktop and the command line (ui) call into the features; the core
+// reaches models, the store, the keychain and tool servers only through
+// the ports it declares ([Model], [History] and the other store ports,
+// [Secrets], [Tool], [ToolServerRunner], and [Asker] for the calling
+// client's person). It imports nothing but the standard library and
+// uuid, which deps_test.go enforces.
 //
 // Invariants:
 //   - one turn at a time per conversation ([ErrConversationBusy]);

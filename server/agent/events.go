@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// EventKind says what an Event reports.
+// EventKind says what an Event reports. Every kind is declared here.
 type EventKind string
 
 const (
@@ -26,6 +26,25 @@ const (
 	EventQuestionAsked EventKind = "question_asked"
 	// EventQuestionClosed: answered, declined, expired or cancelled (Text = the status).
 	EventQuestionClosed EventKind = "question_closed"
+	// EventClientAgentsChanged says which agents one client sees changed;
+	// its Text is the client's ID (the principal), so that only that
+	// client's sessions hear list_changed.
+	EventClientAgentsChanged EventKind = "client_agents_changed"
+	// EventApprovalRulesChanged: an approval rule was added or revoked.
+	EventApprovalRulesChanged EventKind = "approval_rules_changed"
+	// EventMemberProgress reports a team member's progress on the turn
+	// that called it: Agent, Conversation and Turn are the caller's, Text
+	// says what the member does ("researcher: calling the tool
+	// read_file"). A member's member's progress reaches every turn up the
+	// chain the same way.
+	EventMemberProgress EventKind = "member_progress"
+	// EventToolHeld: a tool server's tool was held because its definition
+	// changed since the person attached it (Agent = the agent, Text = the
+	// model-facing name). ToolServers.Held lists them with both
+	// definitions.
+	EventToolHeld EventKind = "tool_held"
+	// EventActivity: a row was recorded (Activity = the row).
+	EventActivity EventKind = "activity"
 )
 
 // Event is something the desktop (or the MCP surface) may want to show.

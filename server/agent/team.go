@@ -45,12 +45,6 @@ const MaxTeamSize = 32
 // as the built-in tools' read and fetch limits do.
 const MaxMemberResult = 1 << 20
 
-// EventMemberProgress reports a team member's progress on the turn that
-// called it: Agent, Conversation and Turn are the caller's, Text says what
-// the member does ("researcher: calling the tool read_file"). A member's
-// member's progress reaches every turn up the chain the same way.
-const EventMemberProgress EventKind = "member_progress"
-
 // TeamToolName is the tool a member of this slug is offered as: at most
 // 64 characters of [a-zA-Z0-9_-], as model APIs accept. A slug too long is
 // cut and given a short hash of the whole, so that names stay distinct.

@@ -9,12 +9,6 @@ import (
 	"strings"
 )
 
-// EventToolHeld: a tool server's tool was held because its definition
-// changed since the person attached it (Agent = the agent, Text = the
-// model-facing name). HeldToolServerTools lists them with both
-// definitions.
-const EventToolHeld EventKind = "tool_held"
-
 // MaxToolServerResult caps the text a tool server's call gives the model,
 // as the built-in tools' read and fetch limits do.
 const MaxToolServerResult = 1 << 20

@@ -8,11 +8,6 @@ import (
 	"sync/atomic"
 )
 
-// EventClientAgentsChanged says which agents one client sees changed; its
-// Text is the client's ID (the principal), so that only that client's
-// sessions hear list_changed.
-const EventClientAgentsChanged EventKind = "client_agents_changed"
-
 // AgentScope is which agents a client may see: every agent (the zero
 // value, and every client made before scopes existed) or only the agents
 // listed, by ID, so that renaming an agent changes nothing.

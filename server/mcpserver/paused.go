@@ -51,7 +51,7 @@ func (s *Server) callModern(ctx context.Context, req mcp.CallToolRequest, a agen
 			if caps.Sampling != nil {
 				turnCtx = agent.WithClientModel(turnCtx, t.Sampler(caps.Sampling.Tools != nil))
 			}
-			res, err := s.core.Run(turnCtx, run)
+			res, err := s.core.Conversations.Run(turnCtx, run)
 			return s.finish(a, run.Conversation, res, err)
 		})
 	}

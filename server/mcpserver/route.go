@@ -109,7 +109,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, msg mcpfill.Peek,
 		if msg.DeclaresTasks() && r.Header.Get("Mcp-Method") == msg.Method {
 			// A retry of a parked turn resumes it (callModern); any other
 			// call on an agent becomes a task.
-			a, isAgent := s.core.ServedAgent(msg.Params.Name)
+			a, isAgent := s.core.Agents.Served(msg.Params.Name)
 			isAgent = isAgent && !s.toolHidden(r.Context(), msg.Params.Name) // mcp-go answers it "not found"
 			_, resuming := mcpfill.ClaimsFrom(r.Context())
 			tool, isTool := s.extraTool(msg.Params.Name)

@@ -39,7 +39,7 @@ func (a taskAsker) Ask(ctx context.Context, q agent.Question) (agent.Answer, err
 // question the client cannot answer, which waits on the desktop.
 func (s *Server) waitingOnDesktop(turn string) string {
 	var msg string
-	for _, q := range s.core.Pending() {
+	for _, q := range s.core.Questions.Pending() {
 		if q.TurnID == turn {
 			msg = "waiting for an answer on the Deskhand desktop: " + q.Prompt()
 		}
@@ -82,7 +82,7 @@ func (s *Server) runTask(ctx context.Context, t *mcpfill.Task, msg mcpfill.Peek,
 	if !args.HasConversation && a.Conversations {
 		msg.MetaField(ConversationMetaKey, &args.Conversation)
 	}
-	run, err := s.core.Run(ctx, agent.RunRequest{Agent: a.Slug, Principal: principal, Conversation: args.Conversation,
+	run, err := s.core.Conversations.Run(ctx, agent.RunRequest{Agent: a.Slug, Principal: principal, Conversation: args.Conversation,
 		Message: args.Message, Context: args.Context, TurnID: t.WorkID()})
 	if err != nil && !isUserError(err) {
 		s.log.Error("task failed", "agent", a.Slug, "err", err)

@@ -48,7 +48,7 @@ func (s *Server) agentTool(a agent.Agent, capacity int, idle time.Duration) mcp.
 		Title:          a.Name,
 		Description:    description,
 		RawInputSchema: rawInput,
-		Annotations:    toolAnnotations(a.Name, s.core.AgentHints(a)),
+		Annotations:    toolAnnotations(a.Name, s.core.Agents.Hints(a)),
 		Icons:          toolIcons(a.Icon),
 	}
 	tool.RawOutputSchema, _ = outputSchema(a.ResponseSchema)
@@ -157,9 +157,9 @@ var errClientCancelled = &agent.UserError{Msg: "the client cancelled the call; t
 // handleCall runs one call of the agent with the given slug.
 func (s *Server) handleCall(slug string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		a, ok := s.core.ServedAgent(slug)
+		a, ok := s.core.Agents.Served(slug)
 		switch {
-		case !ok && s.core.Paused():
+		case !ok && s.core.Settings.Paused():
 			return mcp.NewToolResultError(agent.PausedMessage), nil
 		case !ok:
 			return mcp.NewToolResultError(fmt.Sprintf("the agent %q is no longer available", slug)), nil
@@ -199,7 +199,7 @@ func (s *Server) handleCall(slug string) server.ToolHandlerFunc {
 		// notifications/cancelled does (mcpfill.LegacyCalls).
 		stop := s.followProgress(ctx, progressToken(req), run.TurnID)
 		turnCtx, done := s.legacyCalls.WorkContext(s.legacyContext(ctx))
-		res, err := s.core.Run(turnCtx, run)
+		res, err := s.core.Conversations.Run(turnCtx, run)
 		done()
 		stop()
 		if res != nil && a.Conversations && sessionID != "" {
