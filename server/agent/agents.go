@@ -21,7 +21,8 @@ import (
 // Agents are the agents the person defined, kept in memory for the
 // request path; changes are written through and announced.
 type Agents struct {
-	c *Core
+	c     *Core
+	store AgentStore
 	// writes makes changes of agents go one at a time across their store
 	// writes; no request takes it.
 	writes sync.Mutex
@@ -68,26 +69,6 @@ func (ags *Agents) Enabled() []Agent {
 	return slices.DeleteFunc(c.agents.List(), func(a Agent) bool { return !a.Enabled })
 }
 
-// SetPaused pauses serving (every agent leaves the tool list; turns already
-// running finish) or resumes it.
-func (st *Settings) SetPaused(paused bool) {
-	c := st.c
-	if c.settings.paused.Swap(paused) != paused {
-		c.agents.rev.Add(1)
-		c.publish(Event{Kind: EventAgentsChanged})
-	}
-}
-
-// PausedMessage is what a client calling an agent is told while serving
-// is paused.
-const PausedMessage = "Deskhand is paused: the person running it paused serving, so no agent runs until they resume it (in Deskhand's window or tray menu). Try again later."
-
-// Paused reports whether serving is paused.
-func (st *Settings) Paused() bool {
-	c := st.c
-	return c.settings.paused.Load()
-}
-
 // BySlug finds an agent; ok is false when none has the slug.
 func (ags *Agents) BySlug(slug string) (Agent, bool) {
 	c := ags.c
@@ -131,7 +112,7 @@ func (ags *Agents) Save(ctx context.Context, a Agent) (Agent, error) {
 		return Agent{}, err
 	}
 	a.UpdatedAt = now
-	if err := c.history.PutAgent(ctx, a); err != nil {
+	if err := c.agents.store.PutAgent(ctx, a); err != nil {
 		return Agent{}, fmt.Errorf("save agent %s: %w", a.Slug, err)
 	}
 	c.setAgent(a)
@@ -189,7 +170,7 @@ func (ags *Agents) Delete(ctx context.Context, slug string) error {
 	if err == nil {
 		c.agents.writes.Lock()
 		defer c.agents.writes.Unlock()
-		err = c.history.DeleteAgent(ctx, gone.ID)
+		err = c.agents.store.DeleteAgent(ctx, gone.ID)
 	}
 	if err != nil {
 		c.setAgent(gone) // still there: put it back

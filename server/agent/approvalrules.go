@@ -418,7 +418,7 @@ func (c *Core) approvedByRule(ctx context.Context, run *turnRun, q Question, r A
 	q.AskedAt, q.ExpiresAt = now, now
 	q.Status = QuestionAnswered
 	q.Answer = &Answer{Approve: true, By: ByRule, At: now, Rule: r.ID}
-	if err := c.history.PutQuestion(context.WithoutCancel(ctx), q); err != nil {
+	if err := c.questions.store.PutQuestion(context.WithoutCancel(ctx), q); err != nil {
 		c.log.Error("record an approval by rule", "rule", r.ID, "err", err)
 	}
 }

@@ -48,7 +48,8 @@ var (
 // broker holds the questions waiting for a person.
 // Questions are the questions and approvals waiting for a person.
 type Questions struct {
-	c *Core
+	c     *Core
+	store QuestionStore
 	broker
 }
 
@@ -154,7 +155,7 @@ func (c *Core) ask(ctx context.Context, run *turnRun, q Question) (Answer, error
 		return Answer{}, Userf(ErrNobodyToAsk, "agent %q needed a person (%s), but nobody can answer: the calling client cannot answer questions (it did not declare elicitation) and no Deskhand desktop is running", agent.Slug, q.summary())
 	}
 	q.ClientAsked = client != nil
-	if err := c.history.PutQuestion(ctx, q); err != nil {
+	if err := c.questions.store.PutQuestion(ctx, q); err != nil {
 		return Answer{}, fmt.Errorf("record question: %w", err)
 	}
 
@@ -223,7 +224,7 @@ func (c *Core) ask(ctx context.Context, run *turnRun, q Question) (Answer, error
 			q.Status = QuestionDeclined
 		}
 	}
-	if perr := c.history.PutQuestion(context.WithoutCancel(ctx), q); perr != nil {
+	if perr := c.questions.store.PutQuestion(context.WithoutCancel(ctx), q); perr != nil {
 		c.log.Error("record the answer", "question", q.ID, "err", perr)
 	}
 	closed := Event{Kind: EventQuestionClosed, Agent: agent.Slug, Conversation: q.ConversationID, Turn: q.TurnID, Question: q.ID, Text: string(q.Status), ClientAsked: q.ClientAsked}

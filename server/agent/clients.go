@@ -19,7 +19,8 @@ import (
 // Clients are the MCP clients with a token, what each may see, and when
 // each was last used.
 type Clients struct {
-	c *Core
+	c     *Core
+	store ClientStore
 	// writes makes changes of clients (create, rotate, revoke) go one at
 	// a time across their store writes; no request takes it.
 	writes sync.Mutex
@@ -65,7 +66,7 @@ func (c *Core) createClient(ctx context.Context, name string) (Client, string, e
 		return Client{}, "", err
 	}
 	cl := Client{ID: uuid.NewString(), Name: name, TokenHash: hash, CreatedAt: c.now()}
-	if err := c.history.PutClient(ctx, cl); err != nil {
+	if err := c.clients.store.PutClient(ctx, cl); err != nil {
 		return Client{}, "", fmt.Errorf("save client %s: %w", name, err)
 	}
 	c.clients.mu.Lock()
@@ -124,7 +125,7 @@ func (cs *Clients) Rotate(ctx context.Context, name string) (Client, string, err
 		return Client{}, "", err
 	}
 	cl.TokenHash = hash
-	if err := c.history.PutClient(ctx, cl); err != nil {
+	if err := c.clients.store.PutClient(ctx, cl); err != nil {
 		return Client{}, "", fmt.Errorf("rotate the token of %s: %w", name, err)
 	}
 	cl = c.updateClient(cl)
@@ -142,7 +143,7 @@ func (c *Core) adoptStoredClient(ctx context.Context, name string) error {
 	if _, known := c.activeClient(name); known {
 		return nil
 	}
-	stored, err := c.history.Clients(ctx)
+	stored, err := c.clients.store.Clients(ctx)
 	if err != nil {
 		return fmt.Errorf("reload clients: %w", err)
 	}
@@ -176,7 +177,7 @@ func (cs *Clients) Revoke(ctx context.Context, name string) error {
 		return Userf(ErrNotFound, "no active client named %q", name)
 	}
 	cl.RevokedAt = c.now()
-	if err := c.history.PutClient(ctx, cl); err != nil {
+	if err := c.clients.store.PutClient(ctx, cl); err != nil {
 		return fmt.Errorf("revoke client %s: %w", name, err)
 	}
 	c.updateClient(cl)
@@ -281,7 +282,7 @@ func (c *Core) flushLastUse(ctx context.Context) error {
 	c.clients.mu.Unlock()
 	var errs []error
 	for id, at := range batch {
-		err := c.history.TouchClient(ctx, id, at)
+		err := c.clients.store.TouchClient(ctx, id, at)
 		if err == nil || errors.Is(err, ErrNotFound) { // gone: nothing to record
 			continue
 		}

@@ -9,15 +9,17 @@ import (
 // Conversations are the conversations and the turns that run in them: the
 // ones held in memory, and the turns admitted and not yet ended.
 type Conversations struct {
-	c     *Core
-	held  *registry
-	turns turns
+	c      *Core
+	store  ConversationStore
+	search Searcher
+	held   *registry
+	turns  turns
 }
 
 // Recent lists up to limit conversations, last active first.
 func (cv *Conversations) Recent(ctx context.Context, limit int) ([]ConversationSummary, error) {
 	c := cv.c
-	return c.history.RecentConversations(ctx, limit)
+	return c.conversations.store.RecentConversations(ctx, limit)
 }
 
 // errCancelledHere is why a turn stopped when the person stopped it.
@@ -38,11 +40,11 @@ func (cv *Conversations) ListFor(ctx context.Context, principal string, after Pa
 	c := cv.c
 	v := c.clients.VisibleTo(principal)
 	if v.All {
-		return c.history.ConversationsOf(ctx, principal, after, limit)
+		return c.conversations.store.ConversationsOf(ctx, principal, after, limit)
 	}
 	var out []ConversationSummary
 	for len(out) < limit {
-		page, err := c.history.ConversationsOf(ctx, principal, after, limit)
+		page, err := c.conversations.store.ConversationsOf(ctx, principal, after, limit)
 		if err != nil {
 			return nil, err
 		}
@@ -77,14 +79,14 @@ func (c *Core) sees(v Visibility, agentID string) bool {
 // ErrUnknownConversation, as for a handle never given.
 func (cv *Conversations) Read(ctx context.Context, principal, id string) (Conversation, []Message, error) {
 	c := cv.c
-	conv, err := c.history.Conversation(ctx, strings.TrimSpace(id))
+	conv, err := c.conversations.store.Conversation(ctx, strings.TrimSpace(id))
 	if errors.Is(err, ErrNotFound) || (err == nil && (conv.Principal != principal || !c.sees(c.clients.VisibleTo(principal), conv.AgentID))) {
 		return Conversation{}, nil, ErrUnknownConversation
 	}
 	if err != nil {
 		return Conversation{}, nil, err
 	}
-	msgs, err := c.history.Messages(ctx, conv.ID)
+	msgs, err := c.conversations.store.Messages(ctx, conv.ID)
 	return conv, msgs, err
 }
 
@@ -93,16 +95,16 @@ func (cv *Conversations) Read(ctx context.Context, principal, id string) (Conver
 // agent and client from it, recent or not).
 func (cv *Conversations) Get(ctx context.Context, id string) (Conversation, error) {
 	c := cv.c
-	return c.history.Conversation(ctx, id)
+	return c.conversations.store.Conversation(ctx, id)
 }
 
 // Transcript is a conversation's messages and turns.
 func (cv *Conversations) Transcript(ctx context.Context, conversationID string) ([]Message, []Turn, error) {
 	c := cv.c
-	msgs, err := c.history.Messages(ctx, conversationID)
+	msgs, err := c.conversations.store.Messages(ctx, conversationID)
 	if err != nil {
 		return nil, nil, err
 	}
-	turns, err := c.history.Turns(ctx, conversationID)
+	turns, err := c.conversations.store.Turns(ctx, conversationID)
 	return msgs, turns, err
 }

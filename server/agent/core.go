@@ -107,18 +107,20 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 
 		schemaCheck: cfg.CheckSchema,
 	}
-	c.agents = Agents{c: c, byID: make(map[string]Agent)}
-	c.providers = Providers{c: c, connector: cfg.Connector, local: cfg.LocalServers,
+	h := cfg.History
+	c.agents = Agents{c: c, store: h, byID: make(map[string]Agent)}
+	c.providers = Providers{c: c, store: h, connector: cfg.Connector, local: cfg.LocalServers,
 		byName: make(map[string]Provider), connected: make(map[string]connectedModel)}
-	c.clients = Clients{c: c, unflushed: make(map[string]time.Time)}
+	c.clients = Clients{c: c, store: h, unflushed: make(map[string]time.Time)}
 	c.toolServers.c = c
-	c.conversations.c = c
-	c.questions.c = c
+	c.conversations = Conversations{c: c, store: h, search: h, turns: turns{live: make(map[string]*liveTurn)}}
+	c.questions = Questions{c: c, store: h, broker: broker{pending: make(map[string]*waiting)}}
 	c.activity.c = c
-	c.settings.c = c
+	c.settings = Settings{store: h, pauseChanged: func() {
+		c.agents.rev.Add(1)
+		c.publish(Event{Kind: EventAgentsChanged})
+	}}
 	c.secrets = c.redact.Secrets(cfg.Secrets)
-	c.questions.pending = make(map[string]*waiting)
-	c.conversations.turns.live = make(map[string]*liveTurn)
 	if c.now == nil {
 		c.now = time.Now
 	}
@@ -130,27 +132,27 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 	for _, t := range cfg.Tools {
 		c.tools[t.Spec().Name] = t
 	}
-	n, err := c.history.InterruptRunningTurns(ctx, c.now())
+	n, err := c.conversations.store.InterruptRunningTurns(ctx, c.now())
 	if err != nil {
 		return nil, fmt.Errorf("mark interrupted turns: %w", err)
 	}
 	if n > 0 {
 		c.log.Info("turns interrupted by the previous stop", "count", n)
 	}
-	if n, err = c.history.ExpirePendingQuestions(ctx, c.now()); err != nil {
+	if n, err = c.questions.store.ExpirePendingQuestions(ctx, c.now()); err != nil {
 		return nil, fmt.Errorf("expire unanswered questions: %w", err)
 	}
 	if n > 0 {
 		c.log.Info("questions left unanswered by the previous stop", "count", n)
 	}
-	providers, err := c.history.Providers(ctx)
+	providers, err := c.providers.store.Providers(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load providers: %w", err)
 	}
 	for _, p := range providers {
 		c.providers.byName[p.Name] = p
 	}
-	agents, err := c.history.Agents(ctx)
+	agents, err := c.agents.store.Agents(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load agents: %w", err)
 	}
@@ -158,7 +160,7 @@ func New(ctx context.Context, cfg Config) (*Core, error) {
 		c.agents.byID[a.ID] = a
 	}
 	c.agentsChangedLocked()
-	if c.clients.list, err = c.history.Clients(ctx); err != nil {
+	if c.clients.list, err = c.clients.store.Clients(ctx); err != nil {
 		return nil, fmt.Errorf("load clients: %w", err)
 	}
 	store, _ := c.history.(ApprovalRuleStore)

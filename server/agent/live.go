@@ -104,5 +104,5 @@ func (cv *Conversations) LiveTurn(conversationID string) (LiveTurn, bool) {
 // in the order asked, with their answers and who gave them.
 func (cv *Conversations) Questions(ctx context.Context, conversationID string) ([]Question, error) {
 	c := cv.c
-	return c.history.Questions(ctx, conversationID)
+	return c.questions.store.Questions(ctx, conversationID)
 }

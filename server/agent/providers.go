@@ -28,6 +28,7 @@ var defaultBaseURLs = map[ProviderKind]string{
 // them.
 type Providers struct {
 	c         *Core
+	store     ProviderStore
 	connector ModelConnector
 	// local are where EnsureDefault looks for a model on first start.
 	local []Provider
@@ -122,7 +123,7 @@ func (pv *Providers) Save(ctx context.Context, p Provider, key KeyChange) (Provi
 			return Provider{}, Userf(err, "cannot remove the API key of %s from the keychain", p.Name)
 		}
 	}
-	if err := c.history.PutProvider(ctx, p); err != nil {
+	if err := c.providers.store.PutProvider(ctx, p); err != nil {
 		return Provider{}, fmt.Errorf("save provider %s: %w", p.Name, err)
 	}
 	c.providers.mu.Lock()
@@ -150,7 +151,7 @@ func (pv *Providers) Delete(ctx context.Context, name string) error {
 	if len(users) > 0 {
 		return Userf(nil, "provider %s is used by %s: move them to another provider first", name, strings.Join(users, ", "))
 	}
-	if err := c.history.DeleteProvider(ctx, name); err != nil {
+	if err := c.providers.store.DeleteProvider(ctx, name); err != nil {
 		return fmt.Errorf("delete provider %s: %w", name, err)
 	}
 	c.providers.mu.Lock()

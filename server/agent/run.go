@@ -100,7 +100,7 @@ func (cv *Conversations) Run(ctx context.Context, req RunRequest) (*RunResult, e
 	live.progress.begin(turn.ID, agent.Slug, turn.StartedAt)
 	past, kept := c.conversations.held.history(conv.ID)
 	if !isNew && !kept {
-		if past, err = c.history.Messages(ctx, conv.ID); err != nil {
+		if past, err = c.conversations.store.Messages(ctx, conv.ID); err != nil {
 			return nil, fmt.Errorf("load conversation %s: %w", conv.ID, err)
 		}
 	}
@@ -113,7 +113,7 @@ func (cv *Conversations) Run(ctx context.Context, req RunRequest) (*RunResult, e
 	// The watcher stops the turn should the start fail; the turn itself
 	// reads the outcome once it has recorded its end, from the same
 	// once, without waiting for the watcher to be scheduled.
-	begun := sync.OnceValue(c.history.BeginTurn(ctx, start))
+	begun := sync.OnceValue(c.conversations.store.BeginTurn(ctx, start))
 	go func() {
 		if err := begun(); err != nil {
 			cancel(fmt.Errorf("record turn: %w", err))
@@ -139,7 +139,7 @@ func (cv *Conversations) Run(ctx context.Context, req RunRequest) (*RunResult, e
 	}
 	// Record even when the caller went away: the turn happened. The end is
 	// queued behind the start, so the two commit together when they can.
-	endErr := c.history.EndTurn(context.WithoutCancel(ctx), turn, produced)
+	endErr := c.conversations.store.EndTurn(context.WithoutCancel(ctx), turn, produced)
 	live.progress.end()
 	if err := begun(); err != nil {
 		c.conversations.held.keep(conv.ID, nil) // read it back next time
@@ -201,7 +201,7 @@ func (c *Core) openConversation(ctx context.Context, agent Agent, req RunRequest
 		return conv.Principal == req.Principal && conv.AgentID == agent.ID && req.parent.continues(conv)
 	}
 	conv, err := c.conversations.held.acquire(handle, owns, func() (Conversation, error) {
-		conv, err := c.history.Conversation(ctx, handle)
+		conv, err := c.conversations.store.Conversation(ctx, handle)
 		if errors.Is(err, ErrNotFound) {
 			return Conversation{}, ErrUnknownConversation
 		}

@@ -9,14 +9,16 @@ import (
 // Settings are the person's stored settings, and whether serving is
 // paused.
 type Settings struct {
-	c      *Core
+	store  SettingStore
 	paused atomic.Bool
+	// pauseChanged tells the agents' subscribers: a pause changes what is
+	// served.
+	pauseChanged func()
 }
 
 // Get returns a stored setting, or def when it is unset.
 func (st *Settings) Get(ctx context.Context, key, def string) (string, error) {
-	c := st.c
-	v, err := c.history.Setting(ctx, key)
+	v, err := st.store.Setting(ctx, key)
 	if errors.Is(err, ErrNotFound) {
 		return def, nil
 	}
@@ -25,6 +27,20 @@ func (st *Settings) Get(ctx context.Context, key, def string) (string, error) {
 
 // Set stores a setting.
 func (st *Settings) Set(ctx context.Context, key, value string) error {
-	c := st.c
-	return c.history.SetSetting(ctx, key, value)
+	return st.store.SetSetting(ctx, key, value)
 }
+
+// SetPaused pauses serving (every agent leaves the tool list; turns already
+// running finish) or resumes it.
+func (st *Settings) SetPaused(paused bool) {
+	if st.paused.Swap(paused) != paused {
+		st.pauseChanged()
+	}
+}
+
+// PausedMessage is what a client calling an agent is told while serving
+// is paused.
+const PausedMessage = "Deskhand is paused: the person running it paused serving, so no agent runs until they resume it (in Deskhand's window or tray menu). Try again later."
+
+// Paused reports whether serving is paused.
+func (st *Settings) Paused() bool { return st.paused.Load() }

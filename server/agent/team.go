@@ -402,7 +402,7 @@ type SubConversationLister interface {
 // ParentTurn name the caller's. None when the store cannot say.
 func (cv *Conversations) Subs(ctx context.Context, turnID string) ([]Conversation, error) {
 	c := cv.c
-	l, ok := c.history.(SubConversationLister)
+	l, ok := c.conversations.store.(SubConversationLister)
 	if !ok {
 		return nil, nil
 	}

@@ -173,7 +173,7 @@ func (cs *Clients) SetAgents(ctx context.Context, clientName string, all bool, s
 		scope.AgentIDs = slices.Compact(scope.AgentIDs)
 	}
 	cl.Agents = scope
-	if err := c.history.PutClient(ctx, cl); err != nil {
+	if err := c.clients.store.PutClient(ctx, cl); err != nil {
 		return fmt.Errorf("set the agents of client %s: %w", clientName, err)
 	}
 	c.updateClient(cl)
