@@ -18,6 +18,7 @@ type pkgInfo struct {
 	ImportPath string
 	Dir        string
 	Deps       []string
+	Imports    []string
 	Doc        string
 	GoFiles    []string
 }
@@ -56,7 +57,9 @@ func TestImportRules(t *testing.T) {
 		// What the desktop needs of each OS, fyne-free so that CI type-checks it for every OS.
 		"ui/desktop/platform": {module + "store", module + "models", module + "server/mcpserver", module + "server/control", module + "server/tools", module + "ui/connect", module + "ui/cli", module + "assets", "fyne.io/", "database/sql", "github.com/mattn/go-sqlite3", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
 		"ui/desktop":          {module + "store", module + "models", module + "server/mcpserver", module + "server/control", module + "server/tools", module + "ui/connect", "database/sql", "github.com/mattn/go-sqlite3", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
-		"assets":              {module + "store", module + "models", module + "server", module + "ui", "database/sql", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama"},
+		// The desktop's side of its seam with the client-config writers.
+		"ui/desktop/connector": {module + "store", module + "models", module + "server/mcpserver", module + "server/control", module + "server/tools", module + "ui/cli", "database/sql", "github.com/mattn/go-sqlite3", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
+		"assets":               {module + "store", module + "models", module + "server", module + "ui", "database/sql", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama"},
 		// mcp-go's client pulls its server package in (for in-process clients).
 		"ui/connect": {module + "store", module + "models", module + "server/mcpserver", module + "server/control", module + "server/bridge", "fyne.io/", "database/sql", "github.com/mattn/go-sqlite3", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
 		// The person's MCP servers as tools: mcp-go's client, the core's types.
@@ -145,6 +148,16 @@ func TestOnlyTheDesktopUsesFyne(t *testing.T) {
 	mayUseFyne := map[string]bool{module + "ui/desktop": true, module + "assets": true, strings.TrimSuffix(module, "/"): true}
 	for _, p := range listPackages(t) {
 		if mayUseFyne[p.ImportPath] || strings.HasPrefix(p.ImportPath, module+"assets/") {
+			continue
+		}
+		if p.ImportPath == module+"ui/desktop/connector" {
+			// It speaks the desktop's types, so fyne comes with them; it
+			// calls none of fyne itself.
+			for _, imp := range p.Imports {
+				if strings.HasPrefix(imp, "fyne.io/") {
+					t.Errorf("%s imports %s: it hands the desktop data, it does not draw", p.ImportPath, imp)
+				}
+			}
 			continue
 		}
 		for _, dep := range p.Deps {

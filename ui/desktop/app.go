@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -46,9 +47,9 @@ type Options struct {
 	// what is in effect, not only what is stored.
 	InEffect map[string]string
 	// ImportToolServers registers the MCP servers the person's clients
-	// know (nothing when dryRun), says how many, and in a table what it
-	// found and did; nil hides Settings → Tool servers' Import.
-	ImportToolServers func(ctx context.Context, dryRun bool) (imported int, report string, err error)
+	// know (nothing when dryRun) and says what it found and did; nil hides
+	// Settings → Tool servers' Import.
+	ImportToolServers func(ctx context.Context, dryRun bool) (ImportReport, error)
 }
 
 // App is the desktop.
@@ -587,4 +588,23 @@ func (a *App) notifyQuestion(id string) {
 		a.fy.SendNotification(fyne.NewNotification("Deskhand: "+questionTitle(q), text))
 		return
 	}
+}
+
+// WithFyneDo is the app's metadata saying what FyneApp.toml says to the
+// fyne tool's builds: this app calls fyne on fyne's goroutine only
+// (fyne.Do). Without it (any go build) fyne checks the goroutine of every
+// refresh by parsing a stack trace, an eighth of the UI thread's time
+// under load. changed is false when the metadata says so already.
+func WithFyneDo(m fyne.AppMetadata, id string) (_ fyne.AppMetadata, changed bool) {
+	if m.Migrations["fyneDo"] {
+		return m, false
+	}
+	m.Migrations = maps.Clone(m.Migrations)
+	if m.Migrations == nil {
+		m.Migrations = map[string]bool{}
+	}
+	m.Migrations["fyneDo"] = true
+	// An empty ID and name would make fyne look for FyneApp.toml again.
+	m.ID, m.Name = cmp.Or(m.ID, id), cmp.Or(m.Name, "Deskhand")
+	return m, true
 }

@@ -264,3 +264,8 @@ func (p *onboardingPanel) tryAgent() {
 		p.box.Hide()
 	}
 }
+
+// NoModelNotice is what the window's first-run panel says when first
+// start found no model server on this computer, until the servers are
+// asked again; the panel then says what to do, step by step.
+const NoModelNotice = "When Deskhand started, no model server answered on this computer (Ollama, LM Studio, llama.cpp, vLLM), so the agent 'assistant' has no model yet. Looking again…"

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"text/tabwriter"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -121,14 +122,14 @@ func heldLine(h agent.HeldTool) string {
 func (v *toolServersView) showImport() {
 	say(v.status, "Reading your clients' settings…")
 	v.app.background(func(ctx context.Context) func() {
-		_, table, err := v.app.opts.ImportToolServers(ctx, true)
+		report, err := v.app.opts.ImportToolServers(ctx, true)
 		return func() {
 			if err != nil {
 				say(v.status, "✖ "+agent.UserMessage(err))
 				return
 			}
 			say(v.status, "")
-			text := widget.NewLabelWithStyle(table, fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
+			text := widget.NewLabelWithStyle(report.table(), fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
 			scroll := container.NewScroll(container.NewVBox(plainNote("What your clients' settings hold. Secrets go to the keychain; Deskhand's own entries are left out."), text))
 			scroll.SetMinSize(fyne.NewSize(720, 360))
 			v.app.showDialog(dialog.NewCustomConfirm("Import tool servers from your clients", "Import", "Cancel", scroll, func(ok bool) {
@@ -142,16 +143,44 @@ func (v *toolServersView) showImport() {
 
 func (v *toolServersView) runImport() {
 	v.app.background(func(ctx context.Context) func() {
-		n, _, err := v.app.opts.ImportToolServers(ctx, false)
+		report, err := v.app.opts.ImportToolServers(ctx, false)
 		return func() {
 			if err != nil {
 				say(v.status, "✖ "+agent.UserMessage(err))
 				return
 			}
-			say(v.status, importSummary(n))
+			say(v.status, importSummary(report.Imported))
 			v.refresh()
 		}
 	})
+}
+
+// ImportReport is what an import of the clients' tool servers found and
+// did.
+type ImportReport struct {
+	Imported int
+	Rows     []ImportRow
+	// Notes are what it read past: entries skipped, files unreadable.
+	Notes []string
+}
+
+// ImportRow is one server found, the clients it came from, and what
+// became of it.
+type ImportRow struct{ Name, From, Result string }
+
+// table lays the report out in columns, for a monospace label.
+func (r ImportReport) table() string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tFROM\tRESULT")
+	for _, row := range r.Rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", row.Name, row.From, row.Result)
+	}
+	tw.Flush()
+	for _, n := range r.Notes {
+		fmt.Fprintln(&b, n)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // importSummary says what an import registered.

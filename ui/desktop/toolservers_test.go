@@ -381,12 +381,12 @@ func TestEditorToolServers(t *testing.T) {
 func TestToolServersImport(t *testing.T) {
 	var runs []bool
 	a, u := newShell(t)
-	a.opts.ImportToolServers = func(_ context.Context, dryRun bool) (int, string, error) {
+	a.opts.ImportToolServers = func(_ context.Context, dryRun bool) (ImportReport, error) {
 		runs = append(runs, dryRun)
 		if dryRun {
-			return 0, "NAME  FROM    RESULT\nnotes Cursor  would be imported", nil
+			return ImportReport{Rows: []ImportRow{{"notes", "Cursor", "would be imported"}}, Notes: []string{"skipped x in Cursor (/c.json): no command"}}, nil
 		}
-		return 1, "NAME  FROM    RESULT\nnotes Cursor  imported", nil
+		return ImportReport{Imported: 1, Rows: []ImportRow{{"notes", "Cursor", "imported"}}}, nil
 	}
 	v := newToolServersView(a, newFakeCore(fakeCore{fakeToolServers: &fakeToolServers{}}).asCore())
 	a.toolServers = v
@@ -394,8 +394,8 @@ func TestToolServersImport(t *testing.T) {
 	test.Tap(findButton(t, a.win.Content(), "Import from your clients…"))
 	u.settle()
 	dlg := a.win.Canvas().Overlays().Top()
-	if dlg == nil || !strings.Contains(labelTexts(t, dlg), "notes Cursor  would be imported") {
-		t.Fatalf("no dialog with the dry run's table")
+	if want := "NAME   FROM    RESULT\nnotes  Cursor  would be imported\nskipped x in Cursor (/c.json): no command"; dlg == nil || !strings.Contains(labelTexts(t, dlg), want) {
+		t.Fatalf("no dialog with the dry run's table %q", want)
 	}
 	if !cmp.Equal(runs, []bool{true}) {
 		t.Fatalf("runs before agreeing: %v", runs)

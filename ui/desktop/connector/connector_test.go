@@ -1,4 +1,4 @@
-package main
+package connector_test
 
 import (
 	"archive/zip"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/deskhand/deskhand/assets"
 	"github.com/deskhand/deskhand/ui/connect"
+	"github.com/deskhand/deskhand/ui/desktop/connector"
 )
 
 // TestConnectorExtension: the Connect tab's extension is written into the
@@ -62,8 +63,8 @@ func TestConnectorExtension(t *testing.T) {
 				t.Fatal(err)
 			}
 			var logs bytes.Buffer
-			c := connector{m: m, log: slog.New(slog.NewTextHandler(&logs, nil)), extensionPath: filepath.Join(data, connect.ExtensionFile),
-				extension: connect.Extension{Program: program, Version: "v1.2.3", Icon: assets.Icon.Content()}}
+			c := connector.New(m, slog.New(slog.NewTextHandler(&logs, nil)), connect.Extension{Program: program, Version: "v1.2.3", Icon: assets.Icon.Content()},
+				filepath.Join(data, connect.ExtensionFile))
 			var done int64
 			path, installable, err := c.Extension(context.Background(), func(d, _ int64) { done = d })
 			if tt.wantErr != "" {

@@ -1,4 +1,4 @@
-package main
+package desktop
 
 import (
 	"maps"
@@ -33,7 +33,7 @@ func TestFyneToldOfFyneDo(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := maps.Clone(tc.in.Migrations)
-			got, changed := withFyneDo(tc.in, "io.deskhand.Deskhand")
+			got, changed := WithFyneDo(tc.in, "io.deskhand.Deskhand")
 			if changed != tc.changed {
 				t.Errorf("changed = %v, want %v", changed, tc.changed)
 			}
