@@ -7,9 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 
-	"fyne.io/fyne/v2"
 	fyneapp "fyne.io/fyne/v2/app"
 
 	"github.com/deskhand/deskhand/assets"
@@ -46,16 +44,8 @@ func runDesktop(ctx context.Context, g cli.Globals, stderr io.Writer) error {
 	if m, changed := desktop.WithFyneDo(fy.Metadata(), fy.UniqueID()); changed {
 		fyneapp.SetMetadata(m)
 	}
-	var shown atomic.Pointer[desktop.App] // set once the window exists
-	show := func() bool {
-		fyne.Do(func() {
-			if w := shown.Load(); w != nil {
-				w.Show()
-			}
-		})
-		return true
-	}
-	srv, err := startServing(ctx, g, a, stderr, show, listen)
+	launch := desktop.NewLaunch(fy)
+	srv, err := startServing(ctx, g, a, stderr, launch.Show, listen)
 	if err != nil {
 		return err
 	}
@@ -88,29 +78,10 @@ func runDesktop(ctx context.Context, g cli.Globals, stderr io.Writer) error {
 		opts.Notice = desktop.NoModelNotice
 	}
 
-	win := desktop.New(fy, desktop.CoreOf(a.core), opts)
-	shown.Store(win)
-	defer win.Close() // once fyne has stopped (desktop.New says why not in its stop hook)
-	followCtx, stopFollowing := context.WithCancel(ctx)
-	defer stopFollowing()
-	win.Follow(followCtx)
 	// The HTTP server's failure, if it is why the app quits.
-	failure := make(chan error, 1)
-	go func() {
-		select {
-		case <-followCtx.Done():
-		case err := <-srv.failed:
-			a.log.Error("HTTP server stopped", "err", err)
-			failure <- agent.Userf(err, "the MCP endpoint %s stopped serving", srv.url)
-		}
-		fyne.Do(fy.Quit)
-	}()
-	win.Show()
-	fy.Run()
-	select {
-	case err := <-failure:
-		return err
-	default:
-		return nil
+	if err := launch.Run(ctx, desktop.CoreOf(a.core), opts, srv.failed); err != nil {
+		a.log.Error("HTTP server stopped", "err", err)
+		return agent.Userf(err, "the MCP endpoint %s stopped serving", srv.url)
 	}
+	return nil
 }

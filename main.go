@@ -114,21 +114,9 @@ type wiring struct {
 // address, the Ollama host, open local development), which wins over the
 // defaults; g is completed accordingly.
 func open(ctx context.Context, g *cli.Globals, log *slog.Logger, redact *agent.Redactor, desktop bool) (*wiring, error) {
-	if err := os.MkdirAll(g.Data, 0o700); err != nil {
-		return nil, agent.Userf(err, "cannot create the data folder %s", g.Data)
-	}
-	probe, err := os.CreateTemp(g.Data, ".write-check-*")
+	db, err := store.OpenIn(ctx, g.Data)
 	if err != nil {
-		return nil, agent.Userf(err, "the data folder %s cannot be written (%s): Deskhand keeps its database there; make it writable or choose another folder with --data", g.Data, osReason(err))
-	}
-	probe.Close()
-	os.Remove(probe.Name())
-	db, err := store.Open(ctx, filepath.Join(g.Data, store.FileName))
-	if errors.Is(err, store.ErrBusy) {
-		return nil, agent.Userf(err, "the database in %s is locked by another program (a database browser, or a copy of Deskhand the control channel does not reach): close it and try again", g.Data)
-	}
-	if err != nil {
-		return nil, agent.Userf(err, "cannot open the database in %s", g.Data)
+		return nil, err
 	}
 	saved := map[string]string{"server.addr": "", "ollama.host": "", "server.insecure_no_auth": "", agent.SettingLogEnabled: ""}
 	for key := range saved {

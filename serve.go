@@ -7,13 +7,11 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
-	"github.com/deskhand/deskhand/models/providers"
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/server/control"
 	"github.com/deskhand/deskhand/server/mcpserver"
@@ -107,7 +105,7 @@ func startServing(ctx context.Context, g cli.Globals, a *wiring, stderr io.Write
 	} else if err != nil {
 		log.Info(agent.UserMessage(err))
 	}
-	reportProviders(ctx, a.core, a.connector, log)
+	a.connector.Report(ctx, a.core.Providers(), log)
 	opts, err := mcpserver.OptionsFrom(ctx, a.core.Settings(), version, os.Getenv("DESKHAND_STATE_KEYS"), log)
 	if err != nil {
 		return nil, err
@@ -142,25 +140,7 @@ func startServing(ctx context.Context, g cli.Globals, a *wiring, stderr io.Write
 		return nil, err
 	}
 
-	// Cancelled on shutdown: subscriptions/listen streams wait on it.
-	baseCtx, cancelBase := context.WithCancel(context.Background())
-	srv := &http.Server{
-		Handler:           mcp.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		BaseContext:       func(net.Listener) context.Context { return baseCtx },
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		// MCP headers are short (a token, a session id, a tool name): 64
-		// KiB, not net/http's 1 MiB, is what a connection can make the
-		// server hold before its token is checked. Bodies have a deadline
-		// of their own that answers 408 (mcpserver.Options.BodyTimeout);
-		// a WriteTimeout would cut event streams.
-		MaxHeaderBytes: 64 << 10,
-	}
-	failed := make(chan error, len(listeners))
-	for _, ln := range listeners {
-		go func() { failed <- srv.Serve(ln) }()
-	}
+	httpSrv := mcp.ServeHTTP(listeners)
 	fmt.Fprintf(stderr, "Deskhand %s is serving your agents at %s\n", version, url)
 	fmt.Fprintf(stderr, "Data folder: %s\n", g.Data)
 	if g.InsecureNoAuth {
@@ -172,13 +152,11 @@ func startServing(ctx context.Context, g cli.Globals, a *wiring, stderr io.Write
 		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		stopInOrder(shutdownCtx, log, listeners, a.core, []namedStop{
-			{"end event streams", func(context.Context) error { cancelBase(); return nil }},
-			{"close MCP sessions", mcp.Close},
-			{"shut down HTTP server", srv.Shutdown},
+			{"stop the MCP endpoint", httpSrv.Shutdown},
 			{"close control channel", ctl.Close},
 		})
 	}
-	return &serving{url: url, failed: failed, stop: stop}, nil
+	return &serving{url: url, failed: httpSrv.Failed(), stop: stop}, nil
 }
 
 // namedStop is one step of a shutdown, named for the log.
@@ -235,22 +213,4 @@ func serveStdio(ctx context.Context, g cli.Globals, client string, stdin io.Read
 		return err
 	}
 	return nil
-}
-
-// reportProviders says, for each provider agents run on, whether its
-// server answers and with how many models.
-func reportProviders(ctx context.Context, core *agent.Core, connector *providers.Connector, log *slog.Logger) {
-	for _, p := range core.Providers().List() {
-		if len(p.UsedBy) == 0 {
-			continue
-		}
-		ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		models, err := core.Providers().Models(ctx, p.Name)
-		cancel()
-		if err != nil {
-			log.Warn(agent.UserMessage(err), "provider", p.Name, "url", connector.Address(p.Provider))
-			continue
-		}
-		log.Info("model provider answers", "provider", p.Name, "kind", p.Kind, "url", connector.Address(p.Provider), "models", len(models))
-	}
 }

@@ -4,7 +4,10 @@ package providers
 
 import (
 	"cmp"
+	"context"
 	"fmt"
+	"log/slog"
+	"time"
 
 	"github.com/deskhand/deskhand/models/anthropic"
 	"github.com/deskhand/deskhand/models/ollama"
@@ -109,3 +112,28 @@ func localName(p agent.Provider) string {
 }
 
 var localNames = map[string]string{"lmstudio": "LM Studio", "llamacpp": "llama.cpp's server", "vllm": "vLLM"}
+
+// Known are the providers the person set up, with the models each
+// server offers.
+type Known interface {
+	List() []agent.ProviderStatus
+	Models(ctx context.Context, name string) ([]string, error)
+}
+
+// Report logs, for each provider agents run on, whether its server
+// answers and with how many models.
+func (c *Connector) Report(ctx context.Context, known Known, log *slog.Logger) {
+	for _, p := range known.List() {
+		if len(p.UsedBy) == 0 {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		models, err := known.Models(ctx, p.Name)
+		cancel()
+		if err != nil {
+			log.Warn(agent.UserMessage(err), "provider", p.Name, "url", c.Address(p.Provider))
+			continue
+		}
+		log.Info("model provider answers", "provider", p.Name, "kind", p.Kind, "url", c.Address(p.Provider), "models", len(models))
+	}
+}

@@ -1,10 +1,14 @@
 package mcpserver
 
 import (
+	"context"
 	"errors"
+	"log/slog"
 	"net"
+	"net/http"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/deskhand/deskhand/server/agent"
 )
@@ -75,4 +79,47 @@ func portUserOf(portUser func(string) string, port string) string {
 		return ""
 	}
 	return portUser(port)
+}
+
+// Serving is the MCP endpoint served over HTTP.
+type Serving struct {
+	mcp        *Server
+	http       *http.Server
+	endStreams context.CancelFunc
+	failed     chan error
+}
+
+// ServeHTTP serves the endpoint's Handler on the listeners, with the
+// limits a loopback MCP endpoint needs, until Shutdown.
+func (s *Server) ServeHTTP(listeners []net.Listener) *Serving {
+	// Cancelled on shutdown: subscriptions/listen streams wait on it.
+	base, endStreams := context.WithCancel(context.Background())
+	srv := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		// MCP headers are short (a token, a session id, a tool name): 64
+		// KiB, not net/http's 1 MiB, is what a connection can make the
+		// server hold before its token is checked. Bodies have a deadline
+		// of their own that answers 408 (Options.BodyTimeout); a
+		// WriteTimeout would cut event streams.
+		MaxHeaderBytes: 64 << 10,
+	}
+	v := &Serving{mcp: s, http: srv, endStreams: endStreams, failed: make(chan error, len(listeners))}
+	for _, ln := range listeners {
+		go func() { v.failed <- srv.Serve(ln) }()
+	}
+	return v
+}
+
+// Failed tells when the HTTP server stopped by itself.
+func (v *Serving) Failed() <-chan error { return v.failed }
+
+// Shutdown ends the event streams, closes the MCP sessions, then shuts
+// the HTTP server down; the core's turns should have ended first.
+func (v *Serving) Shutdown(ctx context.Context) error {
+	v.endStreams()
+	return errors.Join(v.mcp.Close(ctx), v.http.Shutdown(ctx))
 }
