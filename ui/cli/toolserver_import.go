@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/spf13/cobra"
+
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/ui/connect"
 )
@@ -58,10 +60,27 @@ func importPlan(found []connect.FoundServer, registered []string) []importVerdic
 	return out
 }
 
+func (inv *invocation) toolServerImportCommand() *cobra.Command {
+	var dryRun bool
+	c := &cobra.Command{
+		Use:   "import [CLIENT...]",
+		Short: "register the MCP servers your clients know; secrets to the keychain",
+		Long: `Register the MCP servers the clients' config files name (every client's, or those named),
+Deskhand's own entries left out; their secrets go to the keychain. A server whose secret
+sits in its arguments or URL, or whose values the client fills in, is left, with what to do.`,
+		ValidArgs: clientList(),
+		RunE: func(cmd *cobra.Command, clients []string) error {
+			return inv.importToolServers(cmd.Context(), dryRun, clients)
+		},
+	}
+	c.Flags().BoolVar(&dryRun, "dry-run", false, "show what would be registered, register nothing")
+	return c
+}
+
 // importToolServers runs 'deskhand toolserver import [--dry-run]
 // [CLIENT…]': the MCP servers the person's clients know, Deskhand's own
 // entries left out, registered with their secrets in the keychain.
-func (inv *invocation) importToolServers(ctx context.Context, f *cmdFlags, clients []string) error {
+func (inv *invocation) importToolServers(ctx context.Context, dryRun bool, clients []string) error {
 	env, err := connect.DefaultEnv()
 	if err != nil {
 		return agent.Userf(err, "cannot find your home folder")
@@ -82,11 +101,11 @@ func (inv *invocation) importToolServers(ctx context.Context, f *cmdFlags, clien
 		return err
 	}
 	defer done()
-	imported, err := importInto(ctx, keeper, env, opts, f.dryRun, inv.stdout)
+	imported, err := importInto(ctx, keeper, env, opts, dryRun, inv.stdout)
 	switch {
 	case err != nil:
 		return err
-	case f.dryRun:
+	case dryRun:
 		fmt.Fprintln(inv.stderr, "Dry run: nothing was registered.")
 	case imported > 0:
 		fmt.Fprintf(inv.stderr, "Registered %d tool server(s); their secrets are in the keychain. Give one to an agent with 'deskhand agent edit SLUG --toolserver NAME'.\n", imported)
