@@ -113,7 +113,8 @@ func subcommand(c *cobra.Command, name string) *cobra.Command {
 // as it is (--prompt -data keeps -data), and so do the other words and
 // single letters (-h).
 func normalise(args []string, kinds flagKinds) []string {
-	out := slices.Clone(args)
+	out := append([]string{}, args...) // never nil
+
 	for i := 0; i < len(out); i++ {
 		a := out[i]
 		if a == "--" {
