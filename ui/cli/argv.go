@@ -16,12 +16,18 @@ import (
 // Shell completion's requests go as they are.
 func argv(root *cobra.Command, args []string) []string {
 	out := []string{} // never nil: cobra would read os.Args instead
-	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
+	if completing(args) {
 		return append(out, args...)
 	}
 	kinds := flagKindsIn(root)
 	c, words, rest := commandFirst(root, args, kinds)
 	return append(append(out, words...), normalise(rest, kinds.of(c))...)
+}
+
+// completing tells a shell completion's request (the scripts of 'deskhand
+// completion' run 'deskhand __complete WORDS…').
+func completing(args []string) bool {
+	return len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd)
 }
 
 // flagKinds maps each long flag's name to whether it takes a value.

@@ -114,6 +114,7 @@ func Exit(err error, stderr io.Writer) int {
 // globals once parsed, and the standard streams.
 type invocation struct {
 	env            Env
+	completing     bool // a shell completion's request
 	g              Globals
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -135,7 +136,7 @@ func (inv *invocation) reach(ctx context.Context) (ctl *control.Client, app *Ope
 
 // Run runs the command line args (without the program name).
 func Run(ctx context.Context, env Env, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	inv := &invocation{env: env, stdin: stdin, stdout: stdout, stderr: stderr}
+	inv := &invocation{env: env, completing: completing(args), stdin: stdin, stdout: stdout, stderr: stderr}
 	root := inv.commands()
 	root.SetArgs(argv(root, args))
 	root.SetIn(stdin)
@@ -187,7 +188,7 @@ func (inv *invocation) commands() *cobra.Command {
 		inv.versionCommand(),
 	)
 	root.SetHelpCommand(helpCommand())
-	finish(root)
+	finish(root, !inv.completing)
 	return root
 }
 

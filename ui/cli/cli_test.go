@@ -136,7 +136,7 @@ func TestWrittenEntriesParse(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%q: %v", c.args, err)
 			}
-			if client, _ := cmd.Flags().GetString("client"); cmd.CommandPath() != "deskhand stdio" || client != c.wantClient || len(words) != 0 {
+			if client := cmd.Flags().Lookup("client").Value.String(); cmd.CommandPath() != "deskhand stdio" || client != c.wantClient || len(words) != 0 {
 				t.Errorf("%q: command %q, client %q, words %q; want deskhand stdio, %q", c.args, cmd.CommandPath(), client, words, c.wantClient)
 			}
 			want := c.data

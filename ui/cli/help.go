@@ -13,8 +13,10 @@ import (
 
 // finish readies every command of the tree: its usage and help, how a
 // command line it does not understand is refused, the noun commands
-// (agent, token…) that only hold others, and flags given twice.
-func finish(root *cobra.Command) {
+// (agent, token…) that only hold others, and its flags' values, which
+// refuse to be given twice if once (not for shell completion, where cobra
+// parses a command line more than once).
+func finish(root *cobra.Command, once bool) {
 	root.SetUsageFunc(func(c *cobra.Command) error {
 		_, err := io.WriteString(c.OutOrStderr(), usage(c))
 		return err
@@ -24,8 +26,8 @@ func finish(root *cobra.Command) {
 	root.InitDefaultHelpCmd() // now, so that argv finds 'help'
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
-		refuseRepeats(c.Flags())
-		refuseRepeats(c.PersistentFlags())
+		wrapFlags(c.Flags(), once)
+		wrapFlags(c.PersistentFlags(), once)
 		switch {
 		case c.HasSubCommands() && c.RunE == nil:
 			c.RunE = needsCommand
@@ -235,35 +237,43 @@ type flagMisuse struct{ msg string }
 
 func (e *flagMisuse) Error() string { return e.msg }
 
-// once refuses a flag given twice: which one wins would be a guess.
-type once struct {
+// flagValue is a flag's value as the command line has it: the
+// placeholder its usage names (`DIR`), which the help shows in place of
+// the value's type and shell completion without the quotes; and, once
+// armed, a second value refused: which one wins would be a guess.
+type flagValue struct {
 	pflag.Value
-	name string
-	seen bool
+	name, placeholder string
+	once, seen        bool
 }
 
-func (o *once) Set(s string) error {
-	if o.seen {
-		return &flagMisuse{fmt.Sprintf("--%s is given more than once", o.name)}
+func (v *flagValue) Type() string { return cmp.Or(v.placeholder, v.Value.Type()) }
+
+func (v *flagValue) Set(s string) error {
+	if v.once && v.seen {
+		return &flagMisuse{fmt.Sprintf("--%s is given more than once", v.name)}
 	}
-	o.seen = true
-	return o.Value.Set(s)
-}
-
-func (o *once) IsBoolFlag() bool {
-	b, ok := o.Value.(interface{ IsBoolFlag() bool })
-	return ok && b.IsBoolFlag()
+	v.seen = true
+	return v.Value.Set(s)
 }
 
 // repeatable marks a flag that may be given more than once.
 type repeatable interface{ repeatable() }
 
-func refuseRepeats(fs *pflag.FlagSet) {
+// wrapFlags wraps the values of fs's flags in flagValues.
+func wrapFlags(fs *pflag.FlagSet, once bool) {
 	fs.VisitAll(func(f *pflag.Flag) {
-		switch f.Value.(type) {
-		case *once, repeatable: // --header, --env…; --key, refused however often given
+		if _, done := f.Value.(*flagValue); done {
 			return
 		}
-		f.Value = &once{Value: f.Value, name: f.Name}
+		v := &flagValue{Value: f.Value, name: f.Name}
+		if name, usage := pflag.UnquoteUsage(f); usage != f.Usage {
+			v.placeholder, f.Usage = name, usage
+		}
+		// --header, --env… may be repeated; --key is refused however
+		// often it is given.
+		_, many := f.Value.(repeatable)
+		v.once = once && !many
+		f.Value = v
 	})
 }
