@@ -14,11 +14,11 @@ func completionCommand() *cobra.Command {
 		Use:   "completion bash|zsh|fish|powershell",
 		Short: "print the shell's completion script for deskhand",
 		Long: `Print the completion script of the shell for deskhand: its commands, flags and clients.
-Load it in the shell's profile, for example:
-  bash        source <(deskhand completion bash)
-  zsh         source <(deskhand completion zsh)  (after compinit)
-  fish        deskhand completion fish | source
-  powershell  deskhand completion powershell | Out-String | Invoke-Expression`,
+Load it in the shell's profile, as in the examples (zsh: after compinit).`,
+		Example: `  source <(deskhand completion bash)
+  source <(deskhand completion zsh)
+  deskhand completion fish | source
+  deskhand completion powershell | Out-String | Invoke-Expression`,
 		ValidArgs: []string{"bash", "zsh", "fish", "powershell"},
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) != 1 || !slices.Contains(c.ValidArgs, args[0]) {

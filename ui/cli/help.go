@@ -1,5 +1,8 @@
 package cli
 
+// REFERENCE.md, the command reference, is generated from the command tree.
+//go:generate go test -run=TestReference -update
+
 import (
 	"cmp"
 	"errors"
