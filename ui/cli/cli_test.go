@@ -223,6 +223,14 @@ func TestRefusedCommandLines(t *testing.T) {
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
 		{[]string{"--", "serve", "now"}, "usage: deskhand serve"},
 		{[]string{"help", "frobnicate"}, `no command "frobnicate"`},
+		{[]string{"version", "-rotate"}, "'deskhand version' takes no flag --rotate"},
+		{[]string{"stdio", "-nope"}, "'deskhand stdio' takes no flag -nope"},
+		{[]string{"agent", "add", "x", "--toolserver", "fs"}, "--toolserver is for 'agent edit', not 'agent add'"},
+		{[]string{"toolserver", "list", "--dry-run"}, "--dry-run is for 'toolserver import', not 'toolserver list'"},
+		{[]string{"agent", "--client-may-approve", "frob"}, "usage: deskhand agent"},
+		{[]string{"serve", "--data"}, "flag needs an argument: --data"},
+		{[]string{"search", "x", "--limit", "many"}, "usage: deskhand search"},
+		{[]string{"completion", "tcsh"}, "usage: deskhand completion"},
 	} {
 		env, rec := fakeEnv(t, nil)
 		status, _, stderr := runLine(t, env, c.args...)
