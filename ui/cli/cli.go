@@ -139,9 +139,6 @@ func Run(ctx context.Context, env Env, args []string, stdin io.Reader, stdout, s
 	inv := &invocation{env: env, completing: completing(args), stdin: stdin, stdout: stdout, stderr: stderr}
 	root := inv.commands()
 	root.SetArgs(argv(root, args))
-	root.SetIn(stdin)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
 	_, err := root.ExecuteContextC(ctx)
 	return err
 }
@@ -167,6 +164,7 @@ func (inv *invocation) commands() *cobra.Command {
 			return inv.env.Desktop(cmd.Context(), inv.g, inv.stderr)
 		},
 	}
+	root.SetIn(inv.stdin)
 	root.SetOut(inv.stdout)
 	root.SetErr(inv.stderr)
 	inv.g.register(root.PersistentFlags(), inv.env)
