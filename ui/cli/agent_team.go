@@ -1,28 +1,31 @@
 package cli
 
 import (
-	"flag"
 	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/deskhand/deskhand/server/agent"
 )
 
 // teamFlags registers --team and --no-team of agent add and edit.
-func teamFlags(fs *flag.FlagSet, f *cmdFlags) {
-	fs.StringVar(&f.team, "team", "", "add, edit: the agents it may hand work to, by slug, comma-separated, in order (each is offered to its model as the tool agent_SLUG)")
-	fs.BoolVar(&f.noTeam, "no-team", false, "add, edit: take its team away")
+func teamFlags(fs *pflag.FlagSet, f *agentFields) {
+	fs.StringVar(&f.team, "team", "", "the agents it may hand work to, by slug, comma-separated, in order (each is offered to its model as the tool agent_SLUG)")
+	fs.BoolVar(&f.noTeam, "no-team", false, "take its team away")
 }
 
 // applyTeam sets the agent's team from --team (slugs, turned into IDs
 // from the agents listed) or --no-team. An unknown slug is refused, naming
 // it; cycles are refused by the core when the agent is saved.
-func applyTeam(inv *invocation, f *cmdFlags, usage string, list []agent.Agent, a *agent.Agent) error {
+func applyTeam(cmd *cobra.Command, f *agentFields, list []agent.Agent, a *agent.Agent) error {
+	given := cmd.Flags().Changed
 	switch {
-	case inv.set["team"] && inv.set["no-team"]:
-		return usagef(usage, "give --team or --no-team, not both")
-	case inv.set["no-team"] && f.noTeam:
+	case given("team") && given("no-team"):
+		return usagef(cmd, "give --team or --no-team, not both")
+	case given("no-team") && f.noTeam:
 		a.Team = nil
-	case inv.set["team"]:
+	case given("team"):
 		var ids, unknown []string
 		for _, slug := range strings.FieldsFunc(f.team, func(r rune) bool { return r == ',' || r == ' ' }) {
 			if m := findAgent(list, slug); m != nil {

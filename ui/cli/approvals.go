@@ -4,54 +4,88 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"text/tabwriter"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/server/control"
 )
 
-const approvalsSynopsis = "deskhand approvals list | approvals revoke ID | approvals enable ID"
-
-// runApprovals lists, revokes or re-enables approval rules: through the running
-// app's control channel, so the next call sees the change, or on the
-// store when the app is not running.
-func runApprovals(ctx context.Context, inv *invocation, _ *cmdFlags, words []string, usage string) error {
-	switch {
-	case len(words) == 1 && words[0] == "list", len(words) == 2 && (words[0] == "revoke" || words[0] == "enable"):
-	default:
-		return usagef(usage, "usage: %s", approvalsSynopsis)
+// approvalsCommand lists, revokes or re-enables approval rules: through
+// the running app's control channel, so the next call sees the change,
+// or on the store when the app is not running.
+func (inv *invocation) approvalsCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "approvals COMMAND",
+		Short: `list, revoke and re-enable the approval rules ("always allow")`,
 	}
+	c.AddCommand(
+		&cobra.Command{
+			Use:   "list",
+			Short: `list the approval rules ("always allow") with their IDs`,
+			Args:  exactly(0),
+			RunE:  func(cmd *cobra.Command, _ []string) error { return inv.listRules(cmd.Context()) },
+		},
+		&cobra.Command{
+			Use:   "revoke ID",
+			Short: "revoke a rule: the agent's next such call asks again",
+			Args:  exactly(1),
+			RunE:  func(cmd *cobra.Command, args []string) error { return inv.revokeRule(cmd.Context(), args[0]) },
+		},
+		&cobra.Command{
+			Use:   "enable ID",
+			Short: "turn on a rule that waits for review, for every client it names",
+			Args:  exactly(1),
+			RunE:  func(cmd *cobra.Command, args []string) error { return inv.enableRule(cmd.Context(), args[0]) },
+		},
+	)
+	return c
+}
+
+func (inv *invocation) revokeRule(ctx context.Context, id string) error {
 	ctl, app, done, err := inv.reach(ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
-	switch words[0] {
-	case "revoke":
-		if ctl != nil {
-			err = ctl.RevokeApprovalRule(ctx, words[1])
-		} else {
-			err = app.Core.Approvals().Revoke(ctx, words[1])
-		}
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(inv.stderr, "Revoked %s: the next such call asks again.\n", words[1])
-		return nil
-	case "enable":
-		if ctl != nil {
-			err = ctl.EnableApprovalRule(ctx, words[1])
-		} else {
-			err = app.Core.Approvals().Enable(ctx, words[1])
-		}
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(inv.stderr, "Enabled %s: the calls it covers run without asking.\n", words[1])
-		return nil
+	if ctl != nil {
+		err = ctl.RevokeApprovalRule(ctx, id)
+	} else {
+		err = app.Core.Approvals().Revoke(ctx, id)
 	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(inv.stderr, "Revoked %s: the next such call asks again.\n", id)
+	return nil
+}
+
+func (inv *invocation) enableRule(ctx context.Context, id string) error {
+	ctl, app, done, err := inv.reach(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if ctl != nil {
+		err = ctl.EnableApprovalRule(ctx, id)
+	} else {
+		err = app.Core.Approvals().Enable(ctx, id)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(inv.stderr, "Enabled %s: the calls it covers run without asking.\n", id)
+	return nil
+}
+
+func (inv *invocation) listRules(ctx context.Context) error {
+	ctl, app, done, err := inv.reach(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
 	var infos []control.RuleInfo
 	if ctl != nil {
 		infos, err = ctl.ApprovalRules(ctx)
@@ -87,40 +121,4 @@ func orAny(s string) string {
 		return "any"
 	}
 	return s
-}
-
-// checkRemember refuses narrowing flags without --always.
-func checkRemember(f *cmdFlags) error {
-	if !f.always && (f.ruleClient || f.ruleFolder != "" || f.ruleHost != "") {
-		return userf("--client, --folder and --host narrow --always; add --always")
-	}
-	return nil
-}
-
-// rememberContent adds an "always allow" to an approval's content.
-func rememberContent(content map[string]any, f *cmdFlags) error {
-	if err := checkRemember(f); err != nil || !f.always {
-		return err
-	}
-	if _, approval := content["approve"]; !approval {
-		return userf("--always answers an approval, not a question")
-	}
-	if content["approve"] != true {
-		return userf("--always goes with approve: a denial is never remembered")
-	}
-	content["remember"] = string(agent.RememberAgent)
-	if f.ruleClient {
-		content["client"] = true
-	}
-	if f.ruleFolder != "" {
-		abs, err := filepath.Abs(f.ruleFolder)
-		if err != nil {
-			return userf("cannot use the folder %q: %v", f.ruleFolder, err)
-		}
-		content["folder"] = abs
-	}
-	if f.ruleHost != "" {
-		content["host"] = f.ruleHost
-	}
-	return nil
 }

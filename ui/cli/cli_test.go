@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
 
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/server/control"
@@ -22,8 +23,9 @@ var errNotWired = errors.New("not wired in this test")
 
 // calls records what the commands asked main's parts to do.
 type calls struct {
-	ran []string  // "serve", "desktop", "stdio", "open"
-	g   []Globals // the globals each was given
+	ran    []string  // "serve", "desktop", "stdio", "open"
+	g      []Globals // the globals each was given
+	client []string  // the client each stdio was given
 }
 
 // fakeEnv is an Env whose parts only record that they were called; data is
@@ -38,8 +40,9 @@ func fakeEnv(t *testing.T, vars map[string]string) (Env, *calls) {
 		Executable: func() (string, error) { return "/usr/bin/deskhand", nil },
 		Desktop:    func(_ context.Context, g Globals, _ io.Writer) error { record("desktop", g); return nil },
 		Serve:      func(_ context.Context, g Globals, _ io.Writer) error { record("serve", g); return nil },
-		ServeStdio: func(_ context.Context, g Globals, _ string, _ io.Reader, _, _ io.Writer) error {
+		ServeStdio: func(_ context.Context, g Globals, client string, _ io.Reader, _, _ io.Writer) error {
 			record("stdio", g)
+			c.client = append(c.client, client)
 			return nil
 		},
 		Open: func(_ context.Context, g *Globals, _ io.Writer) (*Opened, error) {
@@ -75,6 +78,21 @@ func coreEnv(t *testing.T, core *agent.Core, running bool) Env {
 		}
 	}
 	return env
+}
+
+// parseLine parses args as Run does and runs nothing: the command found,
+// and its words once its flags are parsed.
+func parseLine(env Env, args []string) (*cobra.Command, []string, error) {
+	inv := &invocation{env: env, stdout: io.Discard, stderr: io.Discard}
+	root := inv.commands()
+	c, rest, err := root.Find(argv(root, args))
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.ParseFlags(rest); err != nil {
+		return c, nil, err
+	}
+	return c, c.Flags().Args(), nil
 }
 
 // runLine runs args and returns the exit status with what was printed.
@@ -114,20 +132,20 @@ func TestWrittenEntriesParse(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			env, rec := fakeEnv(t, nil)
-			p, err := parseLine(env, c.args)
+			cmd, words, err := parseLine(env, c.args)
 			if err != nil {
 				t.Fatalf("%q: %v", c.args, err)
+			}
+			if client := cmd.Flags().Lookup("client").Value.String(); cmd.CommandPath() != "deskhand stdio" || client != c.wantClient || len(words) != 0 {
+				t.Errorf("%q: command %q, client %q, words %q; want deskhand stdio, %q", c.args, cmd.CommandPath(), client, words, c.wantClient)
 			}
 			want := c.data
 			if want == "" {
 				want = env.DefaultDataDir
 			}
-			if p.cmd.name != "stdio" || p.inv.g.Data != want || p.flags.client != c.wantClient || len(p.words) != 0 {
-				t.Errorf("%q: command %q, data %q, client %q, words %q; want stdio, %q, %q", c.args, p.cmd.name, p.inv.g.Data, p.flags.client, p.words, want, c.wantClient)
-			}
 			// With no app running, it serves in-process on that folder.
-			if status, _, stderr := runLine(t, env, c.args...); status != 0 || !slices.Equal(rec.ran, []string{"stdio"}) || rec.g[0].Data != want {
-				t.Errorf("%q: status %d, ran %v %+v\n%s", c.args, status, rec.ran, rec.g, stderr)
+			if status, _, stderr := runLine(t, env, c.args...); status != 0 || !slices.Equal(rec.ran, []string{"stdio"}) || rec.g[0].Data != want || rec.client[0] != c.wantClient {
+				t.Errorf("%q: status %d, ran %v %+v as %q; want the data folder %q\n%s", c.args, status, rec.ran, rec.g, rec.client, want, stderr)
 			}
 		})
 	}
@@ -190,7 +208,7 @@ func TestRefusedCommandLines(t *testing.T) {
 		{[]string{"provider", "check", "x", "--key-stdin"}, "--key-stdin is for 'provider add'"},
 		{[]string{"provider", "add", "x", "--kind", "openai", "--remove-key"}, "--remove-key is for 'provider edit'"},
 		{[]string{"provider", "edit", "x", "--key-stdin", "--remove-key"}, "give one"},
-		{[]string{"provider", "edit", "x", "--name", "y"}, "'deskhand provider' takes no flag --name"},
+		{[]string{"provider", "edit", "x", "--name", "y"}, "'deskhand provider edit' takes no flag --name"},
 		{[]string{"provider", "add", "x", "--kind", "openai", "--key", "k"}, "use --key-stdin"},
 		{[]string{"serve", "--client", "x"}, "usage: deskhand serve"},
 		{[]string{"serve", "now"}, "usage: deskhand serve"},
@@ -205,6 +223,14 @@ func TestRefusedCommandLines(t *testing.T) {
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
 		{[]string{"--", "serve", "now"}, "usage: deskhand serve"},
 		{[]string{"help", "frobnicate"}, `no command "frobnicate"`},
+		{[]string{"version", "-rotate"}, "'deskhand version' takes no flag --rotate"},
+		{[]string{"stdio", "-nope"}, "'deskhand stdio' takes no flag -nope"},
+		{[]string{"agent", "add", "x", "--toolserver", "fs"}, "--toolserver is for 'agent edit', not 'agent add'"},
+		{[]string{"toolserver", "list", "--dry-run"}, "--dry-run is for 'toolserver import', not 'toolserver list'"},
+		{[]string{"agent", "--client-may-approve", "frob"}, "usage: deskhand agent"},
+		{[]string{"serve", "--data"}, "flag needs an argument: --data"},
+		{[]string{"search", "x", "--limit", "many"}, "usage: deskhand search"},
+		{[]string{"completion", "tcsh"}, "usage: deskhand completion"},
 	} {
 		env, rec := fakeEnv(t, nil)
 		status, _, stderr := runLine(t, env, c.args...)
@@ -214,19 +240,32 @@ func TestRefusedCommandLines(t *testing.T) {
 	}
 }
 
-// TestHelp: --help on every command prints its usage on stdout and exits 0.
+// TestHelp: --help, -h, -help and 'help' on every command print its usage
+// on stdout and exit 0.
 func TestHelp(t *testing.T) {
-	for _, c := range commands {
-		for _, args := range [][]string{{c.name, "--help"}, {"-h", c.name}, {"help", c.name}} {
-			if c.name == "" {
-				args = []string{"--help"}
+	env, _ := fakeEnv(t, nil)
+	var paths [][]string
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		paths = append(paths, path)
+		for _, sub := range c.Commands() {
+			if sub.IsAvailableCommand() {
+				walk(sub, append(slices.Clone(path), sub.Name()))
 			}
+		}
+	}
+	walk((&invocation{env: env}).commands(), nil)
+	if len(paths) < 30 {
+		t.Fatalf("only %d commands: %q", len(paths), paths)
+	}
+	for _, path := range paths {
+		want := "usage: deskhand " + strings.Join(path, " ")
+		if len(path) == 0 {
+			want = "Usage:\n  deskhand [flags] [command]"
+		}
+		for _, args := range [][]string{append(slices.Clone(path), "--help"), append([]string{"-h"}, path...), append([]string{"help"}, path...), append(slices.Clone(path), "-help")} {
 			env, rec := fakeEnv(t, nil)
 			status, stdout, stderr := runLine(t, env, args...)
-			want := "usage: deskhand " + c.name
-			if c.name == "" {
-				want = "Usage:\n  deskhand [flags] [command]"
-			}
 			if status != 0 || !strings.Contains(stdout, want) || stderr != "" || len(rec.ran) > 0 {
 				t.Errorf("%q: status %d, ran %v, stdout:\n%s\nstderr:\n%s", args, status, rec.ran, stdout, stderr)
 			}

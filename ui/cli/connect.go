@@ -3,12 +3,13 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/spf13/cobra"
 
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/ui/connect"
@@ -17,20 +18,74 @@ import (
 // LastURLSetting keeps the endpoint the app served at last.
 const LastURLSetting = "server.last_url"
 
-func connectFlags(fs *flag.FlagSet, f *cmdFlags) {
-	disconnectFlags(fs, f)
-	fs.BoolVar(&f.dryRun, "dry-run", false, "show what would be written, write nothing")
-	fs.BoolVar(&f.rotate, "rotate", false, "issue new tokens even where the entry works")
-	fs.BoolVar(&f.status, "status", false, "report each client's entry and verify it")
-	fs.BoolVar(&f.link, "link", false, "print the client's install link (Cursor, VS Code)")
-	fs.StringVar(&f.extension, "extension", "", "claude-desktop only: write a Claude Desktop extension (a .mcpb `FILE`) instead of its config file")
-	fs.StringVar(&f.extensionProgram, "extension-program", "", "the deskhand `PROGRAM` the extension carries (default: this one)")
+// connectFlags are the flags of 'deskhand connect'; 'deskhand
+// disconnect' takes all and project.
+type connectFlags struct {
+	all, dryRun, rotate, status, link bool
+	project                           string
+	extension, extensionProgram       string // the .mcpb to write, the program it carries
 }
 
-func disconnectFlags(fs *flag.FlagSet, f *cmdFlags) {
-	fs.BoolVar(&f.all, "all", false, "every installed client")
-	fs.StringVar(&f.project, "project", "", "the project folder's configuration (Cursor, Claude Code, VS Code, Gemini CLI, Qwen Code, opencode, Zed)")
+func (inv *invocation) connectCommand() *cobra.Command {
+	f := &connectFlags{}
+	c := &cobra.Command{
+		Use:   "connect CLIENT...|--all",
+		Short: "write Deskhand into each client's config, and verify it",
+		Long: `Write Deskhand into each client's config with a token of its own, read it back and verify
+it with a real MCP handshake; --all: every installed client. --status reports each client's
+entry: connected and verified, token refused, Deskhand not running, stale, disabled by the
+client, awaiting your approval in the client, not connected. --link prints Cursor's or VS
+Code's install link (it holds a token). --extension writes a Claude Desktop extension
+(FILE, a .mcpb) carrying this program, or PROGRAM (a Windows, macOS or Linux deskhand); open
+it with Claude Desktop to install it; it touches no config file or token.
+Clients: ` + clientIDs() + `.`,
+		Example: `  deskhand connect cursor claude-code
+  deskhand connect --all --dry-run
+  deskhand connect cursor --project .
+  deskhand connect --status
+  deskhand connect --link vscode
+  deskhand connect claude-desktop --extension Deskhand.mcpb`,
+		ValidArgs: clientList(),
+		RunE: func(cmd *cobra.Command, words []string) error {
+			if cmd.Flags().Changed("extension") || cmd.Flags().Changed("extension-program") {
+				return inv.writeExtension(cmd, f, words)
+			}
+			return inv.connect(cmd.Context(), f, false, words)
+		},
+	}
+	f.register(c, false)
+	c.Flags().BoolVar(&f.dryRun, "dry-run", false, "show what would be written, write nothing")
+	c.Flags().BoolVar(&f.rotate, "rotate", false, "issue new tokens even where the entry works")
+	c.Flags().BoolVar(&f.status, "status", false, "report each client's entry and verify it")
+	c.Flags().BoolVar(&f.link, "link", false, "print the client's install link (Cursor, VS Code)")
+	c.Flags().StringVar(&f.extension, "extension", "", "claude-desktop only: write a Claude Desktop extension (a .mcpb `FILE`) instead of its config file")
+	c.Flags().StringVar(&f.extensionProgram, "extension-program", "", "the deskhand `PROGRAM` the extension carries (default: this one)")
+	_ = c.MarkFlagFilename("extension", "mcpb")
+	_ = c.MarkFlagFilename("extension-program")
+	return c
 }
+
+// register registers the flags connect and disconnect share.
+func (f *connectFlags) register(c *cobra.Command, disconnect bool) {
+	every := "every installed client"
+	if disconnect {
+		every = "every client"
+	}
+	c.Flags().BoolVar(&f.all, "all", false, every)
+	c.Flags().StringVar(&f.project, "project", "", "the project folder `DIR`'s configuration (Cursor, Claude Code, VS Code, Gemini CLI, Qwen Code, opencode, Zed)")
+	_ = c.MarkFlagDirname("project")
+}
+
+// clientList is the clients connect knows, by ID.
+func clientList() []string {
+	var ids []string
+	for _, c := range connect.Clients() {
+		ids = append(ids, c.ID)
+	}
+	return ids
+}
+
+func clientIDs() string { return strings.Join(clientList(), ", ") }
 
 // endpointURL is the MCP endpoint that serving on addr gives, for when the
 // app is not running to say it.
@@ -42,7 +97,7 @@ func (inv *invocation) endpointURL(addr string) string {
 	return "http://" + addr + inv.env.EndpointPath
 }
 
-func (inv *invocation) newManager(f *cmdFlags, url string, tokens connect.Tokens, secrets agent.Secrets) (*connect.Manager, error) {
+func (inv *invocation) newManager(f *connectFlags, url string, tokens connect.Tokens, secrets agent.Secrets) (*connect.Manager, error) {
 	exe, err := inv.env.Executable()
 	if err != nil {
 		return nil, agent.Userf(err, "cannot find the path of this deskhand binary")
@@ -50,25 +105,19 @@ func (inv *invocation) newManager(f *cmdFlags, url string, tokens connect.Tokens
 	return connect.NewManager(inv.g.Data, inv.env.DefaultDataDir, f.project, exe, url, tokens, secrets)
 }
 
-func runConnect(ctx context.Context, inv *invocation, f *cmdFlags, words []string, usage string) error {
-	if inv.set["extension"] || inv.set["extension-program"] {
-		return inv.writeExtension(ctx, f, words, usage)
-	}
-	return inv.connect(ctx, f, false, words)
-}
-
 // writeExtension runs 'deskhand connect claude-desktop --extension FILE':
 // it writes the bundle and touches no config file, keychain or running app.
-func (inv *invocation) writeExtension(ctx context.Context, f *cmdFlags, words []string, usage string) error {
-	if !inv.set["extension"] || f.extension == "" {
-		return usagef(usage, "--extension-program needs --extension FILE: the .mcpb file to write")
+func (inv *invocation) writeExtension(cmd *cobra.Command, f *connectFlags, words []string) error {
+	ctx, given := cmd.Context(), cmd.Flags().Changed
+	if !given("extension") || f.extension == "" {
+		return usagef(cmd, "--extension-program needs --extension FILE: the .mcpb file to write")
 	}
 	if len(words) != 1 || words[0] != connect.ClaudeDesktop.ID {
-		return usagef(usage, "--extension is for Claude Desktop alone: deskhand connect %s --extension FILE", connect.ClaudeDesktop.ID)
+		return usagef(cmd, "--extension is for Claude Desktop alone: deskhand connect %s --extension FILE", connect.ClaudeDesktop.ID)
 	}
 	for _, other := range []string{"all", "project", "dry-run", "rotate", "status", "link"} {
-		if inv.set[other] {
-			return usagef(usage, "--extension writes a file and connects nothing: it takes no --%s", other)
+		if given(other) {
+			return usagef(cmd, "--extension writes a file and connects nothing: it takes no --%s", other)
 		}
 	}
 	program := f.extensionProgram
@@ -105,12 +154,8 @@ func ExtensionWritten(path, platform string) string {
 		"It runs 'deskhand stdio', which takes Claude Desktop's token from the system keychain. If Claude Desktop also has Deskhand in its config file ('deskhand connect claude-desktop'), run 'deskhand disconnect claude-desktop', or Claude Desktop lists Deskhand twice.\n"
 }
 
-func runDisconnect(ctx context.Context, inv *invocation, f *cmdFlags, words []string, usage string) error {
-	return inv.connect(ctx, f, true, words)
-}
-
 // connect runs 'deskhand connect' and 'deskhand disconnect'.
-func (inv *invocation) connect(ctx context.Context, f *cmdFlags, disconnect bool, args []string) error {
+func (inv *invocation) connect(ctx context.Context, f *connectFlags, disconnect bool, args []string) error {
 	clients, err := pickClients(f, disconnect, args)
 	if err != nil {
 		return err
@@ -179,7 +224,7 @@ func (inv *invocation) connect(ctx context.Context, f *cmdFlags, disconnect bool
 
 // pickClients resolves the named clients, or every installed one with
 // --all (every known one for --status).
-func pickClients(opts *cmdFlags, disconnect bool, args []string) ([]connect.Client, error) {
+func pickClients(opts *connectFlags, disconnect bool, args []string) ([]connect.Client, error) {
 	var ids []string
 	for _, c := range connect.Clients() {
 		ids = append(ids, c.ID)

@@ -3,43 +3,54 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/server/control"
 )
-
-// ---- log ----
 
 // followPage is how many rows --follow prints before the new ones,
 // without --since.
 const followPage = 20
 
-const logSynopsis = "deskhand log [--client NAME] [--agent SLUG] [--since DUR] [--follow] [--json]"
-
-func logFlags(fs *flag.FlagSet, f *cmdFlags) {
-	fs.StringVar(&f.client, "client", "", "only the requests of this client (a token's name)")
-	fs.StringVar(&f.logAgent, "agent", "", "only the requests of this agent (its slug)")
-	fs.StringVar(&f.logSince, "since", "", "only the last DUR of the log: 90m, 24h, 7d")
-	fs.BoolVar(&f.follow, "follow", false, "print the last 20 requests (or those of --since), then each new one as it happens, until Ctrl-C (the app must be running)")
-	fs.BoolVar(&f.json, "json", false, "print JSON Lines, one object a row (the export format)")
+// logFlags are the flags of 'deskhand log'.
+type logFlags struct {
+	client, agent, since string
+	follow, json         bool
 }
 
-// runLog prints the activity log, oldest first, then follows it.
-func runLog(ctx context.Context, inv *invocation, f *cmdFlags, words []string, usage string) error {
-	if len(words) > 0 {
-		return usagef(usage, "log takes no arguments, not %q", words)
+func (inv *invocation) logCommand() *cobra.Command {
+	f := &logFlags{}
+	c := &cobra.Command{
+		Use:   "log",
+		Short: "the activity log: every MCP request, question and approval",
+		Long: `Print the activity log, oldest first: every MCP request, question and approval, with
+--client NAME, --agent SLUG, --since DUR, --follow, --json (JSON Lines).`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return inv.log(cmd, f) },
 	}
-	q := control.ActivityQuery{Client: f.client, Agent: f.logAgent, Limit: 10_000}
-	if f.logSince != "" {
-		age, err := agent.ParseLogAge(f.logSince)
+	c.Flags().StringVar(&f.client, "client", "", "only the requests of this client (a token's `NAME`)")
+	c.Flags().StringVar(&f.agent, "agent", "", "only the requests of this agent (its `SLUG`)")
+	c.Flags().StringVar(&f.since, "since", "", "only the last `DUR` of the log: 90m, 24h, 7d")
+	c.Flags().BoolVar(&f.follow, "follow", false, "print the last 20 requests (or those of --since), then each new one as it happens, until Ctrl-C (the app must be running)")
+	c.Flags().BoolVar(&f.json, "json", false, "print JSON Lines, one object a row (the export format)")
+	return c
+}
+
+// log prints the activity log, oldest first, then follows it.
+func (inv *invocation) log(cmd *cobra.Command, f *logFlags) error {
+	ctx := cmd.Context()
+	q := control.ActivityQuery{Client: f.client, Agent: f.agent, Limit: 10_000}
+	if f.since != "" {
+		age, err := agent.ParseLogAge(f.since)
 		if err != nil {
-			return usagef(usage, "--since: %v", err)
+			return usagef(cmd, "--since: %v", err)
 		}
 		q.Since = time.Now().Add(-age)
 	}
@@ -53,7 +64,7 @@ func runLog(ctx context.Context, inv *invocation, f *cmdFlags, words []string, u
 	}
 	show := func(l agent.ActivityRow) error { return printActivity(inv.stdout, l, f.json) }
 	if f.follow {
-		if f.logSince == "" {
+		if f.since == "" {
 			q.Limit = followPage // as tail -f: the last few, then the new
 		}
 		return ctl.FollowActivity(ctx, q, nil, show)

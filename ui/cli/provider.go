@@ -5,11 +5,12 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/spf13/cobra"
 
 	"github.com/deskhand/deskhand/server/agent"
 )
@@ -23,11 +24,6 @@ type providerKeeper interface {
 	ProviderModels(ctx context.Context, name string) ([]string, error)
 }
 
-const providerSynopsis = "deskhand provider list | provider add NAME --kind KIND [--url URL] [--key-stdin] | provider edit NAME [--kind KIND] [--url URL] [--key-stdin | --remove-key] | provider check NAME | provider remove NAME"
-
-// providerFields are the flags of provider add and edit.
-var providerFields = []string{"kind", "url", "key-stdin", "remove-key"}
-
 // maxKeyLen bounds what --key-stdin reads: API keys are far shorter.
 const maxKeyLen = 16 << 10
 
@@ -37,62 +33,88 @@ const maxKeyLen = 16 << 10
 type refusedKey struct{ given *bool }
 
 func (k refusedKey) String() string { return "" }
+func (k refusedKey) Type() string   { return "string" }
+func (k refusedKey) repeatable()    {} // refused however often given
 
 func (k refusedKey) Set(string) error {
 	*k.given = true
 	return nil
 }
 
-func providerFlags(fs *flag.FlagSet, f *cmdFlags) {
-	fs.StringVar(&f.kind, "kind", "", "add, edit: the server's kind: "+providerFlagKinds())
-	fs.StringVar(&f.url, "url", "", "add, edit: the server's address (\"\" for the kind's default)")
-	fs.BoolVar(&f.keyStdin, "key-stdin", false, "add, edit: read the API key from the first line of stdin, e.g. from a password manager; it is kept in the keychain only")
-	fs.BoolVar(&f.removeKey, "remove-key", false, "edit: remove the API key from the keychain")
-	fs.Var(refusedKey{&f.keyOnArgv}, "key", "refused: a key on the command line shows in the process list and shell history; use --key-stdin")
+// refuseKey gives c the --key flag, to refuse a key given on the command
+// line before anything else: the key must not be used, or repeated.
+func refuseKey(c *cobra.Command) {
+	var given bool
+	c.Flags().Var(refusedKey{&given}, "key", "refused: a key on the command line shows in the process list and shell history; use --key-stdin")
+	args := c.Args
+	c.Args = func(c *cobra.Command, words []string) error {
+		if given {
+			return usagef(c, "the API key is never taken on the command line, where other programs and the shell's history see it: pipe it in with --key-stdin (e.g. 'pass show claude | deskhand provider add claude --kind anthropic --key-stdin'); and consider the key exposed")
+		}
+		return args(c, words)
+	}
 }
 
-func runProvider(ctx context.Context, inv *invocation, f *cmdFlags, words []string, usage string) error {
-	if f.keyOnArgv {
-		// Before anything else: the key must not be used, or repeated.
-		return usagef(usage, "the API key is never taken on the command line, where other programs and the shell's history see it: pipe it in with --key-stdin (e.g. 'pass show claude | deskhand provider add claude --kind anthropic --key-stdin'); and consider the key exposed")
+func (inv *invocation) providerCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "provider COMMAND",
+		Short: "the model servers agents run on, with their API keys",
+		Long: `List, add, change, check and remove the model servers agents run on; KIND is
+` + providerFlagKinds() + `. An API key is read from stdin into the keychain (--key-stdin),
+never taken on the command line.`,
 	}
-	if len(words) == 0 {
-		return usagef(usage, "usage: %s", providerSynopsis)
+	c.AddCommand(
+		&cobra.Command{
+			Use:   "list",
+			Short: "list the model servers agents run on, with whether each has a key",
+			Args:  exactly(0),
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				return inv.withProviders(cmd.Context(), func(_ providerKeeper, providers func() ([]agent.ProviderStatus, error)) error {
+					list, err := providers()
+					if err != nil {
+						return err
+					}
+					printProviders(inv.stdout, list)
+					return nil
+				})
+			},
+		},
+		inv.providerSaveCommand("add"),  // provider_edit.go
+		inv.providerSaveCommand("edit"), // provider_edit.go
+		&cobra.Command{
+			Use:   "check NAME",
+			Short: "list the models its server offers (exit status 1 if it cannot)",
+			Args:  exactly(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return inv.withProviders(cmd.Context(), func(keeper providerKeeper, _ func() ([]agent.ProviderStatus, error)) error {
+					return inv.checkProvider(cmd.Context(), keeper, args[0])
+				})
+			},
+		},
+		&cobra.Command{
+			Use:   "remove NAME",
+			Short: "delete a provider no agent uses, and its key",
+			Args:  exactly(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return inv.withProviders(cmd.Context(), func(keeper providerKeeper, _ func() ([]agent.ProviderStatus, error)) error {
+					if err := keeper.DeleteProvider(cmd.Context(), args[0]); err != nil {
+						return err
+					}
+					fmt.Fprintf(inv.stderr, "Removed provider %s and its API key.\n", args[0])
+					return nil
+				})
+			},
+		},
+	)
+	for _, sub := range c.Commands() {
+		refuseKey(sub)
 	}
-	sub, rest := words[0], words[1:]
-	wantArgs := map[string]int{"list": 0, "add": 1, "edit": 1, "check": 1, "remove": 1}
-	if n, known := wantArgs[sub]; !known || len(rest) != n {
-		// The words are not repeated: a key typed in the wrong place
-		// would be.
-		return usagef(usage, "usage: %s", providerSynopsis)
-	}
-	if sub != "add" && sub != "edit" {
-		for _, name := range providerFields {
-			if inv.set[name] {
-				return usagef(usage, "--%s is for 'provider add' and 'provider edit', not 'provider %s'", name, sub)
-			}
-		}
-	}
-	switch {
-	case sub == "add" && inv.set["remove-key"]:
-		return usagef(usage, "--remove-key is for 'provider edit': a new provider has no key")
-	case sub == "add" && !inv.set["kind"]:
-		return usagef(usage, "'provider add' needs --kind (%s)", providerFlagKinds())
-	case f.keyStdin && f.removeKey:
-		return usagef(usage, "--key-stdin sets the key and --remove-key removes it: give one")
-	}
-	var key agent.KeyChange
-	if f.keyStdin {
-		// Read before reaching the app: a refused key starts nothing.
-		k, err := readKey(inv.stdin)
-		if err != nil {
-			return err
-		}
-		key = agent.KeyChange{Set: true, Key: k}
-	} else if f.removeKey {
-		key = agent.KeyChange{Set: true}
-	}
+	return c
+}
 
+// withProviders runs do with the running app's providers when there is
+// one, else with the data folder's.
+func (inv *invocation) withProviders(ctx context.Context, do func(keeper providerKeeper, providers func() ([]agent.ProviderStatus, error)) error) error {
 	ctl, app, done, err := inv.reach(ctx)
 	if err != nil {
 		return err
@@ -107,74 +129,22 @@ func runProvider(ctx context.Context, inv *invocation, f *cmdFlags, words []stri
 	} else {
 		keeper, providers = localProviders{app.Core.Providers()}, func() ([]agent.ProviderStatus, error) { return app.Core.Providers().List(), nil }
 	}
-	stdout, stderr := inv.stdout, inv.stderr
-	switch sub {
-	case "list":
-		list, err := providers()
-		if err != nil {
-			return err
-		}
-		printProviders(stdout, list)
-		return nil
-	case "check":
-		models, err := keeper.ProviderModels(ctx, rest[0])
-		if err != nil {
-			return err
-		}
-		if len(models) == 0 {
-			fmt.Fprintf(stderr, "%s answers, but offers no model.\n", rest[0])
-			return nil
-		}
-		fmt.Fprintf(stderr, "%s answers and offers %d model(s):\n", rest[0], len(models))
-		for _, m := range models {
-			fmt.Fprintln(stdout, m)
-		}
-		return nil
-	case "remove":
-		if err := keeper.DeleteProvider(ctx, rest[0]); err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "Removed provider %s and its API key.\n", rest[0])
-		return nil
-	}
-	list, err := providers()
+	return do(keeper, providers)
+}
+
+func (inv *invocation) checkProvider(ctx context.Context, keeper providerKeeper, name string) error {
+	models, err := keeper.ProviderModels(ctx, name)
 	if err != nil {
 		return err
 	}
-	var p agent.Provider
-	found := findProvider(list, rest[0])
-	switch {
-	case sub == "add" && found != nil:
-		return userf("a provider named %q exists; change it with 'deskhand provider edit %s'", rest[0], rest[0])
-	case sub == "edit" && found == nil:
-		return agent.Userf(agent.ErrNotFound, "no provider named %q; see 'deskhand provider list'", rest[0])
-	case sub == "edit":
-		p = found.Provider
-	default:
-		p = agent.Provider{Name: rest[0]}
+	if len(models) == 0 {
+		fmt.Fprintf(inv.stderr, "%s answers, but offers no model.\n", name)
+		return nil
 	}
-	if inv.set["kind"] && agent.ProviderKind(f.kind) != p.Kind {
-		if sub == "edit" && !inv.set["url"] && p.BaseURL != "" {
-			fmt.Fprintf(stderr, "The kind changes, so the address %s goes back to the default of %s; give --url to keep one.\n", p.BaseURL, f.kind)
-		}
-		p.Kind = agent.ProviderKind(f.kind)
-		p.BaseURL = ""
+	fmt.Fprintf(inv.stderr, "%s answers and offers %d model(s):\n", name, len(models))
+	for _, m := range models {
+		fmt.Fprintln(inv.stdout, m)
 	}
-	if inv.set["url"] {
-		p.BaseURL = f.url
-	}
-	saved, err := keeper.SaveProvider(ctx, p, key)
-	if err != nil {
-		return err
-	}
-	var keyNote string
-	switch {
-	case key.Set && key.Key != "":
-		keyNote = "; its API key is in the keychain (or, where a warning says so, the fallback file)"
-	case key.Set:
-		keyNote = "; its API key is removed"
-	}
-	fmt.Fprintf(stderr, "Saved provider %s (%s at %s)%s. Check it with 'deskhand provider check %s'.\n", saved.Name, saved.Kind, cmp.Or(saved.BaseURL, "the default address"), keyNote, saved.Name)
 	return nil
 }
 

@@ -2,42 +2,54 @@ package cli
 
 import (
 	"cmp"
-	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/server/control"
 )
 
-// searchSynopsis is the usage of 'search'.
-const searchSynopsis = "deskhand search TEXT... [--agent SLUG] [--client NAME] [--limit N]"
-
 // searchShown is how many conversations 'search' lists unless told.
 const searchShown = 20
 
-func searchFlags(fs *flag.FlagSet, f *cmdFlags) {
-	fs.StringVar(&f.logAgent, "agent", "", "only the conversations of this agent (its slug)")
-	fs.StringVar(&f.client, "client", "", `only the conversations of this client (a token's name, or "local" for this computer)`)
-	fs.IntVar(&f.searchLimit, "limit", searchShown, fmt.Sprintf("list at most N conversations (up to %d)", agent.MaxSearchLimit))
+// searchFlags are the flags of 'deskhand search'.
+type searchFlags struct {
+	agent, client string
+	limit         int
 }
 
-// runSearch finds the words in every stored conversation (the person's
-// and the agents' messages, of every client), newest first, one line per
-// conversation: when, agent, client, title, and where the words are.
-// Through the running app when there is one, else on the store.
-func runSearch(ctx context.Context, inv *invocation, f *cmdFlags, words []string, usage string) error {
+func (inv *invocation) searchCommand() *cobra.Command {
+	f := &searchFlags{}
+	c := &cobra.Command{
+		Use:   "search TEXT...",
+		Short: "find the words in every conversation, newest first",
+		Long: `Find the words in every stored conversation (yours and the agents' messages, every
+client's), newest first, one line per conversation: when, agent, client, title, and where
+the words are.`,
+		RunE: func(cmd *cobra.Command, words []string) error { return inv.search(cmd, f, words) },
+	}
+	c.Flags().StringVar(&f.agent, "agent", "", "only the conversations of this agent (its `SLUG`)")
+	c.Flags().StringVar(&f.client, "client", "", "only the conversations of this client (a token's `NAME`, or \"local\" for this computer)")
+	c.Flags().IntVar(&f.limit, "limit", searchShown, fmt.Sprintf("list at most `N` conversations (up to %d)", agent.MaxSearchLimit))
+	return c
+}
+
+// search finds the words through the running app when there is one,
+// else on the store.
+func (inv *invocation) search(cmd *cobra.Command, f *searchFlags, words []string) error {
 	if len(words) == 0 {
-		return usagef(usage, "search what? usage: %s", searchSynopsis)
+		return usagef(cmd, "search what? usage: %s", synopsis(cmd))
 	}
-	if f.searchLimit < 1 {
-		return usagef(usage, "--limit must be at least 1, not %d", f.searchLimit)
+	if f.limit < 1 {
+		return usagef(cmd, "--limit must be at least 1, not %d", f.limit)
 	}
-	req := control.SearchRequest{Text: strings.Join(words, " "), Agent: f.logAgent, Client: f.client, Limit: f.searchLimit}
+	ctx := cmd.Context()
+	req := control.SearchRequest{Text: strings.Join(words, " "), Agent: f.agent, Client: f.client, Limit: f.limit}
 	ctl, app, done, err := inv.reach(ctx)
 	if err != nil {
 		return err

@@ -2,28 +2,36 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
+
+	"github.com/spf13/cobra"
 
 	"github.com/deskhand/deskhand/server/control"
 )
 
-// tokenAgentsSynopsis is the usage of 'token agents'.
-const tokenAgentsSynopsis = "token agents NAME [--all | SLUG...]"
-
-func tokenFlags(fs *flag.FlagSet, f *cmdFlags) {
-	fs.BoolVar(&f.all, "all", false, "token agents: let the client see every agent")
+func (inv *invocation) tokenAgentsCommand() *cobra.Command {
+	var all bool
+	c := &cobra.Command{
+		Use:   "agents NAME [--all | SLUG...]",
+		Short: "show which agents the client sees, or let it see all (--all) or those named",
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 || (all && len(args) > 1) {
+				return usagef(c, "usage: %s", synopsis(c))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return inv.tokenAgents(cmd.Context(), all, args[0], args[1:])
+		},
+	}
+	c.Flags().BoolVar(&all, "all", false, "let the client see every agent")
+	return c
 }
 
-// runTokenAgents shows which agents a client sees (no more words), or
-// sets them: --all, or the slugs given. Through the running app when
-// there is one, so its clients hear list_changed at once; else on the
-// store.
-func runTokenAgents(ctx context.Context, inv *invocation, f *cmdFlags, words []string, usage string) error {
-	if len(words) == 0 || (f.all && len(words) > 1) {
-		return usagef(usage, "usage: deskhand %s", tokenAgentsSynopsis)
-	}
-	name, slugs := words[0], words[1:]
+// tokenAgents shows which agents a client sees (no slugs, not all), or
+// sets them: all, or the slugs given. Through the running app when there
+// is one, so its clients hear list_changed at once; else on the store.
+func (inv *invocation) tokenAgents(ctx context.Context, all bool, name string, slugs []string) error {
 	ctl, app, done, err := inv.reach(ctx)
 	if err != nil {
 		return err
@@ -31,7 +39,7 @@ func runTokenAgents(ctx context.Context, inv *invocation, f *cmdFlags, words []s
 	defer done()
 	var set control.ClientAgents
 	switch {
-	case !f.all && len(slugs) == 0:
+	case !all && len(slugs) == 0:
 		if ctl != nil {
 			set, err = ctl.ClientAgents(ctx, name)
 		} else {
@@ -43,9 +51,9 @@ func runTokenAgents(ctx context.Context, inv *invocation, f *cmdFlags, words []s
 		fmt.Fprintf(inv.stdout, "%s sees %s\n", name, set)
 		return nil
 	case ctl != nil:
-		set, err = ctl.SetClientAgents(ctx, name, f.all, slugs)
+		set, err = ctl.SetClientAgents(ctx, name, all, slugs)
 	default:
-		set, err = control.SetCoreClientAgents(ctx, control.CoreOf(app.Core), name, f.all, slugs)
+		set, err = control.SetCoreClientAgents(ctx, control.CoreOf(app.Core), name, all, slugs)
 	}
 	if err != nil {
 		return err

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"flag"
 	"io"
 	"maps"
 	"slices"
@@ -11,22 +10,22 @@ import (
 	"github.com/deskhand/deskhand/server/agent"
 )
 
+// TestParseStopsFlagsAtDoubleDash: after '--', toolserver add's words are
+// the command's arguments, flags or not.
 func TestParseStopsFlagsAtDoubleDash(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		want []string
 	}{
-		{[]string{"add", "fs", "--command", "npx", "--", "-y", "--verbose", "/tmp"}, []string{"add", "fs", "-y", "--verbose", "/tmp"}},
-		{[]string{"add", "fs", "--command", "npx", "x", "y"}, []string{"add", "fs", "x", "y"}},
-		{[]string{"--", "--command"}, []string{"--command"}},
+		{[]string{"toolserver", "add", "fs", "--command", "npx", "--", "-y", "--verbose", "/tmp"}, []string{"fs", "-y", "--verbose", "/tmp"}},
+		{[]string{"toolserver", "add", "fs", "--command", "npx", "x", "y"}, []string{"fs", "x", "y"}},
+		{[]string{"toolserver", "add", "fs", "-command", "npx", "--", "-dir", "/tmp"}, []string{"fs", "-dir", "/tmp"}},
+		{[]string{"toolserver", "add", "--", "--command"}, []string{"--command"}},
 	} {
-		fs := flag.NewFlagSet("toolserver", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		var f cmdFlags
-		toolServerFlags(fs, &f)
-		got, err := parse(fs, tc.args)
-		if err != nil || !slices.Equal(got, tc.want) {
-			t.Errorf("parse(%q) = %q, %v; want %q", tc.args, got, err, tc.want)
+		env, _ := fakeEnv(t, nil)
+		c, got, err := parseLine(env, tc.args)
+		if err != nil || c.CommandPath() != "deskhand toolserver add" || !slices.Equal(got, tc.want) {
+			t.Errorf("parse(%q) = %v %q, %v; want toolserver add %q", tc.args, c, got, err, tc.want)
 		}
 	}
 }
