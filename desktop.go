@@ -13,6 +13,7 @@ import (
 	"github.com/deskhand/deskhand/assets"
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/server/control"
+	"github.com/deskhand/deskhand/store"
 	"github.com/deskhand/deskhand/ui/cli"
 	"github.com/deskhand/deskhand/ui/connect"
 	"github.com/deskhand/deskhand/ui/desktop"
@@ -59,7 +60,7 @@ func runDesktop(ctx context.Context, g cli.Globals, stderr io.Writer) error {
 	exe, err := os.Executable()
 	if err != nil {
 		a.log.Warn("connecting clients is not available: cannot find the path of this deskhand binary", "err", err)
-	} else if m, err := connect.NewManager(g.Data, defaultDataDir(), "", exe, srv.url, connect.ClientTokens{Clients: a.core.Clients()}, a.secrets); err != nil {
+	} else if m, err := connect.NewManager(g.Data, store.DefaultDir(), "", exe, srv.url, connect.ClientTokens{Clients: a.core.Clients()}, a.secrets); err != nil {
 		a.log.Warn("connecting clients is not available", "err", err)
 	} else {
 		conn = connector.New(m, a.log, connect.Extension{Program: exe, Version: version, Icon: assets.Icon.Content()}, filepath.Join(g.Data, connect.ExtensionFile))

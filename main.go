@@ -10,7 +10,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -23,6 +22,7 @@ import (
 	"github.com/deskhand/deskhand/server/bridge"
 	"github.com/deskhand/deskhand/server/mcpserver"
 	"github.com/deskhand/deskhand/server/tools"
+	"github.com/deskhand/deskhand/server/toolservers"
 	"github.com/deskhand/deskhand/store"
 	"github.com/deskhand/deskhand/store/keychain"
 	"github.com/deskhand/deskhand/ui/cli"
@@ -53,7 +53,7 @@ func exitStatus(ctx context.Context, args []string, stdin io.Reader, stdout, std
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	return cli.Run(ctx, cli.Env{
 		Version:        version,
-		DefaultDataDir: defaultDataDir(),
+		DefaultDataDir: store.DefaultDir(),
 		DefaultAddr:    DefaultAddr,
 		EndpointPath:   mcpserver.EndpointPath,
 		Getenv:         os.Getenv,
@@ -80,14 +80,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}, args, stdin, stdout, stderr)
 }
 
-func defaultDataDir() string {
-	dir, err := os.UserConfigDir()
-	if err != nil {
-		return filepath.Join(".", "deskhand-data")
-	}
-	return filepath.Join(dir, "Deskhand")
-}
-
 // wiring is the core with what it owns.
 type wiring struct {
 	db   *store.DB
@@ -104,7 +96,7 @@ type wiring struct {
 	// unreachable is what no agent's fetch may reach: Deskhand's own
 	// endpoint and the providers' servers.
 	unreachable *tools.Unreachable
-	toolServers io.Closer // the person's MCP servers (toolservers_wiring.go)
+	toolServers io.Closer // the person's MCP servers
 }
 
 // open wires store, keychain, models and core.
@@ -118,14 +110,10 @@ func open(ctx context.Context, g *cli.Globals, log *slog.Logger, redact *agent.R
 	if err != nil {
 		return nil, err
 	}
-	saved := map[string]string{"server.addr": "", "ollama.host": "", "server.insecure_no_auth": "", agent.SettingLogEnabled: ""}
-	for key := range saved {
-		v, err := db.Setting(ctx, key)
-		if err != nil && !errors.Is(err, agent.ErrNotFound) {
-			db.Close()
-			return nil, agent.Userf(err, "cannot read the setting %s from the database in %s", key, g.Data)
-		}
-		saved[key] = v
+	saved, err := db.Settings(ctx, "server.addr", "ollama.host", "server.insecure_no_auth", agent.SettingLogEnabled)
+	if err != nil {
+		db.Close()
+		return nil, err
 	}
 	g.Addr = cmp.Or(g.Addr, saved["server.addr"], DefaultAddr)
 	g.Ollama = cmp.Or(g.Ollama, saved["ollama.host"])
@@ -142,7 +130,7 @@ func open(ctx context.Context, g *cli.Globals, log *slog.Logger, redact *agent.R
 		},
 		Reached: func(name, url string) { unreachable.Set("provider/"+name, url) },
 	}
-	toolServers, toolServerPort, coreBuilt := newToolServers(g.Data, log, redact.Redact)
+	toolServers, toolServerPort, hostReady := toolservers.ForCore(toolservers.Options{LogDir: filepath.Join(g.Data, "toolservers"), Logger: log, Redact: redact.Redact})
 	core, err := agent.New(ctx, agent.Config{
 		History:      db,
 		Models:       map[agent.Backend]agent.Model{agent.BackendClient: sampling.Model{}},
@@ -164,7 +152,7 @@ func open(ctx context.Context, g *cli.Globals, log *slog.Logger, redact *agent.R
 		db.Close()
 		return nil, err
 	}
-	coreBuilt(core)
+	hostReady(core.ToolServers()) // their questions and sampling go to the core
 	// Every provider's server is out of the agents' reach from the start,
 	// not only once an agent used it.
 	if list, err := db.Providers(ctx); err == nil {
@@ -190,7 +178,9 @@ func secretsIn(data string, warn func(string)) *keychain.Store {
 
 func (a *wiring) close() {
 	a.core.Close()
-	a.stopToolServers() // after the turns, before the store
+	if err := a.toolServers.Close(); err != nil { // after the turns, before the store
+		a.log.Error("stop tool servers", "err", err)
+	}
 	if err := a.db.Close(); err != nil {
 		a.log.Error("close database", "err", err)
 	}

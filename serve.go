@@ -18,14 +18,6 @@ import (
 	"github.com/deskhand/deskhand/ui/cli"
 )
 
-// noModelFound says what to do when no model server answered on first
-// start.
-const noModelFound = `the agent 'assistant' has no model: no model server answered on this computer (Ollama on port 11434, LM Studio 1234, llama.cpp 8080, vLLM 8000). Do one of these, then restart Deskhand:
-  - install Ollama (https://ollama.com) and run: ollama pull qwen3
-  - start LM Studio's server (Developer tab, or: lms server start) with a model loaded
-  - add a provider you have: deskhand provider add NAME --kind openai-compatible|openai|anthropic [--url URL] --key-stdin
-    then: deskhand agent edit assistant --provider NAME --model MODEL`
-
 // ensureAssistant creates the default agent on first start, and applies
 // --model to it.
 func (a *wiring) ensureAssistant(ctx context.Context, model string) error {
@@ -33,10 +25,7 @@ func (a *wiring) ensureAssistant(ctx context.Context, model string) error {
 	if err != nil {
 		return err
 	}
-	if ok && assistant.Model == "" {
-		a.log.Warn(noModelFound)
-		a.noModel = true
-	}
+	a.noModel = ok && assistant.Model == ""
 	return nil
 }
 
@@ -98,13 +87,7 @@ type serving struct {
 // brings a window forward for a second launch.
 func startServing(ctx context.Context, g cli.Globals, a *wiring, stderr io.Writer, show func() bool, bind func(cli.Globals) ([]net.Listener, error)) (*serving, error) {
 	log := a.log
-	// Without a keychain, warn when secrets already sit in the fallback
-	// file; otherwise say it once, quietly: the first secret saved warns.
-	if err := a.keychain.Probe(); err != nil && a.keychain.Insecure() {
-		log.Warn(agent.UserMessage(err))
-	} else if err != nil {
-		log.Info(agent.UserMessage(err))
-	}
+	a.keychain.Report(log)
 	a.connector.Report(ctx, a.core.Providers(), log)
 	opts, err := mcpserver.OptionsFrom(ctx, a.core.Settings(), version, os.Getenv("DESKHAND_STATE_KEYS"), log)
 	if err != nil {
@@ -126,7 +109,7 @@ func startServing(ctx context.Context, g cli.Globals, a *wiring, stderr io.Write
 	}
 	a.unreachable.Set("deskhand", served...)
 	// For 'deskhand connect' while the app is stopped.
-	if err := a.core.Settings().Set(ctx, cli.LastURLSetting, url); err != nil {
+	if err := a.core.Settings().Set(ctx, agent.SettingLastURL, url); err != nil {
 		log.Warn("remember the endpoint", "err", err)
 	}
 	ctl, err := control.Listen(control.SocketPath(g.Data), control.CoreOf(a.core), control.Options{URL: url, Show: show})
@@ -185,7 +168,7 @@ func stopInOrder(ctx context.Context, log *slog.Logger, listeners []net.Listener
 // listen binds the MCP address (mcpserver.Listen), naming the program
 // that holds a port taken.
 func listen(g cli.Globals) ([]net.Listener, error) {
-	return mcpserver.Listen(g.Addr, g.InsecureNoAuth, cli.PortUser)
+	return mcpserver.Listen(g.Addr, g.InsecureNoAuth, mcpserver.PortUser)
 }
 
 // serveStdio serves the agents in-process over stdin and stdout, for a
@@ -202,13 +185,7 @@ func serveStdio(ctx context.Context, g cli.Globals, client string, stdin io.Read
 		return err
 	}
 	defer mcp.Close(context.Background())
-	principal := agent.LocalPrincipal
-	for _, c := range a.core.Clients().List() {
-		if c.Active() && c.Name == client {
-			principal = c.ID
-		}
-	}
-	err = mcp.ServeStdio(ctx, principal, stdin, stdout)
+	err = mcp.ServeStdio(ctx, a.core.Clients().Principal(client), stdin, stdout)
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 		return err
 	}

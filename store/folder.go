@@ -9,6 +9,16 @@ import (
 	"github.com/deskhand/deskhand/server/agent"
 )
 
+// DefaultDir is the data folder unless the person chose another: the
+// user's configuration folder's Deskhand.
+func DefaultDir() string {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return filepath.Join(".", "deskhand-data")
+	}
+	return filepath.Join(dir, "Deskhand")
+}
+
 // OpenIn opens the database of the data folder dir, creating the folder
 // (mode 0700) when it is missing; its errors say, for a person, what is
 // wrong with the folder or the file and what to do.

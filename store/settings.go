@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/deskhand/deskhand/server/agent"
 )
@@ -30,4 +31,18 @@ func (db *DB) SetSetting(ctx context.Context, key, value string) error {
 		return fmt.Errorf("set setting %s: %w", key, err)
 	}
 	return nil
+}
+
+// Settings reads the keys, "" for each one unset; its error is for a
+// person and names the key it could not read.
+func (db *DB) Settings(ctx context.Context, keys ...string) (map[string]string, error) {
+	out := make(map[string]string, len(keys))
+	for _, key := range keys {
+		v, err := db.Setting(ctx, key)
+		if err != nil && !errors.Is(err, agent.ErrNotFound) {
+			return nil, agent.Userf(err, "cannot read the setting %s from the database in %s", key, filepath.Dir(db.path))
+		}
+		out[key] = v
+	}
+	return out, nil
 }

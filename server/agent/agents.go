@@ -386,8 +386,19 @@ func (ags *Agents) EnsureDefault(ctx context.Context, model string) (Agent, bool
 		c.log.Info("the agent 'assistant' runs on a model found on this computer", "provider", provider.Name, "url", provider.BaseURL, "model", found.Name)
 	}
 	a, err := c.agents.Save(ctx, existing)
+	if err == nil && a.Model == "" {
+		c.log.Warn(noModelFound)
+	}
 	return a, err == nil, err
 }
+
+// noModelFound says what to do when no model server answered on first
+// start.
+const noModelFound = `the agent 'assistant' has no model: no model server answered on this computer (Ollama on port 11434, LM Studio 1234, llama.cpp 8080, vLLM 8000). Do one of these, then restart Deskhand:
+  - install Ollama (https://ollama.com) and run: ollama pull qwen3
+  - start LM Studio's server (Developer tab, or: lms server start) with a model loaded
+  - add a provider you have: deskhand provider add NAME --kind openai-compatible|openai|anthropic [--url URL] --key-stdin
+    then: deskhand agent edit assistant --provider NAME --model MODEL`
 
 // localServerWait bounds how long each local server may take to list its
 // models on first start.

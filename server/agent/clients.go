@@ -87,6 +87,15 @@ func (c *Core) activeClient(name string) (Client, bool) {
 	return c.clients.list[i], true
 }
 
+// Principal is who a caller named name is: the active client of that
+// name, or this computer's own (LocalPrincipal) when there is none.
+func (cs *Clients) Principal(name string) string {
+	if cl, ok := cs.c.activeClient(name); ok {
+		return cl.ID
+	}
+	return LocalPrincipal
+}
+
 // updateClient applies a change written to the store to the client in
 // memory. Its last use is the one in memory, which may be newer than the
 // one written: that one is then written again at the next flush.

@@ -44,3 +44,7 @@ const PausedMessage = "Deskhand is paused: the person running it paused serving,
 
 // Paused reports whether serving is paused.
 func (st *Settings) Paused() bool { return st.paused.Load() }
+
+// SettingLastURL keeps the endpoint the app served at last, for
+// 'deskhand connect' while the app is stopped.
+const SettingLastURL = "server.last_url"

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -113,6 +114,17 @@ func (s *Store) Probe() error {
 	return &agent.UserError{
 		Msg: fmt.Sprintf("the OS keychain is not available (%s): %s.%s", reason, where, hint),
 		Err: err,
+	}
+}
+
+// Report says at start whether secrets are safe: without a keychain, a
+// warning when secrets already sit in the fallback file; otherwise once,
+// quietly (the first secret saved warns).
+func (s *Store) Report(log *slog.Logger) {
+	if err := s.Probe(); err != nil && s.Insecure() {
+		log.Warn(agent.UserMessage(err))
+	} else if err != nil {
+		log.Info(agent.UserMessage(err))
 	}
 }
 

@@ -15,8 +15,6 @@ import (
 	"github.com/deskhand/deskhand/ui/connect"
 )
 
-// LastURLSetting keeps the endpoint the app served at last.
-const LastURLSetting = "server.last_url"
 
 // connectFlags are the flags of 'deskhand connect'; 'deskhand
 // disconnect' takes all and project.
@@ -180,7 +178,7 @@ func (inv *invocation) connect(ctx context.Context, f *connectFlags, disconnect 
 	} else {
 		// Where the app served last, unless told where it will serve.
 		url := inv.endpointURL(inv.g.Addr)
-		last, err := app.Core.Settings().Get(ctx, LastURLSetting, "")
+		last, err := app.Core.Settings().Get(ctx, agent.SettingLastURL, "")
 		if err != nil {
 			return agent.Userf(err, "cannot read where Deskhand served last from the database in %s", inv.g.Data)
 		}

@@ -1,6 +1,6 @@
 //go:build !linux && !darwin && !windows
 
-package cli
+package mcpserver
 
 // PortUser names the process listening on the TCP port where the OS
 // tells; here it does not, so it is always "".
