@@ -15,7 +15,6 @@ import (
 	"github.com/deskhand/deskhand/ui/connect"
 )
 
-
 // connectFlags are the flags of 'deskhand connect'; 'deskhand
 // disconnect' takes all and project.
 type connectFlags struct {
