@@ -12,7 +12,6 @@ import (
 
 	"github.com/deskhand/deskhand/assets"
 	"github.com/deskhand/deskhand/server/agent"
-	"github.com/deskhand/deskhand/server/control"
 	"github.com/deskhand/deskhand/store"
 	"github.com/deskhand/deskhand/ui/cli"
 	"github.com/deskhand/deskhand/ui/connect"
@@ -21,21 +20,9 @@ import (
 	"github.com/deskhand/deskhand/ui/desktop/platform"
 )
 
-// runDesktop runs the tray app: the agents served, the window and the popups.
-// With no display it says so and serves headless.
+// runDesktop runs the tray app: the agents served, the window and the
+// popups.
 func runDesktop(ctx context.Context, g cli.Globals, stderr io.Writer) error {
-	if !platform.HaveDisplay() {
-		fmt.Fprintln(stderr, "No display (DISPLAY and WAYLAND_DISPLAY are unset): serving headless. Answer questions with 'deskhand questions' and 'deskhand answer'.")
-		return serve(ctx, g, stderr)
-	}
-	// A second launch shows the first one's window instead.
-	if ctl, err := control.Dial(control.SocketPath(g.Data)); err == nil {
-		if err := ctl.ShowWindow(ctx); err != nil {
-			return err
-		}
-		fmt.Fprintln(stderr, "Deskhand is already running; its window is shown.")
-		return nil
-	}
 	ctx, a, cleanup, err := boot(ctx, &g, stderr, true)
 	if err != nil {
 		return err

@@ -27,6 +27,7 @@ import (
 	"github.com/deskhand/deskhand/store/keychain"
 	"github.com/deskhand/deskhand/ui/cli"
 	_ "github.com/deskhand/deskhand/ui/desktop/locale" // a POSIX locale, before fyne reads it
+	"github.com/deskhand/deskhand/ui/desktop/platform"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -60,6 +61,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		Executable:     os.Executable,
 		ExtensionIcon:  assets.Icon.Content(),
 		Desktop:        runDesktop,
+		HaveDisplay:    platform.HaveDisplay,
 		Serve:          serve,
 		ServeStdio:     serveStdio,
 		Open: func(ctx context.Context, g *cli.Globals, stderr io.Writer) (*cli.Opened, error) {
@@ -70,7 +72,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			}
 			return &cli.Opened{Core: a.core, Secrets: a.secrets, Close: a.close}, nil
 		},
-		Secrets: func(data string, warn func(string)) agent.Secrets { return secretsIn(data, warn) },
+		Secrets: func(data string, warn func(string)) agent.Secrets { return keychain.InDataFolder(data, warn) },
 		Bridge: func(ctx context.Context, url, token string, stdin io.Reader, stdout, stderr io.Writer) error {
 			log, redact := newLog(stderr, slog.LevelInfo)
 			redact.Learn(token)
@@ -118,7 +120,7 @@ func open(ctx context.Context, g *cli.Globals, log *slog.Logger, redact *agent.R
 	g.Addr = cmp.Or(g.Addr, saved["server.addr"], DefaultAddr)
 	g.Ollama = cmp.Or(g.Ollama, saved["ollama.host"])
 	g.InsecureNoAuth = g.InsecureNoAuth || saved["server.insecure_no_auth"] == "true"
-	chain := secretsIn(g.Data, func(msg string) { log.Warn(msg) })
+	chain := keychain.InDataFolder(g.Data, func(msg string) { log.Warn(msg) })
 	secrets := redact.Secrets(chain)
 	unreachable := &tools.Unreachable{}
 	unreachable.Set("deskhand", g.Addr)
@@ -167,13 +169,7 @@ func open(ctx context.Context, g *cli.Globals, log *slog.Logger, redact *agent.R
 // wiring teaches every secret it holds: no secret value reaches the log.
 func newLog(w io.Writer, level slog.Level) (*slog.Logger, *agent.Redactor) {
 	redact := agent.NewRedactor()
-	return slog.New(slog.NewTextHandler(redact.Writer(w), &slog.HandlerOptions{Level: level})), redact
-}
-
-// secretsIn is the keychain, with its fallback file in the data folder;
-// warn is told when a secret goes to (or stays in) that file.
-func secretsIn(data string, warn func(string)) *keychain.Store {
-	return keychain.New(keychain.Options{FallbackPath: filepath.Join(data, "secrets.json"), Warn: warn})
+	return redact.TextLog(w, level), redact
 }
 
 func (a *wiring) close() {

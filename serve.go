@@ -18,19 +18,9 @@ import (
 	"github.com/deskhand/deskhand/ui/cli"
 )
 
-// ensureAssistant creates the default agent on first start, and applies
-// --model to it.
-func (a *wiring) ensureAssistant(ctx context.Context, model string) error {
-	assistant, ok, err := a.core.Agents().EnsureDefault(ctx, model)
-	if err != nil {
-		return err
-	}
-	a.noModel = ok && assistant.Model == ""
-	return nil
-}
-
 // boot starts what serve and stdio share: logs on stderr, a context that
-// ends on SIGINT or SIGTERM, and the opened app with its default agent.
+// ends on SIGINT or SIGTERM, and the opened app with its default agent
+// (made on first start; --model applies to it).
 func boot(ctx context.Context, g *cli.Globals, stderr io.Writer, desktop bool) (context.Context, *wiring, func(), error) {
 	log, redact := newLog(stderr, slog.LevelInfo)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -40,10 +30,12 @@ func boot(ctx context.Context, g *cli.Globals, stderr io.Writer, desktop bool) (
 		return nil, nil, nil, err
 	}
 	cleanup := func() { a.close(); stop() }
-	if err := a.ensureAssistant(ctx, g.Model); err != nil {
+	assistant, ok, err := a.core.Agents().EnsureDefault(ctx, g.Model)
+	if err != nil {
 		cleanup()
 		return nil, nil, nil, err
 	}
+	a.noModel = ok && assistant.Model == ""
 	return ctx, a, cleanup, nil
 }
 

@@ -211,3 +211,9 @@ func (l learningSecrets) Set(key, value string) error {
 	l.r.Learn(value)
 	return l.Secrets.Set(key, value)
 }
+
+// TextLog logs to w at level and above, in slog's text format, through
+// r: no secret value it knows reaches w.
+func (r *Redactor) TextLog(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewTextHandler(r.Writer(w), &slog.HandlerOptions{Level: level}))
+}

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"log"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -72,6 +73,12 @@ type Store struct {
 }
 
 var _ agent.Secrets = (*Store)(nil)
+
+// InDataFolder is the keychain, with its fallback file in the data folder
+// dir; warn is told when a secret goes to (or stays in) that file.
+func InDataFolder(dir string, warn func(string)) *Store {
+	return New(Options{FallbackPath: filepath.Join(dir, "secrets.json"), Warn: warn})
+}
 
 // New returns a Store over the OS keychain (go-keyring).
 func New(opts Options) *Store {

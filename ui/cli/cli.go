@@ -48,8 +48,10 @@ type Env struct {
 	// ExtensionIcon is the PNG a Claude Desktop extension shows; may be nil.
 	ExtensionIcon []byte
 
-	// Desktop runs the tray app (headless when there is no display).
-	Desktop func(ctx context.Context, g Globals, stderr io.Writer) error
+	// Desktop runs the tray app; HaveDisplay (nil: there is one) says
+	// whether it can, or Serve serves headless instead.
+	Desktop     func(ctx context.Context, g Globals, stderr io.Writer) error
+	HaveDisplay func() bool
 	// Serve serves the agents headless until ctx ends or a signal comes.
 	Serve func(ctx context.Context, g Globals, stderr io.Writer) error
 	// ServeStdio serves the agents in-process over stdin and stdout, as
@@ -161,7 +163,7 @@ func (inv *invocation) commands() *cobra.Command {
 			if len(args) > 0 {
 				return usagef(cmd, "unknown command %q; see 'deskhand --help'", args[0])
 			}
-			return inv.env.Desktop(cmd.Context(), inv.g, inv.stderr)
+			return inv.desktop(cmd.Context())
 		},
 	}
 	root.SetIn(inv.stdin)
@@ -213,4 +215,21 @@ func (g *Globals) complete(fs *pflag.FlagSet, env Env) {
 		}
 	}
 	g.Data = cmp.Or(g.Data, env.DefaultDataDir)
+}
+
+// desktop runs the tray app, or serves headless without a display; a
+// second launch shows the first one's window instead.
+func (inv *invocation) desktop(ctx context.Context) error {
+	if inv.env.HaveDisplay != nil && !inv.env.HaveDisplay() {
+		fmt.Fprintln(inv.stderr, "No display (DISPLAY and WAYLAND_DISPLAY are unset): serving headless. Answer questions with 'deskhand questions' and 'deskhand answer'.")
+		return inv.env.Serve(ctx, inv.g, inv.stderr)
+	}
+	if ctl, err := control.Dial(control.SocketPath(inv.g.Data)); err == nil {
+		if err := ctl.ShowWindow(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintln(inv.stderr, "Deskhand is already running; its window is shown.")
+		return nil
+	}
+	return inv.env.Desktop(ctx, inv.g, inv.stderr)
 }
