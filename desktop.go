@@ -37,7 +37,7 @@ func runDesktop(ctx context.Context, g cli.Globals, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
+	defer srv.Stop()
 
 	tray := platform.TrayUsable()
 	if !tray {
@@ -47,12 +47,12 @@ func runDesktop(ctx context.Context, g cli.Globals, stderr io.Writer) error {
 	exe, err := os.Executable()
 	if err != nil {
 		a.log.Warn("connecting clients is not available: cannot find the path of this deskhand binary", "err", err)
-	} else if m, err := connect.NewManager(g.Data, store.DefaultDir(), "", exe, srv.url, connect.ClientTokens{Clients: a.core.Clients()}, a.secrets); err != nil {
+	} else if m, err := connect.NewManager(g.Data, store.DefaultDir(), "", exe, srv.URL, connect.ClientTokens{Clients: a.core.Clients()}, a.secrets); err != nil {
 		a.log.Warn("connecting clients is not available", "err", err)
 	} else {
 		conn = connector.New(m, a.log, connect.Extension{Program: exe, Version: version, Icon: assets.Icon.Content()}, filepath.Join(g.Data, connect.ExtensionFile))
 	}
-	opts := desktop.Options{Tray: tray, ServerURL: srv.url, DataDir: g.Data, Logger: a.log, Connector: conn,
+	opts := desktop.Options{Tray: tray, ServerURL: srv.URL, DataDir: g.Data, Logger: a.log, Connector: conn,
 		Icon: assets.Icon, TrayIcon: assets.TrayIcon, PausedIcon: assets.TrayPausedIcon, QuestionIcon: assets.TrayQuestionIcon,
 		InEffect: map[string]string{
 			"server.addr":             g.Addr,
@@ -60,16 +60,16 @@ func runDesktop(ctx context.Context, g cli.Globals, stderr io.Writer) error {
 			"server.insecure_no_auth": fmt.Sprint(g.InsecureNoAuth),
 		}}
 	if conn != nil {
-		opts.ImportToolServers = connector.ImportToolServers(a.core.ToolServers(), srv.url, exe)
+		opts.ImportToolServers = connector.ImportToolServers(a.core.ToolServers(), srv.URL, exe)
 	}
 	if a.noModel {
 		opts.Notice = desktop.NoModelNotice
 	}
 
 	// The HTTP server's failure, if it is why the app quits.
-	if err := launch.Run(ctx, desktop.CoreOf(a.core), opts, srv.failed); err != nil {
+	if err := launch.Run(ctx, desktop.CoreOf(a.core), opts, srv.Failed()); err != nil {
 		a.log.Error("HTTP server stopped", "err", err)
-		return agent.Userf(err, "the MCP endpoint %s stopped serving", srv.url)
+		return agent.Userf(err, "the MCP endpoint %s stopped serving", srv.URL)
 	}
 	return nil
 }

@@ -65,12 +65,14 @@ func TestImportRules(t *testing.T) {
 		// The person's MCP servers as tools: mcp-go's client, the core's types.
 		"server/toolservers": {module + "store", module + "models", module + "ui", module + "server/mcpserver", module + "server/control", module + "server/bridge", module + "server/tools", "fyne.io/", "database/sql", "github.com/mattn/go-sqlite3", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
 		"server/bridge":      {module + "store", module + "models", module + "ui", module + "server/agent", "fyne.io/", "database/sql", "github.com/ollama/ollama", "github.com/zalando/go-keyring", "github.com/mark3labs/mcp-go/server"},
-		"server/control":     {module + "store", module + "models", module + "ui", module + "server/mcpserver", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go"},
-		"store":              {module + "ui", module + "models", module + "server/mcpserver", module + "server/control", "fyne.io/", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
-		"store/atomicfile":   {module + "ui", module + "models", module + "server", module + "store/keychain", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go"},
-		"store/keychain":     {module + "ui", module + "models", module + "server/mcpserver", module + "store", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama"},
-		"models/sampling":    {module + "store", module + "ui", module + "server/mcpserver", module + "models/ollama", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go/server", "github.com/mark3labs/mcp-go/client", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
-		"models/ollama":      {module + "store", module + "ui", module + "server/mcpserver", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go", "github.com/zalando/go-keyring"},
+		// Starting and stopping the endpoint and the control channel.
+		"server/serving":   {module + "store", module + "models", module + "ui", "fyne.io/", "database/sql", "github.com/mattn/go-sqlite3", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
+		"server/control":   {module + "store", module + "models", module + "ui", module + "server/mcpserver", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go"},
+		"store":            {module + "ui", module + "models", module + "server/mcpserver", module + "server/control", "fyne.io/", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
+		"store/atomicfile": {module + "ui", module + "models", module + "server", module + "store/keychain", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go"},
+		"store/keychain":   {module + "ui", module + "models", module + "server/mcpserver", module + "store", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama"},
+		"models/sampling":  {module + "store", module + "ui", module + "server/mcpserver", module + "models/ollama", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go/server", "github.com/mark3labs/mcp-go/client", "github.com/ollama/ollama", "github.com/zalando/go-keyring"},
+		"models/ollama":    {module + "store", module + "ui", module + "server/mcpserver", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go", "github.com/zalando/go-keyring"},
 		// Each adapter speaks one provider's API through its own SDK, and
 		// never reads a key itself: the connector hands it over.
 		"models/openai":    {module + "store", module + "ui", module + "server/mcpserver", module + "models/ollama", module + "models/anthropic", "fyne.io/", "database/sql", "github.com/mark3labs/mcp-go", "github.com/ollama/ollama", "github.com/zalando/go-keyring", "github.com/anthropics/"},

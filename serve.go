@@ -3,18 +3,16 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/deskhand/deskhand/server/agent"
-	"github.com/deskhand/deskhand/server/control"
 	"github.com/deskhand/deskhand/server/mcpserver"
+	"github.com/deskhand/deskhand/server/serving"
 	"github.com/deskhand/deskhand/ui/cli"
 )
 
@@ -56,105 +54,26 @@ func serveOn(ctx context.Context, g cli.Globals, stderr io.Writer, bind func(cli
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
+	defer srv.Stop()
 	select {
 	case <-ctx.Done():
 		a.log.Info("shutting down")
 		return nil
-	case err = <-srv.failed:
+	case err = <-srv.Failed():
 		a.log.Error("HTTP server stopped", "err", err)
-		return agent.Userf(err, "the MCP endpoint %s stopped serving", srv.url)
+		return agent.Userf(err, "the MCP endpoint %s stopped serving", srv.URL)
 	}
 }
 
-// serving is the MCP endpoint and the control channel, running.
-type serving struct {
-	url    string
-	failed <-chan error // the HTTP server stopped by itself
-	stop   func()       // stops accepting, ends turns (recorded interrupted), then waits for streams and the servers
-}
-
-// startServing serves the app's agents on the MCP endpoint, on the
-// listeners bind makes, and opens the control channel; show (may be nil)
-// brings a window forward for a second launch.
-func startServing(ctx context.Context, g cli.Globals, a *wiring, stderr io.Writer, show func() bool, bind func(cli.Globals) ([]net.Listener, error)) (*serving, error) {
-	log := a.log
-	a.keychain.Report(log)
-	a.connector.Report(ctx, a.core.Providers(), log)
-	opts, err := mcpserver.OptionsFrom(ctx, a.core.Settings(), version, os.Getenv("DESKHAND_STATE_KEYS"), log)
-	if err != nil {
-		return nil, err
-	}
-	opts.Guard.InsecureNoAuth = g.InsecureNoAuth
-	mcp, err := mcpserver.New(mcpserver.CoreOf(a.core), opts)
-	if err != nil {
-		return nil, agent.Userf(err, "DESKHAND_STATE_KEYS is not usable")
-	}
-	listeners, err := bind(g)
-	if err != nil {
-		return nil, err
-	}
-	url := "http://" + listeners[0].Addr().String() + mcpserver.EndpointPath
-	served := []string{g.Addr}
-	for _, ln := range listeners {
-		served = append(served, ln.Addr().String())
-	}
-	a.unreachable.Set("deskhand", served...)
-	// For 'deskhand connect' while the app is stopped.
-	if err := a.core.Settings().Set(ctx, agent.SettingLastURL, url); err != nil {
-		log.Warn("remember the endpoint", "err", err)
-	}
-	ctl, err := control.Listen(control.SocketPath(g.Data), control.CoreOf(a.core), control.Options{URL: url, Show: show})
-	if err != nil {
-		for _, ln := range listeners {
-			ln.Close()
-		}
-		if errors.Is(err, control.ErrAlreadyRunning) {
-			return nil, agent.Userf(err, "Deskhand is already running with the data folder %s", g.Data)
-		}
-		return nil, err
-	}
-
-	httpSrv := mcp.ServeHTTP(listeners)
-	fmt.Fprintf(stderr, "Deskhand %s is serving your agents at %s\n", version, url)
-	fmt.Fprintf(stderr, "Data folder: %s\n", g.Data)
-	if g.InsecureNoAuth {
-		fmt.Fprintln(stderr, "WARNING: open local development mode (--insecure-no-auth): MCP requests need no token.")
-	} else {
-		fmt.Fprintln(stderr, "Clients need a token: run 'deskhand token create NAME' and send 'Authorization: Bearer <token>'.")
-	}
-	stop := func() {
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		stopInOrder(shutdownCtx, log, listeners, a.core, []namedStop{
-			{"stop the MCP endpoint", httpSrv.Shutdown},
-			{"close control channel", ctl.Close},
-		})
-	}
-	return &serving{url: url, failed: httpSrv.Failed(), stop: stop}, nil
-}
-
-// namedStop is one step of a shutdown, named for the log.
-type namedStop struct {
-	name string
-	stop func(context.Context) error
-}
-
-// stopInOrder shuts down in the order that loses nothing: stop accepting
-// connections first, then have the core refuse new turns and end the
-// running ones (recorded interrupted), then wait for the rest.
-func stopInOrder(ctx context.Context, log *slog.Logger, listeners []net.Listener, core interface{ Close() }, then []namedStop) {
-	for _, ln := range listeners {
-		if err := ln.Close(); err != nil {
-			log.Warn("stop accepting connections", "addr", ln.Addr(), "err", err)
-		}
-	}
-	core.Close()
-	for _, s := range then {
-		if err := s.stop(ctx); err != nil {
-			log.Warn(s.name, "err", err)
-		}
-	}
+// startServing serves the app's agents (serving.Start), on the listeners
+// bind makes; show (may be nil) brings a window forward for a second
+// launch.
+func startServing(ctx context.Context, g cli.Globals, a *wiring, stderr io.Writer, show func() bool, bind func(cli.Globals) ([]net.Listener, error)) (*serving.Running, error) {
+	a.keychain.Report(a.log)
+	a.connector.Report(ctx, a.core.Providers(), a.log)
+	return serving.Start(ctx, a.core, serving.Options{Data: g.Data, Addr: g.Addr, InsecureNoAuth: g.InsecureNoAuth, Version: version,
+		StateKeys: os.Getenv("DESKHAND_STATE_KEYS"), Bind: func() ([]net.Listener, error) { return bind(g) }, Show: show,
+		Served: func(addrs ...string) { a.unreachable.Set("deskhand", addrs...) }, Log: a.log, Out: stderr})
 }
 
 // listen binds the MCP address (mcpserver.Listen), naming the program
