@@ -6,6 +6,7 @@ package serving
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -86,6 +87,9 @@ func Start(ctx context.Context, core *agent.Core, opts Options) (*Running, error
 	if err != nil {
 		for _, ln := range listeners {
 			ln.Close()
+		}
+		if errors.Is(err, control.ErrAlreadyRunning) {
+			return nil, agent.Userf(err, "Deskhand is already running with the data folder %s", opts.Data)
 		}
 		return nil, err
 	}
