@@ -144,7 +144,7 @@ const (
 // writes on the caller's goroutine. With the log off it does nothing.
 func (al *Activity) Record(row ActivityRow) {
 	c := al.c
-	if c.activity.rec == nil {
+	if al.rec == nil {
 		return
 	}
 	if row.Time.IsZero() {
@@ -153,7 +153,7 @@ func (al *Activity) Record(row ActivityRow) {
 	row.Reason = c.redact.Redact(row.Reason)
 	row.Text = bounded(c.redact.Redact(row.Text), maxActivityText)
 	row.Arguments = bounded(c.redact.Redact(row.Arguments), maxActivityArguments)
-	id, ok := c.activity.rec.RecordActivity(row)
+	id, ok := al.rec.RecordActivity(row)
 	if !ok {
 		return // dropped: the store counts it and says so in the log
 	}
@@ -164,17 +164,16 @@ func (al *Activity) Record(row ActivityRow) {
 // Enabled reports whether the core keeps an activity log: the MCP
 // surface records nothing when it does not.
 func (al *Activity) Enabled() bool {
-	c := al.c
-	return c.activity.rec != nil
+	return al.rec != nil
 }
 
 // List lists the log, with the clients' names; with no log, nothing.
 func (al *Activity) List(ctx context.Context, f ActivityFilter) ([]ActivityRow, error) {
 	c := al.c
-	if c.activity.rec == nil {
+	if al.rec == nil {
 		return nil, nil
 	}
-	rows, err := c.activity.rec.Activity(ctx, f)
+	rows, err := al.rec.Activity(ctx, f)
 	if err != nil {
 		return nil, fmt.Errorf("read the activity log: %w", err)
 	}
@@ -199,11 +198,11 @@ func (cs *Clients) Calls(ctx context.Context, since time.Time) (map[string]int, 
 // Sweep prunes the log now, by the retention settings.
 func (al *Activity) Sweep(ctx context.Context) error {
 	c := al.c
-	if c.activity.rec == nil {
+	if al.rec == nil {
 		return nil
 	}
 	maxAge, maxBytes := c.logRetention(ctx)
-	n, err := c.activity.rec.PruneActivity(ctx, c.now().Add(-maxAge), maxBytes)
+	n, err := al.rec.PruneActivity(ctx, c.now().Add(-maxAge), maxBytes)
 	if err != nil {
 		return fmt.Errorf("prune the activity log: %w", err)
 	}

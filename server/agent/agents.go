@@ -41,10 +41,9 @@ var slugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 
 // List lists all agents in slug order.
 func (ags *Agents) List() []Agent {
-	c := ags.c
-	c.agents.mu.Lock()
-	defer c.agents.mu.Unlock()
-	return slices.Clone(c.agents.bySlug)
+	ags.mu.Lock()
+	defer ags.mu.Unlock()
+	return slices.Clone(ags.bySlug)
 }
 
 // agentsChangedLocked rebuilds the slug index after a change of agents.
@@ -55,8 +54,7 @@ func (c *Core) agentsChangedLocked() {
 
 // Revision changes whenever an agent is created or changed.
 func (ags *Agents) Revision() uint64 {
-	c := ags.c
-	return c.agents.rev.Load()
+	return ags.rev.Load()
 }
 
 // Enabled lists the agents served as tools, in slug order: none
@@ -66,16 +64,15 @@ func (ags *Agents) Enabled() []Agent {
 	if c.settings.paused.Load() {
 		return nil
 	}
-	return slices.DeleteFunc(c.agents.List(), func(a Agent) bool { return !a.Enabled })
+	return slices.DeleteFunc(ags.List(), func(a Agent) bool { return !a.Enabled })
 }
 
 // BySlug finds an agent; ok is false when none has the slug.
 func (ags *Agents) BySlug(slug string) (Agent, bool) {
-	c := ags.c
-	c.agents.mu.Lock()
-	defer c.agents.mu.Unlock()
-	if i, ok := slices.BinarySearchFunc(c.agents.bySlug, slug, func(a Agent, slug string) int { return strings.Compare(a.Slug, slug) }); ok {
-		return c.agents.bySlug[i], true
+	ags.mu.Lock()
+	defer ags.mu.Unlock()
+	if i, ok := slices.BinarySearchFunc(ags.bySlug, slug, func(a Agent, slug string) int { return strings.Compare(a.Slug, slug) }); ok {
+		return ags.bySlug[i], true
 	}
 	return Agent{}, false
 }
@@ -84,7 +81,7 @@ func (ags *Agents) BySlug(slug string) (Agent, bool) {
 // not paused.
 func (ags *Agents) Served(slug string) (Agent, bool) {
 	c := ags.c
-	a, ok := c.agents.BySlug(slug)
+	a, ok := ags.BySlug(slug)
 	return a, ok && a.Enabled && !c.settings.paused.Load()
 }
 
@@ -102,8 +99,8 @@ func (ags *Agents) Save(ctx context.Context, a Agent) (Agent, error) {
 	}
 	// Agent changes go one at a time, so that what is written is what was
 	// checked; lookups (every request) take only mu, which no write holds.
-	c.agents.writes.Lock()
-	defer c.agents.writes.Unlock()
+	ags.writes.Lock()
+	defer ags.writes.Unlock()
 	now := c.now()
 	if err := c.checkAgentChange(&a, now); err != nil {
 		return Agent{}, err
@@ -112,7 +109,7 @@ func (ags *Agents) Save(ctx context.Context, a Agent) (Agent, error) {
 		return Agent{}, err
 	}
 	a.UpdatedAt = now
-	if err := c.agents.store.PutAgent(ctx, a); err != nil {
+	if err := ags.store.PutAgent(ctx, a); err != nil {
 		return Agent{}, fmt.Errorf("save agent %s: %w", a.Slug, err)
 	}
 	c.setAgent(a)
@@ -168,9 +165,9 @@ func (ags *Agents) Delete(ctx context.Context, slug string) error {
 	}
 	err := c.awaitTurns(ctx, slug, running)
 	if err == nil {
-		c.agents.writes.Lock()
-		defer c.agents.writes.Unlock()
-		err = c.agents.store.DeleteAgent(ctx, gone.ID)
+		ags.writes.Lock()
+		defer ags.writes.Unlock()
+		err = ags.store.DeleteAgent(ctx, gone.ID)
 	}
 	if err != nil {
 		c.setAgent(gone) // still there: put it back
@@ -239,13 +236,12 @@ var errAgentDeleted = &UserError{Msg: "the agent was deleted while it worked; th
 
 // SetEnabled is the kill switch: a disabled agent leaves the tool list.
 func (ags *Agents) SetEnabled(ctx context.Context, slug string, enabled bool) error {
-	c := ags.c
-	a, ok := c.agents.BySlug(slug)
+	a, ok := ags.BySlug(slug)
 	if !ok {
 		return Userf(ErrNotFound, "no agent named %q", slug)
 	}
 	a.Enabled = enabled
-	_, err := c.agents.Save(ctx, a)
+	_, err := ags.Save(ctx, a)
 	return err
 }
 
@@ -355,9 +351,9 @@ const DefaultAgentSlug = "assistant"
 // assistant, if there is one.
 func (ags *Agents) EnsureDefault(ctx context.Context, model string) (Agent, bool, error) {
 	c := ags.c
-	existing, found := c.agents.BySlug(DefaultAgentSlug)
+	existing, found := ags.BySlug(DefaultAgentSlug)
 	switch {
-	case !found && len(c.agents.List()) > 0:
+	case !found && len(ags.List()) > 0:
 		return Agent{}, false, nil // the user has their own agents
 	case found && existing.Model != "" && (model == "" || model == existing.Model):
 		return existing, true, nil
@@ -385,7 +381,7 @@ func (ags *Agents) EnsureDefault(ctx context.Context, model string) (Agent, bool
 		existing.Provider, existing.Model = provider.Name, found.Name
 		c.log.Info("the agent 'assistant' runs on a model found on this computer", "provider", provider.Name, "url", provider.BaseURL, "model", found.Name)
 	}
-	a, err := c.agents.Save(ctx, existing)
+	a, err := ags.Save(ctx, existing)
 	if err == nil && a.Model == "" {
 		c.log.Warn(noModelFound)
 	}
@@ -502,8 +498,7 @@ func (ags *Agents) AvailableTools() []ToolInfo {
 
 // InstalledModels lists the models of the provider OllamaProvider.
 func (pv *Providers) InstalledModels(ctx context.Context) ([]string, error) {
-	c := pv.c
-	return c.providers.Models(ctx, OllamaProvider)
+	return pv.Models(ctx, OllamaProvider)
 }
 
 // PullModel downloads a model to the provider OllamaProvider.

@@ -89,11 +89,10 @@ func (b *broker) withdraw(id string) bool {
 
 // Pending lists the questions waiting for an answer, oldest first.
 func (qs *Questions) Pending() []Question {
-	c := qs.c
-	c.questions.mu.Lock()
-	defer c.questions.mu.Unlock()
-	out := make([]Question, 0, len(c.questions.pending))
-	for _, w := range c.questions.pending {
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	out := make([]Question, 0, len(qs.pending))
+	for _, w := range qs.pending {
 		out = append(out, w.q)
 	}
 	slices.SortFunc(out, func(a, b Question) int { return a.AskedAt.Compare(b.AskedAt) })
@@ -104,10 +103,9 @@ func (qs *Questions) Pending() []Question {
 // or the command line when headless). The content must fit the question's
 // form (see Question.ParseAnswer); a second answer gets ErrQuestionClosed.
 func (qs *Questions) Answer(id string, content map[string]any, declined bool) error {
-	c := qs.c
-	c.questions.mu.Lock()
-	w, ok := c.questions.pending[id]
-	c.questions.mu.Unlock()
+	qs.mu.Lock()
+	w, ok := qs.pending[id]
+	qs.mu.Unlock()
 	if !ok {
 		return ErrQuestionClosed
 	}
@@ -118,7 +116,7 @@ func (qs *Questions) Answer(id string, content map[string]any, declined bool) er
 			return err
 		}
 	}
-	_, err := c.questions.resolve(id, a)
+	_, err := qs.resolve(id, a)
 	return err
 }
 

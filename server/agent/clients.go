@@ -47,8 +47,8 @@ type Clients struct {
 // shown once: only its SHA-256 is kept.
 func (cs *Clients) Create(ctx context.Context, name string) (Client, string, error) {
 	c := cs.c
-	c.clients.writes.Lock()
-	defer c.clients.writes.Unlock()
+	cs.writes.Lock()
+	defer cs.writes.Unlock()
 	return c.createClient(ctx, name)
 }
 
@@ -120,8 +120,8 @@ func (c *Core) updateClient(written Client) Client {
 // stays the same principal, so its conversations remain its own.
 func (cs *Clients) Rotate(ctx context.Context, name string) (Client, string, error) {
 	c := cs.c
-	c.clients.writes.Lock()
-	defer c.clients.writes.Unlock()
+	cs.writes.Lock()
+	defer cs.writes.Unlock()
 	if err := c.adoptStoredClient(ctx, name); err != nil {
 		return Client{}, "", err
 	}
@@ -134,7 +134,7 @@ func (cs *Clients) Rotate(ctx context.Context, name string) (Client, string, err
 		return Client{}, "", err
 	}
 	cl.TokenHash = hash
-	if err := c.clients.store.PutClient(ctx, cl); err != nil {
+	if err := cs.store.PutClient(ctx, cl); err != nil {
 		return Client{}, "", fmt.Errorf("rotate the token of %s: %w", name, err)
 	}
 	cl = c.updateClient(cl)
@@ -179,14 +179,14 @@ func (c *Core) newToken() (token string, hash []byte, err error) {
 // Revoke stops accepting the named client's token at once.
 func (cs *Clients) Revoke(ctx context.Context, name string) error {
 	c := cs.c
-	c.clients.writes.Lock()
-	defer c.clients.writes.Unlock()
+	cs.writes.Lock()
+	defer cs.writes.Unlock()
 	cl, ok := c.activeClient(name)
 	if !ok {
 		return Userf(ErrNotFound, "no active client named %q", name)
 	}
 	cl.RevokedAt = c.now()
-	if err := c.clients.store.PutClient(ctx, cl); err != nil {
+	if err := cs.store.PutClient(ctx, cl); err != nil {
 		return fmt.Errorf("revoke client %s: %w", name, err)
 	}
 	c.updateClient(cl)
@@ -196,10 +196,9 @@ func (cs *Clients) Revoke(ctx context.Context, name string) error {
 
 // List lists active clients by name.
 func (cs *Clients) List() []Client {
-	c := cs.c
-	c.clients.mu.Lock()
-	defer c.clients.mu.Unlock()
-	out := slices.DeleteFunc(slices.Clone(c.clients.list), func(cl Client) bool { return !cl.Active() })
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	out := slices.DeleteFunc(slices.Clone(cs.list), func(cl Client) bool { return !cl.Active() })
 	slices.SortFunc(out, func(a, b Client) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
@@ -219,10 +218,10 @@ func (cs *Clients) Authenticate(ctx context.Context, token string) (Client, bool
 		return Client{}, false
 	}
 	sum := sha256.Sum256([]byte(token))
-	c.clients.mu.Lock()
-	defer c.clients.mu.Unlock()
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
 	found := -1
-	for i, cl := range c.clients.list {
+	for i, cl := range cs.list {
 		if subtle.ConstantTimeCompare(cl.TokenHash, sum[:]) == 1 && cl.Active() {
 			found = i
 		}
@@ -230,7 +229,7 @@ func (cs *Clients) Authenticate(ctx context.Context, token string) (Client, bool
 	if found < 0 {
 		return Client{}, false
 	}
-	cl := &c.clients.list[found]
+	cl := &cs.list[found]
 	if now := c.now(); now.Sub(cl.LastUsedAt) >= lastUseGranularity {
 		cl.LastUsedAt = now
 		c.markUsedLocked(cl.ID, now)

@@ -18,8 +18,7 @@ type Conversations struct {
 
 // Recent lists up to limit conversations, last active first.
 func (cv *Conversations) Recent(ctx context.Context, limit int) ([]ConversationSummary, error) {
-	c := cv.c
-	return c.conversations.store.RecentConversations(ctx, limit)
+	return cv.store.RecentConversations(ctx, limit)
 }
 
 // errCancelledHere is why a turn stopped when the person stopped it.
@@ -40,11 +39,11 @@ func (cv *Conversations) ListFor(ctx context.Context, principal string, after Pa
 	c := cv.c
 	v := c.clients.VisibleTo(principal)
 	if v.All {
-		return c.conversations.store.ConversationsOf(ctx, principal, after, limit)
+		return cv.store.ConversationsOf(ctx, principal, after, limit)
 	}
 	var out []ConversationSummary
 	for len(out) < limit {
-		page, err := c.conversations.store.ConversationsOf(ctx, principal, after, limit)
+		page, err := cv.store.ConversationsOf(ctx, principal, after, limit)
 		if err != nil {
 			return nil, err
 		}
@@ -79,14 +78,14 @@ func (c *Core) sees(v Visibility, agentID string) bool {
 // ErrUnknownConversation, as for a handle never given.
 func (cv *Conversations) Read(ctx context.Context, principal, id string) (Conversation, []Message, error) {
 	c := cv.c
-	conv, err := c.conversations.store.Conversation(ctx, strings.TrimSpace(id))
+	conv, err := cv.store.Conversation(ctx, strings.TrimSpace(id))
 	if errors.Is(err, ErrNotFound) || (err == nil && (conv.Principal != principal || !c.sees(c.clients.VisibleTo(principal), conv.AgentID))) {
 		return Conversation{}, nil, ErrUnknownConversation
 	}
 	if err != nil {
 		return Conversation{}, nil, err
 	}
-	msgs, err := c.conversations.store.Messages(ctx, conv.ID)
+	msgs, err := cv.store.Messages(ctx, conv.ID)
 	return conv, msgs, err
 }
 
@@ -94,17 +93,15 @@ func (cv *Conversations) Read(ctx context.Context, principal, id string) (Conver
 // at this computer, who sees them all (the desktop names the open one's
 // agent and client from it, recent or not).
 func (cv *Conversations) Get(ctx context.Context, id string) (Conversation, error) {
-	c := cv.c
-	return c.conversations.store.Conversation(ctx, id)
+	return cv.store.Conversation(ctx, id)
 }
 
 // Transcript is a conversation's messages and turns.
 func (cv *Conversations) Transcript(ctx context.Context, conversationID string) ([]Message, []Turn, error) {
-	c := cv.c
-	msgs, err := c.conversations.store.Messages(ctx, conversationID)
+	msgs, err := cv.store.Messages(ctx, conversationID)
 	if err != nil {
 		return nil, nil, err
 	}
-	turns, err := c.conversations.store.Turns(ctx, conversationID)
+	turns, err := cv.store.Turns(ctx, conversationID)
 	return msgs, turns, err
 }

@@ -119,6 +119,5 @@ func (ags *Agents) Effects(a Agent) Effects {
 // Hints are the MCP annotations of the agent's tool (DeriveHints of
 // AgentEffects).
 func (ags *Agents) Hints(a Agent) ToolHints {
-	c := ags.c
-	return DeriveHints(c.agents.Effects(a))
+	return DeriveHints(ags.Effects(a))
 }

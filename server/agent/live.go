@@ -90,10 +90,9 @@ func (p *liveProgress) snapshot() (LiveTurn, bool) {
 // LiveTurn is a snapshot of the turn running in a conversation; false
 // when none runs (not yet started, or already recorded).
 func (cv *Conversations) LiveTurn(conversationID string) (LiveTurn, bool) {
-	c := cv.c
-	c.conversations.turns.mu.Lock()
-	lt, ok := c.conversations.turns.live[conversationID]
-	c.conversations.turns.mu.Unlock()
+	cv.turns.mu.Lock()
+	lt, ok := cv.turns.live[conversationID]
+	cv.turns.mu.Unlock()
 	if !ok {
 		return LiveTurn{}, false
 	}

@@ -55,12 +55,12 @@ type ProviderStatus struct {
 // which agents use it.
 func (pv *Providers) List() []ProviderStatus {
 	c := pv.c
-	c.providers.mu.Lock()
-	ps := make([]Provider, 0, len(c.providers.byName))
-	for _, p := range c.providers.byName {
+	pv.mu.Lock()
+	ps := make([]Provider, 0, len(pv.byName))
+	for _, p := range pv.byName {
 		ps = append(ps, p)
 	}
-	c.providers.mu.Unlock()
+	pv.mu.Unlock()
 	slices.SortFunc(ps, func(a, b Provider) int { return strings.Compare(a.Name, b.Name) })
 	agents := c.agents.List()
 	out := make([]ProviderStatus, 0, len(ps))
@@ -78,10 +78,9 @@ func (pv *Providers) List() []ProviderStatus {
 
 // Get returns the provider named name.
 func (pv *Providers) Get(name string) (Provider, bool) {
-	c := pv.c
-	c.providers.mu.Lock()
-	defer c.providers.mu.Unlock()
-	p, ok := c.providers.byName[name]
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	p, ok := pv.byName[name]
 	return p, ok
 }
 
@@ -104,10 +103,10 @@ func (pv *Providers) Save(ctx context.Context, p Provider, key KeyChange) (Provi
 	if key.Set && c.secrets == nil {
 		return Provider{}, Userf(nil, "there is no keychain to keep the key in")
 	}
-	c.providers.writes.Lock()
-	defer c.providers.writes.Unlock()
+	pv.writes.Lock()
+	defer pv.writes.Unlock()
 	now := c.now()
-	if old, ok := c.providers.Get(p.Name); ok {
+	if old, ok := pv.Get(p.Name); ok {
 		p.CreatedAt = old.CreatedAt
 	} else {
 		p.CreatedAt = now
@@ -123,13 +122,13 @@ func (pv *Providers) Save(ctx context.Context, p Provider, key KeyChange) (Provi
 			return Provider{}, Userf(err, "cannot remove the API key of %s from the keychain", p.Name)
 		}
 	}
-	if err := c.providers.store.PutProvider(ctx, p); err != nil {
+	if err := pv.store.PutProvider(ctx, p); err != nil {
 		return Provider{}, fmt.Errorf("save provider %s: %w", p.Name, err)
 	}
-	c.providers.mu.Lock()
-	c.providers.byName[p.Name] = p
-	delete(c.providers.connected, p.Name)
-	c.providers.mu.Unlock()
+	pv.mu.Lock()
+	pv.byName[p.Name] = p
+	delete(pv.connected, p.Name)
+	pv.mu.Unlock()
 	c.publish(Event{Kind: EventProvidersChanged, Text: p.Name})
 	return p, nil
 }
@@ -137,9 +136,9 @@ func (pv *Providers) Save(ctx context.Context, p Provider, key KeyChange) (Provi
 // Delete removes a provider no agent uses, and its API key.
 func (pv *Providers) Delete(ctx context.Context, name string) error {
 	c := pv.c
-	c.providers.writes.Lock()
-	defer c.providers.writes.Unlock()
-	if _, ok := c.providers.Get(name); !ok {
+	pv.writes.Lock()
+	defer pv.writes.Unlock()
+	if _, ok := pv.Get(name); !ok {
 		return Userf(ErrNotFound, "no provider named %q", name)
 	}
 	var users []string
@@ -151,13 +150,13 @@ func (pv *Providers) Delete(ctx context.Context, name string) error {
 	if len(users) > 0 {
 		return Userf(nil, "provider %s is used by %s: move them to another provider first", name, strings.Join(users, ", "))
 	}
-	if err := c.providers.store.DeleteProvider(ctx, name); err != nil {
+	if err := pv.store.DeleteProvider(ctx, name); err != nil {
 		return fmt.Errorf("delete provider %s: %w", name, err)
 	}
-	c.providers.mu.Lock()
-	delete(c.providers.byName, name)
-	delete(c.providers.connected, name)
-	c.providers.mu.Unlock()
+	pv.mu.Lock()
+	delete(pv.byName, name)
+	delete(pv.connected, name)
+	pv.mu.Unlock()
 	c.publish(Event{Kind: EventProvidersChanged, Text: name})
 	if c.secrets != nil {
 		if err := c.secrets.Delete(ProviderSecretKey(name)); err != nil && !errors.Is(err, ErrNotFound) {

@@ -49,10 +49,10 @@ type RunResult struct {
 // UserMessage says why and the result still names the turn.
 func (cv *Conversations) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	c := cv.c
-	if !c.conversations.turns.admit() {
+	if !cv.turns.admit() {
 		return nil, errShuttingDown
 	}
-	defer c.conversations.turns.running.Done()
+	defer cv.turns.running.Done()
 	agent, ok := c.agents.BySlug(req.Agent)
 	if !ok || !agent.Enabled {
 		return nil, Userf(ErrNotFound, "no enabled agent named %q", req.Agent)
@@ -68,7 +68,7 @@ func (cv *Conversations) Run(ctx context.Context, req RunRequest) (*RunResult, e
 		return nil, err
 	}
 	res := &RunResult{Conversation: conv, NewConversation: isNew}
-	defer func() { c.conversations.held.release(res.Conversation) }()
+	defer func() { cv.held.release(res.Conversation) }()
 
 	// A shutdown ends the turn too, with its own cause.
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -78,8 +78,8 @@ func (cv *Conversations) Run(ctx context.Context, req RunRequest) (*RunResult, e
 	// The turn is followed (to be stopped, and waited for) until it is
 	// recorded; an agent deleted meanwhile has seen it, or it sees that.
 	live := &liveTurn{agentID: agent.ID, cancel: cancel, done: make(chan struct{})}
-	c.conversations.turns.track(conv.ID, live)
-	defer c.conversations.turns.untrack(conv.ID, live)
+	cv.turns.track(conv.ID, live)
+	defer cv.turns.untrack(conv.ID, live)
 	if !c.agentExists(agent.ID) {
 		return nil, Userf(ErrNotFound, "no enabled agent named %q", req.Agent)
 	}
@@ -98,9 +98,9 @@ func (cv *Conversations) Run(ctx context.Context, req RunRequest) (*RunResult, e
 	}
 	user := Message{Role: RoleUser, Content: content, TurnID: turn.ID, CreatedAt: turn.StartedAt}
 	live.progress.begin(turn.ID, agent.Slug, turn.StartedAt)
-	past, kept := c.conversations.held.history(conv.ID)
+	past, kept := cv.held.history(conv.ID)
 	if !isNew && !kept {
-		if past, err = c.conversations.store.Messages(ctx, conv.ID); err != nil {
+		if past, err = cv.store.Messages(ctx, conv.ID); err != nil {
 			return nil, fmt.Errorf("load conversation %s: %w", conv.ID, err)
 		}
 	}
@@ -113,7 +113,7 @@ func (cv *Conversations) Run(ctx context.Context, req RunRequest) (*RunResult, e
 	// The watcher stops the turn should the start fail; the turn itself
 	// reads the outcome once it has recorded its end, from the same
 	// once, without waiting for the watcher to be scheduled.
-	begun := sync.OnceValue(c.conversations.store.BeginTurn(ctx, start))
+	begun := sync.OnceValue(cv.store.BeginTurn(ctx, start))
 	go func() {
 		if err := begun(); err != nil {
 			cancel(fmt.Errorf("record turn: %w", err))
@@ -139,17 +139,17 @@ func (cv *Conversations) Run(ctx context.Context, req RunRequest) (*RunResult, e
 	}
 	// Record even when the caller went away: the turn happened. The end is
 	// queued behind the start, so the two commit together when they can.
-	endErr := c.conversations.store.EndTurn(context.WithoutCancel(ctx), turn, produced)
+	endErr := cv.store.EndTurn(context.WithoutCancel(ctx), turn, produced)
 	live.progress.end()
 	if err := begun(); err != nil {
-		c.conversations.held.keep(conv.ID, nil) // read it back next time
+		cv.held.keep(conv.ID, nil) // read it back next time
 		return nil, fmt.Errorf("record turn %s: %w", turn.ID, err)
 	}
 	if endErr != nil {
-		c.conversations.held.keep(conv.ID, nil)
+		cv.held.keep(conv.ID, nil)
 		return nil, fmt.Errorf("record end of turn %s: %w", turn.ID, endErr)
 	}
-	c.conversations.held.keep(conv.ID, slices.Concat(past, []Message{user}, produced))
+	cv.held.keep(conv.ID, slices.Concat(past, []Message{user}, produced))
 	res.Turn = turn
 	res.Conversation.UpdatedAt = turn.EndedAt
 	c.publish(Event{Kind: EventTurnEnded, Agent: agent.Slug, Conversation: conv.ID, Turn: turn.ID, Status: turn.Status, Text: turn.Error})

@@ -115,7 +115,7 @@ func (cv *Conversations) Search(ctx context.Context, q SearchQuery) ([]SearchHit
 		}
 		q.Client = id
 	}
-	hits, err := c.conversations.search.SearchMessages(ctx, q)
+	hits, err := cv.search.SearchMessages(ctx, q)
 	if err != nil {
 		return nil, err
 	}

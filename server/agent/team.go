@@ -401,8 +401,7 @@ type SubConversationLister interface {
 // called, in the order they started; each one's ParentConversation and
 // ParentTurn name the caller's. None when the store cannot say.
 func (cv *Conversations) Subs(ctx context.Context, turnID string) ([]Conversation, error) {
-	c := cv.c
-	l, ok := c.conversations.store.(SubConversationLister)
+	l, ok := cv.store.(SubConversationLister)
 	if !ok {
 		return nil, nil
 	}
@@ -411,12 +410,11 @@ func (cv *Conversations) Subs(ctx context.Context, turnID string) ([]Conversatio
 
 // Team lists the agent's team members that exist, in order.
 func (ags *Agents) Team(a Agent) []Agent {
-	c := ags.c
-	c.agents.mu.Lock()
-	defer c.agents.mu.Unlock()
+	ags.mu.Lock()
+	defer ags.mu.Unlock()
 	var out []Agent
 	for _, id := range a.Team {
-		if m, ok := c.agents.byID[id]; ok {
+		if m, ok := ags.byID[id]; ok {
 			out = append(out, m)
 		}
 	}

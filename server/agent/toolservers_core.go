@@ -128,11 +128,9 @@ func (c *Core) toolServerConfigs(servers []ToolServer) []ToolServerConfig {
 // List lists the tool servers by name. Secret values are never
 // here, only their names.
 func (tsv *ToolServers) List() []ToolServer {
-	c := tsv.c
-	ts := &c.toolServers
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	out := slices.Collect(maps.Values(ts.servers))
+	tsv.mu.Lock()
+	defer tsv.mu.Unlock()
+	out := slices.Collect(maps.Values(tsv.servers))
 	slices.SortFunc(out, func(a, b ToolServer) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
@@ -144,7 +142,7 @@ func (tsv *ToolServers) Statuses() []ToolServerStatus {
 	if c.toolServersOn() != nil {
 		return nil
 	}
-	return c.toolServers.running.Status()
+	return tsv.running.Status()
 }
 
 // checkToolServer says what is wrong with a server's definition and its
@@ -341,29 +339,28 @@ func (tsv *ToolServers) Remove(ctx context.Context, name string) error {
 	if err := c.toolServersOn(); err != nil {
 		return err
 	}
-	ts := &c.toolServers
-	ts.writes.Lock()
-	defer ts.writes.Unlock()
-	ts.mu.Lock()
-	s, ok := ts.servers[name]
-	ts.mu.Unlock()
+	tsv.writes.Lock()
+	defer tsv.writes.Unlock()
+	tsv.mu.Lock()
+	s, ok := tsv.servers[name]
+	tsv.mu.Unlock()
 	if !ok {
 		return Userf(ErrNotFound, "there is no tool server named %q", name)
 	}
-	if err := ts.store.DeleteToolServer(ctx, name); err != nil {
+	if err := tsv.store.DeleteToolServer(ctx, name); err != nil {
 		return fmt.Errorf("remove tool server %s: %w", name, err)
 	}
-	ts.mu.Lock()
-	delete(ts.servers, name)
-	for id, atts := range ts.attached {
-		ts.attached[id] = slices.DeleteFunc(atts, func(a AgentToolServer) bool { return a.Server == name })
+	tsv.mu.Lock()
+	delete(tsv.servers, name)
+	for id, atts := range tsv.attached {
+		tsv.attached[id] = slices.DeleteFunc(atts, func(a AgentToolServer) bool { return a.Server == name })
 	}
-	for k := range ts.held {
+	for k := range tsv.held {
 		if k.server == name {
-			delete(ts.held, k)
+			delete(tsv.held, k)
 		}
 	}
-	ts.mu.Unlock()
+	tsv.mu.Unlock()
 	c.resetToolServers()
 	c.deleteToolServerSecrets(s, func(string, string) bool { return true })
 	c.toolServersChanged()
@@ -392,17 +389,17 @@ func (tsv *ToolServers) Check(ctx context.Context, name string) (ToolServerCheck
 	if err := c.toolServersOn(); err != nil {
 		return ToolServerCheck{}, err
 	}
-	c.toolServers.mu.Lock()
-	_, ok := c.toolServers.servers[name]
-	c.toolServers.mu.Unlock()
+	tsv.mu.Lock()
+	_, ok := tsv.servers[name]
+	tsv.mu.Unlock()
 	if !ok {
 		return ToolServerCheck{}, Userf(ErrNotFound, "there is no tool server named %q", name)
 	}
 	var out ToolServerCheck
-	if err := c.toolServers.running.Reset(name); err != nil {
+	if err := tsv.running.Reset(name); err != nil {
 		c.log.Warn("reset a tool server", "server", name, "err", err)
 	}
-	tools, err := c.toolServers.running.Tools(ctx, name)
+	tools, err := tsv.running.Tools(ctx, name)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ToolServerCheck{}, ctx.Err()
@@ -418,14 +415,14 @@ func (tsv *ToolServers) Check(ctx context.Context, name string) (ToolServerCheck
 	for _, t := range tools {
 		refs = append(refs, ServerToolRef{t.Server, t.Tool})
 	}
-	names, nerr := c.toolServers.running.Names(refs)
+	names, nerr := tsv.running.Names(refs)
 	if nerr != nil {
 		return ToolServerCheck{}, fmt.Errorf("name the tools of %s: %w", name, nerr)
 	}
 	for _, t := range tools {
 		out.Tools = append(out.Tools, CheckedTool{ServerTool: t, Name: names[ServerToolRef{t.Server, t.Tool}]})
 	}
-	for _, st := range c.toolServers.running.Status() {
+	for _, st := range tsv.running.Status() {
 		if st.Name == name {
 			out.Status = st
 		}
@@ -470,23 +467,22 @@ func (tsv *ToolServers) Attach(ctx context.Context, slug string, req ToolServerA
 	if err != nil {
 		return AgentToolServer{}, err
 	}
-	ts := &c.toolServers
 	exists := func() bool {
-		ts.mu.Lock()
-		defer ts.mu.Unlock()
-		_, ok := ts.servers[req.Server]
+		tsv.mu.Lock()
+		defer tsv.mu.Unlock()
+		_, ok := tsv.servers[req.Server]
 		return ok
 	}
 	if !exists() {
 		return AgentToolServer{}, Userf(ErrNotFound, "there is no tool server named %q", req.Server)
 	}
 	// Asked before the write lock: it may start the server, which takes a while.
-	listed, lerr := ts.running.Tools(ctx, req.Server)
+	listed, lerr := tsv.running.Tools(ctx, req.Server)
 	if lerr != nil && ctx.Err() != nil {
 		return AgentToolServer{}, ctx.Err()
 	}
-	ts.writes.Lock()
-	defer ts.writes.Unlock()
+	tsv.writes.Lock()
+	defer tsv.writes.Unlock()
 	if !exists() { // removed meanwhile
 		return AgentToolServer{}, Userf(ErrNotFound, "there is no tool server named %q", req.Server)
 	}
@@ -526,20 +522,20 @@ func (tsv *ToolServers) Attach(ctx context.Context, slug string, req ToolServerA
 		}
 		att.Tools = append(att.Tools, at)
 	}
-	if err := ts.store.PutAgentToolServer(ctx, att); err != nil {
+	if err := tsv.store.PutAgentToolServer(ctx, att); err != nil {
 		return AgentToolServer{}, fmt.Errorf("attach %s to %s: %w", req.Server, slug, err)
 	}
-	ts.mu.Lock()
-	list := slices.DeleteFunc(ts.attached[a.ID], func(o AgentToolServer) bool { return o.Server == req.Server })
+	tsv.mu.Lock()
+	list := slices.DeleteFunc(tsv.attached[a.ID], func(o AgentToolServer) bool { return o.Server == req.Server })
 	list = append(list, att)
 	slices.SortFunc(list, func(x, y AgentToolServer) int { return strings.Compare(x.Server, y.Server) })
-	ts.attached[a.ID] = list
-	for k := range ts.held {
+	tsv.attached[a.ID] = list
+	for k := range tsv.held {
 		if k.agentID == a.ID && k.server == req.Server {
-			delete(ts.held, k)
+			delete(tsv.held, k)
 		}
 	}
-	ts.mu.Unlock()
+	tsv.mu.Unlock()
 	c.toolServersChanged()
 	if lerr != nil {
 		c.log.Warn("tool server attached without asking it", "server", req.Server, "agent", slug, "err", lerr)
@@ -566,22 +562,21 @@ func (tsv *ToolServers) Detach(ctx context.Context, slug, server string) error {
 	if err != nil {
 		return err
 	}
-	ts := &c.toolServers
-	ts.writes.Lock()
-	defer ts.writes.Unlock()
-	if err := ts.store.DeleteAgentToolServer(ctx, a.ID, server); errors.Is(err, ErrNotFound) {
+	tsv.writes.Lock()
+	defer tsv.writes.Unlock()
+	if err := tsv.store.DeleteAgentToolServer(ctx, a.ID, server); errors.Is(err, ErrNotFound) {
 		return Userf(err, "the tool server %q is not attached to %s", server, slug)
 	} else if err != nil {
 		return fmt.Errorf("detach %s from %s: %w", server, slug, err)
 	}
-	ts.mu.Lock()
-	ts.attached[a.ID] = slices.DeleteFunc(ts.attached[a.ID], func(o AgentToolServer) bool { return o.Server == server })
-	for k := range ts.held {
+	tsv.mu.Lock()
+	tsv.attached[a.ID] = slices.DeleteFunc(tsv.attached[a.ID], func(o AgentToolServer) bool { return o.Server == server })
+	for k := range tsv.held {
 		if k.agentID == a.ID && k.server == server {
-			delete(ts.held, k)
+			delete(tsv.held, k)
 		}
 	}
-	ts.mu.Unlock()
+	tsv.mu.Unlock()
 	c.toolServersChanged()
 	return nil
 }
@@ -593,9 +588,9 @@ func (tsv *ToolServers) Attached(slug string) ([]AgentToolServer, error) {
 	if !ok {
 		return nil, Userf(ErrNotFound, "there is no agent named %q", slug)
 	}
-	c.toolServers.mu.Lock()
-	defer c.toolServers.mu.Unlock()
-	return slices.Clone(c.toolServers.attached[a.ID]), nil
+	tsv.mu.Lock()
+	defer tsv.mu.Unlock()
+	return slices.Clone(tsv.attached[a.ID]), nil
 }
 
 // Repin is the person's look again at a held tool: its
@@ -607,18 +602,17 @@ func (tsv *ToolServers) Repin(ctx context.Context, slug, server, tool string) er
 	if err != nil {
 		return err
 	}
-	ts := &c.toolServers
 	notAttached := Userf(ErrNotFound, "the tool server %q is not attached to %s", server, slug)
 	if _, ok := c.attachment(a.ID, server); !ok {
 		return notAttached
 	}
 	// Asked before the write lock: it may start the server, which takes a while.
-	listed, err := ts.running.Tools(ctx, server)
+	listed, err := tsv.running.Tools(ctx, server)
 	if err != nil {
 		return Userf(err, "cannot ask the tool server %s for its tools: %s", server, UserMessage(err))
 	}
-	ts.writes.Lock()
-	defer ts.writes.Unlock()
+	tsv.writes.Lock()
+	defer tsv.writes.Unlock()
 	att, ok := c.attachment(a.ID, server)
 	if !ok { // detached meanwhile
 		return notAttached
@@ -636,15 +630,15 @@ func (tsv *ToolServers) Repin(ctx context.Context, slug, server, tool string) er
 	default:
 		return Userf(nil, "the tool %q of %s is not among those chosen for %s", tool, server, slug)
 	}
-	if err := ts.store.PutAgentToolServer(ctx, att); err != nil {
+	if err := tsv.store.PutAgentToolServer(ctx, att); err != nil {
 		return fmt.Errorf("pin %s of %s for %s: %w", tool, server, slug, err)
 	}
-	ts.mu.Lock()
-	if i := slices.IndexFunc(ts.attached[a.ID], func(o AgentToolServer) bool { return o.Server == server }); i >= 0 {
-		ts.attached[a.ID][i] = att
+	tsv.mu.Lock()
+	if i := slices.IndexFunc(tsv.attached[a.ID], func(o AgentToolServer) bool { return o.Server == server }); i >= 0 {
+		tsv.attached[a.ID][i] = att
 	}
-	delete(ts.held, heldKey{a.ID, server, tool})
-	ts.mu.Unlock()
+	delete(tsv.held, heldKey{a.ID, server, tool})
+	tsv.mu.Unlock()
 	c.toolServersChanged()
 	return nil
 }
@@ -666,10 +660,9 @@ func (c *Core) attachment(agentID, server string) (AgentToolServer, bool) {
 // Held lists the tools held since their definition
 // changed, with the old and new definitions, oldest first.
 func (tsv *ToolServers) Held() []HeldTool {
-	c := tsv.c
-	c.toolServers.mu.Lock()
-	defer c.toolServers.mu.Unlock()
-	out := slices.Collect(maps.Values(c.toolServers.held))
+	tsv.mu.Lock()
+	defer tsv.mu.Unlock()
+	out := slices.Collect(maps.Values(tsv.held))
 	slices.SortFunc(out, func(a, b HeldTool) int {
 		return cmpOr(a.Since.Compare(b.Since), strings.Compare(a.Agent+"\x00"+a.Server+"\x00"+a.Tool, b.Agent+"\x00"+b.Server+"\x00"+b.Tool))
 	})

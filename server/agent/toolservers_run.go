@@ -269,9 +269,9 @@ func (tsv *ToolServers) Elicit(ctx context.Context, server, message string, sche
 // refused.
 func (tsv *ToolServers) Sample(ctx context.Context, server, system string, msgs []Message) (text, model string, err error) {
 	c := tsv.c
-	c.toolServers.mu.Lock()
-	s, ok := c.toolServers.servers[server]
-	c.toolServers.mu.Unlock()
+	tsv.mu.Lock()
+	s, ok := tsv.servers[server]
+	tsv.mu.Unlock()
 	if !ok || !s.AllowSampling {
 		return "", "", Userf(nil, "Deskhand does not let the tool server %s use the person's model (allow sampling for it first)", server)
 	}

@@ -85,8 +85,8 @@ type visibilitySnapshot struct {
 // LocalPrincipal) sees. It reads memory only.
 func (cs *Clients) VisibleTo(principal string) Visibility {
 	c := cs.c
-	snap := c.clients.visibility.snap.Load()
-	if snap == nil || snap.gen != c.clients.visibility.gen.Load() || snap.agentsRev != c.agents.rev.Load() {
+	snap := cs.visibility.snap.Load()
+	if snap == nil || snap.gen != cs.visibility.gen.Load() || snap.agentsRev != c.agents.rev.Load() {
 		snap = c.rebuildVisibility()
 	}
 	if v, ok := snap.limited[principal]; ok {
@@ -135,7 +135,7 @@ func (cs *Clients) Visibility(name string) (Visibility, error) {
 	if !ok {
 		return Visibility{}, Userf(ErrNotFound, "no active client named %q", name)
 	}
-	return c.clients.VisibleTo(cl.ID), nil
+	return cs.VisibleTo(cl.ID), nil
 }
 
 // SetAgents sets which agents the named client sees: all of them,
@@ -144,8 +144,8 @@ func (cs *Clients) Visibility(name string) (Visibility, error) {
 // list_changed.
 func (cs *Clients) SetAgents(ctx context.Context, clientName string, all bool, slugs []string) error {
 	c := cs.c
-	c.clients.writes.Lock()
-	defer c.clients.writes.Unlock()
+	cs.writes.Lock()
+	defer cs.writes.Unlock()
 	if err := c.adoptStoredClient(ctx, clientName); err != nil {
 		return err
 	}
@@ -173,11 +173,11 @@ func (cs *Clients) SetAgents(ctx context.Context, clientName string, all bool, s
 		scope.AgentIDs = slices.Compact(scope.AgentIDs)
 	}
 	cl.Agents = scope
-	if err := c.clients.store.PutClient(ctx, cl); err != nil {
+	if err := cs.store.PutClient(ctx, cl); err != nil {
 		return fmt.Errorf("set the agents of client %s: %w", clientName, err)
 	}
 	c.updateClient(cl)
-	c.clients.visibility.gen.Add(1)
+	cs.visibility.gen.Add(1)
 	c.publish(Event{Kind: EventClientsChanged, Text: clientName})
 	c.publish(Event{Kind: EventClientAgentsChanged, Text: cl.ID})
 	return nil
