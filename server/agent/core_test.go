@@ -1030,3 +1030,25 @@ func TestRotateClientCreatedByAnotherProcess(t *testing.T) {
 		t.Errorf("stored clients = %+v", stored)
 	}
 }
+
+// TestPrincipalOfAName: a caller named after an active client is that
+// client; a revoked one, or a name no client has, is this computer's own.
+func TestPrincipalOfAName(t *testing.T) {
+	f := newFixture(t, agent.Config{}, agent.Agent{})
+	clients := f.core.Clients()
+	cursor, _, err := clients.Create(t.Context(), "cursor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := clients.Create(t.Context(), "old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := clients.Revoke(t.Context(), "old"); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"cursor": cursor.ID, "old": agent.LocalPrincipal, "nobody": agent.LocalPrincipal, "": agent.LocalPrincipal} {
+		if got := clients.Principal(name); got != want {
+			t.Errorf("Principal(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
