@@ -528,3 +528,13 @@ func (c *Core) checkSchema(schema json.RawMessage) error {
 	}
 	return nil
 }
+
+// AgentStore keeps agent definitions.
+type AgentStore interface {
+	Agents(ctx context.Context) ([]Agent, error)
+	// PutAgent inserts or updates by ID; ErrSlugTaken if another agent has the slug.
+	PutAgent(ctx context.Context, a Agent) error
+	// DeleteAgent removes the agent and its conversations; ErrNotFound if
+	// there is none.
+	DeleteAgent(ctx context.Context, id string) error
+}

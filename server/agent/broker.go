@@ -319,3 +319,14 @@ func (c *Core) approve(ctx context.Context, run *turnRun, call ToolCall) (bool, 
 	}
 	return true, "", nil
 }
+
+// QuestionStore keeps every question asked and how it was answered.
+type QuestionStore interface {
+	// PutQuestion inserts a question or updates its status and answer.
+	PutQuestion(ctx context.Context, q Question) error
+	// Questions lists a conversation's questions in the order asked.
+	Questions(ctx context.Context, conversationID string) ([]Question, error)
+	// ExpirePendingQuestions marks questions still pending as expired;
+	// called once at start, after a crash.
+	ExpirePendingQuestions(ctx context.Context, at time.Time) (int, error)
+}

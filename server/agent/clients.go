@@ -321,3 +321,10 @@ func (c *Core) stopFlusher() {
 		c.log.Warn("record clients' last use at close", "err", err)
 	}
 }
+
+// ClientStore keeps principals (hashed tokens only).
+type ClientStore interface {
+	Clients(ctx context.Context) ([]Client, error)
+	PutClient(ctx context.Context, c Client) error
+	TouchClient(ctx context.Context, id string, at time.Time) error
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 )
 
 // Conversations are the conversations and the turns that run in them: the
@@ -104,4 +105,38 @@ func (cv *Conversations) Transcript(ctx context.Context, conversationID string) 
 	}
 	turns, err := cv.store.Turns(ctx, conversationID)
 	return msgs, turns, err
+}
+
+// TurnStart is what BeginTurn records.
+type TurnStart struct {
+	Turn Turn
+	User Message
+	// NewConversation is created with the turn when the turn starts it;
+	// nil when the turn continues a conversation.
+	NewConversation *Conversation
+}
+
+// ConversationStore keeps conversations, their messages and turns. Its
+// lists (conversations, messages, turns) see every write made before
+// them, a turn's start still being written included.
+type ConversationStore interface {
+	Conversation(ctx context.Context, id string) (Conversation, error)
+	Messages(ctx context.Context, conversationID string) ([]Message, error)
+	// BeginTurn records a running turn and its user message atomically,
+	// with the conversation the turn starts, if any. Nothing of the turn
+	// has been acknowledged yet, so it may return before the write is
+	// committed: the write goes before any later one (the turn's EndTurn
+	// first), and committed waits for its commit and reports its outcome.
+	BeginTurn(ctx context.Context, start TurnStart) (committed func() error)
+	// EndTurn records the turn's outcome and the messages it produced atomically.
+	EndTurn(ctx context.Context, t Turn, produced []Message) error
+	Turns(ctx context.Context, conversationID string) ([]Turn, error)
+	// RecentConversations lists conversations, last active first.
+	RecentConversations(ctx context.Context, limit int) ([]ConversationSummary, error)
+	// ConversationsOf lists a principal's conversations, last active
+	// first, from after the mark (the zero mark: from the start).
+	ConversationsOf(ctx context.Context, principal string, after PageMark, limit int) ([]ConversationSummary, error)
+	// InterruptRunningTurns marks every turn still running as interrupted;
+	// called once at start, after a crash.
+	InterruptRunningTurns(ctx context.Context, at time.Time) (int, error)
 }

@@ -310,3 +310,19 @@ func (c *Core) checkProviderOf(ctx context.Context, a Agent) error {
 	}
 	return nil
 }
+
+// ProviderStore keeps providers (never their secrets).
+type ProviderStore interface {
+	Providers(ctx context.Context) ([]Provider, error)
+	// PutProvider inserts or updates a provider by name.
+	PutProvider(ctx context.Context, p Provider) error
+	// DeleteProvider removes it; ErrNotFound if there is none.
+	DeleteProvider(ctx context.Context, name string) error
+}
+
+// ModelConnector makes the Model that talks to a provider's server with
+// its secret ("" when it has none). It does not reach the server: a Model
+// says what is wrong when it is used.
+type ModelConnector interface {
+	Connect(p Provider, secret string) (Model, error)
+}

@@ -48,3 +48,9 @@ func (st *Settings) Paused() bool { return st.paused.Load() }
 // SettingLastURL keeps the endpoint the app served at last, for
 // 'deskhand connect' while the app is stopped.
 const SettingLastURL = "server.last_url"
+
+// SettingStore keeps key/value settings.
+type SettingStore interface {
+	Setting(ctx context.Context, key string) (string, error) // ErrNotFound if unset
+	SetSetting(ctx context.Context, key, value string) error
+}
