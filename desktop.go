@@ -22,8 +22,8 @@ import (
 
 // runDesktop runs the tray app: the agents served, the window and the
 // popups.
-func runDesktop(ctx context.Context, g cli.Globals, stderr io.Writer) error {
-	ctx, a, cleanup, err := boot(ctx, &g, stderr, true)
+func (p program) runDesktop(ctx context.Context, g cli.Globals, stderr io.Writer) error {
+	ctx, a, cleanup, err := p.boot(ctx, &g, stderr, true)
 	if err != nil {
 		return err
 	}

@@ -33,9 +33,12 @@ import (
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
-// localServers are where the first start looks for a model (tests point
-// it at their fakes).
-var localServers = providers.LocalServers()
+// program is Deskhand built from the parts main picks; a test may pick
+// others.
+type program struct {
+	// localServers are where the first start looks for a model.
+	localServers []agent.Provider
+}
 
 // DefaultAddr is where the MCP endpoint listens unless told otherwise.
 const DefaultAddr = "127.0.0.1:7345"
@@ -52,6 +55,10 @@ func exitStatus(ctx context.Context, args []string, stdin io.Reader, stdout, std
 
 // run runs the command line with the parts built here.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	return program{localServers: providers.LocalServers()}.run(ctx, args, stdin, stdout, stderr)
+}
+
+func (p program) run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	return cli.Run(ctx, cli.Env{
 		Version:        version,
 		DefaultDataDir: store.DefaultDir(),
@@ -60,13 +67,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		Getenv:         os.Getenv,
 		Executable:     os.Executable,
 		ExtensionIcon:  assets.Icon.Content(),
-		Desktop:        runDesktop,
+		Desktop:        p.runDesktop,
 		HaveDisplay:    platform.HaveDisplay,
-		Serve:          serve,
-		ServeStdio:     serveStdio,
+		Serve:          p.serve,
+		ServeStdio:     p.serveStdio,
 		Open: func(ctx context.Context, g *cli.Globals, stderr io.Writer) (*cli.Opened, error) {
 			log, redact := newLog(stderr, slog.LevelWarn)
-			a, err := open(ctx, g, log, redact, false)
+			a, err := p.open(ctx, g, log, redact, false)
 			if err != nil {
 				return nil, err
 			}
@@ -107,7 +114,7 @@ type wiring struct {
 // Flags and environment variables win over what Settings saved (the
 // address, the Ollama host, open local development), which wins over the
 // defaults; g is completed accordingly.
-func open(ctx context.Context, g *cli.Globals, log *slog.Logger, redact *agent.Redactor, desktop bool) (*wiring, error) {
+func (p program) open(ctx context.Context, g *cli.Globals, log *slog.Logger, redact *agent.Redactor, desktop bool) (*wiring, error) {
 	db, err := store.OpenIn(ctx, g.Data)
 	if err != nil {
 		return nil, err
@@ -138,7 +145,7 @@ func open(ctx context.Context, g *cli.Globals, log *slog.Logger, redact *agent.R
 		Models:       map[agent.Backend]agent.Model{agent.BackendClient: sampling.Model{}},
 		Connector:    connector,
 		Secrets:      secrets,
-		LocalServers: localServers,
+		LocalServers: p.localServers,
 		Tools:        tools.Catalog(tools.Options{Never: unreachable.List}),
 		Logger:       log,
 		Desktop:      desktop,

@@ -682,7 +682,7 @@ func TestPOSIXLocaleIsQuiet(t *testing.T) {
 // it does not compile.
 func TestBadResponseSchemaRefused(t *testing.T) {
 	g := &cli.Globals{Data: t.TempDir(), Ollama: "http://127.0.0.1:9"}
-	a, err := open(t.Context(), g, slog.New(slog.DiscardHandler), agent.NewRedactor(), false)
+	a, err := program{}.open(t.Context(), g, slog.New(slog.DiscardHandler), agent.NewRedactor(), false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,12 +83,10 @@ func TestFirstStartFindsALocalServer(t *testing.T) {
 	dead := httptest.NewServer(nil)
 	deadURL := dead.URL
 	dead.Close()
-	kept := localServers
-	localServers = []agent.Provider{
+	withFake := program{localServers: []agent.Provider{
 		{Name: agent.OllamaProvider, Kind: agent.ProviderOllama},
 		{Name: "lmstudio", Kind: agent.ProviderOpenAICompatible, BaseURL: fake.BaseURL()},
-	}
-	t.Cleanup(func() { localServers = kept })
+	}}
 
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(t.Context())
@@ -96,7 +94,7 @@ func TestFirstStartFindsALocalServer(t *testing.T) {
 	var stderr servertest.Output
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--data", dir, "--addr", "127.0.0.1:0", "--ollama", deadURL}, strings.NewReader(""), io.Discard, &stderr)
+		done <- withFake.run(ctx, []string{"serve", "--data", dir, "--addr", "127.0.0.1:0", "--ollama", deadURL}, strings.NewReader(""), io.Discard, &stderr)
 	}()
 	url := serveURL(t, &stderr)
 

@@ -19,10 +19,10 @@ import (
 // boot starts what serve and stdio share: logs on stderr, a context that
 // ends on SIGINT or SIGTERM, and the opened app with its default agent
 // (made on first start; --model applies to it).
-func boot(ctx context.Context, g *cli.Globals, stderr io.Writer, desktop bool) (context.Context, *wiring, func(), error) {
+func (p program) boot(ctx context.Context, g *cli.Globals, stderr io.Writer, desktop bool) (context.Context, *wiring, func(), error) {
 	log, redact := newLog(stderr, slog.LevelInfo)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	a, err := open(ctx, g, log, redact, desktop)
+	a, err := p.open(ctx, g, log, redact, desktop)
 	if err != nil {
 		stop()
 		return nil, nil, nil, err
@@ -39,13 +39,13 @@ func boot(ctx context.Context, g *cli.Globals, stderr io.Writer, desktop bool) (
 
 // serve serves the agents headless until ctx ends or a signal comes; it
 // fails when the HTTP server stops by itself.
-func serve(ctx context.Context, g cli.Globals, stderr io.Writer) error {
-	return serveOn(ctx, g, stderr, listen)
+func (p program) serve(ctx context.Context, g cli.Globals, stderr io.Writer) error {
+	return p.serveOn(ctx, g, stderr, listen)
 }
 
 // serveOn is serve on the listeners bind makes for the MCP endpoint.
-func serveOn(ctx context.Context, g cli.Globals, stderr io.Writer, bind func(cli.Globals) ([]net.Listener, error)) error {
-	ctx, a, cleanup, err := boot(ctx, &g, stderr, true)
+func (p program) serveOn(ctx context.Context, g cli.Globals, stderr io.Writer, bind func(cli.Globals) ([]net.Listener, error)) error {
+	ctx, a, cleanup, err := p.boot(ctx, &g, stderr, true)
 	if err != nil {
 		return err
 	}
@@ -85,8 +85,8 @@ func listen(g cli.Globals) ([]net.Listener, error) {
 // serveStdio serves the agents in-process over stdin and stdout, for a
 // stdio client when the app is not running: as the named client, so that
 // it sees what that client sees, or as this computer's own.
-func serveStdio(ctx context.Context, g cli.Globals, client string, stdin io.Reader, stdout, stderr io.Writer) error {
-	ctx, a, cleanup, err := boot(ctx, &g, stderr, false)
+func (p program) serveStdio(ctx context.Context, g cli.Globals, client string, stdin io.Reader, stdout, stderr io.Writer) error {
+	ctx, a, cleanup, err := p.boot(ctx, &g, stderr, false)
 	if err != nil {
 		return err
 	}

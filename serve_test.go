@@ -33,7 +33,7 @@ func TestServeFailsWhenHTTPStops(t *testing.T) {
 		return lns, err
 	}
 	var stderr bytes.Buffer
-	err := serveOn(t.Context(), cli.Globals{Data: t.TempDir(), Addr: "127.0.0.1:0", Ollama: ollamatest.NewServer(t).URL}, &stderr, broken)
+	err := program{}.serveOn(t.Context(), cli.Globals{Data: t.TempDir(), Addr: "127.0.0.1:0", Ollama: ollamatest.NewServer(t).URL}, &stderr, broken)
 	status := cli.Exit(err, &stderr)
 	if status != 1 || !strings.Contains(stderr.String(), "deskhand: the MCP endpoint http://127.0.0.1:") ||
 		!strings.Contains(stderr.String(), "stopped serving\ncause: accept: the listener broke") {
