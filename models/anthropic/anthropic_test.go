@@ -120,17 +120,7 @@ func TestChatStreamsReply(t *testing.T) {
 					{"role":"user","content":[{"type":"text","text":"What is my name?"}]}]}`)
 		}
 	}, []modeltest.ChatCase[[]anthropictest.Option]{
-		{
-			Name:   "memory echo",
-			Deltas: modeltest.ConversationEcho(),
-			Want: agent.ChatResponse{
-				Message:      agent.Message{Role: agent.RoleAssistant, Content: modeltest.ConversationEchoText},
-				Model:        model,
-				PromptTokens: 12, // words of the request, as the fake counts
-				OutputTokens: 11, // deltas
-				DoneReason:   "end_turn",
-			},
-		},
+		modeltest.EchoCase[[]anthropictest.Option](model, 11, "end_turn"), // output: deltas
 		{
 			Name: "thinking, and cache tokens counted in the prompt",
 			Setup: []anthropictest.Option{anthropictest.WithReplies(anthropictest.Reply{

@@ -65,6 +65,24 @@ func fill(req agent.ChatRequest, model string, msgs []agent.Message) agent.ChatR
 	return req
 }
 
+// EchoCase is the chat every fake's memory echo answers: [Conversation]
+// to model, answered [ConversationEchoText] a word a delta, its prompt
+// counted as its 12 words; out and done are the output tokens and the done
+// reason as the provider's fake reports them.
+func EchoCase[S any](model string, out int, done string) ChatCase[S] {
+	return ChatCase[S]{
+		Name:   "memory echo",
+		Deltas: ConversationEcho(),
+		Want: agent.ChatResponse{
+			Message:      agent.Message{Role: agent.RoleAssistant, Content: ConversationEchoText},
+			Model:        model,
+			PromptTokens: 12,
+			OutputTokens: out,
+			DoneReason:   done,
+		},
+	}
+}
+
 // Want is what an adapter says of a failure: a *agent.UserError, with its
 // cause for the log, and no reply.
 type Want struct {

@@ -90,17 +90,7 @@ func TestChatStreamsReply(t *testing.T) {
 			}
 		}
 	}, []modeltest.ChatCase[[]ollamatest.Option]{
-		{
-			Name:   "memory echo",
-			Deltas: modeltest.ConversationEcho(),
-			Want: agent.ChatResponse{
-				Message:      agent.Message{Role: agent.RoleAssistant, Content: modeltest.ConversationEchoText},
-				Model:        model,
-				PromptTokens: 12, // words of the four messages, as the fake counts
-				OutputTokens: 11, // chunks
-				DoneReason:   "stop",
-			},
-		},
+		modeltest.EchoCase[[]ollamatest.Option](model, 11, "stop"), // output: chunks
 		{
 			Name:   "scripted reply with thinking, untagged model name",
 			Setup:  []ollamatest.Option{ollamatest.WithReplies(ollamatest.Reply{Thinking: "Easy.", Content: "Hel lo!", PromptTokens: 42, OutputTokens: 7, DoneReason: "length"})},

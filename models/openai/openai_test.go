@@ -98,17 +98,9 @@ func TestChatStreamsReply(t *testing.T) {
 					{"role":"assistant","content":"Hello Ada."},
 					{"role":"user","content":"What is my name?"}]}`)
 		}
-	}, []modeltest.ChatCase[[]openaitest.Option]{{
-		Name:   "memory echo",
-		Deltas: modeltest.ConversationEcho(),
-		Want: agent.ChatResponse{
-			Message:      agent.Message{Role: agent.RoleAssistant, Content: modeltest.ConversationEchoText},
-			Model:        model,
-			PromptTokens: 12, // words of the four messages, as the fake counts
-			OutputTokens: 12, // chunks after the first
-			DoneReason:   "stop",
-		},
-	}})
+	}, []modeltest.ChatCase[[]openaitest.Option]{
+		modeltest.EchoCase[[]openaitest.Option](model, 12, "stop"), // output: chunks after the first
+	})
 }
 
 func TestChatNilOnDeltaAndThinking(t *testing.T) {
