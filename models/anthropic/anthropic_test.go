@@ -92,64 +92,9 @@ func TestNewNeedsAKey(t *testing.T) {
 }
 
 func TestChatStreamsReply(t *testing.T) {
-	conversation := modeltest.Conversation()
-	tests := []struct {
-		name       string
-		opts       []anthropictest.Option
-		wantDeltas []agent.Delta
-		want       agent.ChatResponse
-	}{
-		{
-			name:       "memory echo",
-			wantDeltas: modeltest.ConversationEcho(),
-			want: agent.ChatResponse{
-				Message:      agent.Message{Role: agent.RoleAssistant, Content: modeltest.ConversationEchoText},
-				Model:        model,
-				PromptTokens: 12, // words of the request, as the fake counts
-				OutputTokens: 11, // deltas
-				DoneReason:   "end_turn",
-			},
-		},
-		{
-			name: "thinking, and cache tokens counted in the prompt",
-			opts: []anthropictest.Option{anthropictest.WithReplies(anthropictest.Reply{
-				Thinking: "Easy one.", Text: "Ada.", Model: "claude-sonnet-4-5-20250929",
-				InputTokens: 10, CacheCreationInputTokens: 100, CacheReadInputTokens: 1000, OutputTokens: 7,
-			})},
-			wantDeltas: []agent.Delta{{Thinking: "Easy "}, {Thinking: "one."}, {Content: "Ada."}},
-			want: agent.ChatResponse{
-				Message:      agent.Message{Role: agent.RoleAssistant, Content: "Ada."},
-				Model:        model,
-				PromptTokens: 1110,
-				OutputTokens: 7,
-				DoneReason:   "end_turn",
-			},
-		},
-		{
-			name:       "a text reply cut at max_tokens is kept",
-			opts:       []anthropictest.Option{anthropictest.WithReplies(anthropictest.Reply{Text: "Ada is", StopReason: "max_tokens"})},
-			wantDeltas: []agent.Delta{{Content: "Ada "}, {Content: "is"}},
-			want: agent.ChatResponse{
-				Message:      agent.Message{Role: agent.RoleAssistant, Content: "Ada is"},
-				Model:        model,
-				PromptTokens: 12,
-				OutputTokens: 2,
-				DoneReason:   "max_tokens",
-			},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := anthropictest.NewServer(t, tt.opts...)
-			m := newModel(t, srv)
-			got, deltas := modeltest.Chat(t, m, agent.ChatRequest{Model: model, Messages: conversation})
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("reply (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tt.wantDeltas, deltas); diff != "" {
-				t.Errorf("deltas (-want +got):\n%s", diff)
-			}
-
+	modeltest.Chats(t, model, func(t *testing.T, opts []anthropictest.Option) (modeltest.Model, func(*testing.T, error)) {
+		srv := anthropictest.NewServer(t, opts...)
+		return newModel(t, srv), func(t *testing.T, _ error) {
 			calls := srv.MessageCalls()
 			if len(calls) != 1 {
 				t.Fatalf("the fake got %d message requests, want 1", len(calls))
@@ -173,8 +118,37 @@ func TestChatStreamsReply(t *testing.T) {
 					{"role":"user","content":[{"type":"text","text":"My name is Ada."}]},
 					{"role":"assistant","content":[{"type":"text","text":"Hello Ada."}]},
 					{"role":"user","content":[{"type":"text","text":"What is my name?"}]}]}`)
-		})
-	}
+		}
+	}, []modeltest.ChatCase[[]anthropictest.Option]{
+		modeltest.EchoCase[[]anthropictest.Option](model, 11, "end_turn"), // output: deltas
+		{
+			Name: "thinking, and cache tokens counted in the prompt",
+			Setup: []anthropictest.Option{anthropictest.WithReplies(anthropictest.Reply{
+				Thinking: "Easy one.", Text: "Ada.", Model: "claude-sonnet-4-5-20250929",
+				InputTokens: 10, CacheCreationInputTokens: 100, CacheReadInputTokens: 1000, OutputTokens: 7,
+			})},
+			Deltas: []agent.Delta{{Thinking: "Easy "}, {Thinking: "one."}, {Content: "Ada."}},
+			Want: agent.ChatResponse{
+				Message:      agent.Message{Role: agent.RoleAssistant, Content: "Ada."},
+				Model:        model,
+				PromptTokens: 1110,
+				OutputTokens: 7,
+				DoneReason:   "end_turn",
+			},
+		},
+		{
+			Name:   "a text reply cut at max_tokens is kept",
+			Setup:  []anthropictest.Option{anthropictest.WithReplies(anthropictest.Reply{Text: "Ada is", StopReason: "max_tokens"})},
+			Deltas: []agent.Delta{{Content: "Ada "}, {Content: "is"}},
+			Want: agent.ChatResponse{
+				Message:      agent.Message{Role: agent.RoleAssistant, Content: "Ada is"},
+				Model:        model,
+				PromptTokens: 12,
+				OutputTokens: 2,
+				DoneReason:   "max_tokens",
+			},
+		},
+	})
 }
 
 func TestChatNilOnDelta(t *testing.T) {
@@ -213,7 +187,6 @@ func TestChatToolUseAcrossRounds(t *testing.T) {
 		}},
 		anthropictest.Reply{Text: "The file says hello; it is noon."},
 	))
-	m := newModel(t, srv)
 	tools := []agent.ToolSpec{
 		{
 			Name:        "read_file",
@@ -223,63 +196,45 @@ func TestChatToolUseAcrossRounds(t *testing.T) {
 		},
 		{Name: "now", Description: "Current time"}, // no schema at all
 	}
-	msgs := []agent.Message{{Role: agent.RoleSystem, Content: "You read files."}, {Role: agent.RoleUser, Content: "read /home/u/a.txt"}}
-
-	var deltas []agent.Delta
-	first, err := m.Chat(context.Background(), agent.ChatRequest{Model: model, Messages: msgs, Tools: tools},
-		func(d agent.Delta) { deltas = append(deltas, d) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantFirst := agent.ChatResponse{
-		Message: agent.Message{Role: agent.RoleAssistant, Content: "Let me look.", ToolCalls: []agent.ToolCall{
-			{ID: "toolu_01A", Name: "read_file", Arguments: json.RawMessage(`{"path":"/home/u/a.txt","max_bytes":100}`)},
-			{ID: "toolu_01B", Name: "now", Arguments: json.RawMessage(`{}`)},
-		}},
-		Model:        model,
-		PromptTokens: 5,
-		OutputTokens: 2 + 1 + 7 + 1 + 1, // words, then the input_json_delta pieces (the first one empty)
-		DoneReason:   "tool_use",
-	}
-	if diff := cmp.Diff(wantFirst, first); diff != "" {
-		t.Fatalf("first reply (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]agent.Delta{{Content: "Let "}, {Content: "me "}, {Content: "look."}}, deltas); diff != "" {
-		t.Errorf("deltas (-want +got):\n%s", diff)
-	}
-
-	msgs = append(msgs, first.Message,
-		agent.Message{Role: agent.RoleTool, Content: "hello", ToolCallID: "toolu_01A", ToolName: "read_file"},
-		agent.Message{Role: agent.RoleTool, Content: "12:00", ToolCallID: "toolu_01B", ToolName: "now"})
-	second, err := m.Chat(context.Background(), agent.ChatRequest{Model: model, Messages: msgs, Tools: tools}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if second.Message.Content != "The file says hello; it is noon." || len(second.Message.ToolCalls) != 0 {
-		t.Errorf("second reply = %+v, want the final answer", second.Message)
-	}
-
-	modeltest.JSONEqual(t, "system", wireField(t, srv, 1, "system"), `[{"type":"text","text":"You read files."}]`)
-	modeltest.JSONEqual(t, "messages", wireField(t, srv, 1, "messages"), `[
-		{"role":"user","content":[{"type":"text","text":"read /home/u/a.txt"}]},
-		{"role":"assistant","content":[
-			{"type":"text","text":"Let me look."},
-			{"type":"tool_use","id":"toolu_01A","name":"read_file","input":{"path":"/home/u/a.txt","max_bytes":100}},
-			{"type":"tool_use","id":"toolu_01B","name":"now","input":{}}]},
-		{"role":"user","content":[
-			{"type":"tool_result","tool_use_id":"toolu_01A","content":[{"type":"text","text":"hello"}]},
-			{"type":"tool_result","tool_use_id":"toolu_01B","content":[{"type":"text","text":"12:00"}]}]}]`)
-	modeltest.JSONEqual(t, "tools", wireField(t, srv, 1, "tools"), `[
-		{"name":"read_file","description":"Read a file","input_schema":{"type":"object","required":["path"],"additionalProperties":false,
-			"properties":{"path":{"type":"string","description":"file path"},"max_bytes":{"type":"integer","minimum":1}}}},
-		{"name":"now","description":"Current time","input_schema":{"type":"object","properties":{}}}]`)
-	// Tool arguments and properties keep their order on the wire.
-	body := string(srv.MessageCalls()[1].Body)
-	for _, want := range []string{`"input":{"path":"/home/u/a.txt","max_bytes":100}`, `"properties":{"path":{"type":"string","description":"file path"},"max_bytes":`} {
-		if !strings.Contains(body, want) {
-			t.Errorf("the body lost an order: no %s in\n%s", want, body)
-		}
-	}
+	modeltest.ToolRoundTrip(t, newModel(t, srv), modeltest.RoundTrip{
+		Req: agent.ChatRequest{Model: model, Tools: tools,
+			Messages: []agent.Message{{Role: agent.RoleSystem, Content: "You read files."}, {Role: agent.RoleUser, Content: "read /home/u/a.txt"}}},
+		First: agent.ChatResponse{
+			Message: agent.Message{Role: agent.RoleAssistant, Content: "Let me look.", ToolCalls: []agent.ToolCall{
+				{ID: "toolu_01A", Name: "read_file", Arguments: json.RawMessage(`{"path":"/home/u/a.txt","max_bytes":100}`)},
+				{ID: "toolu_01B", Name: "now", Arguments: json.RawMessage(`{}`)},
+			}},
+			Model:        model,
+			PromptTokens: 5,
+			OutputTokens: 2 + 1 + 7 + 1 + 1, // words, then the input_json_delta pieces (the first one empty)
+			DoneReason:   "tool_use",
+		},
+		FirstDeltas: []agent.Delta{{Content: "Let "}, {Content: "me "}, {Content: "look."}},
+		Results: []agent.Message{
+			{Role: agent.RoleTool, Content: "hello", ToolCallID: "toolu_01A", ToolName: "read_file"},
+			{Role: agent.RoleTool, Content: "12:00", ToolCallID: "toolu_01B", ToolName: "now"},
+		},
+		Final: "The file says hello; it is noon.",
+		Sent:  func() [][]byte { return srv.Bodies(http.MethodPost, "/v1/messages") },
+		Wire: map[string]string{
+			"system": `[{"type":"text","text":"You read files."}]`,
+			"messages": `[
+				{"role":"user","content":[{"type":"text","text":"read /home/u/a.txt"}]},
+				{"role":"assistant","content":[
+					{"type":"text","text":"Let me look."},
+					{"type":"tool_use","id":"toolu_01A","name":"read_file","input":{"path":"/home/u/a.txt","max_bytes":100}},
+					{"type":"tool_use","id":"toolu_01B","name":"now","input":{}}]},
+				{"role":"user","content":[
+					{"type":"tool_result","tool_use_id":"toolu_01A","content":[{"type":"text","text":"hello"}]},
+					{"type":"tool_result","tool_use_id":"toolu_01B","content":[{"type":"text","text":"12:00"}]}]}]`,
+			"tools": `[
+				{"name":"read_file","description":"Read a file","input_schema":{"type":"object","required":["path"],"additionalProperties":false,
+					"properties":{"path":{"type":"string","description":"file path"},"max_bytes":{"type":"integer","minimum":1}}}},
+				{"name":"now","description":"Current time","input_schema":{"type":"object","properties":{}}}]`,
+		},
+		// Tool arguments and properties keep their order on the wire.
+		InOrder: []string{`"input":{"path":"/home/u/a.txt","max_bytes":100}`, `"properties":{"path":{"type":"string","description":"file path"},"max_bytes":`},
+	})
 }
 
 // TestChatTranscriptEdges: transcripts the API would refuse as they are
@@ -368,143 +323,60 @@ func TestChatStructuredOutput(t *testing.T) {
 	}
 }
 
+// TestChatErrors: the failures only Anthropic has (those every adapter
+// has are the conformance suite's).
 func TestChatErrors(t *testing.T) {
-	tests := []struct {
-		name      string
-		fake      []anthropictest.Option
-		notServed bool // point at a closed listener instead of the fake
-		key       string
-		model     string
-		messages  []agent.Message
-		want      string // {base} is the base URL
-		wantIs    error
-		wantType  sdk.ErrorType // of the SDK's error in the chain
-	}{
+	modeltest.ChatErrors(t, model, func(t *testing.T, fake []anthropictest.Option) (modeltest.Model, func(*testing.T, error)) {
+		return newModel(t, anthropictest.NewServer(t, fake...)), nil
+	}, []modeltest.ErrorCase[[]anthropictest.Option]{
 		{
-			name:     "unknown model",
-			model:    "claude-nope-1",
-			want:     "Anthropic has no model 'claude-nope-1' that this API key may use — choose another in the agent's settings (model: claude-nope-1)",
-			wantType: sdk.ErrorTypeNotFoundError,
+			Name:  "overloaded",
+			Setup: []anthropictest.Option{anthropictest.WithReplies(anthropictest.Overloaded)},
+			Want:  modeltest.Want{Says: "Anthropic is overloaded right now; try again in a few minutes", Check: sdkError(sdk.ErrorTypeOverloadedError)},
 		},
 		{
-			name:     "wrong API key",
-			fake:     []anthropictest.Option{anthropictest.WithAPIKey("sk-right")},
-			want:     "Anthropic did not accept the API key (invalid x-api-key) — check it in Settings",
-			wantType: sdk.ErrorTypeAuthenticationError,
+			Name:  "prompt too long, scripted",
+			Setup: []anthropictest.Option{anthropictest.WithReplies(anthropictest.PromptTooLong(210345, 200000))},
+			Want: modeltest.Want{
+				Says: "the conversation is too long for 'claude-sonnet-4-5-20250929' (210345 tokens, at most 200000): start a new conversation, or choose a model with a larger context window",
+				Is:   anthropic.ErrPromptTooLong, Check: sdkError(sdk.ErrorTypeInvalidRequestError),
+			},
 		},
 		{
-			name:     "rate limited, retry-after too long to wait",
-			fake:     []anthropictest.Option{anthropictest.WithReplies(anthropictest.RateLimited(30))},
-			want:     "Anthropic's rate limit for this API key was reached; try again in 30 seconds (This request would exceed your organization's rate limit of 50 requests per minute. For details, refer to: https://docs.claude.com/en/api/rate-limits.)",
-			wantType: sdk.ErrorTypeRateLimitError,
+			Name:  "prompt too long for the model's window",
+			Setup: []anthropictest.Option{anthropictest.WithModels(anthropictest.ModelInfo{ID: "claude-tiny", MaxInputTokens: 3})},
+			Req:   agent.ChatRequest{Model: "claude-tiny", Messages: hi("one two three four")},
+			Want: modeltest.Want{
+				Says: "the conversation is too long for 'claude-tiny' (4 tokens, at most 3): start a new conversation, or choose a model with a larger context window",
+				Is:   anthropic.ErrPromptTooLong,
+			},
 		},
 		{
-			name:     "overloaded",
-			fake:     []anthropictest.Option{anthropictest.WithReplies(anthropictest.Overloaded)},
-			want:     "Anthropic is overloaded right now; try again in a few minutes",
-			wantType: sdk.ErrorTypeOverloadedError,
+			Name:  "refusal",
+			Setup: []anthropictest.Option{anthropictest.WithReplies(anthropictest.Reply{Text: "I can't", StopReason: "refusal"})},
+			Want:  modeltest.Want{Says: "Claude declined to answer this request; rephrase it or start a new conversation", Is: anthropic.ErrRefused},
 		},
 		{
-			name:     "prompt too long, scripted",
-			fake:     []anthropictest.Option{anthropictest.WithReplies(anthropictest.PromptTooLong(210345, 200000))},
-			want:     "the conversation is too long for 'claude-sonnet-4-5-20250929' (210345 tokens, at most 200000): start a new conversation, or choose a model with a larger context window",
-			wantIs:   anthropic.ErrPromptTooLong,
-			wantType: sdk.ErrorTypeInvalidRequestError,
-		},
-		{
-			name:     "prompt too long for the model's window",
-			fake:     []anthropictest.Option{anthropictest.WithModels(anthropictest.ModelInfo{ID: "claude-tiny", MaxInputTokens: 3})},
-			model:    "claude-tiny",
-			messages: hi("one two three four"),
-			want:     "the conversation is too long for 'claude-tiny' (4 tokens, at most 3): start a new conversation, or choose a model with a larger context window",
-			wantIs:   anthropic.ErrPromptTooLong,
-		},
-		{
-			name:     "server error",
-			fake:     []anthropictest.Option{anthropictest.WithReplies(anthropictest.ServerError)},
-			want:     "Anthropic failed while answering: Internal server error",
-			wantType: sdk.ErrorTypeAPIError,
-		},
-		{
-			name: "error event mid-stream",
-			fake: []anthropictest.Option{anthropictest.WithReplies(anthropictest.Reply{Text: "Once upon a time",
-				StreamError: &anthropictest.APIError{Type: "overloaded_error", Message: "Overloaded"}})},
-			want:     "Anthropic is overloaded right now; try again in a few minutes",
-			wantType: sdk.ErrorTypeOverloadedError,
-		},
-		{
-			name:   "stream cut off",
-			fake:   []anthropictest.Option{anthropictest.WithCutStream()},
-			wantIs: anthropic.ErrStreamCut,
-			want:   "Anthropic's answer broke off before its end (was the connection cut?); nothing of that answer was kept, so call again",
-		},
-		{
-			name:      "not reachable",
-			notServed: true,
-			want:      "could not reach Anthropic at {base} — check the network connection or the base URL in Settings",
-		},
-		{
-			name:   "refusal",
-			fake:   []anthropictest.Option{anthropictest.WithReplies(anthropictest.Reply{Text: "I can't", StopReason: "refusal"})},
-			want:   "Claude declined to answer this request; rephrase it or start a new conversation",
-			wantIs: anthropic.ErrRefused,
-		},
-		{
-			name: "tool call cut at max_tokens",
-			fake: []anthropictest.Option{anthropictest.WithReplies(anthropictest.Reply{StopReason: "max_tokens",
+			Name: "tool call cut at max_tokens",
+			Setup: []anthropictest.Option{anthropictest.WithReplies(anthropictest.Reply{StopReason: "max_tokens",
 				ToolUses: []anthropictest.ToolUse{{Name: "now", Input: `{"tz":"UT`}}})},
-			want:   "Claude's answer reached its max_tokens in the middle of a tool call; raise the maximum of output tokens, or start a new conversation",
-			wantIs: anthropic.ErrTruncated,
+			Want: modeltest.Want{
+				Says: "Claude's answer reached its max_tokens in the middle of a tool call; raise the maximum of output tokens, or start a new conversation",
+				Is:   anthropic.ErrTruncated,
+			},
 		},
 		{
-			name:  "no model",
-			model: " ",
-			want:  "no Anthropic model is chosen — choose one in the agent's settings",
+			Name: "no model",
+			Req:  agent.ChatRequest{Model: " "},
+			Want: modeltest.Want{Says: "no Anthropic model is chosen — choose one in the agent's settings"},
 		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var m *anthropic.Model
-			if tt.notServed {
-				var err error
-				if m, err = anthropic.New("http://"+modeltest.ClosedAddr(t), key, anthropic.WithMaxRetries(0)); err != nil {
-					t.Fatal(err)
-				}
-			} else {
-				m = newModel(t, anthropictest.NewServer(t, tt.fake...))
-			}
-			mdl := tt.model
-			if mdl == "" {
-				mdl = model
-			}
-			msgs := tt.messages
-			if msgs == nil {
-				msgs = hi("hi")
-			}
-			got, err := m.Chat(context.Background(), agent.ChatRequest{Model: mdl, Messages: msgs}, nil)
-			if err == nil {
-				t.Fatalf("Chat succeeded with %+v, want an error", got)
-			}
-			want := strings.ReplaceAll(tt.want, "{base}", m.BaseURL())
-			if msg := modeltest.UserMessage(t, err); msg != want {
-				t.Errorf("message = %q\nwant      %q", msg, want)
-			}
-			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
-				t.Errorf("errors.Is(%v, %v) = false", err, tt.wantIs)
-			}
-			if tt.wantType != "" {
-				var ae *sdk.Error
-				if !errors.As(err, &ae) {
-					t.Errorf("error %v does not carry the SDK's *anthropic.Error", err)
-				} else if ae.Type() != tt.wantType {
-					t.Errorf("error type = %q, want %q", ae.Type(), tt.wantType)
-				}
-			}
-			if diff := cmp.Diff(agent.ChatResponse{}, got); diff != "" {
-				t.Errorf("a failed Chat returned a reply:\n%s", diff)
-			}
-		})
-	}
+	})
+}
+
+// sdkError is a [modeltest.Want] check: the error carries the SDK's
+// *anthropic.Error of type typ.
+func sdkError(typ sdk.ErrorType) func(*testing.T, error) {
+	return modeltest.As(func(e *sdk.Error) bool { return e.Type() == typ })
 }
 
 // TestRetries: the SDK retries overload and short rate limits; a

@@ -49,12 +49,6 @@ func (f Failure) String() string {
 		"error mid-stream", "stream cut", "server down", "?"}[min(f, failures)]
 }
 
-// Want is what an adapter says of a failure.
-type Want struct {
-	Says string // the *agent.UserError's message contains it
-	Is   error  // when set, the error is this adapter's sentinel for it
-}
-
 // Reply is one streamed reply.
 type Reply struct {
 	Text      string // streamed a word or so at a time
@@ -85,8 +79,9 @@ type Adapter struct {
 	// pointed at it (retries off where the adapter has the option), made
 	// with s.ClientKey. With s.Fail == FailDown it starts no fake (nil)
 	// and points the adapter at [ClosedAddr].
-	Start func(t *testing.T, s Script) (agent.Model, Fake)
-	// Errors is what the adapter says of each [Failure]: one entry each.
+	Start func(t *testing.T, s Script) (Model, Fake)
+	// Errors is what the adapter says of each [Failure]: one entry each,
+	// "{base}" standing for its base URL.
 	Errors map[Failure]Want
 }
 
@@ -95,7 +90,7 @@ type Adapter struct {
 // output, cancellation and deadlines mid-stream, and each [Failure]
 // mapped to the adapter's own words, with no key in them.
 func Conformance(t *testing.T, a Adapter) {
-	ask := func(ctx context.Context, m agent.Model, model string, onDelta func(agent.Delta)) (agent.ChatResponse, error) {
+	ask := func(ctx context.Context, m Model, model string, onDelta func(agent.Delta)) (agent.ChatResponse, error) {
 		return m.Chat(ctx, agent.ChatRequest{Model: model, Messages: []agent.Message{{Role: agent.RoleUser, Content: "Hello, model."}},
 			Tools: []agent.ToolSpec{{Name: "read_file", Description: "Reads a file.", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)}}},
 			onDelta)
@@ -206,7 +201,7 @@ func Conformance(t *testing.T, a Adapter) {
 // conformErrors runs each failure: the adapter answers it with no reply
 // and a *agent.UserError of its own, with the cause, in the words it
 // declared, different for each failure, and showing no key.
-func conformErrors(t *testing.T, a Adapter, ask func(context.Context, agent.Model, string, func(agent.Delta)) (agent.ChatResponse, error)) {
+func conformErrors(t *testing.T, a Adapter, ask func(context.Context, Model, string, func(agent.Delta)) (agent.ChatResponse, error)) {
 	const right, wrong = "right-key-8e1c5a2f90", "wrong-key-3b7d04c6e1"
 	said := map[string]Failure{}
 	for f := FailKey; f < failures; f++ {
@@ -225,24 +220,12 @@ func conformErrors(t *testing.T, a Adapter, ask func(context.Context, agent.Mode
 				model = "no-such-model-7f3a"
 			}
 			res, err := ask(t.Context(), m, model, func(agent.Delta) {})
-			if err == nil {
-				t.Fatalf("Chat = %+v, want an error", res)
-			}
 			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 				t.Errorf("the failure came back as the context's end: %v", err)
 			}
-			msg := UserMessage(t, err)
-			if !strings.Contains(msg, want.Says) {
-				t.Errorf("message %q, want it to say %q", msg, want.Says)
-			}
-			if want.Is != nil && !errors.Is(err, want.Is) {
-				t.Errorf("errors.Is(%v, %v) = false", err, want.Is)
-			}
+			msg := want.check(t, m, res, err)
 			if strings.Contains(msg, right) || strings.Contains(msg, wrong) || strings.Contains(err.Error(), right) || strings.Contains(err.Error(), wrong) {
 				t.Errorf("the error shows a key: %q (%v)", msg, err)
-			}
-			if !reflect.DeepEqual(res, agent.ChatResponse{}) {
-				t.Errorf("a failed Chat returned a reply: %+v", res)
 			}
 			if other, ok := said[msg]; ok {
 				t.Errorf("%q and %q read alike: %q", f, other, msg)

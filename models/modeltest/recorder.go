@@ -4,8 +4,10 @@
 // the [Base] that receives, records and paces a fake's streams ([Frames]
 // framed as [NDJSON] or [SSE]), the memory [Echo] that answers by default,
 // and [ServeCommand] for a fake run as a command. For the adapters' tests:
-// the [Conformance] suite every adapter runs against its provider's fake,
-// and small helpers ([ClosedAddr], [UserMessage], [JSONEqual]).
+// the [Conformance] suite every adapter runs against its provider's fake;
+// the runners of each adapter's own tables, in its own terms ([Chats],
+// [ChatErrors], [ToolRoundTrip]); and small helpers ([ClosedAddr],
+// [UserMessage], [JSONEqual], [Field]).
 package modeltest
 
 import (

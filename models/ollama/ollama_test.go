@@ -70,53 +70,9 @@ func TestParseBaseURL(t *testing.T) {
 }
 
 func TestChatStreamsReply(t *testing.T) {
-	conversation := modeltest.Conversation()
-	tests := []struct {
-		name       string
-		opts       []ollamatest.Option
-		model      string
-		wantDeltas []agent.Delta
-		want       agent.ChatResponse
-	}{
-		{
-			name:       "memory echo",
-			model:      model,
-			wantDeltas: modeltest.ConversationEcho(),
-			want: agent.ChatResponse{
-				Message:      agent.Message{Role: agent.RoleAssistant, Content: modeltest.ConversationEchoText},
-				Model:        model,
-				PromptTokens: 12, // words of the four messages, as the fake counts
-				OutputTokens: 11, // chunks
-				DoneReason:   "stop",
-			},
-		},
-		{
-			name:  "scripted reply with thinking, untagged model name",
-			opts:  []ollamatest.Option{ollamatest.WithReplies(ollamatest.Reply{Thinking: "Easy.", Content: "Hel lo!", PromptTokens: 42, OutputTokens: 7, DoneReason: "length"})},
-			model: "llama3.2",
-			wantDeltas: []agent.Delta{
-				{Thinking: "Easy."}, {Content: "Hel "}, {Content: "lo!"},
-			},
-			want: agent.ChatResponse{
-				Message:      agent.Message{Role: agent.RoleAssistant, Content: "Hel lo!"},
-				Model:        "llama3.2",
-				PromptTokens: 42,
-				OutputTokens: 7,
-				DoneReason:   "length",
-			},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := ollamatest.NewServer(t, tt.opts...)
-			m := newModel(t, srv)
-			got, deltas := modeltest.Chat(t, m, agent.ChatRequest{Model: tt.model, Messages: conversation})
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("reply (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tt.wantDeltas, deltas); diff != "" {
-				t.Errorf("deltas (-want +got):\n%s", diff)
-			}
+	modeltest.Chats(t, model, func(t *testing.T, opts []ollamatest.Option) (modeltest.Model, func(*testing.T, error)) {
+		srv := ollamatest.NewServer(t, opts...)
+		return newModel(t, srv), func(t *testing.T, _ error) {
 			reqs := srv.ChatRequests()
 			if len(reqs) != 1 {
 				t.Fatalf("the fake got %d chat requests, want 1", len(reqs))
@@ -132,8 +88,23 @@ func TestChatStreamsReply(t *testing.T) {
 			if diff := cmp.Diff(wantRoles, roles); diff != "" {
 				t.Errorf("messages on the wire (-want +got):\n%s", diff)
 			}
-		})
-	}
+		}
+	}, []modeltest.ChatCase[[]ollamatest.Option]{
+		modeltest.EchoCase[[]ollamatest.Option](model, 11, "stop"), // output: chunks
+		{
+			Name:   "scripted reply with thinking, untagged model name",
+			Setup:  []ollamatest.Option{ollamatest.WithReplies(ollamatest.Reply{Thinking: "Easy.", Content: "Hel lo!", PromptTokens: 42, OutputTokens: 7, DoneReason: "length"})},
+			Req:    agent.ChatRequest{Model: "llama3.2"},
+			Deltas: []agent.Delta{{Thinking: "Easy."}, {Content: "Hel "}, {Content: "lo!"}},
+			Want: agent.ChatResponse{
+				Message:      agent.Message{Role: agent.RoleAssistant, Content: "Hel lo!"},
+				Model:        "llama3.2",
+				PromptTokens: 42,
+				OutputTokens: 7,
+				DoneReason:   "length",
+			},
+		},
+	})
 }
 
 func TestChatNilOnDelta(t *testing.T) {
@@ -156,59 +127,32 @@ func TestChatToolCallRoundTrip(t *testing.T) {
 		}},
 		ollamatest.Reply{Content: "The file says hello."},
 	))
-	m := newModel(t, srv)
-	tools := modeltest.RoundTripTools()
-	msgs := []agent.Message{{Role: agent.RoleUser, Content: "read /home/u/a.txt"}}
-
-	first, err := m.Chat(context.Background(), agent.ChatRequest{Model: model, Messages: msgs, Tools: tools}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantCall := agent.ToolCall{ID: "call_k3j4h5g6", Name: "read_file", Arguments: json.RawMessage(`{"path":"/home/u/a.txt","max_bytes":100}`)}
-	wantFirst := agent.ChatResponse{
-		Message:      agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{wantCall}},
-		Model:        model,
-		PromptTokens: 2,
-		OutputTokens: 1,
-		DoneReason:   "stop",
-	}
-	if diff := cmp.Diff(wantFirst, first); diff != "" {
-		t.Fatalf("first reply (-want +got):\n%s", diff)
-	}
-
-	msgs = append(msgs, first.Message,
-		agent.Message{Role: agent.RoleTool, Content: "hello", ToolCallID: "call_k3j4h5g6", ToolName: "read_file"})
-	second, err := m.Chat(context.Background(), agent.ChatRequest{Model: model, Messages: msgs, Tools: tools}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if second.Message.Content != "The file says hello." || len(second.Message.ToolCalls) != 0 {
-		t.Errorf("second reply = %+v, want the final answer", second.Message)
-	}
-
-	bodies := srv.ChatBodies()
-	if len(bodies) != 2 {
-		t.Fatalf("the fake got %d chat requests, want 2", len(bodies))
-	}
-	var wire struct {
-		Messages json.RawMessage `json:"messages"`
-		Tools    json.RawMessage `json:"tools"`
-	}
-	if err := json.Unmarshal(bodies[1], &wire); err != nil {
-		t.Fatal(err)
-	}
-	modeltest.JSONEqual(t, "messages", wire.Messages, `[
-		{"role":"user","content":"read /home/u/a.txt"},
-		{"role":"assistant","content":"","tool_calls":[{"id":"call_k3j4h5g6","function":{"index":0,"name":"read_file","arguments":{"path":"/home/u/a.txt","max_bytes":100}}}]},
-		{"role":"tool","content":"hello","tool_name":"read_file","tool_call_id":"call_k3j4h5g6"}]`)
-	modeltest.JSONEqual(t, "tools", wire.Tools, `[
-		{"type":"function","function":{"name":"read_file","description":"Read a file","parameters":{"type":"object","required":["path"],
-			"properties":{"path":{"type":"string","description":"file path"},"max_bytes":{"type":"integer"}}}}},
-		{"type":"function","function":{"name":"now","description":"Current time","parameters":{"type":"object","properties":{}}}}]`)
-	// The arguments keep their order on the wire.
-	if !bytes.Contains(bodies[1], []byte(`"arguments":{"path":"/home/u/a.txt","max_bytes":100}`)) {
-		t.Errorf("arguments lost their order: %s", bodies[1])
-	}
+	modeltest.ToolRoundTrip(t, newModel(t, srv), modeltest.RoundTrip{
+		Req: agent.ChatRequest{Model: model, Messages: []agent.Message{{Role: agent.RoleUser, Content: "read /home/u/a.txt"}}, Tools: modeltest.RoundTripTools()},
+		First: agent.ChatResponse{
+			Message: agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{
+				{ID: "call_k3j4h5g6", Name: "read_file", Arguments: json.RawMessage(`{"path":"/home/u/a.txt","max_bytes":100}`)},
+			}},
+			Model:        model,
+			PromptTokens: 2,
+			OutputTokens: 1,
+			DoneReason:   "stop",
+		},
+		Results: []agent.Message{{Role: agent.RoleTool, Content: "hello", ToolCallID: "call_k3j4h5g6", ToolName: "read_file"}},
+		Final:   "The file says hello.",
+		Sent:    srv.ChatBodies,
+		Wire: map[string]string{
+			"messages": `[
+				{"role":"user","content":"read /home/u/a.txt"},
+				{"role":"assistant","content":"","tool_calls":[{"id":"call_k3j4h5g6","function":{"index":0,"name":"read_file","arguments":{"path":"/home/u/a.txt","max_bytes":100}}}]},
+				{"role":"tool","content":"hello","tool_name":"read_file","tool_call_id":"call_k3j4h5g6"}]`,
+			"tools": `[
+				{"type":"function","function":{"name":"read_file","description":"Read a file","parameters":{"type":"object","required":["path"],
+					"properties":{"path":{"type":"string","description":"file path"},"max_bytes":{"type":"integer"}}}}},
+				{"type":"function","function":{"name":"now","description":"Current time","parameters":{"type":"object","properties":{}}}}]`,
+		},
+		InOrder: []string{`"arguments":{"path":"/home/u/a.txt","max_bytes":100}`},
+	})
 }
 
 func TestChatToolCallWithoutIDGetsOne(t *testing.T) {
@@ -270,98 +214,21 @@ func TestChatStructuredOutput(t *testing.T) {
 	}
 }
 
+// TestChatErrors: the failures only Ollama has (those every adapter has
+// are the conformance suite's).
 func TestChatErrors(t *testing.T) {
-	hi := []agent.Message{{Role: agent.RoleUser, Content: "hi"}}
-	tests := []struct {
-		name      string
-		fake      []ollamatest.Option
-		notServed bool // point at a closed listener instead of the fake
-		client    []ollama.Option
-		model     string
-		want      string // {base} is the base URL
-		wantIs    error
-		wantAs    func(error) bool
-	}{
+	modeltest.ChatErrors(t, model, func(t *testing.T, fake []ollamatest.Option) (modeltest.Model, func(*testing.T, error)) {
+		return newModel(t, ollamatest.NewServer(t, fake...)), nil
+	}, []modeltest.ErrorCase[[]ollamatest.Option]{
 		{
-			name:  "model not installed",
-			model: "llama9:70b",
-			want:  "model 'llama9:70b' is not installed — pull it with 'ollama pull llama9:70b'",
-			wantAs: func(err error) bool {
-				var se api.StatusError
-				return errors.As(err, &se) && se.StatusCode == http.StatusNotFound
+			Name:  "API key missing",
+			Setup: []ollamatest.Option{ollamatest.WithAPIKey("sekret")},
+			Want: modeltest.Want{
+				Says:  "Ollama at {base} did not accept the request: the API key is missing or wrong — set it in Settings",
+				Check: modeltest.As[api.AuthorizationError](nil),
 			},
 		},
-		{
-			name: "refused before streaming",
-			fake: []ollamatest.Option{ollamatest.WithReplies(ollamatest.Reply{Status: http.StatusBadRequest, Error: `registry.ollama.ai/library/gemma:2b does not support tools`})},
-			want: "Ollama refused the request: registry.ollama.ai/library/gemma:2b does not support tools",
-		},
-		{
-			name: "error line mid-stream",
-			fake: []ollamatest.Option{ollamatest.WithMidStreamError("an error was encountered while running the model")},
-			want: "Ollama failed while answering: an error was encountered while running the model",
-		},
-		{
-			name:   "stream cut off",
-			fake:   []ollamatest.Option{ollamatest.WithCutStream()},
-			want:   "Ollama stopped in the middle of its answer (its connection was cut: did it crash or restart?); nothing of that answer was kept, so call again",
-			wantIs: ollama.ErrStreamCut,
-		},
-		{
-			name: "API key missing",
-			fake: []ollamatest.Option{ollamatest.WithAPIKey("sekret")},
-			want: "Ollama at {base} did not accept the request: the API key is missing or wrong — set it in Settings",
-			wantAs: func(err error) bool {
-				var ae api.AuthorizationError
-				return errors.As(err, &ae)
-			},
-		},
-		{
-			name:   "API key wrong",
-			fake:   []ollamatest.Option{ollamatest.WithAPIKey("sekret")},
-			client: []ollama.Option{ollama.WithAPIKey("guess")},
-			want:   "Ollama at {base} did not accept the request: the API key is missing or wrong — set it in Settings",
-		},
-		{
-			name:      "not running",
-			notServed: true,
-			want:      "Ollama is not running at {base} — start it or change the host in Settings",
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var m *ollama.Model
-			if tt.notServed {
-				var err error
-				if m, err = ollama.New(modeltest.ClosedAddr(t), tt.client...); err != nil {
-					t.Fatal(err)
-				}
-			} else {
-				m = newModel(t, ollamatest.NewServer(t, tt.fake...), tt.client...)
-			}
-			mdl := tt.model
-			if mdl == "" {
-				mdl = model
-			}
-			got, err := m.Chat(context.Background(), agent.ChatRequest{Model: mdl, Messages: hi}, nil)
-			if err == nil {
-				t.Fatalf("Chat succeeded with %+v, want an error", got)
-			}
-			want := strings.ReplaceAll(tt.want, "{base}", m.BaseURL())
-			if msg := modeltest.UserMessage(t, err); msg != want {
-				t.Errorf("message = %q\nwant      %q", msg, want)
-			}
-			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
-				t.Errorf("errors.Is(%v, %v) = false", err, tt.wantIs)
-			}
-			if tt.wantAs != nil && !tt.wantAs(err) {
-				t.Errorf("error %v does not carry the client's error type", err)
-			}
-			if diff := cmp.Diff(agent.ChatResponse{}, got); diff != "" {
-				t.Errorf("a failed Chat returned a reply:\n%s", diff)
-			}
-		})
-	}
+	})
 }
 
 func TestNotRunning(t *testing.T) {

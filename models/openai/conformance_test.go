@@ -10,25 +10,32 @@ import (
 	"github.com/deskhand/deskhand/models/modeltest"
 	"github.com/deskhand/deskhand/models/openai"
 	"github.com/deskhand/deskhand/models/openai/openaitest"
-	"github.com/deskhand/deskhand/server/agent"
 )
 
 // TestConformance runs the adapters' shared scenarios against the
 // OpenAI-compatible wire format.
 func TestConformance(t *testing.T) {
+	httpError := modeltest.As[*openai.HTTPError](nil)
 	modeltest.Conformance(t, modeltest.Adapter{Model: model, Start: startOpenAI, Errors: map[modeltest.Failure]modeltest.Want{
-		modeltest.FailKey:       {Says: "did not accept the API key", Is: openai.ErrUnauthorized},
-		modeltest.FailModel:     {Says: "model 'no-such-model-7f3a' is not available at", Is: openai.ErrModelNotFound},
-		modeltest.FailRateLimit: {Says: "is rate limiting Deskhand (tried again once): it asks to wait 10ms", Is: openai.ErrRateLimited},
-		modeltest.FailServer:    {Says: "failed (HTTP 500): The server had an error while processing your request.", Is: openai.ErrServerFailed},
-		modeltest.FailMidStream: {Says: "failed while answering: The server had an error while answering.", Is: openai.ErrServerFailed},
-		modeltest.FailCut:       {Says: "stopped in the middle of its answer", Is: openai.ErrStreamCut},
-		modeltest.FailDown:      {Says: "is not reachable", Is: openai.ErrUnreachable},
+		modeltest.FailKey: {Says: "The OpenAI-compatible server at {base} did not accept the API key (it is wrong, revoked, or lacks access) — set the right one in Settings → Models",
+			Is: openai.ErrUnauthorized, Check: httpError},
+		modeltest.FailModel: {Says: "model 'no-such-model-7f3a' is not available at the OpenAI-compatible server at {base}; it has: gpt-4o-mini — pick one in the agent's settings",
+			Is: openai.ErrModelNotFound, Check: httpError},
+		modeltest.FailRateLimit: {Says: "The OpenAI-compatible server at {base} is rate limiting Deskhand (tried again once): it asks to wait 10ms before calling again",
+			Is: openai.ErrRateLimited, Check: httpError},
+		modeltest.FailServer: {Says: "The OpenAI-compatible server at {base} failed (HTTP 500): The server had an error while processing your request.",
+			Is: openai.ErrServerFailed, Check: httpError},
+		modeltest.FailMidStream: {Says: "The OpenAI-compatible server at {base} failed while answering: The server had an error while answering.",
+			Is: openai.ErrServerFailed, Check: httpError},
+		modeltest.FailCut: {Says: "The OpenAI-compatible server at {base} stopped in the middle of its answer (its connection was cut: did it crash or restart?); nothing of that answer was kept, so call again",
+			Is: openai.ErrStreamCut},
+		modeltest.FailDown: {Says: "The OpenAI-compatible server at {base} is not reachable — is it running? Start it, or change the provider's base URL in Settings → Models",
+			Is: openai.ErrUnreachable},
 	}})
 }
 
 // startOpenAI scripts the fake OpenAI-compatible server as s says.
-func startOpenAI(t *testing.T, s modeltest.Script) (agent.Model, modeltest.Fake) {
+func startOpenAI(t *testing.T, s modeltest.Script) (modeltest.Model, modeltest.Fake) {
 	var opts []openai.Option
 	if s.ClientKey != "" {
 		opts = append(opts, openai.WithAPIKey(s.ClientKey))

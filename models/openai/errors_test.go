@@ -6,11 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/deskhand/deskhand/models/modeltest"
 	"github.com/deskhand/deskhand/models/openai"
@@ -18,208 +15,171 @@ import (
 	"github.com/deskhand/deskhand/server/agent"
 )
 
+// errSetup is how a case of TestChatErrors is set up: the fake's options,
+// the adapter's, and the chat requests the fake is to see (0: 1).
+type errSetup struct {
+	fake     []openaitest.Option
+	client   []openai.Option
+	requests int
+}
+
+// TestChatErrors: the failures only OpenAI's API and the compatible
+// servers have (those every adapter has are the conformance suite's).
 func TestChatErrors(t *testing.T) {
-	hi := []agent.Message{{Role: agent.RoleUser, Content: "hi"}}
 	quota := openaitest.APIError{
 		Message: "You exceeded your current quota, please check your plan and billing details.", Type: "insufficient_quota", Code: "insufficient_quota"}
-	schema := []byte(`{"type":"object","properties":{"a":{"type":"string"}},"required":["a"],"additionalProperties":false}`)
-	tests := []struct {
-		name     string
-		fake     []openaitest.Option
-		client   []openai.Option
-		model    string
-		tools    bool
-		schema   bool
-		want     string // {base} is the base URL
-		wantIs   error
-		requests int // chat requests the fake saw (0: 1)
-	}{
-		{
-			name:   "model not found names the models",
-			fake:   []openaitest.Option{openaitest.WithModels("qwen3-8b", "gpt-oss-20b")},
-			client: []openai.Option{openai.WithName("LM Studio")},
-			model:  "llama9",
-			want:   "model 'llama9' is not available at LM Studio at {base}; it has: qwen3-8b, gpt-oss-20b — pick one in the agent's settings",
-			wantIs: openai.ErrModelNotFound,
-		},
-		{
-			name:   "model not found, Ollama's words",
-			fake:   []openaitest.Option{openaitest.WithModels(), openaitest.WithAnyModel(), openaitest.WithReplies(openaitest.Reply{Status: 404, Error: openaitest.APIError{Message: `model "llama9" not found, try pulling it first`, Type: "api_error"}})},
-			model:  "llama9",
-			want:   "model 'llama9' is not available at the OpenAI-compatible server at {base}, which lists no models — download or load one there first",
-			wantIs: openai.ErrModelNotFound,
-		},
-		{
-			name:   "API key wrong",
-			fake:   []openaitest.Option{openaitest.WithAPIKey("sk-right")},
-			client: []openai.Option{openai.WithKind(openai.KindOpenAI), openai.WithAPIKey("sk-wrong-key-0000")},
-			want:   "OpenAI at {base} did not accept the API key (it is wrong, revoked, or lacks access) — set the right one in Settings → Models",
-			wantIs: openai.ErrUnauthorized,
-		},
-		{
-			name:   "API key missing for a compatible server",
-			fake:   []openaitest.Option{openaitest.WithAPIKey("sk-right")},
-			want:   "The OpenAI-compatible server at {base} asks for an API key: add one to this provider in Settings → Models",
-			wantIs: openai.ErrUnauthorized,
-		},
-		{
-			name:   "context too long",
-			fake:   []openaitest.Option{openaitest.WithReplies(openaitest.Reply{Status: 400, Error: openaitest.ContextLengthExceeded(128000, 130012)})},
-			want:   "the conversation is too long for the context window of model 'gpt-4o-mini' at the OpenAI-compatible server at {base} (This model's maximum context length is 128000 tokens. However, your messages resulted in 130012 tokens. Please reduce the length of the messages.) — start a new conversation, or pick a model with a larger context window",
-			wantIs: openai.ErrContextTooLong,
-		},
-		{
-			name: "context too long, llama.cpp's words",
-			fake: []openaitest.Option{openaitest.WithReplies(openaitest.Reply{Status: 400,
-				Body: `{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":5000,"n_ctx":4096}}`})},
-			want:   "the conversation is too long for the context window of model 'gpt-4o-mini' at the OpenAI-compatible server at {base} (the request exceeds the available context size, try increasing it) — start a new conversation, or pick a model with a larger context window",
-			wantIs: openai.ErrContextTooLong,
-		},
-		{
-			name: "rate limited twice",
-			fake: []openaitest.Option{openaitest.WithReplies(
-				openaitest.Reply{Status: 429, Error: openaitest.RateLimited(openaitest.DefaultModel), RetryAfter: 20 * time.Millisecond},
-				openaitest.Reply{Status: 429, Error: openaitest.RateLimited(openaitest.DefaultModel), RetryAfter: 20 * time.Millisecond},
-			)},
-			want:     "The OpenAI-compatible server at {base} is rate limiting Deskhand (tried again once): it asks to wait 20ms before calling again",
-			wantIs:   openai.ErrRateLimited,
-			requests: 2,
-		},
-		{
-			name: "rate limited for longer than the retry waits",
-			fake: []openaitest.Option{openaitest.WithReplies(
-				openaitest.Reply{Status: 429, Error: openaitest.RateLimited(openaitest.DefaultModel), RetryAfter: 90 * time.Second},
-			)},
-			client: []openai.Option{openai.WithKind(openai.KindOpenAI), openai.WithAPIKey("sk-x")},
-			want:   "OpenAI at {base} is rate limiting Deskhand (tried again once): it asks to wait 1m30s before calling again",
-			wantIs: openai.ErrRateLimited,
-		},
-		{
-			name: "quota used up",
-			fake: []openaitest.Option{openaitest.WithReplies(
-				openaitest.Reply{Status: 429, Error: quota},
-				openaitest.Reply{Status: 429, Error: quota},
-			)},
-			want:     "The OpenAI-compatible server at {base} refused the call: the account's quota or credit is used up — check its plan and billing (You exceeded your current quota, please check your plan and billing details.)",
-			wantIs:   openai.ErrQuotaExceeded,
-			requests: 2, // the SDK retries a 429 once
-		},
-		{
-			name:   "tools not supported",
-			fake:   []openaitest.Option{openaitest.WithoutTools()},
-			tools:  true,
-			want:   "The OpenAI-compatible server at {base} cannot call tools with model 'gpt-4o-mini': gpt-4o-mini does not support tools — pick a model that can call tools, or turn this agent's tools off",
-			wantIs: openai.ErrToolsUnsupported,
-		},
-		{
-			name: "tools not enabled in vLLM",
-			fake: []openaitest.Option{openaitest.WithReplies(openaitest.Reply{Status: 400,
-				Body: `{"object":"error","message":"\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set","type":"BadRequestError","param":null,"code":400}`})},
-			client: []openai.Option{openai.WithName("vLLM")},
-			tools:  true,
-			want:   "VLLM at {base} cannot call tools with model 'gpt-4o-mini': \"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set — pick a model that can call tools, or turn this agent's tools off",
-			wantIs: openai.ErrToolsUnsupported,
-		},
-		{
-			name:     "JSON schema not supported",
-			fake:     []openaitest.Option{openaitest.WithoutJSONSchema()},
-			schema:   true,
-			want:     "The OpenAI-compatible server at {base} cannot answer in the agent's JSON schema (structured output, response_format json_schema) with model 'gpt-4o-mini': response_format type must be one of \"text\" or \"json_object\", but got: json_schema. Deskhand does not call without the schema: pick a model or server that supports structured output, or remove the agent's response schema",
-			wantIs:   openai.ErrStructuredOutputUnsupported,
-			requests: 2, // a 500: the SDK tries again once
-		},
-		{
-			name: "JSON schema refused, LM Studio's error shape",
-			fake: []openaitest.Option{openaitest.WithReplies(openaitest.Reply{Status: 400,
-				Body: `{"error":"'response_format.type' must be 'json_schema' or 'text'"}`})},
-			client: []openai.Option{openai.WithName("LM Studio")},
-			schema: true,
-			want:   "LM Studio at {base} cannot answer in the agent's JSON schema (structured output, response_format json_schema) with model 'gpt-4o-mini': 'response_format.type' must be 'json_schema' or 'text'. Deskhand does not call without the schema: pick a model or server that supports structured output, or remove the agent's response schema",
-			wantIs: openai.ErrStructuredOutputUnsupported,
-		},
-		{
-			name: "schema invalid for strict mode",
-			fake: []openaitest.Option{openaitest.WithReplies(openaitest.Reply{Status: 400, Error: openaitest.APIError{
-				Message: "Invalid schema for response_format 'response': In context=(), 'minLength' is not permitted.", Type: "invalid_request_error", Param: "response_format"}})},
-			schema: true,
-			want:   "The OpenAI-compatible server at {base} refused the agent's response schema: Invalid schema for response_format 'response': In context=(), 'minLength' is not permitted. — fix the schema in the agent's settings",
-			wantIs: openai.ErrSchemaRefused,
-		},
-		{
-			name:   "other refusal",
-			fake:   []openaitest.Option{openaitest.WithReplies(openaitest.Reply{Status: 400, Error: openaitest.APIError{Message: "Invalid 'messages[0].content': string too long.", Type: "invalid_request_error"}})},
-			want:   "The OpenAI-compatible server at {base} refused the request (HTTP 400): Invalid 'messages[0].content': string too long.",
-			wantIs: openai.ErrRefused,
-		},
-		{
-			name:     "server failing, no body",
-			fake:     []openaitest.Option{openaitest.WithReplies(openaitest.Reply{Status: 502, Body: " "}, openaitest.Reply{Status: 502, Body: "<html>Bad gateway</html>"})},
-			want:     "The OpenAI-compatible server at {base} failed (HTTP 502): HTTP 502 Bad Gateway",
-			wantIs:   openai.ErrServerFailed,
-			requests: 2,
-		},
-		{
-			name:   "error in the stream",
-			fake:   []openaitest.Option{openaitest.WithReplies(openaitest.Reply{Content: "Half an", StreamError: openaitest.APIError{Message: "The server had an error while processing your request. Sorry about that!", Type: "server_error"}})},
-			want:   "The OpenAI-compatible server at {base} failed while answering: The server had an error while processing your request. Sorry about that!",
-			wantIs: openai.ErrServerFailed,
-		},
-		{
-			name:   "stream cut off",
-			fake:   []openaitest.Option{openaitest.WithReplies(openaitest.Reply{Content: "Half an answer", Cut: true})},
-			want:   "The OpenAI-compatible server at {base} stopped in the middle of its answer (its connection was cut: did it crash or restart?); nothing of that answer was kept, so call again",
-			wantIs: openai.ErrStreamCut,
-		},
-		{
-			name:   "stream cut off in a tool call",
-			fake:   []openaitest.Option{openaitest.WithReplies(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "read_file", Arguments: `{"path":"/a"}`}}, Cut: true})},
-			tools:  true,
-			want:   "The OpenAI-compatible server at {base} stopped in the middle of its answer (its connection was cut: did it crash or restart?); nothing of that answer was kept, so call again",
-			wantIs: openai.ErrStreamCut,
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := openaitest.NewServer(t, tt.fake...)
-			m := newModel(t, srv, tt.client...)
-			req := agent.ChatRequest{Model: cmpOr(tt.model, model), Messages: hi}
-			if tt.tools {
-				req.Tools = []agent.ToolSpec{{Name: "read_file", Description: "Read a file"}}
-			}
-			if tt.schema {
-				req.Format = schema
-			}
-			var deltas strings.Builder
-			got, err := m.Chat(context.Background(), req, func(d agent.Delta) { deltas.WriteString(d.Content) })
-			if err == nil {
-				t.Fatalf("Chat succeeded with %+v, want an error", got)
-			}
-			want := strings.ReplaceAll(tt.want, "{base}", m.BaseURL())
-			if msg := modeltest.UserMessage(t, err); msg != want {
-				t.Errorf("message = %q\nwant      %q", msg, want)
-			}
-			if !errors.Is(err, tt.wantIs) {
-				t.Errorf("errors.Is(%v, %v) = false", err, tt.wantIs)
-			}
-			if diff := cmp.Diff(agent.ChatResponse{}, got); diff != "" {
-				t.Errorf("a failed Chat returned a reply:\n%s", diff)
-			}
-			if n, want := len(srv.ChatRequests()), max(tt.requests, 1); n != want {
+	tools := agent.ChatRequest{Tools: []agent.ToolSpec{{Name: "read_file", Description: "Read a file"}}}
+	schema := agent.ChatRequest{Format: []byte(`{"type":"object","properties":{"a":{"type":"string"}},"required":["a"],"additionalProperties":false}`)}
+	modeltest.ChatErrors(t, model, func(t *testing.T, s errSetup) (modeltest.Model, func(*testing.T, error)) {
+		srv := openaitest.NewServer(t, s.fake...)
+		return newModel(t, srv, s.client...), func(t *testing.T, err error) {
+			if n, want := len(srv.ChatRequests()), max(s.requests, 1); n != want {
 				t.Errorf("the fake got %d chat requests, want %d", n, want)
 			}
 			var he *openai.HTTPError
-			if tt.wantIs != openai.ErrStreamCut && !errors.As(err, &he) {
+			if !errors.Is(err, openai.ErrStreamCut) && !errors.As(err, &he) {
 				t.Errorf("error %v does not carry the server's answer", err)
 			}
-		})
-	}
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
+		}
+	}, []modeltest.ErrorCase[errSetup]{
+		{
+			Name: "model not found, Ollama's words",
+			Setup: errSetup{fake: []openaitest.Option{openaitest.WithModels(), openaitest.WithAnyModel(), openaitest.WithReplies(openaitest.Reply{Status: 404,
+				Error: openaitest.APIError{Message: `model "llama9" not found, try pulling it first`, Type: "api_error"}})}},
+			Req: agent.ChatRequest{Model: "llama9"},
+			Want: modeltest.Want{
+				Says: "model 'llama9' is not available at the OpenAI-compatible server at {base}, which lists no models — download or load one there first",
+				Is:   openai.ErrModelNotFound,
+			},
+		},
+		{
+			Name:  "API key missing for a compatible server",
+			Setup: errSetup{fake: []openaitest.Option{openaitest.WithAPIKey("sk-right")}},
+			Want: modeltest.Want{
+				Says: "The OpenAI-compatible server at {base} asks for an API key: add one to this provider in Settings → Models",
+				Is:   openai.ErrUnauthorized,
+			},
+		},
+		{
+			Name:  "context too long",
+			Setup: errSetup{fake: []openaitest.Option{openaitest.WithReplies(openaitest.Reply{Status: 400, Error: openaitest.ContextLengthExceeded(128000, 130012)})}},
+			Want: modeltest.Want{
+				Says: "the conversation is too long for the context window of model 'gpt-4o-mini' at the OpenAI-compatible server at {base} (This model's maximum context length is 128000 tokens. However, your messages resulted in 130012 tokens. Please reduce the length of the messages.) — start a new conversation, or pick a model with a larger context window",
+				Is:   openai.ErrContextTooLong,
+			},
+		},
+		{
+			Name: "context too long, llama.cpp's words",
+			Setup: errSetup{fake: []openaitest.Option{openaitest.WithReplies(openaitest.Reply{Status: 400,
+				Body: `{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":5000,"n_ctx":4096}}`})}},
+			Want: modeltest.Want{
+				Says: "the conversation is too long for the context window of model 'gpt-4o-mini' at the OpenAI-compatible server at {base} (the request exceeds the available context size, try increasing it) — start a new conversation, or pick a model with a larger context window",
+				Is:   openai.ErrContextTooLong,
+			},
+		},
+		{
+			Name: "rate limited for longer than the retry waits",
+			Setup: errSetup{
+				fake:   []openaitest.Option{openaitest.WithReplies(openaitest.Reply{Status: 429, Error: openaitest.RateLimited(openaitest.DefaultModel), RetryAfter: 90 * time.Second})},
+				client: []openai.Option{openai.WithKind(openai.KindOpenAI), openai.WithAPIKey("sk-x")},
+			},
+			Want: modeltest.Want{
+				Says: "OpenAI at {base} is rate limiting Deskhand (tried again once): it asks to wait 1m30s before calling again",
+				Is:   openai.ErrRateLimited,
+			},
+		},
+		{
+			Name: "quota used up",
+			Setup: errSetup{
+				fake:     []openaitest.Option{openaitest.WithReplies(openaitest.Reply{Status: 429, Error: quota}, openaitest.Reply{Status: 429, Error: quota})},
+				requests: 2, // the SDK retries a 429 once
+			},
+			Want: modeltest.Want{
+				Says: "The OpenAI-compatible server at {base} refused the call: the account's quota or credit is used up — check its plan and billing (You exceeded your current quota, please check your plan and billing details.)",
+				Is:   openai.ErrQuotaExceeded,
+			},
+		},
+		{
+			Name:  "tools not supported",
+			Setup: errSetup{fake: []openaitest.Option{openaitest.WithoutTools()}},
+			Req:   tools,
+			Want: modeltest.Want{
+				Says: "The OpenAI-compatible server at {base} cannot call tools with model 'gpt-4o-mini': gpt-4o-mini does not support tools — pick a model that can call tools, or turn this agent's tools off",
+				Is:   openai.ErrToolsUnsupported,
+			},
+		},
+		{
+			Name: "tools not enabled in vLLM",
+			Setup: errSetup{
+				fake: []openaitest.Option{openaitest.WithReplies(openaitest.Reply{Status: 400,
+					Body: `{"object":"error","message":"\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set","type":"BadRequestError","param":null,"code":400}`})},
+				client: []openai.Option{openai.WithName("vLLM")},
+			},
+			Req: tools,
+			Want: modeltest.Want{
+				Says: "VLLM at {base} cannot call tools with model 'gpt-4o-mini': \"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set — pick a model that can call tools, or turn this agent's tools off",
+				Is:   openai.ErrToolsUnsupported,
+			},
+		},
+		{
+			Name:  "JSON schema not supported",
+			Setup: errSetup{fake: []openaitest.Option{openaitest.WithoutJSONSchema()}, requests: 2}, // a 500: the SDK tries again once
+			Req:   schema,
+			Want: modeltest.Want{
+				Says: "The OpenAI-compatible server at {base} cannot answer in the agent's JSON schema (structured output, response_format json_schema) with model 'gpt-4o-mini': response_format type must be one of \"text\" or \"json_object\", but got: json_schema. Deskhand does not call without the schema: pick a model or server that supports structured output, or remove the agent's response schema",
+				Is:   openai.ErrStructuredOutputUnsupported,
+			},
+		},
+		{
+			Name: "JSON schema refused, LM Studio's error shape",
+			Setup: errSetup{
+				fake: []openaitest.Option{openaitest.WithReplies(openaitest.Reply{Status: 400,
+					Body: `{"error":"'response_format.type' must be 'json_schema' or 'text'"}`})},
+				client: []openai.Option{openai.WithName("LM Studio")},
+			},
+			Req: schema,
+			Want: modeltest.Want{
+				Says: "LM Studio at {base} cannot answer in the agent's JSON schema (structured output, response_format json_schema) with model 'gpt-4o-mini': 'response_format.type' must be 'json_schema' or 'text'. Deskhand does not call without the schema: pick a model or server that supports structured output, or remove the agent's response schema",
+				Is:   openai.ErrStructuredOutputUnsupported,
+			},
+		},
+		{
+			Name: "schema invalid for strict mode",
+			Setup: errSetup{fake: []openaitest.Option{openaitest.WithReplies(openaitest.Reply{Status: 400, Error: openaitest.APIError{
+				Message: "Invalid schema for response_format 'response': In context=(), 'minLength' is not permitted.", Type: "invalid_request_error", Param: "response_format"}})}},
+			Req: schema,
+			Want: modeltest.Want{
+				Says: "The OpenAI-compatible server at {base} refused the agent's response schema: Invalid schema for response_format 'response': In context=(), 'minLength' is not permitted. — fix the schema in the agent's settings",
+				Is:   openai.ErrSchemaRefused,
+			},
+		},
+		{
+			Name: "other refusal",
+			Setup: errSetup{fake: []openaitest.Option{openaitest.WithReplies(openaitest.Reply{Status: 400,
+				Error: openaitest.APIError{Message: "Invalid 'messages[0].content': string too long.", Type: "invalid_request_error"}})}},
+			Want: modeltest.Want{
+				Says: "The OpenAI-compatible server at {base} refused the request (HTTP 400): Invalid 'messages[0].content': string too long.",
+				Is:   openai.ErrRefused,
+			},
+		},
+		{
+			Name: "server failing, no body",
+			Setup: errSetup{
+				fake:     []openaitest.Option{openaitest.WithReplies(openaitest.Reply{Status: 502, Body: " "}, openaitest.Reply{Status: 502, Body: "<html>Bad gateway</html>"})},
+				requests: 2,
+			},
+			Want: modeltest.Want{Says: "The OpenAI-compatible server at {base} failed (HTTP 502): HTTP 502 Bad Gateway", Is: openai.ErrServerFailed},
+		},
+		{
+			Name:  "stream cut off in a tool call",
+			Setup: errSetup{fake: []openaitest.Option{openaitest.WithReplies(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "read_file", Arguments: `{"path":"/a"}`}}, Cut: true})}},
+			Req:   tools,
+			Want: modeltest.Want{
+				Says: "The OpenAI-compatible server at {base} stopped in the middle of its answer (its connection was cut: did it crash or restart?); nothing of that answer was kept, so call again",
+				Is:   openai.ErrStreamCut,
+			},
+		},
+	})
 }
 
 func TestChatRetriesOnceAfterRateLimit(t *testing.T) {

@@ -29,16 +29,6 @@ func newModel(t testing.TB, srv *openaitest.Server, opts ...openai.Option) *open
 	return m
 }
 
-// field returns one top-level field of a JSON object.
-func field(t *testing.T, body []byte, name string) []byte {
-	t.Helper()
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(body, &obj); err != nil {
-		t.Fatalf("%v in %s", err, body)
-	}
-	return obj[name]
-}
-
 func TestParseBaseURL(t *testing.T) {
 	modeltest.CheckBaseURLs(t, []modeltest.BaseURL{
 		{In: "http://127.0.0.1:1234/v1", Want: "http://127.0.0.1:1234/v1"},
@@ -91,35 +81,26 @@ func TestNew(t *testing.T) {
 }
 
 func TestChatStreamsReply(t *testing.T) {
-	conversation := modeltest.Conversation()
-	srv := openaitest.NewServer(t)
-	got, deltas := modeltest.Chat(t, newModel(t, srv), agent.ChatRequest{Model: model, Messages: conversation})
-	want := agent.ChatResponse{
-		Message:      agent.Message{Role: agent.RoleAssistant, Content: modeltest.ConversationEchoText},
-		Model:        model,
-		PromptTokens: 12, // words of the four messages, as the fake counts
-		OutputTokens: 12, // chunks after the first
-		DoneReason:   "stop",
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("reply (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(modeltest.ConversationEcho(), deltas); diff != "" {
-		t.Errorf("deltas (-want +got):\n%s", diff)
-	}
-	bodies := srv.ChatBodies()
-	if len(bodies) != 1 {
-		t.Fatalf("the fake got %d chat requests, want 1", len(bodies))
-	}
-	modeltest.JSONEqual(t, "request", bodies[0], `{
-		"model": "gpt-4o-mini",
-		"stream": true,
-		"stream_options": {"include_usage": true},
-		"messages": [
-			{"role":"system","content":"Be brief."},
-			{"role":"user","content":"My name is Ada."},
-			{"role":"assistant","content":"Hello Ada."},
-			{"role":"user","content":"What is my name?"}]}`)
+	modeltest.Chats(t, model, func(t *testing.T, opts []openaitest.Option) (modeltest.Model, func(*testing.T, error)) {
+		srv := openaitest.NewServer(t, opts...)
+		return newModel(t, srv), func(t *testing.T, _ error) {
+			bodies := srv.ChatBodies()
+			if len(bodies) != 1 {
+				t.Fatalf("the fake got %d chat requests, want 1", len(bodies))
+			}
+			modeltest.JSONEqual(t, "request", bodies[0], `{
+				"model": "gpt-4o-mini",
+				"stream": true,
+				"stream_options": {"include_usage": true},
+				"messages": [
+					{"role":"system","content":"Be brief."},
+					{"role":"user","content":"My name is Ada."},
+					{"role":"assistant","content":"Hello Ada."},
+					{"role":"user","content":"What is my name?"}]}`)
+		}
+	}, []modeltest.ChatCase[[]openaitest.Option]{
+		modeltest.EchoCase[[]openaitest.Option](model, 12, "stop"), // output: chunks after the first
+	})
 }
 
 func TestChatNilOnDeltaAndThinking(t *testing.T) {
@@ -154,55 +135,41 @@ func TestChatToolCallRoundTrip(t *testing.T) {
 		}},
 		openaitest.Reply{Content: "The file says hello."},
 	))
-	m := newModel(t, srv)
-	tools := modeltest.RoundTripTools()
-	msgs := []agent.Message{{Role: agent.RoleUser, Content: "read /home/u/a.txt"}}
-
-	first, err := m.Chat(context.Background(), agent.ChatRequest{Model: model, Messages: msgs, Tools: tools}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantFirst := agent.Message{Role: agent.RoleAssistant, Content: "Let me look.", ToolCalls: []agent.ToolCall{
-		{ID: "call_FXoAjBUMcVv1k40fficJ9cSs", Name: "read_file", Arguments: json.RawMessage(`{"path":"/home/u/a.txt","max_bytes":100}`)},
-		{ID: "call_2", Name: "now", Arguments: json.RawMessage(`{}`)},
-	}}
-	if diff := cmp.Diff(wantFirst, first.Message); diff != "" {
-		t.Fatalf("first reply (-want +got):\n%s", diff)
-	}
-	if first.DoneReason != "tool_calls" {
-		t.Errorf("done reason = %q, want tool_calls", first.DoneReason)
-	}
-
-	msgs = append(msgs, first.Message,
-		agent.Message{Role: agent.RoleTool, Content: "hello", ToolCallID: "call_FXoAjBUMcVv1k40fficJ9cSs", ToolName: "read_file"},
-		agent.Message{Role: agent.RoleTool, Content: "noon", ToolCallID: "call_2", ToolName: "now"})
-	second, err := m.Chat(context.Background(), agent.ChatRequest{Model: model, Messages: msgs, Tools: tools}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if second.Message.Content != "The file says hello." || len(second.Message.ToolCalls) != 0 {
-		t.Errorf("second reply = %+v, want the final answer", second.Message)
-	}
-
-	bodies := srv.ChatBodies()
-	if len(bodies) != 2 {
-		t.Fatalf("the fake got %d chat requests, want 2", len(bodies))
-	}
-	modeltest.JSONEqual(t, "messages", field(t, bodies[1], "messages"), `[
-		{"role":"user","content":"read /home/u/a.txt"},
-		{"role":"assistant","content":"Let me look.","tool_calls":[
-			{"id":"call_FXoAjBUMcVv1k40fficJ9cSs","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"/home/u/a.txt\",\"max_bytes\":100}"}},
-			{"id":"call_2","type":"function","function":{"name":"now","arguments":"{}"}}]},
-		{"role":"tool","content":"hello","tool_call_id":"call_FXoAjBUMcVv1k40fficJ9cSs"},
-		{"role":"tool","content":"noon","tool_call_id":"call_2"}]`)
-	modeltest.JSONEqual(t, "tools", field(t, bodies[1], "tools"), `[
-		{"type":"function","function":{"name":"read_file","description":"Read a file","parameters":{"type":"object","required":["path"],"additionalProperties":false,
-			"properties":{"path":{"type":"string","description":"file path"},"max_bytes":{"type":"integer"}}}}},
-		{"type":"function","function":{"name":"now","description":"Current time","parameters":{"type":"object","properties":{}}}}]`)
-	// A schema's properties keep their order on the wire.
-	if !strings.Contains(string(bodies[1]), `"properties":{"path":{"type":"string","description":"file path"},`) {
-		t.Errorf("the tool's properties lost their order: %s", bodies[1])
-	}
+	modeltest.ToolRoundTrip(t, newModel(t, srv), modeltest.RoundTrip{
+		Req: agent.ChatRequest{Model: model, Messages: []agent.Message{{Role: agent.RoleUser, Content: "read /home/u/a.txt"}}, Tools: modeltest.RoundTripTools()},
+		First: agent.ChatResponse{
+			Message: agent.Message{Role: agent.RoleAssistant, Content: "Let me look.", ToolCalls: []agent.ToolCall{
+				{ID: "call_FXoAjBUMcVv1k40fficJ9cSs", Name: "read_file", Arguments: json.RawMessage(`{"path":"/home/u/a.txt","max_bytes":100}`)},
+				{ID: "call_2", Name: "now", Arguments: json.RawMessage(`{}`)},
+			}},
+			Model:        model,
+			PromptTokens: 2,  // words of the request, as the fake counts
+			OutputTokens: 11, // chunks after the first
+			DoneReason:   "tool_calls",
+		},
+		FirstDeltas: []agent.Delta{{Content: "Let "}, {Content: "me "}, {Content: "look."}},
+		Results: []agent.Message{
+			{Role: agent.RoleTool, Content: "hello", ToolCallID: "call_FXoAjBUMcVv1k40fficJ9cSs", ToolName: "read_file"},
+			{Role: agent.RoleTool, Content: "noon", ToolCallID: "call_2", ToolName: "now"},
+		},
+		Final: "The file says hello.",
+		Sent:  srv.ChatBodies,
+		Wire: map[string]string{
+			"messages": `[
+				{"role":"user","content":"read /home/u/a.txt"},
+				{"role":"assistant","content":"Let me look.","tool_calls":[
+					{"id":"call_FXoAjBUMcVv1k40fficJ9cSs","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"/home/u/a.txt\",\"max_bytes\":100}"}},
+					{"id":"call_2","type":"function","function":{"name":"now","arguments":"{}"}}]},
+				{"role":"tool","content":"hello","tool_call_id":"call_FXoAjBUMcVv1k40fficJ9cSs"},
+				{"role":"tool","content":"noon","tool_call_id":"call_2"}]`,
+			"tools": `[
+				{"type":"function","function":{"name":"read_file","description":"Read a file","parameters":{"type":"object","required":["path"],"additionalProperties":false,
+					"properties":{"path":{"type":"string","description":"file path"},"max_bytes":{"type":"integer"}}}}},
+				{"type":"function","function":{"name":"now","description":"Current time","parameters":{"type":"object","properties":{}}}}]`,
+		},
+		// A schema's properties keep their order on the wire.
+		InOrder: []string{`"properties":{"path":{"type":"string","description":"file path"},`},
+	})
 }
 
 func TestChatToolCallsWithoutIDsOrValidJSON(t *testing.T) {
@@ -250,7 +217,7 @@ func TestChatTranscriptRepair(t *testing.T) {
 	if _, err := newModel(t, srv).Chat(context.Background(), agent.ChatRequest{Model: model, Messages: msgs}, nil); err != nil {
 		t.Fatal(err)
 	}
-	modeltest.JSONEqual(t, "messages", field(t, srv.ChatBodies()[0], "messages"), `[
+	modeltest.JSONEqual(t, "messages", modeltest.Field(t, srv.ChatBodies()[0], "messages"), `[
 		{"role":"user","content":"two things"},
 		{"role":"assistant","tool_calls":[
 			{"id":"call_a","type":"function","function":{"name":"one","arguments":"{}"}},
@@ -298,7 +265,7 @@ func TestChatStructuredOutput(t *testing.T) {
 			}
 			body := srv.ChatBodies()[0]
 			strict, _ := json.Marshal(tt.wantStrict)
-			modeltest.JSONEqual(t, "response_format", field(t, body, "response_format"),
+			modeltest.JSONEqual(t, "response_format", modeltest.Field(t, body, "response_format"),
 				`{"type":"json_schema","json_schema":{"name":"response","strict":`+string(strict)+`,"schema":`+tt.schema+`}}`)
 			if !strings.Contains(string(body), `"schema":`+tt.schema) {
 				t.Errorf("the schema was not sent as written: %s", body)
