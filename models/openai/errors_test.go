@@ -43,6 +43,24 @@ func TestChatErrors(t *testing.T) {
 		}
 	}, []modeltest.ErrorCase[errSetup]{
 		{
+			Name:  "model not found names the models",
+			Setup: errSetup{fake: []openaitest.Option{openaitest.WithModels("qwen3-8b", "gpt-oss-20b")}, client: []openai.Option{openai.WithName("LM Studio")}},
+			Req:   agent.ChatRequest{Model: "llama9"},
+			Want: modeltest.Want{
+				Says: "model 'llama9' is not available at LM Studio at {base}; it has: qwen3-8b, gpt-oss-20b — pick one in the agent's settings",
+				Is:   openai.ErrModelNotFound,
+			},
+		},
+		{
+			// OpenAI's own words, and a refused key is not retried.
+			Name:  "API key wrong",
+			Setup: errSetup{fake: []openaitest.Option{openaitest.WithAPIKey("sk-right")}, client: []openai.Option{openai.WithKind(openai.KindOpenAI), openai.WithAPIKey("sk-wrong-key-0000")}},
+			Want: modeltest.Want{
+				Says: "OpenAI at {base} did not accept the API key (it is wrong, revoked, or lacks access) — set the right one in Settings → Models",
+				Is:   openai.ErrUnauthorized,
+			},
+		},
+		{
 			Name: "model not found, Ollama's words",
 			Setup: errSetup{fake: []openaitest.Option{openaitest.WithModels(), openaitest.WithAnyModel(), openaitest.WithReplies(openaitest.Reply{Status: 404,
 				Error: openaitest.APIError{Message: `model "llama9" not found, try pulling it first`, Type: "api_error"}})}},
