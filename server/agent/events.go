@@ -45,6 +45,9 @@ const (
 	EventToolHeld EventKind = "tool_held"
 	// EventActivity: a row was recorded (Activity = the row).
 	EventActivity EventKind = "activity"
+	// EventToolServersChanged: a tool server was added or changed (Text =
+	// its name); one removed changes agents too (EventAgentsChanged).
+	EventToolServersChanged EventKind = "tool_servers_changed"
 )
 
 // Event is something the desktop (or the MCP surface) may want to show.

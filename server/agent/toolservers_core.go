@@ -301,6 +301,7 @@ func (c *Core) putToolServer(ctx context.Context, s ToolServer, sec ToolServerSe
 	ts.servers[s.Name] = s
 	ts.mu.Unlock()
 	c.log.Info("tool server saved", "server", s.Name, "update", update)
+	c.publish(Event{Kind: EventToolServersChanged, Text: s.Name})
 	return nil
 }
 

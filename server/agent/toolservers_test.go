@@ -504,3 +504,31 @@ func TestToolServerSamplingUsesTheAgentsModelOnlyWhenAllowed(t *testing.T) {
 		t.Error("sampling outside a call was answered")
 	}
 }
+
+// TestToolServerAddedIsAnnounced: adding or changing a tool server tells
+// subscribers, so that an agent's editor can offer it at once.
+func TestToolServerAddedIsAnnounced(t *testing.T) {
+	f := newToolServerFixture(t)
+	events := f.core.Events().Subscribe(t.Context(), agent.EventToolServersChanged)
+	servers := f.core.ToolServers()
+	if err := servers.Add(t.Context(), agent.ToolServer{Name: "git", Command: "git-server"}, agent.ToolServerSecrets{}); err != nil {
+		t.Fatal(err)
+	}
+	// Published before Add returns, into a buffered channel.
+	announced := func(what string) {
+		t.Helper()
+		select {
+		case e := <-events:
+			if e.Text != "git" {
+				t.Errorf("%s: event %+v, want one naming git", what, e)
+			}
+		default:
+			t.Errorf("%s: no event", what)
+		}
+	}
+	announced("added")
+	if err := servers.Update(t.Context(), agent.ToolServer{Name: "git", Command: "git-server", Args: []string{"--ro"}}, agent.ToolServerSecrets{}); err != nil {
+		t.Fatal(err)
+	}
+	announced("changed")
+}

@@ -348,7 +348,7 @@ var followedKinds = []agent.EventKind{
 	agent.EventAgentsChanged, agent.EventClientsChanged, agent.EventClientAgentsChanged, agent.EventProvidersChanged,
 	agent.EventTurnStarted, agent.EventModelCall, agent.EventDelta, agent.EventToolCall, agent.EventTurnEnded,
 	agent.EventQuestionAsked, agent.EventQuestionClosed, agent.EventApprovalRulesChanged, agent.EventToolHeld,
-	agent.EventMemberProgress,
+	agent.EventMemberProgress, agent.EventToolServersChanged,
 }
 
 // handle runs on fyne's goroutine.
@@ -362,6 +362,9 @@ func (a *App) handle(e agent.Event) {
 		a.toolServers.refresh()
 		a.models.refresh() // which agents use each provider
 		a.showState()      // which agents have a model: the servers' answers stand
+	case agent.EventToolServersChanged: // the editor may now offer it
+		a.agents.servers.refresh()
+		a.toolServers.refresh()
 	case agent.EventQuestionAsked:
 		a.questionAsked(e.Question, false)
 	case agent.EventClientsChanged:

@@ -33,8 +33,8 @@ func newToolServersView(app *App, core Core) *toolServersView {
 
 func (v *toolServersView) content() fyne.CanvasObject {
 	intro := plainNote("Your own MCP servers (files, GitHub, databases, browsers…), for your agents to use as tools. " +
-		"A server starts when an agent first needs it and stops when idle. Give one to an agent with " +
-		"deskhand agent edit SLUG --toolserver NAME; its tools then ask you first unless the server marks them read-only.")
+		"A server starts when an agent first needs it and stops when idle. Give one to an agent in its editor " +
+		"(Agents, then Use a tool server…); its tools then ask you first unless the server marks them read-only.")
 	intro.Wrapping = fyne.TextWrapWord
 	buttons := container.NewHBox(widget.NewButton("Add a server…", v.showAdd))
 	if v.app.opts.ImportToolServers != nil {
@@ -50,7 +50,7 @@ func (v *toolServersView) refresh() {
 	servers, statuses, held := v.core.ToolServers.List(), v.core.ToolServers.Statuses(), v.core.ToolServers.Held()
 	v.rows.RemoveAll()
 	if len(servers) == 0 {
-		v.rows.Add(plainNote("No tool servers yet. Add one here, or with deskhand toolserver add."))
+		v.rows.Add(plainNote("No tool servers yet: add one here, or import those your clients know."))
 	}
 	for _, s := range servers {
 		v.rows.Add(v.row(s, serverStatus(statuses, s.Name)))

@@ -406,3 +406,24 @@ func TestToolServersImport(t *testing.T) {
 		t.Errorf("runs %v, status %q", runs, v.status.Text)
 	}
 }
+
+// TestEditorOffersAServerAddedMeanwhile: a server added while an agent is
+// in the editor (here, or from the command line) is offered there at once.
+func TestEditorOffersAServerAddedMeanwhile(t *testing.T) {
+	fake := &fakeToolServers{}
+	a, ui := newTestApp(t, newFakeCore(fakeCore{fakeAgents: twoAgents(), fakeToolServers: fake}).asCore())
+	s := a.agents.servers
+	s.show(agent.Agent{ID: "a1", Slug: "scribe"})
+	ui.settle()
+	if got := labelTexts(t, s.rows); !strings.Contains(got, "No tool servers yet") || !s.use.Disabled() {
+		t.Fatalf("no servers: %q, Use enabled %v", got, !s.use.Disabled())
+	}
+	fake.mu.Lock()
+	fake.servers = []agent.ToolServer{{Name: "files", Command: "npx"}}
+	fake.mu.Unlock()
+	a.handle(agent.Event{Kind: agent.EventToolServersChanged, Text: "files"})
+	ui.settle()
+	if got := labelTexts(t, s.rows); strings.Contains(got, "No tool servers yet") || s.use.Disabled() {
+		t.Errorf("after a server was added: %q, Use enabled %v", got, !s.use.Disabled())
+	}
+}
