@@ -575,10 +575,13 @@ func (v *conversationsView) recorded(turnID string) bool {
 
 // toBottom scrolls the transcript to its end, unless it shows its end
 // already: a scroll refreshes the scroller, and fyne then frees the
-// texture of every message in it, to draw them all again.
+// texture of every message in it, to draw them all again. An offset
+// past the end (kept from a longer transcript) is no end: it shows
+// nothing.
 func (v *conversationsView) toBottom() {
 	min := v.transcript.MinSize()
-	if v.scroll.Offset.Y >= min.Height-v.scroll.Size().Height {
+	end := max(0, min.Height-v.scroll.Size().Height)
+	if off := v.scroll.Offset.Y; off >= end && off <= end+1 {
 		return
 	}
 	// The scroller goes as far as the transcript's size, which grows to

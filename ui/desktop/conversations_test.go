@@ -616,3 +616,26 @@ func TestTranscriptChangesStayInTheTranscript(t *testing.T) {
 		t.Errorf("the tab's minimum moved from %v to %v", before, got)
 	}
 }
+
+// TestShortTranscriptAfterALongOneShows: opening a short conversation
+// after reading the end of a long one shows the short one's text, not
+// the blank below it (the scroll used to keep the long one's offset).
+func TestShortTranscriptAfterALongOneShows(t *testing.T) {
+	a, ui, convs := conversationsFixture(t, nil)
+	v := a.conversations
+	long := strings.Repeat("a line of text\n", 200)
+	convs.mu.Lock()
+	convs.messages["c2"] = []agent.Message{{Role: agent.RoleUser, Content: long, TurnID: "t2"}}
+	convs.turns["c2"] = []agent.Turn{{ID: "t2", Status: agent.TurnCompleted}}
+	convs.mu.Unlock()
+	v.open("c2")
+	ui.settle()
+	if v.scroll.Offset.Y <= 0 {
+		t.Fatalf("the long transcript is not scrolled to its end (%.0f): the test needs more text", v.scroll.Offset.Y)
+	}
+	v.open("c1")
+	ui.settle()
+	if end := max(0, v.transcript.MinSize().Height-v.scroll.Size().Height); v.scroll.Offset.Y > end {
+		t.Errorf("the short transcript is scrolled to %.0f, past its end %.0f: the pane shows nothing", v.scroll.Offset.Y, end)
+	}
+}
