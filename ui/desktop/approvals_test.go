@@ -85,7 +85,7 @@ func TestApprovalPopupAlwaysAllow(t *testing.T) {
 	q := agent.Question{ID: "a1", Kind: agent.KindApproval, Agent: "scribe", Tool: "write_file", Principal: "client-1",
 		Arguments: json.RawMessage(`{"path":"/home/a/notes/x.txt","content":"hello"}`), AskedAt: askedAt, ExpiresAt: askedAt.Add(time.Minute),
 		Scope: agent.ApprovalScope{Path: "/home/a/notes/x.txt", Folder: "/home/a/notes"}}
-	qf := QuestionsWith(q)
+	qf := questionsWith(q)
 	qf.agents[1].ID = "id-scribe"
 	core := &rulesFake{questionsFake: qf, rules: agenttest.ApprovalRules{Rules: []agent.ApprovalRule{{ID: "r", Agent: "id-scribe", Tool: "write_file", Host: "example.com"}}}}
 	a, u := newShell(t)

@@ -64,6 +64,8 @@ func askedWho(q agent.Question, a agent.Agent, found bool, client string) string
 		return "Only you can approve this, here."
 	case found && a.Routing == agent.RouteDesktop:
 		return "Only you are asked, here."
+	case !q.ClientAsked: // it did not say it can show questions
+		return "Only you are asked, here: " + client + " cannot ask its user."
 	}
 	return client + " may ask its user too: the first answer counts."
 }

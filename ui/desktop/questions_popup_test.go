@@ -23,10 +23,10 @@ var askedAt = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 func askedQuestion(id string) agent.Question {
 	return agent.Question{ID: id, Kind: agent.KindQuestion, Agent: "assistant", Text: "What is your name?",
 		ConversationID: "conv-1", Principal: "client-1", AskedAt: askedAt, ExpiresAt: askedAt.Add(10 * time.Minute),
-		Status: agent.QuestionPending}
+		Status: agent.QuestionPending, ClientAsked: true}
 }
 
-func QuestionsWith(qs ...agent.Question) *questionsFake {
+func questionsWith(qs ...agent.Question) *questionsFake {
 	return &questionsFake{fakeQuestions: &fakeQuestions{pending: qs},
 		agents:  []agent.Agent{{Slug: "assistant", Name: "Assistant", Routing: agent.RouteClient}, {Slug: "scribe", Routing: agent.RouteClient}},
 		clients: []agent.Client{{ID: "client-1", Name: "Cursor"}}}
@@ -67,7 +67,7 @@ func popupSays(o fyne.CanvasObject, s string) bool {
 // answer and what happens if nobody does; it has the keyboard on its
 // answer, and Enter sends the answer without the stray new line.
 func TestQuestionPopupSaysWhoAsksAndSendsOnEnter(t *testing.T) {
-	core := QuestionsWith(askedQuestion("q1"))
+	core := questionsWith(askedQuestion("q1"))
 	v, _, _ := questionsScreen(t, core)
 	v.popup("q1")
 	p := v.popups["q1"]
@@ -107,7 +107,7 @@ func TestQuestionPopupSaysWhoAsksAndSendsOnEnter(t *testing.T) {
 func TestPopupCountdown(t *testing.T) {
 	q := askedQuestion("q1")
 	q.ConversationID = "" // nothing else queued for fyne's goroutine than the ticks
-	core := QuestionsWith(q)
+	core := questionsWith(q)
 	v, ui, clock := questionsScreen(t, core)
 	v.refresh()
 	v.popup("q1")
@@ -136,7 +136,7 @@ func TestPopupCountdown(t *testing.T) {
 
 // Closing the App ends a popup's countdown too.
 func TestCloseEndsTheCountdown(t *testing.T) {
-	v, _, clock := questionsScreen(t, QuestionsWith(askedQuestion("q1")))
+	v, _, clock := questionsScreen(t, questionsWith(askedQuestion("q1")))
 	v.popup("q1")
 	closed := make(chan struct{})
 	go func() {
@@ -156,7 +156,7 @@ func TestCloseEndsTheCountdown(t *testing.T) {
 // The popup shows the conversation's last exchange, read in the
 // background.
 func TestPopupShowsTheLastExchange(t *testing.T) {
-	core := QuestionsWith(askedQuestion("q1"))
+	core := questionsWith(askedQuestion("q1"))
 	core.read = make(chan string, 1)
 	core.messages = map[string][]agent.Message{"conv-1": {
 		{Role: agent.RoleUser, Content: "Write me a greeting", CreatedAt: askedAt.Add(-time.Minute)},
@@ -179,7 +179,7 @@ func TestPopupShowsTheLastExchange(t *testing.T) {
 func TestChoicePopupDigits(t *testing.T) {
 	q := askedQuestion("c1")
 	q.Choices = []string{"red", "blue"}
-	core := QuestionsWith(q)
+	core := questionsWith(q)
 	v, _, _ := questionsScreen(t, core)
 	v.popup("c1")
 	p := v.popups["c1"]
@@ -206,7 +206,7 @@ func TestChoicePopupDigits(t *testing.T) {
 func TestApprovalPopupKeys(t *testing.T) {
 	q := agent.Question{ID: "a1", Kind: agent.KindApproval, Agent: "scribe", Tool: "write_file", Principal: "client-1",
 		Arguments: json.RawMessage(`{"path":"notes.txt","content":"hello"}`), AskedAt: askedAt, ExpiresAt: askedAt.Add(time.Minute)}
-	core := QuestionsWith(q)
+	core := questionsWith(q)
 	v, _, _ := questionsScreen(t, core)
 	v.popup("a1")
 	p := v.popups["a1"]
@@ -238,7 +238,7 @@ func TestApprovalPopupKeys(t *testing.T) {
 // with its agent, client, time left and who is asked; Answer… opens the
 // popup.
 func TestQuestionsTab(t *testing.T) {
-	core := QuestionsWith()
+	core := questionsWith()
 	v, _, _ := questionsScreen(t, core)
 	v.refresh()
 	if !popupSays(v.list, noQuestions) {
@@ -271,7 +271,7 @@ func TestPopupWindowServesTheNextQuestion(t *testing.T) {
 	choice, text := askedQuestion("c1"), askedQuestion("q1")
 	choice.Choices = []string{"red", "blue"}
 	choice.ConversationID, text.ConversationID = "", "" // nothing queued for fyne's goroutine but the closing
-	core := QuestionsWith(approval, choice)
+	core := questionsWith(approval, choice)
 	v, ui, _ := questionsScreen(t, core)
 	windows := func() int { return len(fyne.CurrentApp().Driver().AllWindows()) }
 	before := windows()

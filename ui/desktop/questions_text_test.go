@@ -68,8 +68,10 @@ func TestTimeoutNote(t *testing.T) {
 }
 
 func TestAskedWho(t *testing.T) {
-	q := agent.Question{Kind: agent.KindQuestion, Principal: "client-1"}
-	approval := agent.Question{Kind: agent.KindApproval, Principal: "client-1"}
+	q := agent.Question{Kind: agent.KindQuestion, Principal: "client-1", ClientAsked: true}
+	approval := agent.Question{Kind: agent.KindApproval, Principal: "client-1", ClientAsked: true}
+	notAsked := agent.Question{Kind: agent.KindQuestion, Principal: "client-1"}
+	approvalNotAsked := agent.Question{Kind: agent.KindApproval, Principal: "client-1"}
 	local := agent.Question{Kind: agent.KindQuestion, Principal: agent.LocalPrincipal}
 	both := "Cursor may ask its user too: the first answer counts."
 	cases := []struct {
@@ -84,6 +86,9 @@ func TestAskedWho(t *testing.T) {
 		{approval, agent.Agent{Routing: agent.RouteClient}, true, "Only you can approve this, here."},
 		{approval, agent.Agent{Routing: agent.RouteClient, ClientMayApprove: true}, true, both},
 		{local, agent.Agent{}, true, "Only you are asked, here."},
+		// A client that declared no elicitation is not asked.
+		{notAsked, agent.Agent{Routing: agent.RouteClient}, true, "Only you are asked, here: Cursor cannot ask its user."},
+		{approvalNotAsked, agent.Agent{Routing: agent.RouteClient, ClientMayApprove: true}, true, "Only you are asked, here: Cursor cannot ask its user."},
 	}
 	for i, c := range cases {
 		if got := askedWho(c.q, c.a, c.found, "Cursor"); got != c.want {
