@@ -46,6 +46,9 @@ type Options struct {
 	// "ollama.host", "server.insecure_no_auth"), so that Settings shows
 	// what is in effect, not only what is stored.
 	InEffect map[string]string
+	// KeychainProblem says, when the OS keychain cannot be used, what is
+	// wrong, where secrets go instead and what to do; "" when it works.
+	KeychainProblem string
 	// ImportToolServers registers the MCP servers the person's clients
 	// know (nothing when dryRun) and says what it found and did; nil hides
 	// Settings → Tool servers' Import.
@@ -610,4 +613,13 @@ func WithFyneDo(m fyne.AppMetadata, id string) (_ fyne.AppMetadata, changed bool
 	// An empty ID and name would make fyne look for FyneApp.toml again.
 	m.ID, m.Name = cmp.Or(m.ID, id), cmp.Or(m.Name, "Deskhand")
 	return m, true
+}
+
+// keptNote says where a secret typed now is kept: the keychain, or,
+// without one, what happens instead.
+func (a *App) keptNote(kept string) string {
+	if p := a.opts.KeychainProblem; p != "" {
+		return "⚠ " + strings.ToUpper(p[:1]) + p[1:]
+	}
+	return kept
 }

@@ -124,7 +124,7 @@ func (v *modelsView) add() {
 	v.address.SetText("")
 	v.key.SetText("")
 	v.key.SetPlaceHolder("API key, if the server needs one")
-	v.keyHint.SetText("Kept in the system keychain; never shown again.")
+	v.keyHint.SetText(v.app.keptNote("Kept in the system keychain; never shown again."))
 	v.removeKey.Hide()
 	v.status.SetText("")
 }
@@ -141,7 +141,7 @@ func (v *modelsView) edit(p agent.ProviderStatus) {
 	v.key.SetText("")
 	if p.HasKey {
 		v.key.SetPlaceHolder("leave empty to keep the key")
-		v.keyHint.SetText("A key is set, kept in the system keychain. Type a new one to replace it.")
+		v.keyHint.SetText(v.app.keptNote("A key is set, kept in the system keychain. Type a new one to replace it."))
 		v.removeKey.Show()
 	} else {
 		v.key.SetPlaceHolder("API key, if the server needs one")

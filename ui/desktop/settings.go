@@ -289,8 +289,12 @@ func (v *settingsView) content() fyne.CanvasObject {
 		container.NewBorder(nil, nil, nil, create, v.newName), v.tokenStatus, v.clientRows)
 
 	v.advanced = widget.NewAccordion(widget.NewAccordionItem("Advanced", v.advancedContent()))
-	return container.NewVScroll(container.NewVBox(servers, widget.NewSeparator(), login, widget.NewSeparator(), tokens,
-		widget.NewSeparator(), v.advanced))
+	page := container.NewVBox(servers, widget.NewSeparator(), login, widget.NewSeparator(), tokens,
+		widget.NewSeparator(), v.advanced)
+	if p := v.app.opts.KeychainProblem; p != "" {
+		page.Objects = append([]fyne.CanvasObject{settingsHeading("Secrets"), plainNote(v.app.keptNote("")), widget.NewSeparator()}, page.Objects...)
+	}
+	return container.NewVScroll(page)
 }
 
 // advancedContent is what Advanced holds: the server's settings, which

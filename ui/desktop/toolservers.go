@@ -449,6 +449,7 @@ func (v *toolServersView) showAdd() {
 	problem := widget.NewLabel("")
 	problem.Wrapping = fyne.TextWrapWord
 	problem.Hide()
+	kept := plainNote(v.app.keptNote("Secrets are kept in the system keychain, never in Deskhand's files."))
 	form := container.NewVBox(
 		widget.NewLabel("Name (its tools are offered as NAME__tool)"), f.name,
 		widget.NewLabel("Command to run…"), f.command,
@@ -459,7 +460,7 @@ func (v *toolServersView) showAdd() {
 		widget.NewLabel("…its headers, Name: value per line"), f.headers,
 		container.NewHBox(widget.NewButton("Add a secret variable", func() { f.addSecret(false) }),
 			widget.NewButton("Add a secret header", func() { f.addSecret(true) })),
-		f.secrets, f.sampling, problem)
+		f.secrets, kept, f.sampling, problem)
 	scroll := container.NewVScroll(form)
 	scroll.SetMinSize(fyne.NewSize(560, 460))
 	var d *dialog.CustomDialog
