@@ -496,11 +496,6 @@ func (ags *Agents) AvailableTools() []ToolInfo {
 	return out
 }
 
-// InstalledModels lists the models of the provider OllamaProvider.
-func (pv *Providers) InstalledModels(ctx context.Context) ([]string, error) {
-	return pv.Models(ctx, OllamaProvider)
-}
-
 // PullModel downloads a model to the provider OllamaProvider.
 func (pv *Providers) PullModel(ctx context.Context, name string, progress func(PullProgress)) error {
 	c := pv.c

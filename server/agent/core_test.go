@@ -706,7 +706,7 @@ func TestAvailableToolsAndModels(t *testing.T) {
 	if diff := cmp.Diff(want, core.Agents().AvailableTools()); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
-	if names, err := core.Providers().InstalledModels(t.Context()); err != nil || !cmp.Equal(names, []string{"llama3.2"}) {
+	if names, err := core.Providers().Models(t.Context(), agent.OllamaProvider); err != nil || !cmp.Equal(names, []string{"llama3.2"}) {
 		t.Errorf("models = %v, %v", names, err)
 	}
 }

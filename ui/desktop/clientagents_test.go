@@ -45,7 +45,7 @@ type settingsWithAgents struct {
 
 func (s settingsWithAgents) asCore() Core {
 	return Core{Clients: s.fakeSettings, Settings: settingsFake{fakeSettings: s.fakeSettings}, Agents: agentList{list: s.agents},
-		Providers: providersFake{&fakeProviders{}, s.fakeSettings, &fakeAgents{}}}
+		Providers: providersFake{&fakeProviders{}, &fakeAgents{}}}
 }
 
 // Agents: the plain Settings fake has none to choose from.

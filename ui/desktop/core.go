@@ -59,7 +59,6 @@ type Providers interface {
 	Delete(ctx context.Context, name string) error
 	Models(ctx context.Context, name string) ([]string, error)
 	DescribeModel(ctx context.Context, provider, model string) (agent.ModelInfo, error)
-	InstalledModels(ctx context.Context) ([]string, error)
 	PullModel(ctx context.Context, name string, progress func(agent.PullProgress)) error
 }
 

@@ -49,7 +49,7 @@ func (v *agentsView) content() fyne.CanvasObject {
 		),
 		section("Model",
 			field("Runs on", v.runsOn, v.clientNote),
-			field("Provider", v.provider),
+			field("Model server", v.provider),
 			field("Model",
 				container.NewBorder(nil, nil, nil, container.NewHBox(refresh, v.pullButton, v.cancelPull), in(v.model)),
 				v.pullBar, v.noModel, v.modelHint, v.capabilities),

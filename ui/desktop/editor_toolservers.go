@@ -198,7 +198,7 @@ func (s *agentServers) showAttach(at agent.AgentToolServer) {
 					return
 				}
 				d.Hide()
-				say(s.status, fmt.Sprintf("%s now uses %s's tools, as they are defined today.", slug, req.Server))
+				say(s.status, fmt.Sprintf("%s now uses the tools of %s, as they are defined today.", slug, req.Server))
 				s.refresh()
 			}
 		})

@@ -396,10 +396,6 @@ func (f *fakeSettings) Set(_ context.Context, key, value string) error {
 	return nil
 }
 
-func (f *fakeSettings) InstalledModels(context.Context) ([]string, error) {
-	return []string{"llama3.2", "qwen3:8b"}, nil
-}
-
 // fakeProviders is Settings → Models' core (providersCore), and the
 // agent editor's providers.
 type fakeProviders struct {
@@ -538,7 +534,7 @@ func (f *fakeCore) asCore() Core {
 	}
 	return Core{
 		Agents:        f.fakeAgents,
-		Providers:     providersFake{f.fakeProviders, f.fakeSettings, f.fakeAgents},
+		Providers:     providersFake{f.fakeProviders, f.fakeAgents},
 		Clients:       f.fakeSettings,
 		ToolServers:   f.fakeToolServers,
 		Conversations: conversationsFake{f.fakeConversations, f.fakeAgents},
@@ -550,16 +546,11 @@ func (f *fakeCore) asCore() Core {
 	}
 }
 
-// providersFake is Settings → Models' fake, with the installed models of
-// the Settings fake and the pulls of the Agents tab's.
+// providersFake is Settings → Models' fake, with the pulls of the
+// Agents tab's.
 type providersFake struct {
 	*fakeProviders
-	settings *fakeSettings
-	agents   *fakeAgents
-}
-
-func (p providersFake) InstalledModels(ctx context.Context) ([]string, error) {
-	return p.settings.InstalledModels(ctx)
+	agents *fakeAgents
 }
 
 func (p providersFake) PullModel(ctx context.Context, name string, progress func(agent.PullProgress)) error {

@@ -64,18 +64,6 @@ func capabilityWord(c agent.Capability) string {
 	return string(c)
 }
 
-// modelsFound says what Ollama answered to a check; it speaks of
-// getting a model only when none is installed.
-func modelsFound(n int) string {
-	switch n {
-	case 0:
-		return "Ollama answers, but has no model installed: get one with 'ollama pull qwen3', or with Pull in the agent editor."
-	case 1:
-		return "Ollama answers: 1 model installed."
-	}
-	return fmt.Sprintf("Ollama answers: %d models installed.", n)
-}
-
 // pauseLabel is the tray's pause switch.
 func pauseLabel(paused bool) string {
 	if paused {

@@ -183,7 +183,6 @@ type settingsView struct {
 	core Core
 
 	servers *widget.Label // the model servers in a sentence
-	ollama  *widget.Label // the last Check Ollama
 
 	login       *widget.Check
 	loginStatus *widget.Label
@@ -216,7 +215,7 @@ type settingsView struct {
 func newSettingsView(app *App, core Core) *settingsView {
 	v := &settingsView{app: app, core: core, newName: widget.NewEntry(), clientRows: container.NewVBox(), now: time.Now,
 		entries: map[string]*widget.Entry{}, notes: map[string]*widget.Label{}, stored: map[string]string{}, savedHere: map[string]bool{},
-		servers: plainNote(""), ollama: feedback(), loginStatus: feedback(), tokenStatus: feedback(), advancedStatus: feedback(),
+		servers: plainNote(""), loginStatus: feedback(), tokenStatus: feedback(), advancedStatus: feedback(),
 		launchesAtLogin: platform.LaunchesAtLogin, setLaunchAtLogin: platform.SetLaunchAtLogin}
 	v.login = widget.NewCheck("Start Deskhand when I log in", nil)
 	v.insecure = widget.NewCheck("Open local development: accept requests without a token (INSECURE)", func(bool) { v.checkField("server.addr") })
@@ -269,15 +268,10 @@ func settingsHeading(text string) *widget.Label {
 }
 
 func (v *settingsView) content() fyne.CanvasObject {
+	// Each server's address is in one place: its own settings.
 	manage := widget.NewButton("Manage model servers…", v.showModels)
-	check := widget.NewButton("Check Ollama", v.checkOllama)
-	ollamaAt := "Is Ollama there, and which models does it have?"
-	if host, ok := v.app.opts.InEffect["ollama.host"]; ok {
-		ollamaAt = "Ollama's address in effect: " + host
-	}
 	servers := container.NewVBox(settingsHeading("Model servers"),
-		container.NewBorder(nil, nil, nil, manage, v.servers),
-		container.NewBorder(nil, nil, nil, check, plainNote(ollamaAt)), v.ollama)
+		container.NewBorder(nil, nil, nil, manage, v.servers))
 
 	login := container.NewVBox(settingsHeading("Start at login"), v.login,
 		plainNote("Deskhand starts in the tray when you log in to this computer. Applies at once."), v.loginStatus)
@@ -658,18 +652,3 @@ func (v *settingsView) save() {
 	})
 }
 
-// checkOllama asks the provider "ollama" for its models, off fyne's
-// goroutine (Settings → Models checks every model server).
-func (v *settingsView) checkOllama() {
-	say(v.ollama, "Asking Ollama…")
-	v.app.background(func(ctx context.Context) func() {
-		names, err := v.core.Providers.InstalledModels(ctx)
-		return func() {
-			if err != nil {
-				say(v.ollama, "✖ "+agent.UserMessage(err))
-				return
-			}
-			say(v.ollama, "● "+modelsFound(len(names)))
-		}
-	})
-}

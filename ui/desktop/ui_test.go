@@ -231,8 +231,6 @@ func TestFormatting(t *testing.T) {
 		{pendingLabel(0), "No questions waiting"},
 		{pendingLabel(1), "1 question waiting…"},
 		{pendingLabel(3), "3 questions waiting…"},
-		{modelsFound(0), "Ollama answers, but has no model installed: get one with 'ollama pull qwen3', or with Pull in the agent editor."},
-		{modelsFound(2), "Ollama answers: 2 models installed."},
 		{pauseLabel(false), "Pause serving"},
 		{pauseLabel(true), "Resume serving"},
 		{questionTitle(agent.Question{Kind: agent.KindApproval, Agent: "s", Tool: "write_file"}), "s asks to run write_file"},
@@ -373,14 +371,6 @@ func TestSettingsTokensAndServer(t *testing.T) {
 	}
 	if !strings.Contains(v.advancedStatus.Text, "next start") {
 		t.Errorf("saved: %q", v.advancedStatus.Text)
-	}
-	v.checkOllama()
-	if v.ollama.Text != "Asking Ollama…" {
-		t.Errorf("while asking: %q", v.ollama.Text)
-	}
-	ui.settle()
-	if !strings.Contains(v.ollama.Text, "2 models installed") {
-		t.Errorf("Ollama status = %q", v.ollama.Text)
 	}
 	if got := clientLabel(agent.Client{Name: "c", CreatedAt: time.Date(2026, 1, 2, 0, 0, 0, 0, time.Local)}, -1, time.Now()); got != "created Jan 2 2026 · never used" {
 		t.Errorf("label = %q", got)
