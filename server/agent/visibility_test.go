@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/deskhand/deskhand/server/agent"
 	"github.com/deskhand/deskhand/server/agent/agenttest"
@@ -133,7 +135,13 @@ func BenchmarkVisibleTo(b *testing.B) {
 // with the others: they are unknown, as if they never were; paging skips
 // them without ending early. The person at the desktop reads them all.
 func TestHiddenAgentsConversationsAreUnknown(t *testing.T) {
-	f := newFixture(t, agent.Config{}, agent.Agent{})
+	// A clock a millisecond on at each reading: the conversations are
+	// listed last active first, which two made in the same millisecond
+	// would leave to their IDs.
+	var ticks atomic.Int64
+	start0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	now := func() time.Time { return start0.Add(time.Duration(ticks.Add(1)) * time.Millisecond) }
+	f := newFixture(t, agent.Config{Now: now}, agent.Agent{})
 	f.model.Reply = func(context.Context, int, agent.ChatRequest, func(agent.Delta)) (agent.ChatResponse, error) {
 		return agenttest.Text("ok"), nil
 	}
