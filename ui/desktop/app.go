@@ -108,6 +108,10 @@ type App struct {
 	approvals   *approvalsView
 	toolServers *toolServersView
 	activity    *activityView // the Log tab
+	// typing tells whether the person types in the window, and
+	// stopTyping (under mu) stops its sampling (typing.go).
+	typing     typingWatch
+	stopTyping context.CancelFunc
 	// stateLater shows the core's state (showState) after turns start
 	// (who was used today) and questions come and go unseen, at most once
 	// per statusEvery (follow_load.go).
@@ -122,6 +126,8 @@ type App struct {
 func New(fy fyne.App, core Core, opts Options) *App {
 	a := newApp(fy, opts)
 	a.core = core
+	fy.Lifecycle().SetOnEnteredForeground(func() { a.watchTyping(true) })
+	fy.Lifecycle().SetOnExitedForeground(func() { a.watchTyping(false) })
 	a.agents = newAgentsView(a, core)
 	a.agents.servers = newAgentServers(a, core)
 	a.questions = newQuestionsView(a, core)
@@ -421,9 +427,9 @@ func (a *App) questionAsked(id string, waited bool) {
 		return
 	}
 	a.questions.refresh()
-	a.questions.popup(id)
 	a.showState()
 	a.notifyQuestion(id)
+	a.openWhenNotTyping(id)
 }
 
 func (a *App) refresh() {
