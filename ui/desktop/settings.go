@@ -651,4 +651,3 @@ func (v *settingsView) save() {
 		}
 	})
 }
-

@@ -27,7 +27,7 @@ func TestTypingWatch(t *testing.T) {
 		{0, name, "", false},
 		{200 * time.Millisecond, name, "My", true},
 		{1 * time.Second, name, "", true},
-		{2300 * time.Millisecond, name, "", false}, // 2 s after the last key
+		{2300 * time.Millisecond, name, "", false},   // 2 s after the last key
 		{2500 * time.Millisecond, other, "x", false}, // a field just focused
 		{2700 * time.Millisecond, button, "", false},
 		{2900 * time.Millisecond, name, "", false}, // back: its text is as it was
