@@ -3,8 +3,9 @@
 # the desktop app as a new person would, under a window manager (openbox),
 # with xdotool: first run without a model server, a server found, a
 # question popup that takes the focus while the main window is in front and
-# is answered with Enter, a conversation that keeps its place while calls
-# arrive and a search runs, pause shown in the window and told to clients,
+# is answered with Enter, one that waits while the person types, a
+# conversation that keeps its place while calls arrive and a search runs,
+# pause shown in the window and told to clients,
 # an unsaved edit guarded, Connect, and the window at 1.5× scale. Each step
 # leaves a screenshot in $out; what can be checked from outside (files,
 # the command line, the client's answers, pixels) is checked.
@@ -127,6 +128,25 @@ xdotool type --delay 30 "$value"
 xdotool key Return
 wait $asking || fail "the client's call failed"
 grep -q "You answered: $value\"" "$work/ask.out" || fail "the client did not get exactly the answer typed in the popup: $(cat "$work/ask.out")"
+
+# 3b. A question while the person types in the window: the popup waits
+# until they stop (it would take their keys), so the whole text lands in
+# the field they type in and none of it in the answer.
+keys ctrl+3
+click 150 94 # the conversations' search field
+call "ask: And your favourite number?" "$work/ask2.out" &
+asking=$!
+xdotool type --delay 250 "typed slowly while asked"
+popup=$(window '^Deskhand: assistant asks') || fail "no popup once the typing stopped"
+shoot 06b-popup-after-typing
+number="$RANDOM"
+xdotool windowactivate --sync "$popup"
+xdotool type --delay 30 "$number"
+xdotool key Return
+wait $asking || fail "the client's call failed"
+grep -q "You answered: $number\"" "$work/ask2.out" || fail "keys typed in the window before the popup became the answer: $(cat "$work/ask2.out")"
+click 150 94
+xdotool key ctrl+a BackSpace
 
 # 4. A conversation keeps its place: open the newest, then new calls
 # arrive (moving it down the list) and a search runs; the transcript
