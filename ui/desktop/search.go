@@ -119,10 +119,25 @@ func (v *conversationsView) withHits(matched []agent.ConversationSummary) []agen
 func (v *conversationsView) rowLine(c agent.ConversationSummary) conversationLine {
 	l := conversationLabel(c, v.agentNameOf(c.AgentID), clientName(c.Principal, v.clients), v.waiting[c.ID], v.now())
 	if h, ok := v.found.hits[c.ID]; ok {
-		l.Meta += " · " + strings.Join(strings.Fields(h.Snippet), " ")
+		l.Meta += " · " + aroundMatch(h.Snippet)
 		if v.found.older[c.ID] {
 			l.State = "found"
 		}
 	}
 	return l
+}
+
+// matchLead is how many words a hit's excerpt keeps before the first
+// word found: the row is cut at its end, and the words found must show.
+const matchLead = 3
+
+// aroundMatch is a hit's excerpt on one line, starting a few words
+// before the first word found (marked [like this] by the store).
+func aroundMatch(snippet string) string {
+	words := strings.Fields(snippet)
+	first := slices.IndexFunc(words, func(w string) bool { return strings.Contains(w, "[") })
+	if first > matchLead {
+		words = append([]string{"…"}, words[first-matchLead:]...)
+	}
+	return strings.Join(words, " ")
 }

@@ -183,3 +183,18 @@ func TestSearchFindsOldConversationsWithTheRealCore(t *testing.T) {
 		t.Errorf("opened %q: %q", v.current, v.text())
 	}
 }
+
+// TestAroundMatch: a hit's excerpt shows the words found, however much
+// came before them.
+func TestAroundMatch(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"the [door] is blue", "the [door] is blue"},
+		{"…one two three four five six the\nblue [door] opens…", "… six the blue [door] opens…"},
+		{"no match marked here", "no match marked here"},
+		{"a b c [d] e", "a b c [d] e"},
+	} {
+		if got := aroundMatch(tc.in); got != tc.want {
+			t.Errorf("aroundMatch(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
