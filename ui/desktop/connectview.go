@@ -294,7 +294,7 @@ func (v *connectView) row(c ClientState) fyne.CanvasObject {
 			said.Importance = widget.DangerImportance
 		}
 	}
-	said.Truncation = fyne.TextTruncateEllipsis // in full under Details
+	said.Wrapping = fyne.TextWrapWord // a result is read whole
 	actions := container.NewHBox()
 	if label := primaryAction(c); label != "" {
 		primary := widget.NewButton(label, func() { v.confirmConnect(c, false) })

@@ -33,9 +33,21 @@ func New(m *connect.Manager, log *slog.Logger, extension connect.Extension, exte
 	return Connector{m: m, log: log, extension: extension, extensionPath: extensionPath}
 }
 
+// repairWords say, for an entry that does not work, why, in a person's
+// words (the command line's status says "connected, stale").
+var repairWords = map[connect.Health]string{
+	connect.TokenRefused: "Deskhand no longer accepts its token: Repair gives it a new one",
+	connect.NoToken:      "its entry is missing its token: Repair gives it one",
+	connect.Stale:        "its entry points at another Deskhand address: Repair writes this one",
+	connect.Broken:       "its entry does not work: Repair writes it again",
+}
+
 // State is a client's report as the Connect tab shows it.
 func State(r connect.Report, err error) desktop.ClientState {
 	status, _ := connect.Describe(r, err)
+	if words, ok := repairWords[r.Check.Health]; ok && err == nil && r.State.Condition == connect.Connected {
+		status = words
+	}
 	st := desktop.ClientState{
 		ID: r.Client.ID, Name: r.Client.Name, File: connect.FileOf(r), Status: status,
 		Installed: r.State.Condition != connect.NotInstalled,

@@ -108,3 +108,19 @@ func TestConnectorExtension(t *testing.T) {
 		})
 	}
 }
+
+// TestStateSpeaksPlainly: an entry that does not work says why and what
+// Repair does, not the command line's "connected, stale".
+func TestStateSpeaksPlainly(t *testing.T) {
+	for _, h := range []connect.Health{connect.TokenRefused, connect.NoToken, connect.Stale, connect.Broken} {
+		r := connect.Report{Client: connect.Cursor, State: connect.State{Condition: connect.Connected}, Check: connect.Check{Health: h}}
+		st := connector.State(r, nil)
+		if strings.Contains(st.Status, h.String()) || !strings.Contains(st.Status, "Repair") || st.Working {
+			t.Errorf("%v: status %q; want plain words that name Repair", h, st.Status)
+		}
+	}
+	ok := connector.State(connect.Report{Client: connect.Cursor, State: connect.State{Condition: connect.Connected}, Check: connect.Check{Health: connect.Verified, Tools: 3}}, nil)
+	if !ok.Working || strings.Contains(ok.Status, "Repair") {
+		t.Errorf("a working entry: %+v", ok)
+	}
+}
