@@ -157,7 +157,7 @@ func newAgentsView(app *App, core Core) *agentsView {
 		v.tools = append(v.tools, newToolSwitch(info, v.changed))
 	}
 	v.prompt, v.schema = newEditorMultiLine(5), newEditorMultiLine(3)
-	v.prompt.SetPlaceHolder("what the agent is for and how it should work")
+	v.prompt.SetPlaceHolder("such as: You find sources on the web for a question and answer with links to them.")
 	v.schema.SetPlaceHolder(`optional, such as {"type":"object","properties":{…}}`)
 	v.schemaHint, v.slugHint, v.foldersHint, v.hostsHint = newNote(widget.DangerImportance), newNote(widget.DangerImportance), newNote(widget.DangerImportance), newNote(widget.DangerImportance)
 	v.status = newNote(widget.MediumImportance)

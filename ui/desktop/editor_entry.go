@@ -35,6 +35,10 @@ func (e *editorEntry) FocusGained() {
 	}
 }
 
+// AcceptsTab is false: Tab moves on to the next field, even from one of
+// several lines (fyne's multi-line Entry would type a tab).
+func (e *editorEntry) AcceptsTab() bool { return false }
+
 func newEditorEntry() *editorEntry {
 	e := &editorEntry{}
 	e.ExtendBaseWidget(e)

@@ -19,6 +19,9 @@ type sendEntry struct {
 	onEscape    func()
 }
 
+// AcceptsTab is false: Tab moves on to the buttons, as in a chat app.
+func (e *sendEntry) AcceptsTab() bool { return false }
+
 func newSendEntry() *sendEntry {
 	e := &sendEntry{}
 	e.MultiLine = true

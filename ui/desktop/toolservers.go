@@ -439,12 +439,12 @@ func (v *toolServersView) showAdd() {
 	f := &serverForm{name: widget.NewEntry(), command: widget.NewEntry(), url: widget.NewEntry(), dir: widget.NewEntry(),
 		args: widget.NewMultiLineEntry(), env: widget.NewMultiLineEntry(), headers: widget.NewMultiLineEntry(),
 		secrets: container.NewVBox(), sampling: widget.NewCheck("Let it ask for the agent's model (sampling: it spends your model's time)", nil)}
-	f.name.SetPlaceHolder("files")
-	f.command.SetPlaceHolder("npx")
-	f.args.SetPlaceHolder("-y\n@modelcontextprotocol/server-filesystem\n/home/you/notes")
-	f.url.SetPlaceHolder("https://example.com/mcp")
-	f.env.SetPlaceHolder("LOG_LEVEL=info")
-	f.headers.SetPlaceHolder("X-Team: docs")
+	f.name.SetPlaceHolder("such as files")
+	f.command.SetPlaceHolder("such as npx")
+	f.args.SetPlaceHolder("such as -y, then @modelcontextprotocol/server-filesystem, then /home/you/notes")
+	f.url.SetPlaceHolder("such as https://example.com/mcp")
+	f.env.SetPlaceHolder("such as LOG_LEVEL=info")
+	f.headers.SetPlaceHolder("such as X-Team: docs")
 	f.dir.SetPlaceHolder("optional")
 	problem := widget.NewLabel("")
 	problem.Wrapping = fyne.TextWrapWord
