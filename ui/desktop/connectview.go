@@ -558,3 +558,9 @@ func (v *connectView) writeExtension(c ClientState) {
 		}
 	})
 }
+
+// rowButtons are a list row's buttons at their own height, centred on a
+// row that may be taller (a second line of text), not stretched to it.
+func rowButtons(buttons ...fyne.CanvasObject) fyne.CanvasObject {
+	return container.NewCenter(container.NewHBox(buttons...))
+}

@@ -68,7 +68,7 @@ func (s *agentServers) refresh() {
 		for _, at := range attached {
 			change := widget.NewButton("Change…", func() { s.showAttach(at) })
 			remove := widget.NewButton("Remove", func() { s.detach(at.Server) })
-			s.rows.Add(container.NewBorder(nil, nil, nil, container.NewHBox(change, remove), plainNote(attachmentLine(at))))
+			s.rows.Add(container.NewBorder(nil, nil, nil, rowButtons(change, remove), plainNote(attachmentLine(at))))
 		}
 	}
 	s.rows.Refresh()

@@ -468,7 +468,7 @@ func (v *settingsView) refreshClients() {
 		agents := widget.NewButton("Agents…", func() { v.chooseAgents(c.Name) })
 		rotate := widget.NewButton("Rotate…", func() { v.confirmRotate(c.Name) })
 		revoke := widget.NewButton("Revoke…", func() { v.confirmRevoke(c.Name) })
-		v.clientRows.Add(container.NewBorder(nil, nil, nil, container.NewHBox(agents, rotate, revoke), container.NewVBox(label, line)))
+		v.clientRows.Add(container.NewBorder(nil, nil, nil, rowButtons(agents, rotate, revoke), container.NewVBox(label, line)))
 	}
 	v.showCalls()
 	v.refreshCalls()

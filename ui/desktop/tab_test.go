@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/widget"
+	"github.com/deskhand/deskhand/server/agent"
 )
 
 // TestTabLeavesMultiLineFields: the window hands Tab to a field that
@@ -18,6 +20,31 @@ func TestTabLeavesMultiLineFields(t *testing.T) {
 	} {
 		if f.AcceptsTab() {
 			t.Errorf("%s takes Tab: it types a tab instead of moving on", name)
+		}
+	}
+}
+
+// TestRowButtonsKeepTheirHeight: a row of two lines does not stretch its
+// buttons to its height.
+func TestRowButtonsKeepTheirHeight(t *testing.T) {
+	a, _ := newShell(t)
+	v := newToolServersView(a, newFakeCore(fakeCore{}).asCore())
+	row := v.row(agent.ToolServer{Name: "files", Command: "npx"}, agent.ToolServerStatus{Name: "files", State: "running"})
+	row.Resize(fyne.NewSize(900, row.MinSize().Height+40))
+	var buttons []*widget.Button
+	walk(t, row, func(o fyne.CanvasObject) bool {
+		if b, ok := o.(*widget.Button); ok {
+			buttons = append(buttons, b)
+			return true
+		}
+		return false
+	})
+	if len(buttons) == 0 {
+		t.Fatal("the row has no buttons")
+	}
+	for _, b := range buttons {
+		if b.Size().Height > b.MinSize().Height+1 {
+			t.Errorf("%q is %.0f high, its own height %.0f", b.Text, b.Size().Height, b.MinSize().Height)
 		}
 	}
 }

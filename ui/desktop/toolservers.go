@@ -71,7 +71,7 @@ func (v *toolServersView) row(s agent.ToolServer, st agent.ToolServerStatus) fyn
 	check := widget.NewButton("Check", func() { v.check(s.Name) })
 	log := widget.NewButton("Log", func() { v.openLog(s.Name) })
 	remove := widget.NewButton("Remove…", func() { v.confirmRemove(s.Name) })
-	return container.NewBorder(nil, nil, nil, container.NewHBox(check, log, remove), container.NewVBox(title, line))
+	return container.NewBorder(nil, nil, nil, rowButtons(check, log, remove), container.NewVBox(title, line))
 }
 
 // serverStatus is the named server's status; a server the running set has not
