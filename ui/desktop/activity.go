@@ -69,6 +69,7 @@ type activityView struct {
 
 	search  *widget.Entry
 	outcome *widget.Select
+	every   *widget.Check // the protocol's housekeeping too
 	export  *widget.Button
 	table   *widget.Table
 	note    *widget.Label // "N of the last M requests", or why there are none
@@ -82,6 +83,7 @@ func newActivityView(a *App, core Core) *activityView {
 	v.search.OnChanged = func(string) { v.redraw() }
 	v.outcome = widget.NewSelect(outcomeChoices, func(string) { v.redraw() })
 	v.outcome.Selected = allOutcomes
+	v.every = widget.NewCheck("Every request", func(bool) { v.redraw() })
 	v.export = widget.NewButton("Export…", v.chooseExportFile)
 	v.table = widget.NewTableWithHeaders(
 		func() (int, int) { return len(v.shown), len(activityColumns) },
@@ -98,7 +100,9 @@ func newActivityView(a *App, core Core) *activityView {
 	v.table.ShowHeaderColumn = false
 	v.table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
 		if id.Col >= 0 && id.Col < len(activityColumns) {
-			o.(*widget.Label).SetText(activityColumns[id.Col].title)
+			l := o.(*widget.Label)
+			l.Alignment = fyne.TextAlignLeading // over its cells, which start at the left
+			l.SetText(activityColumns[id.Col].title)
 		}
 	}
 	for i, c := range activityColumns {
@@ -114,7 +118,7 @@ func newActivityView(a *App, core Core) *activityView {
 }
 
 func (v *activityView) content() fyne.CanvasObject {
-	filters := container.NewBorder(nil, nil, nil, container.NewHBox(v.outcome, v.export), v.search)
+	filters := container.NewBorder(nil, nil, nil, container.NewHBox(v.every, v.outcome, v.export), v.search)
 	return container.NewBorder(container.NewVBox(filters, v.note, v.status), nil, nil, nil, v.table)
 }
 
@@ -234,7 +238,7 @@ func (v *activityView) clientsChanged() {
 
 // redraw refilters the rows and refreshes the table once.
 func (v *activityView) redraw() {
-	v.shown = filterActivity(v.rows, v.names, v.search.Text, v.outcome.Selected)
+	v.shown = filterActivity(v.rows, v.names, v.filter())
 	v.note.SetText(activityNote(len(v.shown), len(v.rows), v.loaded, v.off))
 	v.table.Refresh()
 }
@@ -292,7 +296,7 @@ func (v *activityView) chooseExportFile() {
 // (at most activityExported), to w, off fyne's goroutine, and says how
 // many it wrote or what went wrong.
 func (v *activityView) exportTo(w fyne.URIWriteCloser) {
-	query, outcome, names := v.search.Text, v.outcome.Selected, v.names
+	filter, names := v.filter(), v.names
 	v.export.Disable()
 	say(v.status, "Exporting the log…")
 	v.app.background(func(ctx context.Context) func() {
@@ -301,7 +305,7 @@ func (v *activityView) exportTo(w fyne.URIWriteCloser) {
 			if err != nil {
 				return 0, err
 			}
-			return writeActivity(w, filterActivity(rows, names, query, outcome))
+			return writeActivity(w, filterActivity(rows, names, filter))
 		}()
 		if cerr := w.Close(); err == nil && cerr != nil {
 			err = fmt.Errorf("close %s: %w", w.URI().Name(), cerr)
@@ -406,14 +410,43 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
+// activityFilter is what the Log tab's filters keep: rows that say query
+// (by client, agent, method, text or reason), of that outcome, and the
+// protocol's housekeeping only with every.
+type activityFilter struct {
+	query, outcome string
+	every          bool
+}
+
+func (v *activityView) filter() activityFilter {
+	return activityFilter{query: v.search.Text, outcome: v.outcome.Selected, every: v.every.Checked}
+}
+
+// housekeeping is a request that went well and that a person does not
+// ask about: the protocol's own (initialize, lists, notifications, a
+// session's GET and DELETE), not a call, a question or an approval.
+func housekeeping(r agent.ActivityRow) bool {
+	if r.Outcome != agent.OutcomeOK {
+		return false
+	}
+	switch r.Method {
+	case "tools/call", agent.ActivityQuestion, agent.ActivityApproval:
+		return false
+	}
+	return true
+}
+
 // filterActivity keeps the rows whose outcome is the one chosen and whose
 // client, agent, method, text (as the table shows it, on one line) or
 // reason holds what was typed, ignoring case.
-func filterActivity(rows []agent.ActivityRow, names map[string]string, query, outcome string) []agent.ActivityRow {
-	query = strings.ToLower(strings.TrimSpace(query))
+func filterActivity(rows []agent.ActivityRow, names map[string]string, f activityFilter) []agent.ActivityRow {
+	query, outcome := strings.ToLower(strings.TrimSpace(f.query)), f.outcome
 	var out []agent.ActivityRow
 	for _, r := range rows {
 		if outcome != "" && outcome != allOutcomes && string(r.Outcome) != outcome {
+			continue
+		}
+		if !f.every && housekeeping(r) {
 			continue
 		}
 		if query != "" && !strings.Contains(strings.ToLower(strings.Join([]string{logClient(r.Client, names), r.Agent, r.Method, oneLine(r.Text), r.Reason}, "\n")), query) {

@@ -37,27 +37,30 @@ var logNames = map[string]string{"id-c": "cursor", "id-d": "claude"}
 func TestFilterActivity(t *testing.T) {
 	for _, tc := range []struct {
 		name, query, outcome string
+		housekeeping         bool // hide the protocol's own requests that went well
 		want                 []int
 	}{
-		{"everything", "", allOutcomes, []int{0, 1, 2}},
-		{"by client name", "CURSOR", allOutcomes, []int{0}},
-		{"not by client ID", "id-c", allOutcomes, nil},
-		{"by agent", "research", "", []int{0}},
-		{"by method", "tools/", allOutcomes, []int{0, 2}},
-		{"by text, across its line break", "is not installed", allOutcomes, []int{0}},
-		{"by text, whatever the case", "NOT INSTALLED", allOutcomes, []int{0}},
-		{"by reason", "bad token", allOutcomes, []int{1}},
-		{"by outcome", "", string(agent.OutcomeRefused), []int{1}},
-		{"outcome and text that do not meet", "cursor", string(agent.OutcomeOK), nil},
-		{"not the time", "10:00", allOutcomes, nil},
-		{"spaces around", "  claude ", allOutcomes, []int{2}},
+		{"everything", "", allOutcomes, false, []int{0, 1, 2}},
+		{"by client name", "CURSOR", allOutcomes, false, []int{0}},
+		{"not by client ID", "id-c", allOutcomes, false, nil},
+		{"by agent", "research", "", false, []int{0}},
+		{"by method", "tools/", allOutcomes, false, []int{0, 2}},
+		{"by text, across its line break", "is not installed", allOutcomes, false, []int{0}},
+		{"by text, whatever the case", "NOT INSTALLED", allOutcomes, false, []int{0}},
+		{"by reason", "bad token", allOutcomes, false, []int{1}},
+		{"by outcome", "", string(agent.OutcomeRefused), false, []int{1}},
+		{"outcome and text that do not meet", "cursor", string(agent.OutcomeOK), false, nil},
+		{"not the time", "10:00", allOutcomes, false, nil},
+		{"spaces around", "  claude ", allOutcomes, false, []int{2}},
+		{"calls and failures, not the lists", "", allOutcomes, true, []int{0, 1}},
+		{"a list asked for by name is still hidden", "claude", allOutcomes, true, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var want []agent.ActivityRow
 			for _, i := range tc.want {
 				want = append(want, logRows[i])
 			}
-			if diff := cmp.Diff(want, filterActivity(logRows, logNames, tc.query, tc.outcome)); diff != "" {
+			if diff := cmp.Diff(want, filterActivity(logRows, logNames, activityFilter{query: tc.query, outcome: tc.outcome, every: !tc.housekeeping})); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
@@ -187,6 +190,10 @@ func logScreen(t *testing.T, log *fakeActivity) (v *activityView, ui *testUI, st
 	log.clients = core.fakeSettings.clients
 	core.fakeConversations.conversations = []agent.ConversationSummary{{Conversation: agent.Conversation{ID: "conv-1", Title: "Sources"}}}
 	a, ui := newTestApp(t, core.asCore())
+	if a.activity.every.Checked {
+		t.Error("the Log shows the protocol's housekeeping unless asked")
+	}
+	a.activity.every.SetChecked(true) // the log's workings, on every row
 	a.refresh()
 	a.tabs.SelectIndex(tabLog) // the tab is redrawn only while it can be seen
 	ui.settle()
