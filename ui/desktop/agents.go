@@ -128,7 +128,10 @@ func newAgentsView(app *App, core Core) *agentsView {
 	}
 	v.model = newEditorSelectEntry()
 	v.model.SetPlaceHolder("pick a model or type its name")
-	v.model.OnChanged = func(string) {
+	v.model.OnChanged = func(picked string) {
+		if v.modelNames != nil { // the server listed its models
+			v.modelHint.SetText(pickHint(v.modelsOf, v.isOllama(v.modelsOf), v.modelNames, picked))
+		}
 		v.describeModel()
 		v.changed()
 	}
@@ -359,7 +362,7 @@ func (v *agentsView) loadModels(name string) {
 			}
 			v.modelNames = names
 			v.model.SetOptions(names)
-			v.modelHint.SetText(providerModelsFound(name, v.isOllama(name), len(names)))
+			v.modelHint.SetText(pickHint(name, v.isOllama(name), names, v.model.Text))
 			v.describeModel()
 		}
 	})

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,6 +46,15 @@ func providerModelsFound(provider string, ollama bool, n int) string {
 		return provider + " lists 1 model: pick it above."
 	}
 	return fmt.Sprintf("%s lists %d models: pick one above.", provider, n)
+}
+
+// pickHint is the model hint once the server listed its models: a model
+// picked among them needs none.
+func pickHint(provider string, ollama bool, names []string, picked string) string {
+	if slices.Contains(names, picked) {
+		return ""
+	}
+	return providerModelsFound(provider, ollama, len(names))
 }
 
 // capabilitiesText says what a model can do, as its server tells.

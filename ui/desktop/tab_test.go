@@ -48,3 +48,17 @@ func TestRowButtonsKeepTheirHeight(t *testing.T) {
 		}
 	}
 }
+
+// TestPickHint: once a listed model is picked, the hint to pick one goes.
+func TestPickHint(t *testing.T) {
+	names := []string{"llama3.2", "qwen3"}
+	if got := pickHint("ollama", true, names, ""); got != "ollama lists 2 models: pick one above." {
+		t.Errorf("nothing picked: %q", got)
+	}
+	if got := pickHint("ollama", true, names, "qwen3"); got != "" {
+		t.Errorf("a listed model picked: %q, want no hint", got)
+	}
+	if got := pickHint("ollama", true, names, "typed-by-hand"); got == "" {
+		t.Error("a model typed by hand: no hint")
+	}
+}

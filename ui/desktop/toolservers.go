@@ -12,6 +12,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/deskhand/deskhand/server/agent"
@@ -40,7 +41,7 @@ func (v *toolServersView) content() fyne.CanvasObject {
 	if v.app.opts.ImportToolServers != nil {
 		buttons.Add(widget.NewButton("Import from your clients…", v.showImport))
 	}
-	buttons.Add(widget.NewButton("↻", v.refresh))
+	buttons.Add(widget.NewButtonWithIcon("", theme.ViewRefreshIcon(), v.refresh))
 	return container.NewVScroll(container.NewVBox(intro, buttons, v.status, v.held, v.rows))
 }
 
