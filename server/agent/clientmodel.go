@@ -32,9 +32,9 @@ func (c *Core) modelFor(ctx context.Context, agent Agent) (Model, error) {
 	if agent.Model == "" {
 		provider := agentProvider(agent)
 		if p, ok := c.providers.Get(provider); ok && p.Kind == ProviderOllama {
-			return nil, Userf(nil, "agent %q has no model: pick one of provider %s's models in the agent's settings (or 'deskhand agent edit %s --model NAME'); with none installed, install one with 'ollama pull llama3.2'", agent.Slug, provider, agent.Slug)
+			return nil, Userf(ErrNoModel, "agent %q has no model: pick one of provider %s's models in the agent's settings (or 'deskhand agent edit %s --model NAME'); with none installed, install one with 'ollama pull llama3.2'", agent.Slug, provider, agent.Slug)
 		}
-		return nil, Userf(nil, "agent %q has no model: pick one of provider %s's models in the agent's settings (or 'deskhand agent edit %s --model NAME')", agent.Slug, provider, agent.Slug)
+		return nil, Userf(ErrNoModel, "agent %q has no model: pick one of provider %s's models in the agent's settings (or 'deskhand agent edit %s --model NAME')", agent.Slug, provider, agent.Slug)
 	}
 	return c.providerModel(agentProvider(agent))
 }

@@ -1052,3 +1052,13 @@ func TestPrincipalOfAName(t *testing.T) {
 		}
 	}
 }
+
+// TestNoModelIsTold: a call of an agent without a model fails with
+// ErrNoModel, so that the window can say where to pick one.
+func TestNoModelIsTold(t *testing.T) {
+	f := newFixture(t, agent.Config{}, agent.Agent{Slug: "empty", Enabled: true})
+	_, err := f.run(t, "p", "", "hi")
+	if !errors.Is(err, agent.ErrNoModel) || !strings.Contains(agent.UserMessage(err), "has no model") {
+		t.Errorf("Run = %v, want ErrNoModel", err)
+	}
+}

@@ -53,6 +53,9 @@ var (
 	ErrConversationBusy = &UserError{Msg: "this conversation is busy with another call; wait for it to finish, or start a new conversation"}
 	// ErrConversationsOff: the agent does not keep conversations.
 	ErrConversationsOff = &UserError{Msg: "this agent does not keep conversations: call it without 'conversation'"}
+	// ErrNoModel: the agent has no model to run on (its words name the
+	// command line; a window says where to pick one instead).
+	ErrNoModel = errors.New("the agent has no model")
 	// ErrShutdown ends turns that were running when Deskhand stopped.
 	ErrShutdown = errors.New("deskhand is shutting down")
 )

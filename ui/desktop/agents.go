@@ -3,6 +3,7 @@ package desktop
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"strings"
 
@@ -884,7 +885,7 @@ func (v *agentsView) tryIt() {
 			v.tryTurn = "" // finished: late events change nothing
 			v.tryButton.Enable()
 			if err != nil {
-				v.tries.finish(id, "✖ "+agent.UserMessage(err))
+				v.tries.finish(id, "✖ "+tryError(err))
 			} else {
 				v.tries.finish(id, res.Text)
 			}
@@ -951,4 +952,12 @@ func (v *agentsView) pullModel() {
 			}
 		}
 	})
+}
+
+// tryError is why Try it got no answer, in the window's words.
+func tryError(err error) string {
+	if errors.Is(err, agent.ErrNoModel) {
+		return "It has no model yet: pick one under Model, Save, then try again."
+	}
+	return agent.UserMessage(err)
 }

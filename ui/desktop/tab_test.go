@@ -1,6 +1,7 @@
 package desktop
 
 import (
+	"strings"
 	"testing"
 
 	"fyne.io/fyne/v2"
@@ -60,5 +61,17 @@ func TestPickHint(t *testing.T) {
 	}
 	if got := pickHint("ollama", true, names, "typed-by-hand"); got == "" {
 		t.Error("a model typed by hand: no hint")
+	}
+}
+
+// TestTryErrorSpeaksTheWindow: Try it on an agent without a model says
+// where to pick one in the window, not which command to run.
+func TestTryErrorSpeaksTheWindow(t *testing.T) {
+	err := agent.Userf(agent.ErrNoModel, "agent %q has no model: … (or 'deskhand agent edit x --model NAME')", "x")
+	if got := tryError(err); strings.Contains(got, "deskhand") || !strings.Contains(got, "Model") {
+		t.Errorf("tryError = %q", got)
+	}
+	if got := tryError(agent.Userf(nil, "the server is down")); got != "the server is down" {
+		t.Errorf("another error: %q", got)
 	}
 }
