@@ -84,12 +84,12 @@ type agentsView struct {
 
 // The "Runs on" choices: a provider's model, or the calling client's.
 const (
-	runsOnProvider = "a model of one of your providers"
+	runsOnProvider = "a model of one of your model servers"
 	runsOnClient   = "the calling client's model (sampling)"
 )
 
 // clientModelNote is what the editor says of running on the client's model.
-const clientModelNote = "Runs on the model of the client that calls it, through MCP sampling. Only some clients lend their model (VS Code, GitHub Copilot CLI), and the 2026-07-28 protocol revision deprecates sampling; when the client lends none, the agent runs on the provider model below."
+const clientModelNote = "Runs on the model of the client that calls it, through MCP sampling. Only some clients lend their model (VS Code, GitHub Copilot CLI), and the 2026-07-28 protocol revision deprecates sampling; when the client lends none, the agent runs on the model server's model below."
 
 func newAgentsView(app *App, core Core) *agentsView {
 	v := &agentsView{app: app, core: core, tries: tryTranscripts{}}

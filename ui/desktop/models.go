@@ -79,7 +79,7 @@ func newModelsView(app *App, core Core) *modelsView {
 
 func (v *modelsView) content() fyne.CanvasObject {
 	add := widget.NewButton("Add a model server", v.add)
-	intro := widget.NewLabel("Model servers: where your agents' models run (in the agent editor, each is a provider). Check asks a server which models it has. Changes apply at once.")
+	intro := widget.NewLabel("Model servers: where your agents' models run. Check asks a server which models it has. Changes apply at once.")
 	intro.Wrapping = fyne.TextWrapWord
 	top := container.NewBorder(intro, container.NewBorder(nil, nil, nil, add, v.listStatus), nil, nil, v.list)
 	form := widget.NewForm(
