@@ -39,7 +39,7 @@ func onboardingOf(s status) onboardingSteps {
 		name := answeredEmpty(s)
 		o.Server = name + " answered but has no model yet: download one (Ollama: type a name such as qwen3 in the agent's model and press Pull; LM Studio: load one in the app)."
 	default:
-		o.Server = "No model server answered. Get Ollama (free, runs models here), start LM Studio's server, or add a model server you have."
+		o.Server = "No model server answered. Get Ollama (free, runs models here), start LM Studio's server, or add one you have."
 	}
 	o.Agent, o.HasAgent = agentToSetUp(s)
 	switch {
@@ -149,7 +149,7 @@ func newOnboardingPanel(app *App) *onboardingPanel {
 		}
 	})
 	p.getOllama.Importance = widget.HighImportance
-	p.providers = widget.NewButton("Add a model server…", app.showModelsSettings)
+	p.providers = widget.NewButton("Add a server…", app.showModelsSettings)
 	p.recheck = widget.NewButtonWithIcon("", theme.ViewRefreshIcon(), func() { app.status.askServers() })
 	p.pick = widget.NewButton("Pick a model…", p.pickModel)
 	p.pick.Importance = widget.HighImportance
