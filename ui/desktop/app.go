@@ -558,7 +558,11 @@ func (a *App) trayItems() []*fyne.MenuItem {
 	items := []*fyne.MenuItem{state, pending, fyne.NewMenuItemSeparator(),
 		fyne.NewMenuItem("Open Deskhand", a.Show), fyne.NewMenuItemSeparator()}
 	for _, ag := range a.core.Agents.List() {
-		item := fyne.NewMenuItem(agentLabel(ag), nil)
+		label := agentLabel(ag)
+		if ag.Enabled && ag.Backend != agent.BackendClient && ag.Model == "" {
+			label += " (no model: it cannot answer)" // on, but not really served
+		}
+		item := fyne.NewMenuItem(label, nil)
 		item.Checked = ag.Enabled
 		item.Action = func() { a.agents.setEnabled(ag.Slug, !ag.Enabled) }
 		items = append(items, item)

@@ -38,11 +38,11 @@ func TestStatusTexts(t *testing.T) {
 		canRun         bool
 	}{
 		{"first run, not asked yet", statusOf([]agent.Agent{assistant}, nil, false, nil, now),
-			"Serving", "1 agent served · assistant has no model", "Asking the model servers…", "No client today", false},
+			"Serving", "0 agents served · assistant has no model", "Asking the model servers…", "No client today", false},
 		{"paused", statusOf([]agent.Agent{ready, off, sampled}, nil, true, clients, now),
 			"Paused", "No agent served", "Asking the model servers…", "1 client today", true},
 		{"serving", withServers(statusOf([]agent.Agent{assistant, ready, off, sampled, other}, nil, false, clients[:1], now), ollama3, silent),
-			"Serving", "4 agents served · 2 agents have no model", "Ollama: 3 models · work did not answer", "1 client today", true},
+			"Serving", "2 agents served · 2 agents have no model", "Ollama: 3 models · work did not answer", "1 client today", true},
 		{"nobody answered", withServers(statusOf([]agent.Agent{ready}, nil, false, nil, now), silent),
 			"Serving", "1 agent served", "No model server answered", "No client today", false},
 		{"a model on another server", withServers(statusOf([]agent.Agent{{Slug: "w", Enabled: true, Provider: "work", Model: "gpt"}}, nil, false, nil, now), ollama3),

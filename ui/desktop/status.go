@@ -21,7 +21,8 @@ import (
 // from it in plain values, so that its texts are tested without fyne.
 type status struct {
 	Paused bool
-	// Served counts the agents served as tools (none while paused).
+	// Served counts the agents served as tools that can answer: none
+	// while paused, and not those without a model.
 	Served int
 	// NoModel are the enabled agents that run on a provider but name no
 	// model: they fail when called.
@@ -52,11 +53,12 @@ func statusOf(agents []agent.Agent, pending []agent.Question, paused bool, clien
 		if !a.Enabled {
 			continue
 		}
+		if a.Backend != agent.BackendClient && a.Model == "" {
+			s.NoModel = append(s.NoModel, a) // called, it fails
+			continue
+		}
 		if !paused {
 			s.Served++
-		}
-		if a.Backend != agent.BackendClient && a.Model == "" {
-			s.NoModel = append(s.NoModel, a)
 		}
 	}
 	y, m, d := now.Date()

@@ -1,8 +1,10 @@
 package desktop
 
 import (
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/widget"
@@ -73,5 +75,23 @@ func TestTryErrorSpeaksTheWindow(t *testing.T) {
 	}
 	if got := tryError(agent.Userf(nil, "the server is down")); got != "the server is down" {
 		t.Errorf("another error: %q", got)
+	}
+}
+
+// TestTrayTellsAnAgentWithoutAModel: an agent switched on but without a
+// model is not counted as served, and the tray says it cannot answer.
+func TestTrayTellsAnAgentWithoutAModel(t *testing.T) {
+	agents := &fakeAgents{agents: []agent.Agent{{ID: "a1", Slug: "assistant", Enabled: true}, {ID: "a2", Slug: "scribe", Model: "m", Enabled: true}}}
+	a, _ := newTestApp(t, newFakeCore(fakeCore{fakeAgents: agents}).asCore())
+	var labels []string
+	for _, it := range a.trayItems() {
+		labels = append(labels, it.Label)
+	}
+	if !slices.Contains(labels, "assistant (no model: it cannot answer)") || !slices.Contains(labels, "scribe") {
+		t.Errorf("tray: %q", labels)
+	}
+	s := statusOf(agents.agents, nil, false, nil, time.Now())
+	if got := s.agentsText(); got != "1 agent served · assistant has no model" {
+		t.Errorf("status: %q", got)
 	}
 }
