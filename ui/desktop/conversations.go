@@ -3,7 +3,9 @@ package desktop
 import (
 	"context"
 	"errors"
+	"fmt"
 	"image/color"
+	"strings"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -61,6 +63,7 @@ type conversationsView struct {
 	asking     *fyne.Container // the questions waiting in this conversation
 	scroll     *container.Scroll
 	transcript *fyne.Container // history, live, asking
+	foundCount *widget.Label   // how many a search found
 	status     *widget.Label
 	stop       *widget.Button // enabled while a turn runs here
 
@@ -103,6 +106,8 @@ func newConversationsView(app *App, core Core) *conversationsView {
 	v.scroll = container.NewVScroll(v.transcript)
 	v.search.SetPlaceHolder("Search every conversation: words, title or agent")
 	v.search.OnChanged = func(string) { v.filter() }
+	v.foundCount = widget.NewLabel("")
+	v.foundCount.Importance = widget.LowImportance
 	v.list = widget.NewList(
 		func() int { return len(v.shown) },
 		newConversationRow,
@@ -234,7 +239,8 @@ func (r *openMarkRenderer) Refresh() {
 
 func (v *conversationsView) content() fyne.CanvasObject {
 	// The search comes first in the focus order, then the list.
-	left := container.New(layout.NewBorderLayout(v.search, nil, nil, nil), v.search, v.list)
+	top := container.NewBorder(nil, nil, nil, v.foundCount, v.search)
+	left := container.New(layout.NewBorderLayout(top, nil, nil, nil), top, v.list)
 	v.stop = widget.NewButtonWithIcon("Stop the running turn", theme.MediaStopIcon(), v.stopTurn)
 	v.stop.Disable()
 	copyIt := widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), func() {
@@ -369,6 +375,7 @@ func (v *conversationsView) filter() {
 	}))
 	same := len(shown) == len(v.shown)
 	v.shown = shown
+	v.foundCount.SetText(foundText(v.search.Text, len(shown)))
 	if !same {
 		v.selected = rowOf(shown, v.current)
 		v.list.Refresh()
@@ -688,4 +695,13 @@ func (v *conversationsView) event(e agent.Event) {
 			})
 		}
 	}
+}
+
+// foundText says how many conversations a search shows; nothing without
+// one.
+func foundText(search string, n int) string {
+	if strings.TrimSpace(search) == "" {
+		return ""
+	}
+	return fmt.Sprintf("%d found", n)
 }

@@ -198,3 +198,21 @@ func TestAroundMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchSaysHowManyFound: a search says how many conversations it
+// shows; no search says nothing.
+func TestSearchSaysHowManyFound(t *testing.T) {
+	a, _, _ := conversationsFixture(t, nil)
+	v := a.conversations
+	if v.foundCount.Text != "" {
+		t.Errorf("no search: %q", v.foundCount.Text)
+	}
+	v.search.SetText("notes")
+	if v.foundCount.Text != "1 found" {
+		t.Errorf("a search for a title: %q, want 1 found", v.foundCount.Text)
+	}
+	v.search.SetText("")
+	if v.foundCount.Text != "" {
+		t.Errorf("search cleared: %q", v.foundCount.Text)
+	}
+}
