@@ -198,7 +198,8 @@ keys ctrl+p
 # 6. An unsaved edit is guarded: type in the editor, try to leave, keep
 # editing, save with Ctrl+S.
 keys ctrl+1
-click 500 217 # the name field, at the end of its text
+click 343 138 # the editor's Settings, beside Try it
+click 500 262 # the name field, at the end of its text
 xdotool key End
 xdotool type --delay 20 " Edited"
 shoot 14-unsaved-edit

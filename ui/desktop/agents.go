@@ -62,6 +62,7 @@ type agentsView struct {
 	foldersHint, hostsHint                    *note
 	save, remove, newAgentButton              *widget.Button
 	root, editor, empty                       fyne.CanvasObject
+	editorTabs                                *container.AppTabs // Settings, Try it
 	emptyText                                 *widget.Label
 	form                                      *container.Scroll
 	leaving                                   *dialog.CustomDialog // "unsaved changes", while it shows
@@ -960,4 +961,12 @@ func tryError(err error) string {
 		return "It has no model yet: pick one under Model, Save, then try again."
 	}
 	return agent.UserMessage(err)
+}
+
+// showTry brings Try it forward with the keyboard in its message box.
+func (v *agentsView) showTry() {
+	if v.editorTabs != nil {
+		v.editorTabs.SelectIndex(1)
+	}
+	v.app.win.Canvas().Focus(v.try)
 }

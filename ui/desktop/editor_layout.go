@@ -75,14 +75,14 @@ func (v *agentsView) content() fyne.CanvasObject {
 		),
 	)
 
+	// The settings and Try it each have the editor's whole height: the
+	// action bar stays below the form, the message box below the
+	// conversation, as in a chat app.
 	buttons := container.NewHBox(v.save, layout.NewSpacer(), v.remove)
-	tryIt := container.NewBorder(
-		container.NewVBox(widget.NewSeparator(), heading("Try it"), container.NewBorder(nil, nil, nil, v.tryButton, v.try)),
-		nil, nil, nil, container.NewVScroll(v.tryOutput))
-	top := container.NewBorder(container.NewVBox(v.heading, widget.NewSeparator()), container.NewVBox(widget.NewSeparator(), buttons, v.status), nil, nil, v.form)
-	split := container.NewVSplit(top, tryIt)
-	split.Offset = 0.78
-	v.editor = split
+	settings := container.NewBorder(nil, container.NewVBox(widget.NewSeparator(), buttons, v.status), nil, nil, v.form)
+	tryIt := container.NewBorder(nil, container.NewBorder(nil, nil, nil, v.tryButton, v.try), nil, nil, container.NewVScroll(v.tryOutput))
+	v.editorTabs = container.NewAppTabs(container.NewTabItem("Settings", settings), container.NewTabItem("Try it", tryIt))
+	v.editor = container.NewBorder(container.NewVBox(v.heading, widget.NewSeparator()), nil, nil, nil, v.editorTabs)
 
 	start := widget.NewButton("New agent", v.newAgent)
 	start.Importance = widget.HighImportance

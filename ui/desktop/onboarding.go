@@ -258,7 +258,7 @@ func (p *onboardingPanel) tryAgent() {
 	if p.steps.HasAgent {
 		a.agents.edit(p.steps.Agent)
 	}
-	a.win.Canvas().Focus(a.agents.try)
+	a.agents.showTry()
 	if p.steps.current() == 3 {
 		p.tried = true
 		p.box.Hide()

@@ -95,3 +95,22 @@ func TestTrayTellsAnAgentWithoutAModel(t *testing.T) {
 		t.Errorf("status: %q", got)
 	}
 }
+
+// TestTryItHasItsOwnTab: the editor's settings and Try it each take the
+// editor's height; the first-run panel's Try it brings that tab forward
+// with the keyboard in its message box.
+func TestTryItHasItsOwnTab(t *testing.T) {
+	agents := twoAgents()
+	a, ui := newTestApp(t, newFakeCore(fakeCore{fakeAgents: agents}).asCore())
+	a.refresh()
+	ui.settle()
+	v := a.agents
+	v.edit(agents.agents[0])
+	if v.editorTabs == nil || len(v.editorTabs.Items) != 2 || v.editorTabs.SelectedIndex() != 0 {
+		t.Fatal("the editor has no Settings and Try it tabs, Settings first")
+	}
+	v.showTry()
+	if v.editorTabs.Selected().Text != "Try it" || a.win.Canvas().Focused() != v.try {
+		t.Errorf("Try it: tab %q, the keyboard in its box %v", v.editorTabs.Selected().Text, a.win.Canvas().Focused() == v.try)
+	}
+}
