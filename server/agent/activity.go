@@ -12,7 +12,7 @@ import (
 
 // The activity log: every MCP request and every question, recorded in the
 // background. The MCP surface hands each finished request to
-// [Core.RecordActivity], which neither blocks nor writes: the store keeps
+// [Activity.Record], which neither blocks nor writes: the store keeps
 // the row in a bounded buffer and commits it with its next group of writes
 // (a full buffer counts the rows it drops, and the log says so). Followers
 // see each row as it is recorded through EventActivity.

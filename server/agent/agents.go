@@ -228,7 +228,7 @@ func (c *Core) agentExists(id string) bool {
 	return ok
 }
 
-// agentStopWait bounds how long DeleteAgent waits for the agent's turns.
+// agentStopWait bounds how long Agents.Delete waits for the agent's turns.
 const agentStopWait = 5 * time.Second
 
 // errAgentDeleted is why a turn stopped when its agent was deleted.

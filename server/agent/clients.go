@@ -52,7 +52,7 @@ func (cs *Clients) Create(ctx context.Context, name string) (Client, string, err
 	return c.createClient(ctx, name)
 }
 
-// createClient is CreateClient; the caller holds clientWrites.
+// createClient is Create; the caller holds clientWrites.
 func (c *Core) createClient(ctx context.Context, name string) (Client, string, error) {
 	name = strings.TrimSpace(name)
 	if name == "" || len(name) > 100 || name == LocalPrincipal {

@@ -22,7 +22,7 @@ type Config struct {
 	// their API keys. Without them only the fixed models exist.
 	Connector ModelConnector
 	Secrets   Secrets
-	// LocalServers are where EnsureDefaultAgent looks for a model on
+	// LocalServers are where Agents.EnsureDefault looks for a model on
 	// first start, in order (Ollama, LM Studio, llama.cpp, vLLM on
 	// loopback); those not among the providers yet are not saved until
 	// chosen.

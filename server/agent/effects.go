@@ -117,7 +117,7 @@ func (ags *Agents) Effects(a Agent) Effects {
 }
 
 // Hints are the MCP annotations of the agent's tool (DeriveHints of
-// AgentEffects).
+// Agents.Effects).
 func (ags *Agents) Hints(a Agent) ToolHints {
 	return DeriveHints(ags.Effects(a))
 }

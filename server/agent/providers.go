@@ -84,7 +84,7 @@ func (pv *Providers) Get(name string) (Provider, bool) {
 	return p, ok
 }
 
-// KeyChange says what SaveProvider does with a provider's API key.
+// KeyChange says what Providers.Save does with a provider's API key.
 type KeyChange struct {
 	Set bool   // replace the key with Key; "" removes it
 	Key string // never logged, stored or put in an error

@@ -19,17 +19,17 @@ const (
 )
 
 // SearchQuery is a search of every stored conversation, as a person asks
-// it (Core.Search) and as the store runs it (Searcher.SearchMessages).
+// it (Conversations.Search) and as the store runs it (Searcher.SearchMessages).
 type SearchQuery struct {
 	// Text holds the words to find, all of them, in any order, whole
 	// words, case and accents aside. Anything but letters and digits
 	// separates words: quotes, operators and the like are not syntax.
 	Text string
 	// Agent keeps hits in one agent's conversations: its slug or ID for
-	// Core.Search, its ID for the store. Empty for every agent.
+	// Conversations.Search, its ID for the store. Empty for every agent.
 	Agent string
 	// Client keeps hits in one client's conversations: its name or ID, or
-	// LocalPrincipal, for Core.Search; the principal for the store. Empty
+	// LocalPrincipal, for Conversations.Search; the principal for the store. Empty
 	// for every client.
 	Client string
 	// Limit is how many conversations at most; 0 means DefaultSearchLimit.
@@ -50,7 +50,7 @@ type SearchHit struct {
 	// found word between [ and ], cuts marked with "…".
 	Snippet string
 	// AgentSlug and ClientName name the agent and client for people;
-	// Core.Search fills them ("" when the agent or client is gone).
+	// Conversations.Search fills them ("" when the agent or client is gone).
 	AgentSlug  string
 	ClientName string
 }

@@ -385,7 +385,7 @@ func (c *Core) teamEffects(a Agent) Effects {
 			continue
 		}
 		queue = append(queue, m.Team...)
-		m.Team = nil // walked here, not again in AgentEffects
+		m.Team = nil // walked here, not again in Agents.Effects
 		all |= c.agents.Effects(m)
 	}
 	return all

@@ -41,7 +41,7 @@ type heldKey struct{ agentID, server, tool string }
 
 // HeldTool is a server tool whose definition changed since the person
 // attached it: it is not offered to the agent's model until they look
-// again (RepinToolServerTool).
+// again (ToolServers.Repin).
 type HeldTool struct {
 	Agent  string // slug
 	Server string
@@ -204,7 +204,7 @@ func checkToolServer(s ToolServer, sec ToolServerSecrets, existing *ToolServer) 
 }
 
 // Add registers a server; its secret values go to the Secrets
-// port. It does not start the server (CheckToolServer does).
+// port. It does not start the server (Check does).
 func (tsv *ToolServers) Add(ctx context.Context, s ToolServer, sec ToolServerSecrets) error {
 	c := tsv.c
 	return c.putToolServer(ctx, s, sec, false)
@@ -374,7 +374,7 @@ type CheckedTool struct {
 	Name string
 }
 
-// ToolServerCheck is what CheckToolServer found.
+// ToolServerCheck is what ToolServers.Check found.
 type ToolServerCheck struct {
 	Status ToolServerStatus
 	Tools  []CheckedTool

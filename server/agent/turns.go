@@ -6,7 +6,7 @@ import (
 )
 
 // turns are the turns admitted and not yet ended, so that Close can refuse
-// new ones and wait for the rest, and DeleteAgent can stop and wait for an
+// new ones and wait for the rest, and Agents.Delete can stop and wait for an
 // agent's. Its lock guards the map only: nobody holds it across I/O.
 type turns struct {
 	mu     sync.Mutex

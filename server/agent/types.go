@@ -15,7 +15,7 @@ const (
 	// BackendClient runs the agent on the calling MCP client's model
 	// (sampling), and on its provider's model when the client lends none.
 	BackendClient Backend = "client"
-	// BackendOllama is how agents were saved before providers: SaveAgent
+	// BackendOllama is how agents were saved before providers: Agents.Save
 	// moves such an agent to BackendProvider on the provider OllamaProvider.
 	BackendOllama Backend = "ollama"
 )

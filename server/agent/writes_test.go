@@ -220,7 +220,7 @@ func TestDeleteAgentWaitsForItsTurn(t *testing.T) {
 	go func() { _, err := f.run(t, "p", "", "work hard"); turn <- err }()
 	<-started
 
-	// The caller gives up while the turn winds down: DeleteAgent returns
+	// The caller gives up while the turn winds down: Agents.Delete returns
 	// with the cause and the agent stays.
 	giveUp, cancel := context.WithCancelCause(t.Context())
 	deleted := make(chan error, 1)
@@ -246,7 +246,7 @@ func TestDeleteAgentWaitsForItsTurn(t *testing.T) {
 	}
 }
 
-// TestSchemaCheckPort: SaveAgent runs Config.CheckSchema on a response
+// TestSchemaCheckPort: Agents.Save runs Config.CheckSchema on a response
 // schema and refuses the agent with the checker's words; agents without a
 // schema are not checked.
 func TestSchemaCheckPort(t *testing.T) {

@@ -214,7 +214,7 @@ func activityHooks(hooks *server.Hooks) {
 }
 
 // loggedArguments are a call's arguments as JSON; the core redacts and
-// bounds what the log keeps (Core.RecordActivity).
+// bounds what the log keeps (agent.Activity.Record).
 func loggedArguments(args any) string {
 	b, err := json.Marshal(args)
 	if err != nil {

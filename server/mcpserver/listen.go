@@ -89,9 +89,9 @@ type Serving struct {
 	failed     chan error
 }
 
-// ServeHTTP serves the endpoint's Handler on the listeners, with the
+// Serve serves the endpoint's Handler on the listeners, with the
 // limits a loopback MCP endpoint needs, until Shutdown.
-func (s *Server) ServeHTTP(listeners []net.Listener) *Serving {
+func (s *Server) Serve(listeners []net.Listener) *Serving {
 	// Cancelled on shutdown: subscriptions/listen streams wait on it.
 	base, endStreams := context.WithCancel(context.Background())
 	srv := &http.Server{

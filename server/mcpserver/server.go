@@ -215,7 +215,7 @@ type Server struct {
 	legacyCalls *mcpfill.LegacyCalls
 
 	syncMu   sync.Mutex
-	syncedAt uint64 // the core's AgentsRevision the tools reflect, plus one
+	syncedAt uint64 // the agents' Revision the tools reflect, plus one
 	stopSync context.CancelFunc
 	synced   chan struct{}
 

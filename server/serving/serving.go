@@ -93,7 +93,7 @@ func Start(ctx context.Context, core *agent.Core, opts Options) (*Running, error
 		}
 		return nil, err
 	}
-	httpSrv := mcp.ServeHTTP(listeners)
+	httpSrv := mcp.Serve(listeners)
 	fmt.Fprintf(opts.Out, "Deskhand %s is serving your agents at %s\n", opts.Version, url)
 	fmt.Fprintf(opts.Out, "Data folder: %s\n", opts.Data)
 	if opts.InsecureNoAuth {

@@ -33,46 +33,6 @@ type toolServerKeeper interface {
 
 var _ toolServerKeeper = (*control.Client)(nil)
 
-// coreToolServers is toolServerKeeper on the core, when the app is not
-// running.
-type coreToolServers struct{ c *agent.Core }
-
-func (k coreToolServers) ToolServers(context.Context) ([]control.ToolServerInfo, error) {
-	return control.ToolServerInfos(k.c.ToolServers().List(), k.c.ToolServers().Statuses()), nil
-}
-
-func (k coreToolServers) AddToolServer(ctx context.Context, s agent.ToolServer, sec agent.ToolServerSecrets) error {
-	return k.c.ToolServers().Add(ctx, s, sec)
-}
-
-func (k coreToolServers) RemoveToolServer(ctx context.Context, name string) error {
-	return k.c.ToolServers().Remove(ctx, name)
-}
-
-func (k coreToolServers) CheckToolServer(ctx context.Context, name string) (agent.ToolServerCheck, error) {
-	return k.c.ToolServers().Check(ctx, name)
-}
-
-func (k coreToolServers) HeldToolServerTools(context.Context) ([]agent.HeldTool, error) {
-	return k.c.ToolServers().Held(), nil
-}
-
-func (k coreToolServers) AgentToolServers(_ context.Context, slug string) ([]agent.AgentToolServer, error) {
-	return k.c.ToolServers().Attached(slug)
-}
-
-func (k coreToolServers) AttachToolServer(ctx context.Context, slug string, req agent.ToolServerAttachment) (agent.AgentToolServer, error) {
-	return k.c.ToolServers().Attach(ctx, slug, req)
-}
-
-func (k coreToolServers) DetachToolServer(ctx context.Context, slug, server string) error {
-	return k.c.ToolServers().Detach(ctx, slug, server)
-}
-
-func (k coreToolServers) RepinToolServerTool(ctx context.Context, slug, server, tool string) error {
-	return k.c.ToolServers().Repin(ctx, slug, server, tool)
-}
-
 // reachToolServers is inv.reach for the tool-server commands.
 func (inv *invocation) reachToolServers(ctx context.Context) (toolServerKeeper, func(), error) {
 	ctl, app, done, err := inv.reach(ctx)
@@ -82,7 +42,7 @@ func (inv *invocation) reachToolServers(ctx context.Context) (toolServerKeeper, 
 	if ctl != nil {
 		return ctl, done, nil
 	}
-	return coreToolServers{app.Core}, done, nil
+	return localToolServers{s: app.Core.ToolServers()}, done, nil
 }
 
 func (inv *invocation) toolServerCommand() *cobra.Command {

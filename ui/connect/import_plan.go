@@ -83,14 +83,14 @@ func (r ImportReport) Notes() []string {
 }
 
 // ImportServers finds the MCP servers the clients' files hold and
-// registers on target those PlanImport keeps, unless dryRun.
+// registers on target those planImport keeps, unless dryRun.
 func ImportServers(ctx context.Context, target ImportTarget, env Env, opts ImportOptions, dryRun bool) (ImportReport, error) {
 	found := FindServers(env, opts)
 	registered, err := target.Registered(ctx)
 	if err != nil {
 		return ImportReport{}, err
 	}
-	r := ImportReport{Rows: PlanImport(found.Servers, registered), DryRun: dryRun, Found: found}
+	r := ImportReport{Rows: planImport(found.Servers, registered), DryRun: dryRun, Found: found}
 	for i, row := range r.Rows {
 		if row.Left != "" || dryRun {
 			continue
@@ -104,13 +104,13 @@ func ImportServers(ctx context.Context, target ImportTarget, env Env, opts Impor
 	return r, nil
 }
 
-// PlanImport decides, for each server found in the clients' files, what
+// planImport decides, for each server found in the clients' files, what
 // to register: its plain values as they are, its secrets for the
 // keychain. A server already registered under that name, one whose
 // secrets sit in its arguments or URL (the keychain cannot hold those),
 // and one whose values the client fills in (references to variables or
 // inputs) are left, each with what to do instead.
-func PlanImport(found []FoundServer, registered []string) []ImportRow {
+func planImport(found []FoundServer, registered []string) []ImportRow {
 	var out []ImportRow
 	for _, fs := range found {
 		r := ImportRow{Found: fs}

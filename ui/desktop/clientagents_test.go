@@ -48,9 +48,6 @@ func (s settingsWithAgents) asCore() Core {
 		Providers: providersFake{&fakeProviders{}, &fakeAgents{}}}
 }
 
-// Agents: the plain Settings fake has none to choose from.
-func (f *fakeSettings) Agents() []agent.Agent { return nil }
-
 func TestClientAgentsNote(t *testing.T) {
 	tests := []struct {
 		v    agent.Visibility

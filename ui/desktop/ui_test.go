@@ -566,7 +566,7 @@ func TestSavingLeavesTheUIFree(t *testing.T) {
 		close(core.saveGate)
 		t.Fatal("tapping Save waited for the core: the write runs on fyne's goroutine")
 	}
-	ctx := <-core.saving // SaveAgent is running, and held
+	ctx := <-core.saving // Save is running, and held
 	if ctx.Done() == nil {
 		t.Error("SaveAgent got a context that never ends")
 	}
@@ -596,7 +596,7 @@ func TestCloseStopsTheCoresWork(t *testing.T) {
 	test.Type(v.slug, "researcher")
 	test.Tap(v.save)
 	ctx := <-core.saving
-	v.app.Close() // returns once SaveAgent has
+	v.app.Close() // returns once Save has
 	if ctx.Err() == nil {
 		t.Error("SaveAgent's context outlived the App")
 	}
