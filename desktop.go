@@ -62,8 +62,8 @@ func (p program) runDesktop(ctx context.Context, g cli.Globals, stderr io.Writer
 	if conn != nil {
 		opts.ImportToolServers = connector.ImportToolServers(a.core.ToolServers(), srv.URL, exe)
 	}
-	if err := a.keychain.Probe(); err != nil {
-		opts.KeychainProblem = agent.UserMessage(err)
+	if a.keychainProblem != nil {
+		opts.KeychainProblem = agent.UserMessage(a.keychainProblem)
 	}
 	if a.noModel {
 		opts.Notice = desktop.NoModelNotice

@@ -97,6 +97,9 @@ type wiring struct {
 	// the redactor, which so learns every secret this process holds.
 	keychain *keychain.Store
 	secrets  agent.Secrets
+	// keychainProblem is what the keychain's probe at start found; nil
+	// when it works.
+	keychainProblem error
 	// connector makes the providers' models.
 	connector *providers.Connector
 	// noModel: first start found no model for the assistant.

@@ -69,7 +69,7 @@ func (p program) serveOn(ctx context.Context, g cli.Globals, stderr io.Writer, b
 // bind makes; show (may be nil) brings a window forward for a second
 // launch.
 func startServing(ctx context.Context, g cli.Globals, a *wiring, stderr io.Writer, show func() bool, bind func(cli.Globals) ([]net.Listener, error)) (*serving.Running, error) {
-	a.keychain.Report(a.log)
+	a.keychainProblem = a.keychain.Report(a.log)
 	a.connector.Report(ctx, a.core.Providers(), a.log)
 	return serving.Start(ctx, a.core, serving.Options{Data: g.Data, Addr: g.Addr, InsecureNoAuth: g.InsecureNoAuth, Version: version,
 		StateKeys: os.Getenv("DESKHAND_STATE_KEYS"), Bind: func() ([]net.Listener, error) { return bind(g) }, Show: show,

@@ -126,13 +126,16 @@ func (s *Store) Probe() error {
 
 // Report says at start whether secrets are safe: without a keychain, a
 // warning when secrets already sit in the fallback file; otherwise once,
-// quietly (the first secret saved warns).
-func (s *Store) Report(log *slog.Logger) {
-	if err := s.Probe(); err != nil && s.Insecure() {
+// quietly (the first secret saved warns). It returns what Probe found,
+// so that a window can say it too without asking the keychain again.
+func (s *Store) Report(log *slog.Logger) error {
+	err := s.Probe()
+	if err != nil && s.Insecure() {
 		log.Warn(agent.UserMessage(err))
 	} else if err != nil {
 		log.Info(agent.UserMessage(err))
 	}
+	return err
 }
 
 // Insecure reports whether any secret lives in the plain-text fallback
