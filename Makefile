@@ -82,7 +82,7 @@ bench: deps ## measure Deskhand beside a bare mcp-go server, the store at 1M mes
 	@# Both run, whichever misses: the second's figure is in the report too.
 	rc=0; \
 	DESKHAND_BENCH_JSON=$(CURDIR)/server/bench/results.json $(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -timeout 60m ./server/bench || rc=$$?; \
-	DESKHAND_TAB_TARGET=1 $(GO) test -run '^$$' -bench ConversationsTabAt100k -benchtime 20x -timeout 10m ./ui/desktop || rc=$$?; \
+	DESKHAND_TAB_TARGET=1 $(GO) test -run '^$$' -bench 'ConversationsTabAt100k|ConversationOf1000Turns' -benchtime 20x -timeout 10m ./ui/desktop || rc=$$?; \
 	exit $$rc
 
 PROFILE_CALL ?= SideBySide/2026-07-28/call,_new_conversation/clients=1$$

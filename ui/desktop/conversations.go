@@ -87,6 +87,10 @@ type conversationsView struct {
 	drawn       []drawnTurn
 	placeholder bool // the history shows a note, not turns
 	redrawn     int
+	// Only the turns from the stored turn from are drawn (a page when it
+	// opens); earlier shows the others on demand.
+	from    int
+	earlier *widget.Button
 }
 
 func newConversationsView(app *App, core Core) *conversationsView {
@@ -102,7 +106,10 @@ func newConversationsView(app *App, core Core) *conversationsView {
 	v.history.Add(emptyTranscript())
 	v.words = saidBox(v.writer, v.writing)
 	v.words.Hide()
-	v.transcript = container.NewVBox(v.history, v.live, v.words, v.liveNote, v.asking)
+	v.earlier = widget.NewButtonWithIcon("", theme.MoveUpIcon(), v.drawEarlier)
+	v.earlier.Importance = widget.LowImportance
+	v.earlier.Hide()
+	v.transcript = container.NewVBox(v.earlier, v.history, v.live, v.words, v.liveNote, v.asking)
 	v.scroll = container.NewVScroll(v.transcript)
 	v.search.SetPlaceHolder("Search every conversation: words, title or agent")
 	v.search.OnChanged = func(string) { v.filter() }
@@ -408,7 +415,8 @@ func (v *conversationsView) open(id string) {
 		v.liveID, v.liveAsked, v.liveDrawn = "", "", 0
 		v.history.Objects = []fyne.CanvasObject{widget.NewLabel("Reading the conversation…")}
 		v.history.Refresh()
-		v.drawn, v.placeholder = nil, true
+		v.drawn, v.placeholder, v.from = nil, true, 0
+		v.showEarlier()
 		v.live.RemoveAll()
 		v.words.Hide()
 		v.liveNote.Hide()
@@ -429,9 +437,14 @@ func (v *conversationsView) load() {
 	id := v.current
 	v.opened++
 	opened := v.opened
-	// The team members' conversations of the turns already read and ended
-	// are kept; only those of the others are read.
-	known, kept := endedTurns(v.turns), v.subs
+	// Only the turns to draw have their team members' conversations read:
+	// the last page when it opens, else those from the first drawn. Of
+	// those, the ones of turns already read and ended are kept.
+	from := v.from
+	if v.placeholder {
+		from = -1
+	}
+	known, kept := endedTurns(v.turns[min(v.from, len(v.turns)):]), v.subs
 	v.app.background(func(ctx context.Context) func() {
 		conv, err := v.core.Conversations.Get(ctx, id)
 		if errors.Is(err, agent.ErrNotFound) {
@@ -450,7 +463,7 @@ func (v *conversationsView) load() {
 		}
 		var subs map[string][]subTranscript
 		if err == nil {
-			subs, err = readSubTranscripts(ctx, v.core, newTurns(turns, known), maxNesting)
+			subs, err = readSubTranscripts(ctx, v.core, newTurns(turns[firstDrawn(from, len(turns)):], known), maxNesting)
 		}
 		return func() {
 			if opened != v.opened || id != v.current {

@@ -146,14 +146,34 @@ func writeSubs(h interface{ Write([]byte) (int, error) }, subs []subTranscript) 
 	}
 }
 
+// turnPage is how many turns a transcript draws when it opens, and how
+// many more "Show earlier turns" adds: a window's frame draws every
+// widget in it, seen or scrolled away, so a conversation of a thousand
+// turns drawn whole would slow every frame while it is open (issue 38).
+// Ten turns fill the pane a few times over.
+const turnPage = 10
+
+// turnsDrawnMost bounds the turns drawn while someone follows the end of
+// a conversation that keeps growing: beyond it, the oldest go, and the
+// last page stays.
+const turnsDrawnMost = 4 * turnPage
+
 // renderHistory brings the drawn history in step with the stored
-// transcript: the turns drawn first that are unchanged stay as they are;
+// transcript, drawing its turns from v.from (the last page when it
+// opens): the turns drawn first that are unchanged stay as they are;
 // from the first that changed (a question answered, a running turn ended,
 // a member's conversation added) or is new, the turns are drawn anew,
 // so that a turn ending in a long conversation draws that turn alone.
 func (v *conversationsView) renderHistory() {
 	sp := v.speakers()
-	views := turnViews(v.msgs, v.turns, v.qs, sp, v.liveID)
+	switch stored := len(v.turns); {
+	case v.placeholder || v.from > stored:
+		v.from = firstDrawn(-1, stored)
+	case stored-v.from > turnsDrawnMost && v.atBottom():
+		v.from, v.drawn = stored-turnPage, nil // the oldest drawn go: all is drawn anew
+	}
+	v.showEarlier()
+	views := turnViews(v.msgs, v.turns[v.from:], v.qs, sp, v.liveID)
 	keep, at := 0, 0 // the turns drawn that stay, and their objects
 	for !v.placeholder && keep < min(len(views), len(v.drawn)) {
 		d := v.drawn[keep]
@@ -186,6 +206,59 @@ func (v *conversationsView) renderHistory() {
 	h.Objects = append(h.Objects[:at], objs...)
 	h.Layout.Layout(h.Objects, h.Size())
 	canvas.Refresh(h)
+}
+
+// showEarlier shows, above the turns drawn, how many earlier ones are not.
+func (v *conversationsView) showEarlier() {
+	if v.from == 0 {
+		if v.earlier.Visible() {
+			v.earlier.Hide()
+		}
+		return
+	}
+	text := fmt.Sprintf("Show earlier turns (%s not shown)", countOf(v.from, "turn"))
+	if v.earlier.Text != text {
+		v.earlier.SetText(text)
+	}
+	if !v.earlier.Visible() {
+		v.earlier.Show()
+	}
+}
+
+// firstDrawn is the first of n stored turns to draw: from, or the last
+// page's first when from is -1 (the conversation opens).
+func firstDrawn(from, n int) int {
+	if from < 0 || from > n {
+		return max(0, n-turnPage)
+	}
+	return from
+}
+
+// drawEarlier draws a page of earlier turns above those drawn, once the
+// team members' conversations they called are read. The scroll stays at
+// the top, where the new page begins.
+func (v *conversationsView) drawEarlier() {
+	id, opened := v.current, v.opened
+	from := max(0, v.from-turnPage)
+	turns := v.turns[from:v.from]
+	v.app.background(func(ctx context.Context) func() {
+		subs, err := readSubTranscripts(ctx, v.core, turns, maxNesting)
+		return func() {
+			if opened != v.opened || id != v.current || v.placeholder {
+				return
+			}
+			if err != nil {
+				v.say(agent.UserMessage(err), true)
+				return
+			}
+			if v.subs == nil {
+				v.subs = subs
+			}
+			maps.Copy(v.subs, subs)
+			v.from, v.drawn = from, nil
+			v.renderHistory()
+		}
+	})
 }
 
 // turnObjects are a turn's widgets in the history, after a separator

@@ -216,3 +216,68 @@ func TestLoadProbe(t *testing.T) {
 		})
 	}
 }
+
+// TestALongConversationDrawsItsLastPage: a conversation of 25 turns
+// opens on its last page; "Show earlier turns" adds a page at a time
+// above, saying how many are left, until none are; a turn ending then
+// adds to what is drawn; followed at its end past turnsDrawnMost, the
+// oldest drawn turns go and the last page stays.
+func TestALongConversationDrawsItsLastPage(t *testing.T) {
+	a, ui, convs := conversationsFixture(t, nil)
+	v := a.conversations
+	a.win.Resize(fyne.NewSize(1000, 720))
+	at := time.Date(2026, 11, 29, 11, 0, 0, 0, time.UTC)
+	addTurns := func(from, n int) {
+		convs.mu.Lock()
+		defer convs.mu.Unlock()
+		for i := from; i < from+n; i++ {
+			id := fmt.Sprintf("t%03d", i)
+			convs.messages["c1"] = append(convs.messages["c1"], agent.Message{Role: agent.RoleUser, Content: "asked " + id, TurnID: id}, agent.Message{Role: agent.RoleAssistant, Content: "said " + id, TurnID: id})
+			convs.turns["c1"] = append(convs.turns["c1"], agent.Turn{ID: id, Status: agent.TurnCompleted, StartedAt: at, EndedAt: at})
+		}
+	}
+	addTurns(2, 24) // with t1, 25 turns
+	v.open("c1")
+	ui.settle()
+	drawn := func() string {
+		var ids []string
+		for _, d := range v.drawn {
+			ids = append(ids, d.id)
+		}
+		return fmt.Sprintf("%d drawn, %s to %s", len(ids), ids[0], ids[len(ids)-1])
+	}
+	for _, want := range []struct{ drawn, earlier string }{
+		{"10 drawn, t016 to t025", "Show earlier turns (15 turns not shown)"},
+		{"20 drawn, t006 to t025", "Show earlier turns (5 turns not shown)"},
+		{"25 drawn, t1 to t025", ""},
+	} {
+		earlier := ""
+		if v.earlier.Visible() {
+			earlier = v.earlier.Text
+		}
+		if got := drawn(); got != want.drawn || earlier != want.earlier {
+			t.Fatalf("%s, %q; want %s, %q", got, earlier, want.drawn, want.earlier)
+		}
+		test.Tap(v.earlier)
+		ui.settle()
+	}
+	if n := strings.Count(v.text(), "said t"); n != 24 {
+		t.Errorf("the copied transcript has %d of 24 answers", n)
+	}
+
+	addTurns(26, 1)
+	v.event(agent.Event{Kind: agent.EventTurnEnded, Conversation: "c1"})
+	ui.settle()
+	if got := drawn(); got != "26 drawn, t1 to t026" || v.redrawn != 0 {
+		t.Fatalf("after a turn: %s, %d drawn again", got, v.redrawn)
+	}
+
+	// Followed at its end, the conversation grows past turnsDrawnMost.
+	addTurns(27, turnsDrawnMost-26+1)
+	v.toBottom()
+	v.event(agent.Event{Kind: agent.EventTurnEnded, Conversation: "c1"})
+	ui.settle()
+	if got := drawn(); got != "10 drawn, t032 to t041" || !v.earlier.Visible() {
+		t.Errorf("past %d turns followed at the end: %s, earlier shown %v", turnsDrawnMost, got, v.earlier.Visible())
+	}
+}
