@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 out=artifacts/screenshots
 rm -rf "$out" && mkdir -p "$out"
 go build -o bin/deskhand .
+# With the load probe (ui/desktop/loadprobe.go): it logs what the list shows.
+go build -tags loadprobe -o bin/deskhand-probe .
 go build -o bin/fakeollama ./models/ollama/ollamatest/testdata/fakeollama
 # A home of its own: fyne's settings and the D-Bus-activated keyring daemon
 # write there, not in the user's.

@@ -6,7 +6,8 @@
 # is answered with Enter, one that waits while the person types, a
 # conversation that keeps its place while calls arrive and a search runs,
 # pause shown in the window and told to clients,
-# an unsaved edit guarded, Connect, and the window at 1.5× scale. Each step
+# an unsaved edit guarded, Connect, the window at 1.5× scale, and the list
+# keeping up with four streaming calls on a busy machine. Each step
 # leaves a screenshot in $out; what can be checked from outside (files,
 # the command line, the client's answers, pixels) is checked.
 set -euo pipefail
@@ -64,19 +65,20 @@ click() { xdotool mousemove --window "$main" "$1" "$2" click 1; sleep 0.3; }
 # keys KEY…: keys typed to the main window, brought to the front first.
 keys() { xdotool windowactivate --sync "$main" key --clearmodifiers "$@"; sleep 0.4; }
 
-# call MESSAGE FILE: a client's tools/call of the assistant, on the
-# 2026-07-28 era, its answer in FILE.
+# call MESSAGE FILE [TOKEN]: a client's tools/call of the assistant, on
+# the 2026-07-28 era, its answer in FILE.
 call() {
-	curl -s -m 60 "$url" -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
+	curl -s -m 60 "$url" -H "Authorization: Bearer ${3:-$token}" -H 'Content-Type: application/json' \
 		-H 'Accept: application/json, text/event-stream' -H 'Mcp-Protocol-Version: 2026-07-28' \
 		-H 'Mcp-Method: tools/call' -H 'Mcp-Name: assistant' \
 		-d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"assistant","arguments":{"message":"'"$1"'"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"gui-check","version":"0"}}}}' \
 		> "$2"
 }
 
-# start [ENV…]: Deskhand's desktop on $data, its window found.
+# start [ENV…]: Deskhand's desktop ($program, else bin/deskhand) on
+# $data, its window found.
 start() {
-	env "$@" bin/deskhand --data "$data" --addr 127.0.0.1:0 --ollama http://127.0.0.1:9 > "$work/app.log" 2>&1 &
+	env "$@" "${program:-bin/deskhand}" --data "$data" --addr 127.0.0.1:0 --ollama http://127.0.0.1:9 > "$work/app.log" 2>&1 &
 	app=$!
 	url=$(waitfor "$work/app.log" 'serving your agents at (http://[^ ]+)') || fail "Deskhand did not start serving"
 	main=$(window '^Deskhand$') || fail "no main window"
@@ -238,4 +240,43 @@ stop
 # 9. The window at 1.5× scale.
 start FYNE_SCALE=1.5
 shoot 19-scale-1.5
+stop
+
+# 10. A busy machine: four calls stream at once while two processes burn
+# both cores. Each call's row in the list says done within 1 s of its
+# client having the answer (issue 38 asks 2 s; the list's own read comes
+# within 2 s, so 1 s is what tells the row marked at the turn's end from
+# one that waited for the read). The program with the load probe opens the
+# Conversations tab and logs each row's state as it changes (with the
+# time); each client is a token of its own, which the activity log ties
+# to its conversation.
+program=bin/deskhand-probe start
+burners=()
+for _ in 1 2; do
+	(while :; do :; done) &
+	burners+=($!)
+done
+busy=()
+for k in 1 2 3 4; do
+	bin/deskhand token create "busy$k" --data "$data" > "$work/busy$k.token"
+	(
+		call "count with me: $words" "$work/busy$k.out" "$(cat "$work/busy$k.token")"
+		date +%s.%N > "$work/busy$k.end"
+	) &
+	busy+=($!)
+done
+for p in "${busy[@]}"; do wait "$p" || fail "a busy call failed"; done
+sleep 1.5 # the longest a row may take, and a little more
+kill "${burners[@]}"
+shoot 20-busy-machine
+for k in 1 2 3 4; do
+	grep -q '"result"' "$work/busy$k.out" && ! grep -q '"isError":true' "$work/busy$k.out" || fail "busy call $k got no answer: $(cat "$work/busy$k.out")"
+	conv=$(bin/deskhand log --data "$data" --json --client "busy$k" | sed -nE 's/.*"method":"tools\/call".*"conversation":"([^"]+)".*/\1/p' | head -n1)
+	[ -n "$conv" ] || fail "no conversation of busy$k in the log"
+	shown=$(sed -nE 's/^time=([^ ]+) .*msg="conversation row shown" conversation='"$conv"' state=done.*/\1/p' "$work/app.log" | head -n1)
+	[ -n "$shown" ] || fail "the row of busy$k ($conv) never said done: $(grep "conversation=$conv" "$work/app.log")"
+	late=$(awk -v shown="$(date -d "$shown" +%s.%N)" -v answered="$(cat "$work/busy$k.end")" 'BEGIN { printf "%.2f", shown - answered }')
+	echo "busy call $k: its row said done ${late}s after its client had the answer"
+	awk -v l="$late" 'BEGIN { exit !(l <= 1) }' || fail "the row of busy call $k said done ${late}s after its client had the answer (at most 1 s)"
+done
 stop

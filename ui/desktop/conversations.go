@@ -84,6 +84,8 @@ type conversationsView struct {
 	// turns drawn again, having changed).
 	lister      *throttle
 	stale       bool
+	marking     bool              // the rows are to be redrawn for turns marked from events
+	probed      map[string]string // the load probe's: each row's state logged last
 	drawn       []drawnTurn
 	placeholder bool // the history shows a note, not turns
 	redrawn     int
@@ -168,7 +170,9 @@ func newConversationRow() fyne.CanvasObject {
 func (v *conversationsView) setRow(o fyne.CanvasObject, i widget.ListItemID) {
 	if i < len(v.shown) {
 		c := v.shown[i]
-		setConversationRow(o, v.rowLine(c), c.ID == v.current)
+		l := v.rowLine(c)
+		setConversationRow(o, l, c.ID == v.current)
+		v.probeRow(c.ID, l.State)
 	}
 }
 
@@ -421,7 +425,8 @@ func (v *conversationsView) open(id string) {
 		v.words.Hide()
 		v.liveNote.Hide()
 		v.say("", false)
-		v.stopEnabled(false)
+		_, running := v.core.Conversations.LiveTurn(id) // in memory: Stop works while the rest is read
+		v.stopEnabled(running)
 		v.setHeader()
 		v.follow()
 		if v.selected >= 0 {
@@ -679,12 +684,14 @@ func (v *conversationsView) event(e agent.Event) {
 	switch e.Kind {
 	case agent.EventTurnStarted:
 		v.changed()
+		v.markTurn(e.Conversation, agent.TurnRunning, e.Time)
 		if mine {
 			v.liveAsked = e.Text
 			v.syncLive(false)
 		}
 	case agent.EventTurnEnded:
 		v.changed()
+		v.markTurn(e.Conversation, e.Status, e.Time)
 		if mine {
 			v.load()
 		}

@@ -119,6 +119,33 @@ func (v *conversationsView) markWaiting() {
 	}
 }
 
+// markTurn shows at once, from the event, that a turn of a listed
+// conversation started or ended: the row's state would otherwise wait
+// for the list's next read, up to listEvery under a stream of calls. The
+// rows are redrawn in place once for a burst of events; a conversation
+// not listed yet comes with that read.
+func (v *conversationsView) markTurn(id string, status agent.TurnStatus, at time.Time) {
+	mark := func(cs []agent.ConversationSummary) bool {
+		i := rowOf(cs, id)
+		if i < 0 {
+			return false
+		}
+		cs[i].LastStatus = status
+		if at.After(cs[i].UpdatedAt) {
+			cs[i].UpdatedAt = at
+		}
+		return true
+	}
+	mark(v.all)
+	if mark(v.shown) && !v.marking {
+		v.marking = true
+		v.app.onUI(func() {
+			v.marking = false
+			v.follow()
+		})
+	}
+}
+
 // drawnTurn is a turn drawn in the history: its ID, a fingerprint of
 // what was drawn, and how many objects it took (its separator included).
 type drawnTurn struct {

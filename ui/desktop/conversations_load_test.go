@@ -118,6 +118,39 @@ func TestAQuestionMarksItsRowAtOnce(t *testing.T) {
 	}
 }
 
+// TestATurnMarksItsRowAtOnce: a turn ending (or starting) in a listed
+// conversation shows in its row before the list is read again, which
+// under a stream of calls waits up to listEvery.
+func TestATurnMarksItsRowAtOnce(t *testing.T) {
+	a, ui, _ := conversationsFixture(t, nil)
+	v := a.conversations
+	clock := &listClock{t: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)}
+	v.lister.now, v.lister.after, v.lister.last = clock.now, clock.after, clock.t
+	counting := &countingConversations{Conversations: v.core.Conversations}
+	v.core.Conversations = counting
+	states := func() map[string]string {
+		out := map[string]string{}
+		walkRows(t, v, func(_ *openMark, title string, row *fyne.Container) {
+			line := row.Objects[1].(*fyne.Container).Objects[1].(*fyne.Container)
+			out[title] = line.Objects[1].(*fyne.Container).Objects[0].(*widget.Label).Text
+		})
+		return out
+	}
+	if got := states(); got["notes"] != "running" || got["name game"] != "done" {
+		t.Fatalf("rows at first: %v", got)
+	}
+	at := clock.t.Add(time.Minute)
+	v.event(agent.Event{Kind: agent.EventTurnEnded, Conversation: "c2", Status: agent.TurnFailed, Time: at})
+	v.event(agent.Event{Kind: agent.EventTurnStarted, Conversation: "c1", Time: at})
+	ui.settle()
+	if got := states(); got["notes"] != "failed" || got["name game"] != "running" {
+		t.Errorf("rows after a turn ended in notes and one started in name game: %v", got)
+	}
+	if n := counting.reads.Load(); n != 0 || len(clock.timers) != 1 {
+		t.Errorf("%d reads, %d due: the rows should not wait for one", n, len(clock.timers))
+	}
+}
+
 // TestATurnEndAddsToTheHistory: when a turn of the open conversation
 // ends, its widgets are added after those drawn, which stay the same
 // objects; a turn starting draws nothing again; a change to an earlier

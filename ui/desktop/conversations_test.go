@@ -362,8 +362,9 @@ func walkRows(t *testing.T, v *conversationsView, visit func(mark *openMark, tit
 
 // TestOpeningARunningConversation: everything so far shows (stored and
 // live), a new piece of text changes only the text being written, and
-// the turn's end brings the stored transcript back. A question waiting
-// here says who is asked and opens its popup.
+// the turn's end brings the stored transcript back. Stop works at once,
+// before the stored transcript is read. A question waiting here says who
+// is asked and opens its popup.
 func TestOpeningARunningConversation(t *testing.T) {
 	q := agent.Question{ID: "q1", Kind: agent.KindQuestion, Agent: "scribe", ConversationID: "c2", TurnID: "t2", Text: "Which folder?", ExpiresAt: time.Now().Add(time.Hour)}
 	questions := &fakeQuestions{pending: []agent.Question{q}}
@@ -373,6 +374,9 @@ func TestOpeningARunningConversation(t *testing.T) {
 	result := agent.Message{Role: agent.RoleTool, TurnID: "t2", ToolCallID: "k1", ToolName: "read_file", Content: "buy milk"}
 	convs.setLive("c2", agent.LiveTurn{TurnID: "t2", Agent: "scribe", Messages: []agent.Message{call, result}, Writing: "I will", Chunks: 2, OutputTokens: 5})
 	v.open("c2")
+	if v.stop.Disabled() {
+		t.Error("Stop waits for the stored transcript to be read")
+	}
 	ui.settle()
 	got := v.text()
 	for _, want := range []string{"You: tidy my notes", "[read_file · path: notes.txt]", "→ buy milk", "Scribe: I will", "Running · writing… ≈7 tokens so far"} {
