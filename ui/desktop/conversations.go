@@ -84,7 +84,7 @@ type conversationsView struct {
 	// turns drawn again, having changed).
 	lister      *throttle
 	stale       bool
-	marking     bool              // the rows are to be redrawn for turns marked from events
+	marker      *throttle         // redraws the rows for turns marked from events
 	probed      map[string]string // the load probe's: each row's state logged last
 	drawn       []drawnTurn
 	placeholder bool // the history shows a note, not turns
@@ -125,6 +125,7 @@ func newConversationsView(app *App, core Core) *conversationsView {
 			v.setRow(o, i)
 		})
 	v.lister = &throttle{every: listEvery, now: time.Now, after: app.afterOnUI, run: v.read}
+	v.marker = &throttle{every: markEvery, now: time.Now, after: app.afterOnUI, run: v.follow}
 	v.selected, v.rows = -1, make(map[fyne.CanvasObject]widget.ListItemID)
 	v.list.OnSelected = func(i widget.ListItemID) {
 		// A click or Space opens the row's conversation; the row marks

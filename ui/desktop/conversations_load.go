@@ -122,7 +122,7 @@ func (v *conversationsView) markWaiting() {
 // markTurn shows at once, from the event, that a turn of a listed
 // conversation started or ended: the row's state would otherwise wait
 // for the list's next read, up to listEvery under a stream of calls. The
-// rows are redrawn in place once for a burst of events; a conversation
+// rows are redrawn in place at most once per markEvery; a conversation
 // not listed yet comes with that read.
 func (v *conversationsView) markTurn(id string, status agent.TurnStatus, at time.Time) {
 	mark := func(cs []agent.ConversationSummary) bool {
@@ -137,14 +137,15 @@ func (v *conversationsView) markTurn(id string, status agent.TurnStatus, at time
 		return true
 	}
 	mark(v.all)
-	if mark(v.shown) && !v.marking {
-		v.marking = true
-		v.app.onUI(func() {
-			v.marking = false
-			v.follow()
-		})
+	if mark(v.shown) {
+		v.marker.poke()
 	}
 }
+
+// markEvery is the least time between two redraws of the rows for turns
+// marked from events: under load a hundred turns a second start and end,
+// and a person reads a row's change within a second.
+const markEvery = 250 * time.Millisecond
 
 // drawnTurn is a turn drawn in the history: its ID, a fingerprint of
 // what was drawn, and how many objects it took (its separator included).

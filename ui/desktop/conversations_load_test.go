@@ -120,7 +120,8 @@ func TestAQuestionMarksItsRowAtOnce(t *testing.T) {
 
 // TestATurnMarksItsRowAtOnce: a turn ending (or starting) in a listed
 // conversation shows in its row before the list is read again, which
-// under a stream of calls waits up to listEvery.
+// under a stream of calls waits up to listEvery: at once, or at the end
+// of markEvery after the last such redraw.
 func TestATurnMarksItsRowAtOnce(t *testing.T) {
 	a, ui, _ := conversationsFixture(t, nil)
 	v := a.conversations
@@ -139,12 +140,24 @@ func TestATurnMarksItsRowAtOnce(t *testing.T) {
 	if got := states(); got["notes"] != "running" || got["name game"] != "done" {
 		t.Fatalf("rows at first: %v", got)
 	}
+	marks := &listClock{t: clock.t}
+	v.marker.now, v.marker.after = marks.now, marks.after
 	at := clock.t.Add(time.Minute)
 	v.event(agent.Event{Kind: agent.EventTurnEnded, Conversation: "c2", Status: agent.TurnFailed, Time: at})
+	ui.settle()
+	if got := states(); got["notes"] != "failed" || got["name game"] != "done" {
+		t.Errorf("rows after a turn ended in notes: %v", got)
+	}
+	// Another within markEvery: the rows are redrawn at its end.
 	v.event(agent.Event{Kind: agent.EventTurnStarted, Conversation: "c1", Time: at})
 	ui.settle()
+	if got := states(); got["name game"] != "done" || len(marks.timers) != 1 {
+		t.Errorf("rows redrawn again within markEvery: %v", got)
+	}
+	marks.fire()
+	ui.settle()
 	if got := states(); got["notes"] != "failed" || got["name game"] != "running" {
-		t.Errorf("rows after a turn ended in notes and one started in name game: %v", got)
+		t.Errorf("rows once markEvery passed: %v", got)
 	}
 	if n := counting.reads.Load(); n != 0 || len(clock.timers) != 1 {
 		t.Errorf("%d reads, %d due: the rows should not wait for one", n, len(clock.timers))
