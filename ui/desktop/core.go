@@ -58,6 +58,7 @@ type Providers interface {
 	Save(ctx context.Context, p agent.Provider, key agent.KeyChange) (agent.Provider, error)
 	Delete(ctx context.Context, name string) error
 	Models(ctx context.Context, name string) ([]string, error)
+	Find(ctx context.Context, address string) (agent.Provider, []string, error)
 	DescribeModel(ctx context.Context, provider, model string) (agent.ModelInfo, error)
 	PullModel(ctx context.Context, name string, progress func(agent.PullProgress)) error
 }

@@ -410,6 +410,23 @@ type fakeProviders struct {
 	// gate to close.
 	hold string
 	gate chan struct{}
+	// found are the servers Find finds, by the address typed.
+	found map[string]agent.Provider
+}
+
+// Find saves the provider found at address, with its models.
+func (f *fakeProviders) Find(ctx context.Context, address string) (agent.Provider, []string, error) {
+	f.mu.Lock()
+	p, ok := f.found[address]
+	f.mu.Unlock()
+	if !ok {
+		return agent.Provider{}, nil, agent.Userf(nil, "nothing answered at %s", address)
+	}
+	if _, err := f.Save(ctx, p, agent.KeyChange{}); err != nil {
+		return agent.Provider{}, nil, err
+	}
+	models, err := f.Models(ctx, p.Name)
+	return p, models, err
 }
 
 // providerSave is one call of SaveProvider.

@@ -1,11 +1,15 @@
 package desktop
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -39,7 +43,7 @@ func onboardingOf(s status) onboardingSteps {
 		name := answeredEmpty(s)
 		o.Server = name + " answered but has no model yet: download one (Ollama: type a name such as qwen3 in the agent's model and press Pull; LM Studio: load one in the app)."
 	default:
-		o.Server = "No model server answered. Get Ollama (free, runs models here), start LM Studio's server, or add one you have."
+		o.Server = "No model server answered. Start yours, or get Ollama (free), or type the address of yours:"
 	}
 	o.Agent, o.HasAgent = agentToSetUp(s)
 	switch {
@@ -68,9 +72,20 @@ func answeredEmpty(s status) string {
 	return ""
 }
 
-// agentToSetUp is the agent onboarding is about: an enabled agent with
-// no model (the assistant first), else the assistant, else the first.
+// agentToSetUp is the agent onboarding is about: one that can run (the
+// assistant first), else an enabled agent with no model (the assistant
+// first), else the assistant, else the first.
 func agentToSetUp(s status) (agent.Agent, bool) {
+	for _, a := range s.Agents {
+		if a.Slug == agent.DefaultAgentSlug && s.runs(a) {
+			return a, true
+		}
+	}
+	for _, a := range s.Agents {
+		if s.runs(a) {
+			return a, true
+		}
+	}
 	for _, a := range s.NoModel {
 		if a.Slug == agent.DefaultAgentSlug {
 			return a, true
@@ -125,12 +140,15 @@ type onboardingPanel struct {
 	// the current step's buttons
 	serverButtons, modelButtons, tryButtons *fyne.Container
 	getOllama, providers, recheck           *widget.Button
-	pick, tryIt, hide                       *widget.Button
-	steps                                   onboardingSteps
-	// needed: the panel showed because no agent could run; it then stays
-	// for "Try it" until tried or hidden.
-	needed, tried, dismissed bool
-	onScreen                 *onboardingShown // nil until first shown
+	pick, tryIt, connect, hide              *widget.Button
+	// The address of a model server not found by itself, and what asking
+	// it said (step 1).
+	address     *widget.Entry
+	use         *widget.Button
+	addressRow  *fyne.Container
+	addressNote *widget.Label
+	steps       onboardingSteps
+	onScreen    *onboardingShown // nil until first shown
 	// openURL opens a web page (fyne's OpenURL; tests record it).
 	openURL func(*url.URL) error
 }
@@ -141,49 +159,64 @@ func newOnboardingPanel(app *App) *onboardingPanel {
 	p.title.Truncation = fyne.TextTruncateEllipsis
 	p.text = widget.NewLabel("")
 	p.text.Wrapping = fyne.TextWrapWord
-	p.getOllama = widget.NewButton("Get Ollama…", func() {
-		if u, err := url.Parse(ollamaDownload); err == nil {
-			if err := p.openURL(u); err != nil {
-				app.log.Warn("open the Ollama download page", "err", err)
-			}
-		}
-	})
-	p.getOllama.Importance = widget.HighImportance
+	p.getOllama = widget.NewButton("Get Ollama…", p.openOllamaDownload)
 	p.providers = widget.NewButton("Add a server…", app.showModelsSettings)
+	p.address = widget.NewEntry()
+	p.address.SetPlaceHolder("its address, e.g. 127.0.0.1:1234")
+	p.address.OnSubmitted = func(string) { p.useAddress() }
+	p.use = widget.NewButton("Use this server", p.useAddress)
+	p.use.Importance = widget.HighImportance
+	p.addressNote = widget.NewLabel("")
+	p.addressNote.Wrapping = fyne.TextWrapWord
+	p.addressNote.Hide()
+
 	p.recheck = widget.NewButtonWithIcon("", theme.ViewRefreshIcon(), func() { app.status.askServers() })
 	p.pick = widget.NewButton("Pick a model…", p.pickModel)
 	p.pick.Importance = widget.HighImportance
 	p.tryIt = widget.NewButton("Try it", p.tryAgent)
 	p.tryIt.Importance = widget.HighImportance
-	p.hide = widget.NewButton("Hide", func() {
-		p.dismissed = true
-		p.box.Hide()
+	p.connect = widget.NewButton("Connect a client…", func() {
+		p.done()
+		app.tabs.SelectIndex(tabConnect)
 	})
+	p.hide = widget.NewButton("Hide", p.done)
 	p.hide.Importance = widget.LowImportance
-	p.serverButtons = container.NewHBox(p.recheck, p.providers, p.getOllama) // ↻ asks the servers again
+	// Step 1's buttons go with the address, under its text; the other
+	// steps' beside theirs.
+	p.serverButtons = container.NewHBox(p.use, p.recheck, p.providers, p.getOllama) // ↻ asks the servers again
+	p.addressRow = container.NewVBox(container.NewBorder(nil, nil, nil, p.serverButtons, p.address), p.addressNote)
 	p.modelButtons = container.NewHBox(p.pick)
-	p.tryButtons = container.NewHBox(p.tryIt)
+	p.tryButtons = container.NewHBox(p.tryIt, p.connect)
 	p.box = container.NewVBox(
 		container.NewBorder(nil, nil, nil, p.hide, p.title),
-		container.NewBorder(nil, nil, nil, container.NewStack(p.serverButtons, p.modelButtons, p.tryButtons), p.text),
-		widget.NewSeparator())
+		container.NewBorder(nil, nil, nil, container.NewStack(p.modelButtons, p.tryButtons), p.text),
+		p.addressRow)
 	p.box.Hide() // until show
 	return p
 }
 
-// visible reports whether the panel shows for this status: while no
-// agent can run (before the servers answered, only when main said first
-// start found no model), then until "Try it" or Hide.
+// onboardedKey remembers, in fyne's preferences, that the person tried
+// an agent from the panel, went on to Connect, or hid it: the panel then
+// never shows again. Until then it shows at every start, on the step the
+// person stands at.
+const onboardedKey = "onboarding.done"
+
+// visible reports whether the panel shows: until it is done, once the
+// servers answered or when main said first start found no model.
 func (p *onboardingPanel) visible(s status) bool {
 	switch {
-	case p.dismissed:
+	case p.app.fy.Preferences().Bool(onboardedKey):
 		return false
 	case !s.Asked:
-		return p.app.opts.Notice != "" || p.needed
-	case !s.canRun():
-		return true
+		return p.app.opts.Notice != ""
 	}
-	return p.needed && !p.tried
+	return true
+}
+
+// done hides the panel for good.
+func (p *onboardingPanel) done() {
+	p.app.fy.Preferences().SetBool(onboardedKey, true)
+	p.box.Hide()
 }
 
 // onboardingShown is what the panel shows, so that show changes the
@@ -214,15 +247,13 @@ func (p *onboardingPanel) show(s status) {
 	if p.steps.HasAgent {
 		v.pick = "Pick a model…"
 	}
-	if v.visible {
-		p.needed = true
-	}
 	if p.onScreen != nil && *p.onScreen == v {
 		return
 	}
 	p.onScreen = &v
 	p.title.SetText(v.title)
-	for i, c := range []*fyne.Container{p.serverButtons, p.modelButtons, p.tryButtons} {
+
+	for i, c := range []*fyne.Container{p.addressRow, p.modelButtons, p.tryButtons} {
 		if i+1 == v.step {
 			c.Show()
 		} else {
@@ -238,16 +269,131 @@ func (p *onboardingPanel) show(s status) {
 	}
 }
 
-// pickModel opens the editor of the agent to set up on the Agents tab (a
-// new agent's when there is none).
+// useAddress sets up the model server at the address typed, whatever
+// kind it is, then asks the servers again: the panel moves on.
+func (p *onboardingPanel) useAddress() {
+	address := strings.TrimSpace(p.address.Text)
+	if address == "" {
+		p.note("Type your model server's address first.", false)
+		return
+	}
+	p.note("Asking "+address+"…", false)
+	p.use.Disable()
+	a := p.app
+	a.background(func(ctx context.Context) func() {
+		saved, models, err := a.core.Providers.Find(ctx, address)
+		return func() {
+			p.use.Enable()
+			if err != nil {
+				p.note("✖ "+agent.UserMessage(err), true)
+				return
+			}
+			p.note("✔ "+serverLabel(serverState{Name: saved.Name, Kind: saved.Kind})+" answered at "+saved.BaseURL+", with "+countOf(len(models), "model")+".", false)
+			a.status.askServers()
+		}
+	})
+}
+
+// note says, under the address, what asking it did.
+func (p *onboardingPanel) note(text string, failed bool) {
+	p.addressNote.Importance = failedOr(failed, widget.MediumImportance)
+	p.addressNote.SetText(text)
+	p.addressNote.Show()
+}
+
+// openOllamaDownload opens Ollama's download page in the browser; where
+// none opens, it shows the address to copy.
+func (p *onboardingPanel) openOllamaDownload() {
+	u, _ := url.Parse(ollamaDownload)
+	if err := p.openURL(u); err != nil {
+		p.app.log.Warn("open the Ollama download page", "err", err)
+		link := widget.NewEntry()
+		link.SetText(ollamaDownload)
+		copyIt := widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), func() { p.app.fy.Clipboard().SetContent(ollamaDownload) })
+		p.app.showDialog(dialog.NewCustom("Get Ollama", "Close", container.NewVBox(
+			plainNote("No web browser opened here. Open this address in one to download Ollama:"),
+			container.NewBorder(nil, nil, nil, copyIt, link)), p.app.win), nil)
+	}
+}
+
+// pickModel offers the models of every server that answered, one click
+// each, for the agent to set up: picked, it is saved on that model. With
+// no agent, or no model to offer, the editor opens instead.
 func (p *onboardingPanel) pickModel() {
 	a := p.app
-	a.tabs.SelectIndex(tabAgents)
-	if p.steps.HasAgent {
-		a.agents.edit(p.steps.Agent)
-	} else {
+	if !p.steps.HasAgent {
+		a.tabs.SelectIndex(tabAgents)
 		a.agents.edit(newAgentDefaults())
+		return
 	}
+	ag := p.steps.Agent
+	a.background(func(ctx context.Context) func() {
+		offers := modelOffers(ctx, a.core)
+		return func() {
+			if len(offers) == 0 {
+				a.tabs.SelectIndex(tabAgents)
+				a.agents.edit(ag)
+				return
+			}
+			p.showPicker(ag, offers)
+		}
+	})
+}
+
+// modelOffer is a model a server has.
+type modelOffer struct{ provider, model string }
+
+// modelOffers are the models of every server that answers, each asked
+// for at most a few seconds.
+func modelOffers(ctx context.Context, core Core) []modelOffer {
+	var out []modelOffer
+	for _, sv := range askServerModels(ctx, core) {
+		for _, m := range sv.models {
+			out = append(out, modelOffer{provider: sv.Name, model: m})
+		}
+	}
+	return out
+}
+
+// showPicker is the dialog of the models offered: a click saves the
+// agent on one.
+func (p *onboardingPanel) showPicker(ag agent.Agent, offers []modelOffer) {
+	a := p.app
+	var d dialog.Dialog
+	buttons := container.NewVBox()
+	for _, o := range offers {
+		b := widget.NewButton(o.model+"  ·  "+serverLabel(serverState{Name: o.provider}), func() {
+			d.Hide()
+			p.saveModel(ag, o)
+		})
+		b.Alignment = widget.ButtonAlignLeading
+		buttons.Add(b)
+	}
+	scroll := container.NewVScroll(buttons)
+	scroll.SetMinSize(fyne.NewSize(360, min(buttons.MinSize().Height, 300)))
+	editor := widget.NewButton("Open its editor instead", func() {
+		d.Hide()
+		a.tabs.SelectIndex(tabAgents)
+		a.agents.edit(ag)
+	})
+	editor.Importance = widget.LowImportance
+	d = dialog.NewCustom("Pick a model for "+agentLabel(ag), "Cancel", container.NewBorder(nil, editor, nil, nil, scroll), a.win)
+	a.showDialog(d, nil)
+}
+
+// saveModel saves the agent on the model picked; the status follows the
+// core's event.
+func (p *onboardingPanel) saveModel(ag agent.Agent, o modelOffer) {
+	a := p.app
+	ag.Provider, ag.Model = o.provider, o.model
+	a.background(func(ctx context.Context) func() {
+		_, err := a.core.Agents.Save(ctx, ag)
+		return func() {
+			if err != nil {
+				a.showDialog(dialog.NewError(errors.New(agent.UserMessage(err)), a.win), nil)
+			}
+		}
+	})
 }
 
 // tryAgent opens the agent's editor with the keyboard in "Try it"; the
@@ -260,8 +406,7 @@ func (p *onboardingPanel) tryAgent() {
 	}
 	a.agents.showTry()
 	if p.steps.current() == 3 {
-		p.tried = true
-		p.box.Hide()
+		p.done()
 	}
 }
 

@@ -96,6 +96,8 @@ func TestOnboardingSteps(t *testing.T) {
 	other := agent.Agent{ID: "2", Slug: "aaa", Enabled: true, Provider: "ollama"}
 	withModel := assistant
 	withModel.Model = "qwen3"
+	otherWithModel := other
+	otherWithModel.Model = "llama3.2"
 	for _, c := range []struct {
 		name              string
 		s                 status
@@ -106,13 +108,15 @@ func TestOnboardingSteps(t *testing.T) {
 		{"not asked", statusOf([]agent.Agent{other, assistant}, nil, false, nil, now),
 			"Looking for a model server", "Pick a model for Assistant (assistant)", false, false, "assistant"},
 		{"nothing answered", withServers(statusOf([]agent.Agent{assistant}, nil, false, nil, now), serverState{Name: "ollama"}),
-			"No model server answered. Get Ollama", "Pick a model for Assistant (assistant)", false, false, "assistant"},
+			"No model server answered. Start yours", "Pick a model for Assistant (assistant)", false, false, "assistant"},
 		{"Ollama without models", withServers(statusOf([]agent.Agent{assistant}, nil, false, nil, now), serverState{Name: "ollama", Answered: true}),
 			"Ollama answered but has no model yet", "Pick a model", false, false, "assistant"},
 		{"Ollama with models", withServers(statusOf([]agent.Agent{other}, nil, false, nil, now), serverState{Name: "ollama", Answered: true, Models: 2}),
 			"Ollama answered, with 2 models.", "Pick a model for aaa", true, false, "aaa"},
 		{"ready", withServers(statusOf([]agent.Agent{withModel}, nil, false, nil, now), serverState{Name: "ollama", Answered: true, Models: 1}),
 			"Ollama answered, with 1 model.", "Assistant (assistant) runs on qwen3.", true, true, "assistant"},
+		{"another agent runs", withServers(statusOf([]agent.Agent{assistant, otherWithModel}, nil, false, nil, now), serverState{Name: "ollama", Answered: true, Models: 1}),
+			"Ollama answered, with 1 model.", "aaa runs on llama3.2.", true, true, "aaa"},
 		{"no agent", withServers(statusOf(nil, nil, false, nil, now), serverState{Name: "ollama", Answered: true, Models: 1}),
 			"Ollama answered", "Create an agent", true, false, ""},
 	} {
@@ -154,8 +158,12 @@ func TestStatusBarAndPause(t *testing.T) {
 	if want := []string{"Serving", "127.0.0.1:7345", "Ollama: 2 models", "1 agent served", "1 client today"}; !cmp.Equal(shown, want) {
 		t.Errorf("status bar shows %q, want %q", shown, want)
 	}
-	if a.status.banner.Visible() || a.onboarding.box.Visible() {
-		t.Errorf("serving with a model: banner shown %v, onboarding shown %v", a.status.banner.Visible(), a.onboarding.box.Visible())
+	if a.status.banner.Visible() || !a.onboarding.box.Visible() || !strings.Contains(a.onboarding.title.Text, "step 3 of 3") {
+		t.Errorf("serving with a model, never tried: banner shown %v, onboarding shown %v at %q", a.status.banner.Visible(), a.onboarding.box.Visible(), a.onboarding.title.Text)
+	}
+	test.Tap(a.onboarding.connect)
+	if a.onboarding.box.Visible() || a.tabs.SelectedIndex() != tabConnect {
+		t.Errorf("Connect a client…: panel shown %v, tab %d", a.onboarding.box.Visible(), a.tabs.SelectedIndex())
 	}
 	test.Tap(b.copyAddr)
 	if got := a.fy.Clipboard().Content(); got != "http://127.0.0.1:7345/mcp" {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -141,25 +142,25 @@ func (s status) serverWithModels() (serverState, bool) {
 	return serverState{}, false
 }
 
-// canRun reports whether some enabled agent can run: on a model of a
-// server that answered with models, or on the calling client's model.
-// Until one can, onboarding shows.
+// canRun reports whether some enabled agent can run. Until one can,
+// onboarding shows.
 func (s status) canRun() bool {
-	for _, a := range s.Agents {
-		if a.Enabled && a.Backend == agent.BackendClient {
-			return true
-		}
-		if !a.Enabled || a.Model == "" {
-			continue
-		}
-		provider := cmp.Or(a.Provider, agent.OllamaProvider)
-		for _, sv := range s.Servers {
-			if sv.Name == provider && sv.Answered && sv.Models > 0 {
-				return true
-			}
-		}
+	return slices.ContainsFunc(s.Agents, s.runs)
+}
+
+// runs reports whether an agent can run: enabled, on a model of a server
+// that answered with models, or on the calling client's model.
+func (s status) runs(a agent.Agent) bool {
+	if a.Enabled && a.Backend == agent.BackendClient {
+		return true
 	}
-	return false
+	if !a.Enabled || a.Model == "" {
+		return false
+	}
+	provider := cmp.Or(a.Provider, agent.OllamaProvider)
+	return slices.ContainsFunc(s.Servers, func(sv serverState) bool {
+		return sv.Name == provider && sv.Answered && sv.Models > 0
+	})
 }
 
 // serverLabel names a model server for people: the well-known ones by
@@ -213,20 +214,34 @@ func hostOf(raw string) string {
 // most a few seconds: a server that does not answer in time did not
 // answer.
 func askServers(ctx context.Context, core Core) []serverState {
+	listed := askServerModels(ctx, core)
+	out := make([]serverState, len(listed))
+	for i, l := range listed {
+		out[i] = l.serverState
+	}
+	return out
+}
+
+// serverModels is a server's state and the models it listed.
+type serverModels struct {
+	serverState
+	models []string
+}
+
+// askServerModels is askServers with the models each listed.
+func askServerModels(ctx context.Context, core Core) []serverModels {
 	providers := core.Providers.List()
-	out := make([]serverState, len(providers))
+	out := make([]serverModels, len(providers))
 	var wg sync.WaitGroup
 	for i, p := range providers {
-		out[i] = serverState{Name: p.Name, Kind: p.Kind}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		out[i].serverState = serverState{Name: p.Name, Kind: p.Kind}
+		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			defer cancel()
 			if names, err := core.Providers.Models(ctx, p.Name); err == nil {
-				out[i].Answered, out[i].Models = true, len(names)
+				out[i].Answered, out[i].Models, out[i].models = true, len(names), names
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	return out

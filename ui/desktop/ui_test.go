@@ -3,6 +3,8 @@ package desktop
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -670,23 +672,27 @@ func TestWindowFitsASmallScreen(t *testing.T) {
 }
 
 // TestFirstRunNotice: when first start found no model, the first-run
-// panel shows at once above the tabs with main's notice, walks through
-// the steps, leads to Settings → Models and the assistant's editor, and
-// goes when an agent can run.
+// panel shows at once above the tabs with main's notice and walks
+// through the steps: the address of a server typed in it is set up,
+// "Pick a model…" saves the one clicked, "Try it" puts the keyboard in
+// the editor's Try it, and the panel is done for good; until then it
+// comes back at each start, on the step the person stands at.
 func TestFirstRunNotice(t *testing.T) {
 	opts := testOptions()
 	opts.Notice = "First start found no model server on this computer."
-	providers := &fakeProviders{providers: []agent.ProviderStatus{{Provider: agent.Provider{Name: "ollama", Kind: agent.ProviderOllama}}}}
+	providers := &fakeProviders{providers: []agent.ProviderStatus{{Provider: agent.Provider{Name: "ollama", Kind: agent.ProviderOllama}}},
+		found: map[string]agent.Provider{"127.0.0.1:11439": {Name: "ollama", Kind: agent.ProviderOllama, BaseURL: "http://127.0.0.1:11439"}}}
 	assistant := agent.Agent{ID: "1", Slug: "assistant", Enabled: true, Provider: "ollama"}
 	core := newFakeCore(fakeCore{fakeAgents: &fakeAgents{agents: []agent.Agent{assistant}}, fakeProviders: providers})
-	a, ui := withTestUI(t, New(test.NewTempApp(t), core.asCore(), opts))
+	fy := test.NewTempApp(t)
+	a, ui := withTestUI(t, New(fy, core.asCore(), opts))
 	p := a.onboarding
 	if !p.box.Visible() || p.text.Text != opts.Notice {
 		t.Fatalf("before asking the servers: panel shown %v, text %q", p.box.Visible(), p.text.Text)
 	}
 	a.refresh()
 	ui.settle()
-	if !p.box.Visible() || !strings.HasPrefix(p.text.Text, "No model server answered") || !strings.HasSuffix(p.title.Text, "step 1 of 3") || p.getOllama.Hidden {
+	if !p.box.Visible() || !strings.HasPrefix(p.text.Text, "No model server answered") || !strings.HasSuffix(p.title.Text, "step 1 of 3") || p.addressRow.Hidden {
 		t.Fatalf("no server: shown %v, title %q, text %q", p.box.Visible(), p.title.Text, p.text.Text)
 	}
 	opened := recordURLs(a)
@@ -699,29 +705,53 @@ func TestFirstRunNotice(t *testing.T) {
 	if a.tabs.SelectedIndex() != tabSettings || inner.Selected().Text != "Models" {
 		t.Errorf("Add a provider opened tab %d, %q", a.tabs.SelectedIndex(), inner.Selected().Text)
 	}
-	// Ollama starts, with a model: step 1 is done, step 2 is next.
-	providers.mu.Lock()
-	providers.models = map[string][]string{"ollama": {"qwen3"}}
-	providers.mu.Unlock()
-	test.Tap(p.recheck)
+	// The person types the address of their Ollama, on a port of its own.
+	test.Type(p.address, "127.0.0.1:9")
+	p.address.OnSubmitted(p.address.Text)
 	ui.settle()
-	if !p.box.Visible() || p.title.Text != "Get your first agent working, step 2 of 3: ✔ Ollama answered, with 1 model." ||
-		!strings.HasPrefix(p.text.Text, "Pick a model for assistant") || p.modelButtons.Hidden || !p.serverButtons.Hidden {
+	if p.addressNote.Text != "✖ nothing answered at 127.0.0.1:9" || p.addressNote.Importance != widget.DangerImportance {
+		t.Errorf("a wrong address: %q", p.addressNote.Text)
+	}
+	p.address.SetText("127.0.0.1:11439")
+	providers.mu.Lock()
+	providers.models = map[string][]string{"ollama": {"qwen3", "llama3.2"}}
+	providers.mu.Unlock()
+	test.Tap(p.use)
+	ui.settle()
+	if !p.box.Visible() || p.title.Text != "Get your first agent working, step 2 of 3: ✔ Ollama answered, with 2 models." ||
+		!strings.HasPrefix(p.text.Text, "Pick a model for assistant") || p.modelButtons.Hidden || !p.addressRow.Hidden {
 		t.Errorf("server found: shown %v, title %q, text %q", p.box.Visible(), p.title.Text, p.text.Text)
 	}
+	// Pick a model…: one click on the model saves it.
 	test.Tap(p.pick)
-	if a.tabs.SelectedIndex() != tabAgents {
-		t.Errorf("Pick a model opened tab %d", a.tabs.SelectedIndex())
+	ui.settle()
+	top := a.win.Canvas().Overlays().Top()
+	if top == nil {
+		t.Fatal("Pick a model opened no picker")
 	}
-	// The assistant gets its model: the last step says to try it.
+	test.Tap(findButton(t, top, "llama3.2  ·  Ollama"))
+	ui.settle()
 	core.fakeAgents.mu.Lock()
-	core.fakeAgents.agents[0].Model = "qwen3"
+	saved := core.fakeAgents.saved
+	core.fakeAgents.agents = saved
 	core.fakeAgents.mu.Unlock()
+	if len(saved) != 1 || saved[0].Slug != "assistant" || saved[0].Model != "llama3.2" || saved[0].Provider != "ollama" {
+		t.Fatalf("picked llama3.2: saved %+v", saved)
+	}
 	a.handle(agent.Event{Kind: agent.EventAgentsChanged})
 	ui.settle()
-	if !p.box.Visible() || !strings.HasSuffix(p.title.Text, "step 3 of 3: ✔ assistant runs on qwen3.") || p.tryButtons.Hidden {
+	if !p.box.Visible() || !strings.HasSuffix(p.title.Text, "step 3 of 3: ✔ assistant runs on llama3.2.") || p.tryButtons.Hidden {
 		t.Errorf("ready: shown %v, title %q", p.box.Visible(), p.title.Text)
 	}
+
+	// A restart before trying it: the panel is back, at step 3.
+	b, bui := withTestUI(t, New(fy, core.asCore(), testOptions()))
+	b.refresh()
+	bui.settle()
+	if !b.onboarding.box.Visible() || !strings.Contains(b.onboarding.title.Text, "step 3 of 3") {
+		t.Errorf("after a restart: shown %v, title %q", b.onboarding.box.Visible(), b.onboarding.title.Text)
+	}
+
 	a.tabs.SelectIndex(tabSettings)
 	test.Tap(p.tryIt)
 	if a.tabs.SelectedIndex() != tabAgents || a.win.Canvas().Focused() != a.agents.try {
@@ -732,18 +762,30 @@ func TestFirstRunNotice(t *testing.T) {
 	if p.box.Visible() {
 		t.Error("the first-run panel stayed after Try it")
 	}
+	c, cui := withTestUI(t, New(fy, core.asCore(), opts))
+	c.refresh()
+	cui.settle()
+	if c.onboarding.box.Visible() {
+		t.Error("the panel came back after a restart, once tried")
+	}
 
-	// Hide dismisses it for the session.
-	b, bui := withTestUI(t, New(test.NewTempApp(t), newFakeCore(fakeCore{}).asCore(), opts))
-	test.Tap(b.onboarding.hide)
-	b.refresh()
-	bui.settle()
-	if b.onboarding.box.Visible() {
+	// Hide dismisses it for good.
+	d, dui := withTestUI(t, New(test.NewTempApp(t), newFakeCore(fakeCore{}).asCore(), opts))
+	test.Tap(d.onboarding.hide)
+	d.refresh()
+	dui.settle()
+	if d.onboarding.box.Visible() || !d.fy.Preferences().Bool(onboardedKey) {
 		t.Error("the panel came back after Hide")
 	}
+	// Where no browser opens, Get Ollama shows the address to copy.
+	d.onboarding.openURL = func(*url.URL) error { return errors.New("no browser") }
+	d.onboarding.openOllamaDownload()
+	if top := d.win.Canvas().Overlays().Top(); top == nil || findButton(t, top, "Copy") == nil {
+		t.Error("Get Ollama with no browser showed nothing")
+	}
 	// Without a notice, it waits for the servers' answer.
-	c, _ := newTestApp(t, newFakeCore(fakeCore{}).asCore())
-	if c.onboarding.box.Visible() {
+	e, _ := newTestApp(t, newFakeCore(fakeCore{}).asCore())
+	if e.onboarding.box.Visible() {
 		t.Error("a first-run panel before knowing")
 	}
 }
