@@ -5,6 +5,7 @@
 # question popup that takes the focus while the main window is in front and
 # is answered with Enter, one that waits while the person types, a
 # conversation that keeps its place while calls arrive and a search runs,
+# each conversation opened after the end of a long one showing its text,
 # pause shown in the window and told to clients,
 # an unsaved edit guarded, Connect, and the window at 1.5× scale. Each step
 # leaves a screenshot in $out; what can be checked from outside (files,
@@ -178,15 +179,44 @@ pane 10-conversation-after-a-search
 same 08-conversation-open 10-conversation-after-a-search || fail "the transcript shown changed when a search ran"
 xdotool key ctrl+a BackSpace
 # A long message makes the fake model stream a long answer, a word every
-# 120 ms: open its conversation while it runs.
+# 120 ms: open its conversation while it runs. Its last 40 numbers, a line
+# each, are one word: they make the transcript taller than the pane, not
+# the turn slower.
 words=$(seq -s ' ' 1 60)
-call "count with me: $words" "$work/c4.out" &
+lines=$(seq -s '\n' 61 100) # \n: a newline once in the call's JSON
+call "count with me: $words $lines" "$work/c4.out" &
 streaming=$!
 sleep 1.5 # the turn has started and is writing
 click 150 135
 shoot 11-conversation-streaming
 wait $streaming || fail "the streamed call failed"
 shoot 12-conversation-streamed
+
+# 4b. After reading the end of the long conversation, each of the others
+# opens with its text, not the blank below a short transcript's end. The
+# list's rows are 74 px apart (from a screenshot's separators), the long
+# one on top. Each pane must show something: not one colour, not the
+# empty pane, and not the pane before it (so the click opened another
+# conversation); a transcript read late gets some 10 s.
+xdotool mousemove --window "$main" 700 400 click --repeat 40 --delay 10 5 # to its end
+shoot 12b-long-conversation-at-its-end
+pane 12b-long-conversation-at-its-end
+before=12b-long-conversation-at-its-end
+for k in 1 2 3 4 5 6; do
+	click 150 $((135 + k * 74))
+	shot=12c-opened-after-the-long-one-$k
+	for _ in $(seq 12); do
+		shoot "$shot"
+		pane "$shot"
+		pixels_vary "$work/$shot.pane.png" && ! same 07-conversations "$shot" && ! same "$before" "$shot" && break
+		sleep 0.2
+	done
+	pixels_vary "$work/$shot.pane.png" ||
+		fail "conversation $((k + 1)) of the list, opened after the end of the long one, shows a blank transcript ($shot.png)"
+	same 07-conversations "$shot" && fail "conversation $((k + 1)) of the list, opened after the long one, shows the empty pane ($shot.png)"
+	same "$before" "$shot" && fail "clicking conversation $((k + 1)) of the list did not change the transcript shown ($shot.png)"
+	before=$shot
+done
 
 # 5. Pause: the window shows it, and a client is told so.
 keys ctrl+p
