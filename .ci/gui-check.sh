@@ -9,8 +9,8 @@ out=artifacts/screenshots
 rm -rf "$out" && mkdir -p "$out"
 go build -o bin/deskhand .
 go build -o bin/fakeollama ./models/ollama/ollamatest/testdata/fakeollama
-# A home of its own: fyne's settings and the D-Bus-activated keyring daemon
-# write there, not in the user's.
+# A home of its own for the X and D-Bus session, not the user's;
+# gui-session.sh gives the app and its keyring daemon another.
 home=$(mktemp -d)
 trap 'rm -rf "$home"' EXIT
 HOME=$home LANG=en_US.UTF-8 timeout 300 xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- .ci/gui-session.sh "$out"

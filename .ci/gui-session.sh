@@ -21,6 +21,15 @@ data=$work/data
 
 fail() { echo "gui check: $*" >&2; echo "--- app log:" >&2; cat "$work/app.log" >&2 || true; exit 1; }
 
+# A Secret Service that works, as on a desktop: this session's
+# gnome-keyring, with a new login keyring unlocked by a throwaway password
+# (D-Bus would start it locked, and Deskhand would find no keychain). Its
+# control socket goes under $work, not beside a running desktop's.
+mkdir -m 700 "$work/run"
+export XDG_RUNTIME_DIR=$work/run
+unset GNOME_KEYRING_CONTROL
+printf %s walk | gnome-keyring-daemon --unlock --components=secrets > /dev/null || fail "gnome-keyring-daemon --unlock failed"
+
 # waitfor FILE PATTERN: the first match of PATTERN (an extended regexp
 # with one group) in FILE, waiting up to 20 s.
 waitfor() {
