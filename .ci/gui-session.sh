@@ -7,7 +7,8 @@
 # conversation that keeps its place while calls arrive and a search runs,
 # each conversation opened after the end of a long one showing its text,
 # pause shown in the window and told to clients,
-# an unsaved edit guarded, Connect, and the window at 1.5× scale. Each step
+# an unsaved edit guarded, a tool server added, checked and given to an
+# agent in the window alone, Connect, and the window at 1.5× scale. Each step
 # leaves a screenshot in $out; what can be checked from outside (files,
 # the command line, the client's answers, pixels) is checked.
 set -euo pipefail
@@ -66,6 +67,21 @@ window() {
 		if id=$(xdotool search --onlyvisible --name "$1" 2>/dev/null | head -n1) && [ -n "$id" ]; then echo "$id"; return 0; fi
 		sleep 0.1
 	done
+	return 1
+}
+
+# indialog, nodialog: wait up to 20 s for a dialog over the main window
+# to show, or to go. fyne dims the window behind a dialog: the status
+# bar's background (23 of 255, bright) at 660,698 turns 14 (dark).
+dimmed() {
+	[ "$(import -window root -crop "1x1+$((wx + 660))+$((wy + 698))" -format '%[fx:int(255*r)]' info:)" -lt 18 ]
+}
+indialog() {
+	for _ in $(seq 100); do dimmed && return 0; sleep 0.2; done
+	return 1
+}
+nodialog() {
+	for _ in $(seq 100); do dimmed || return 0; sleep 0.2; done
 	return 1
 }
 
@@ -251,6 +267,67 @@ for _ in $(seq 50); do
 	sleep 0.1
 done
 bin/deskhand agent list --data "$data" | grep -q 'Assistant Edited' || fail "Ctrl+S did not save the edit: $(bin/deskhand agent list --data "$data")"
+
+# 6b. A tool server, in the window alone: added in Settings → Tool servers
+# (a second Deskhand on a data folder of its own, serving its agents over
+# stdio: local, built above, no network), checked there, then given to the
+# assistant in its editor, which lists it at once. The command line and
+# the control channel only look.
+keys ctrl+5
+shoot 15a-settings
+click 288 94 # Settings' Tool servers
+click 61 191 # Add a server…
+indialog || fail "Add a server… opened no dialog"
+click 500 184 # its name
+xdotool type --delay 20 another
+click 500 262 # the command to run
+xdotool type --delay 10 "$PWD/bin/deskhand"
+click 500 358 # its arguments, one per line
+xdotool type --delay 10 stdio
+xdotool key Return
+xdotool type --delay 10 -- --data
+xdotool key Return
+xdotool type --delay 10 "$work/tools"
+shoot 15b-tool-server-form
+click 547 609 # Add server
+nodialog || fail "the tool server form stayed open (15b-tool-server-form.png)"
+bin/deskhand toolserver list --data "$data" | grep -q "^another  *stdio  *$PWD/bin/deskhand stdio --data $work/tools " ||
+	fail "the tool server added in the window is not registered as typed: $(bin/deskhand toolserver list --data "$data")"
+click 832 293 # its Check
+indialog || fail "the tool server's Check showed no result"
+shoot 15c-tool-server-checked
+bin/deskhand toolserver list --data "$data" | grep -Eq '^another .* running +1 ' ||
+	fail "Check did not start the tool server and list its tool: $(bin/deskhand toolserver list --data "$data")"
+keys Escape
+nodialog || fail "Escape did not close the check's result"
+keys ctrl+1
+# The editor's form from its top, then 50 steps of the wheel down: its
+# tool servers' part, with Use a tool server… at 379,426.
+xdotool mousemove --window "$main" 650 450 click --repeat 150 --delay 5 4
+xdotool mousemove --window "$main" 650 450 click --repeat 50 --delay 10 5
+shoot 15d-editor-without-tool-servers
+# The strip where a tool server's row shows its Change… and Remove.
+serverrow() { convert "$out/$1.png" -crop "140x30+$((wx + 840))+$((wy + 410))" +repage "$work/$1.row.png"; }
+serverrow 15d-editor-without-tool-servers
+pixels_vary "$work/15d-editor-without-tool-servers.row.png" &&
+	fail "the editor's tool servers are not where the walk looks (15d-editor-without-tool-servers.png)"
+click 379 426 # Use a tool server…
+indialog || fail "Use a tool server… opened no dialog (15d-editor-without-tool-servers.png)"
+click 500 204 # the server
+click 400 238 # another, the only one
+click 235 243 # all its tools
+shoot 15e-tool-server-given
+click 565 589 # Give these tools
+nodialog || fail "the dialog giving the tool server stayed open (15e-tool-server-given.png)"
+for _ in $(seq 20); do
+	shoot 15f-editor-uses-the-tool-server
+	serverrow 15f-editor-uses-the-tool-server
+	pixels_vary "$work/15f-editor-uses-the-tool-server.row.png" && break
+done
+pixels_vary "$work/15f-editor-uses-the-tool-server.row.png" ||
+	fail "the editor does not list the tool server it was given (15f-editor-uses-the-tool-server.png)"
+curl -s --unix-socket "$data/deskhand.sock" http://deskhand/v1/agents/assistant/toolservers | grep -q '"Server":"another","AllTools":true' ||
+	fail "the assistant does not have the tool server given in the window: $(curl -s --unix-socket "$data/deskhand.sock" http://deskhand/v1/agents/assistant/toolservers)"
 
 # 7. Connect: Cursor's row, its Connect button, then the dialog's.
 keys ctrl+4
