@@ -8,7 +8,8 @@
 # each conversation opened after the end of a long one showing its text,
 # pause shown in the window and told to clients,
 # an unsaved edit guarded, a tool server added, checked and given to an
-# agent in the window alone, Connect, and the window at 1.5× scale. Each step
+# agent in the window alone, Connect, the Agents tab at 1024×768, and the
+# window at 1.5× scale. Each step
 # leaves a screenshot in $out; what can be checked from outside (files,
 # the command line, the client's answers, pixels) is checked.
 set -euo pipefail
@@ -349,9 +350,24 @@ keys ctrl+6
 shoot 18-log
 bin/deskhand log --data "$data" --json | grep -q '"method":"tools/call","agent":"assistant"' ||
 	fail "the activity log lacks the walk's calls: $(bin/deskhand log --data "$data" | tail -5)"
+
+# 8b. The Agents tab with the window at 1024×768, the editor's form at its
+# top: what shows unscrolled (looked at, not checked).
+keys ctrl+1
+size() { LC_ALL=C xwininfo -id "$main" | sed -n 's/^ *Width: *//p; s/^ *Height: *//p' | paste -sd x; }
+xdotool windowmove "$main" 0 0 windowsize "$main" 1024 768
+for _ in $(seq 100); do
+	[ "$(size)" = 1024x768 ] && break
+	sleep 0.1
+done
+[ "$(size)" = 1024x768 ] || fail "the window is $(size), not 1024x768"
+xdotool mousemove --window "$main" 650 400 click --repeat 150 --delay 5 4
+shoot 18b-agents-1024x768
 stop
 
-# 9. The window at 1.5× scale.
+# 9. The window at 1.5× scale, and its Agents tab (looked at).
 start FYNE_SCALE=1.5
 shoot 19-scale-1.5
+keys ctrl+1
+shoot 19b-agents-1.5x
 stop
