@@ -6,10 +6,10 @@
 # is answered with Enter, one that waits while the person types, a
 # conversation that keeps its place while calls arrive and a search runs,
 # each conversation opened after the end of a long one showing its text,
-# pause shown in the window and told to clients,
-# an unsaved edit guarded, a tool server added, checked and given to an
-# agent in the window alone, Connect, the Agents tab at 1024×768, and the
-# window at 1.5× scale. Each step
+# pause shown in the window and told to clients, an unsaved edit guarded,
+# a tool server added, checked and given to an agent in the window alone,
+# Connect, the Agents tab at 1024×768, the window at 1.5× scale, and a
+# start without a Secret Service, whose warning Settings shows. Each step
 # leaves a screenshot in $out; what can be checked from outside (files,
 # the command line, the client's answers, pixels) is checked.
 set -euo pipefail
@@ -86,6 +86,14 @@ nodialog() {
 	return 1
 }
 
+# amber NAME: how many pixels of the screenshot NAME, at the top left of
+# Settings → General, are the amber of ⚠ in fyne's own emoji font
+# (EmojiOne, bundled: the same on every machine).
+amber() {
+	convert "$out/$1.png" -crop "200x150+$wx+$((wy + 110))" +repage \
+		-fuzz 12% -fill black +opaque '#FFCE31' -fill white -opaque '#FFCE31' -format '%[fx:round(mean*w*h)]' info:
+}
+
 # click X Y: a click at X,Y in the main window's content.
 click() { xdotool mousemove --window "$main" "$1" "$2" click 1; sleep 0.3; }
 # keys KEY…: keys typed to the main window, brought to the front first.
@@ -107,6 +115,14 @@ start() {
 	app=$!
 	url=$(waitfor "$work/app.log" 'serving your agents at (http://[^ ]+)') || fail "Deskhand did not start serving"
 	main=$(window '^Deskhand$') || fail "no main window"
+}
+
+# corner: the main window's content corner on the screen, in wx and wy,
+# from xwininfo (xdotool's geometry is off under a reparenting window
+# manager); once the window manager has placed the window.
+corner() {
+	wx=$(LC_ALL=C xwininfo -id "$main" | sed -n 's/.*Absolute upper-left X: *//p')
+	wy=$(LC_ALL=C xwininfo -id "$main" | sed -n 's/.*Absolute upper-left Y: *//p')
 }
 
 stop() {
@@ -181,10 +197,8 @@ xdotool key ctrl+a BackSpace
 # streams.
 call "the first of several calls" "$work/c1.out"
 keys ctrl+3
-# The transcript pane, right of the list (the window's corner from
-# xwininfo: xdotool's geometry is off under a reparenting window manager).
-wx=$(LC_ALL=C xwininfo -id "$main" | sed -n 's/.*Absolute upper-left X: *//p')
-wy=$(LC_ALL=C xwininfo -id "$main" | sed -n 's/.*Absolute upper-left Y: *//p')
+corner
+# The transcript pane, right of the list.
 pane() { convert "$out/$1.png" -crop "540x380+$((wx + 440))+$((wy + 110))" +repage "$work/$1.pane.png"; }
 same() { [ "$(compare -metric AE "$work/$1.pane.png" "$work/$2.pane.png" null: 2>&1 || true)" = 0 ]; }
 shoot 07-conversations
@@ -276,6 +290,7 @@ bin/deskhand agent list --data "$data" | grep -q 'Assistant Edited' || fail "Ctr
 # the control channel only look.
 keys ctrl+5
 shoot 15a-settings
+[ "$(amber 15a-settings)" = 0 ] || fail "Settings shows the keychain warning, or amber where step 10 looks for it (15a-settings.png)"
 click 288 94 # Settings' Tool servers
 click 61 191 # Add a server…
 indialog || fail "Add a server… opened no dialog"
@@ -370,4 +385,19 @@ start FYNE_SCALE=1.5
 shoot 19-scale-1.5
 keys ctrl+1
 shoot 19b-agents-1.5x
+stop
+
+# 10. Without a Secret Service (the session bus cannot be reached), Settings
+# warns where secrets go instead. Its ⚠ is fyne's emoji, amber (#FFCE31):
+# the top of Settings → General has some of those pixels now, and none in
+# 15a-settings, with the keychain.
+start DBUS_SESSION_BUS_ADDRESS=unix:path=$work/no-bus
+keys ctrl+5
+for _ in $(seq 10); do
+	shoot 20-settings-without-keychain
+	corner
+	[ "$(amber 20-settings-without-keychain)" -ge 20 ] && break
+done
+[ "$(amber 20-settings-without-keychain)" -ge 20 ] ||
+	fail "Settings shows no keychain warning without a Secret Service (20-settings-without-keychain.png)"
 stop
