@@ -11,8 +11,8 @@ go build -o bin/deskhand .
 # With the load probe (ui/desktop/loadprobe.go): it logs what the list shows.
 go build -tags loadprobe -o bin/deskhand-probe .
 go build -o bin/fakeollama ./models/ollama/ollamatest/testdata/fakeollama
-# A home of its own: fyne's settings and the D-Bus-activated keyring daemon
-# write there, not in the user's.
+# A home of its own for the X and D-Bus session, not the user's;
+# gui-session.sh gives the app and its keyring daemon another.
 home=$(mktemp -d)
 trap 'rm -rf "$home"' EXIT
 HOME=$home LANG=en_US.UTF-8 timeout 300 xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- .ci/gui-session.sh "$out"

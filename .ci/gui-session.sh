@@ -5,9 +5,12 @@
 # question popup that takes the focus while the main window is in front and
 # is answered with Enter, one that waits while the person types, a
 # conversation that keeps its place while calls arrive and a search runs,
-# pause shown in the window and told to clients,
-# an unsaved edit guarded, Connect, the window at 1.5× scale, and the list
-# keeping up with four streaming calls on a busy machine. Each step
+# each conversation opened after the end of a long one showing its text,
+# pause shown in the window and told to clients, an unsaved edit guarded,
+# a tool server added, checked and given to an agent in the window alone,
+# Connect, the Agents tab at 1024×768, the window at 1.5× scale, the list
+# keeping up with four streaming calls on a busy machine, and a start
+# without a Secret Service, whose warning Settings shows. Each step
 # leaves a screenshot in $out; what can be checked from outside (files,
 # the command line, the client's answers, pixels) is checked.
 set -euo pipefail
@@ -20,6 +23,15 @@ echo '{"mcpServers": {"github": {"url": "https://api.githubcopilot.com/mcp/"}}}'
 data=$work/data
 
 fail() { echo "gui check: $*" >&2; echo "--- app log:" >&2; cat "$work/app.log" >&2 || true; exit 1; }
+
+# A Secret Service that works, as on a desktop: this session's
+# gnome-keyring, with a new login keyring unlocked by a throwaway password
+# (D-Bus would start it locked, and Deskhand would find no keychain). Its
+# control socket goes under $work, not beside a running desktop's.
+mkdir -m 700 "$work/run"
+export XDG_RUNTIME_DIR=$work/run
+unset GNOME_KEYRING_CONTROL
+printf %s walk | gnome-keyring-daemon --unlock --components=secrets > /dev/null || fail "gnome-keyring-daemon --unlock failed"
 
 # waitfor FILE PATTERN: the first match of PATTERN (an extended regexp
 # with one group) in FILE, waiting up to 20 s.
@@ -60,6 +72,29 @@ window() {
 	return 1
 }
 
+# indialog, nodialog: wait up to 20 s for a dialog over the main window
+# to show, or to go. fyne dims the window behind a dialog: the status
+# bar's background (23 of 255, bright) at 660,698 turns 14 (dark).
+dimmed() {
+	[ "$(import -window root -crop "1x1+$((wx + 660))+$((wy + 698))" -format '%[fx:int(255*r)]' info:)" -lt 18 ]
+}
+indialog() {
+	for _ in $(seq 100); do dimmed && return 0; sleep 0.2; done
+	return 1
+}
+nodialog() {
+	for _ in $(seq 100); do dimmed || return 0; sleep 0.2; done
+	return 1
+}
+
+# amber NAME: how many pixels of the screenshot NAME, at the top left of
+# Settings → General, are the amber of ⚠ in fyne's own emoji font
+# (EmojiOne, bundled: the same on every machine).
+amber() {
+	convert "$out/$1.png" -crop "200x150+$wx+$((wy + 110))" +repage \
+		-fuzz 12% -fill black +opaque '#FFCE31' -fill white -opaque '#FFCE31' -format '%[fx:round(mean*w*h)]' info:
+}
+
 # click X Y: a click at X,Y in the main window's content.
 click() { xdotool mousemove --window "$main" "$1" "$2" click 1; sleep 0.3; }
 # keys KEY…: keys typed to the main window, brought to the front first.
@@ -82,6 +117,14 @@ start() {
 	app=$!
 	url=$(waitfor "$work/app.log" 'serving your agents at (http://[^ ]+)') || fail "Deskhand did not start serving"
 	main=$(window '^Deskhand$') || fail "no main window"
+}
+
+# corner: the main window's content corner on the screen, in wx and wy,
+# from xwininfo (xdotool's geometry is off under a reparenting window
+# manager); once the window manager has placed the window.
+corner() {
+	wx=$(LC_ALL=C xwininfo -id "$main" | sed -n 's/.*Absolute upper-left X: *//p')
+	wy=$(LC_ALL=C xwininfo -id "$main" | sed -n 's/.*Absolute upper-left Y: *//p')
 }
 
 stop() {
@@ -156,10 +199,8 @@ xdotool key ctrl+a BackSpace
 # streams.
 call "the first of several calls" "$work/c1.out"
 keys ctrl+3
-# The transcript pane, right of the list (the window's corner from
-# xwininfo: xdotool's geometry is off under a reparenting window manager).
-wx=$(LC_ALL=C xwininfo -id "$main" | sed -n 's/.*Absolute upper-left X: *//p')
-wy=$(LC_ALL=C xwininfo -id "$main" | sed -n 's/.*Absolute upper-left Y: *//p')
+corner
+# The transcript pane, right of the list.
 pane() { convert "$out/$1.png" -crop "540x380+$((wx + 440))+$((wy + 110))" +repage "$work/$1.pane.png"; }
 same() { [ "$(compare -metric AE "$work/$1.pane.png" "$work/$2.pane.png" null: 2>&1 || true)" = 0 ]; }
 shoot 07-conversations
@@ -180,15 +221,44 @@ pane 10-conversation-after-a-search
 same 08-conversation-open 10-conversation-after-a-search || fail "the transcript shown changed when a search ran"
 xdotool key ctrl+a BackSpace
 # A long message makes the fake model stream a long answer, a word every
-# 120 ms: open its conversation while it runs.
+# 120 ms: open its conversation while it runs. Its last 40 numbers, a line
+# each, are one word: they make the transcript taller than the pane, not
+# the turn slower.
 words=$(seq -s ' ' 1 60)
-call "count with me: $words" "$work/c4.out" &
+lines=$(seq -s '\n' 61 100) # \n: a newline once in the call's JSON
+call "count with me: $words $lines" "$work/c4.out" &
 streaming=$!
 sleep 1.5 # the turn has started and is writing
 click 150 135
 shoot 11-conversation-streaming
 wait $streaming || fail "the streamed call failed"
 shoot 12-conversation-streamed
+
+# 4b. After reading the end of the long conversation, each of the others
+# opens with its text, not the blank below a short transcript's end. The
+# list's rows are 74 px apart (from a screenshot's separators), the long
+# one on top. Each pane must show something: not one colour, not the
+# empty pane, and not the pane before it (so the click opened another
+# conversation); a transcript read late gets some 10 s.
+xdotool mousemove --window "$main" 700 400 click --repeat 40 --delay 10 5 # to its end
+shoot 12b-long-conversation-at-its-end
+pane 12b-long-conversation-at-its-end
+before=12b-long-conversation-at-its-end
+for k in 1 2 3 4 5 6; do
+	click 150 $((135 + k * 74))
+	shot=12c-opened-after-the-long-one-$k
+	for _ in $(seq 12); do
+		shoot "$shot"
+		pane "$shot"
+		pixels_vary "$work/$shot.pane.png" && ! same 07-conversations "$shot" && ! same "$before" "$shot" && break
+		sleep 0.2
+	done
+	pixels_vary "$work/$shot.pane.png" ||
+		fail "conversation $((k + 1)) of the list, opened after the end of the long one, shows a blank transcript ($shot.png)"
+	same 07-conversations "$shot" && fail "conversation $((k + 1)) of the list, opened after the long one, shows the empty pane ($shot.png)"
+	same "$before" "$shot" && fail "clicking conversation $((k + 1)) of the list did not change the transcript shown ($shot.png)"
+	before=$shot
+done
 
 # 5. Pause: the window shows it, and a client is told so.
 keys ctrl+p
@@ -215,6 +285,68 @@ for _ in $(seq 50); do
 done
 bin/deskhand agent list --data "$data" | grep -q 'Assistant Edited' || fail "Ctrl+S did not save the edit: $(bin/deskhand agent list --data "$data")"
 
+# 6b. A tool server, in the window alone: added in Settings → Tool servers
+# (a second Deskhand on a data folder of its own, serving its agents over
+# stdio: local, built above, no network), checked there, then given to the
+# assistant in its editor, which lists it at once. The command line and
+# the control channel only look.
+keys ctrl+5
+shoot 15a-settings
+[ "$(amber 15a-settings)" = 0 ] || fail "Settings shows the keychain warning, or amber where step 10 looks for it (15a-settings.png)"
+click 288 94 # Settings' Tool servers
+click 61 191 # Add a server…
+indialog || fail "Add a server… opened no dialog"
+click 500 184 # its name
+xdotool type --delay 20 another
+click 500 262 # the command to run
+xdotool type --delay 10 "$PWD/bin/deskhand"
+click 500 358 # its arguments, one per line
+xdotool type --delay 10 stdio
+xdotool key Return
+xdotool type --delay 10 -- --data
+xdotool key Return
+xdotool type --delay 10 "$work/tools"
+shoot 15b-tool-server-form
+click 547 609 # Add server
+nodialog || fail "the tool server form stayed open (15b-tool-server-form.png)"
+bin/deskhand toolserver list --data "$data" | grep -q "^another  *stdio  *$PWD/bin/deskhand stdio --data $work/tools " ||
+	fail "the tool server added in the window is not registered as typed: $(bin/deskhand toolserver list --data "$data")"
+click 832 293 # its Check
+indialog || fail "the tool server's Check showed no result"
+shoot 15c-tool-server-checked
+bin/deskhand toolserver list --data "$data" | grep -Eq '^another .* running +1 ' ||
+	fail "Check did not start the tool server and list its tool: $(bin/deskhand toolserver list --data "$data")"
+keys Escape
+nodialog || fail "Escape did not close the check's result"
+keys ctrl+1
+# The editor's form from its top, then 50 steps of the wheel down: its
+# tool servers' part, with Use a tool server… at 379,426.
+xdotool mousemove --window "$main" 650 450 click --repeat 150 --delay 5 4
+xdotool mousemove --window "$main" 650 450 click --repeat 50 --delay 10 5
+shoot 15d-editor-without-tool-servers
+# The strip where a tool server's row shows its Change… and Remove.
+serverrow() { convert "$out/$1.png" -crop "140x30+$((wx + 840))+$((wy + 410))" +repage "$work/$1.row.png"; }
+serverrow 15d-editor-without-tool-servers
+pixels_vary "$work/15d-editor-without-tool-servers.row.png" &&
+	fail "the editor's tool servers are not where the walk looks (15d-editor-without-tool-servers.png)"
+click 379 426 # Use a tool server…
+indialog || fail "Use a tool server… opened no dialog (15d-editor-without-tool-servers.png)"
+click 500 204 # the server
+click 400 238 # another, the only one
+click 235 243 # all its tools
+shoot 15e-tool-server-given
+click 565 589 # Give these tools
+nodialog || fail "the dialog giving the tool server stayed open (15e-tool-server-given.png)"
+for _ in $(seq 20); do
+	shoot 15f-editor-uses-the-tool-server
+	serverrow 15f-editor-uses-the-tool-server
+	pixels_vary "$work/15f-editor-uses-the-tool-server.row.png" && break
+done
+pixels_vary "$work/15f-editor-uses-the-tool-server.row.png" ||
+	fail "the editor does not list the tool server it was given (15f-editor-uses-the-tool-server.png)"
+curl -s --unix-socket "$data/deskhand.sock" http://deskhand/v1/agents/assistant/toolservers | grep -q '"Server":"another","AllTools":true' ||
+	fail "the assistant does not have the tool server given in the window: $(curl -s --unix-socket "$data/deskhand.sock" http://deskhand/v1/agents/assistant/toolservers)"
+
 # 7. Connect: Cursor's row, its Connect button, then the dialog's.
 keys ctrl+4
 shoot 16-connect
@@ -235,14 +367,44 @@ keys ctrl+6
 shoot 18-log
 bin/deskhand log --data "$data" --json | grep -q '"method":"tools/call","agent":"assistant"' ||
 	fail "the activity log lacks the walk's calls: $(bin/deskhand log --data "$data" | tail -5)"
+
+# 8b. The Agents tab with the window at 1024×768, the editor's form at its
+# top: what shows unscrolled (looked at, not checked).
+keys ctrl+1
+size() { LC_ALL=C xwininfo -id "$main" | sed -n 's/^ *Width: *//p; s/^ *Height: *//p' | paste -sd x; }
+xdotool windowmove "$main" 0 0 windowsize "$main" 1024 768
+for _ in $(seq 100); do
+	[ "$(size)" = 1024x768 ] && break
+	sleep 0.1
+done
+[ "$(size)" = 1024x768 ] || fail "the window is $(size), not 1024x768"
+xdotool mousemove --window "$main" 650 400 click --repeat 150 --delay 5 4
+shoot 18b-agents-1024x768
 stop
 
-# 9. The window at 1.5× scale.
+# 9. The window at 1.5× scale, and its Agents tab (looked at).
 start FYNE_SCALE=1.5
 shoot 19-scale-1.5
+keys ctrl+1
+shoot 19b-agents-1.5x
 stop
 
-# 10. A busy machine: four calls stream at once while two processes burn
+# 10. Without a Secret Service (the session bus cannot be reached), Settings
+# warns where secrets go instead. Its ⚠ is fyne's emoji, amber (#FFCE31):
+# the top of Settings → General has some of those pixels now, and none in
+# 15a-settings, with the keychain.
+start DBUS_SESSION_BUS_ADDRESS=unix:path=$work/no-bus
+keys ctrl+5
+for _ in $(seq 10); do
+	shoot 20-settings-without-keychain
+	corner
+	[ "$(amber 20-settings-without-keychain)" -ge 20 ] && break
+done
+[ "$(amber 20-settings-without-keychain)" -ge 20 ] ||
+	fail "Settings shows no keychain warning without a Secret Service (20-settings-without-keychain.png)"
+stop
+
+# 11. A busy machine: four calls stream at once while two processes burn
 # both cores. Each call's row in the list says done within 1 s of its
 # client having the answer (issue 38 asks 2 s; the list's own read comes
 # within 2 s, so 1 s is what tells the row marked at the turn's end from
@@ -268,7 +430,7 @@ done
 for p in "${busy[@]}"; do wait "$p" || fail "a busy call failed"; done
 sleep 1.5 # the longest a row may take, and a little more
 kill "${burners[@]}"
-shoot 20-busy-machine
+shoot 21-busy-machine
 for k in 1 2 3 4; do
 	grep -q '"result"' "$work/busy$k.out" && ! grep -q '"isError":true' "$work/busy$k.out" || fail "busy call $k got no answer: $(cat "$work/busy$k.out")"
 	conv=$(bin/deskhand log --data "$data" --json --client "busy$k" | sed -nE 's/.*"method":"tools\/call".*"conversation":"([^"]+)".*/\1/p' | head -n1)
