@@ -134,26 +134,52 @@ stop() {
 
 openbox > "$work/openbox.log" 2>&1 &
 
-# 1. First run, and no model server answers (Ollama's address is a dead
-# port): the status bar says so and the first-run panel says what to do.
-start
-shoot 01-first-run-no-model-server
-
-# 2. A model server appears (the person starts Ollama; here: points the
-# provider "ollama" at a fake one): the window follows without a restart.
+# 1-2. First run: Ollama runs on a port of its own, so Deskhand's first
+# look (the default address, here a dead port) finds no model server, and
+# the first-run panel takes the person to a first answered "Try it":
+# the server's address typed in the panel, a model picked, Try it. Each
+# click, Enter and Tab is counted (typing text is not), no drag and no
+# wheel: at most 6.
 bin/fakeollama -addr 127.0.0.1:0 -delay 120ms > "$work/ollama.log" 2>&1 &
 ollama=$(waitfor "$work/ollama.log" 'listening on (http://[0-9.:]+)') || fail "the fake Ollama did not start"
-bin/deskhand provider edit ollama --url "$ollama" --data "$data" > /dev/null || fail "provider edit failed"
+actions=0
+act_click() { actions=$((actions + 1)); click "$@"; }
+act_key() { actions=$((actions + 1)); xdotool key "$@"; sleep 0.3; }
+start
+shoot 01-first-run-no-model-server
+act_click 300 128 # the panel's address field
+xdotool type --delay 20 "${ollama#http://}"
+act_key Return
+for _ in $(seq 100); do
+	bin/deskhand provider list --data "$data" | grep -q "${ollama#http://}" && break
+	sleep 0.1
+done
 shoot 02-model-server-found
-bin/deskhand agent edit assistant --model llama3.2:latest --data "$data" > /dev/null || fail "agent edit failed"
+bin/deskhand provider list --data "$data" | grep -q "${ollama#http://}" ||
+	fail "the address typed in the first-run panel did not set up Ollama: $(bin/deskhand provider list --data "$data")"
+act_click 938 89 # Pick a model…
+shoot 02b-pick-a-model
+act_click 500 337 # the model, in the picker
+for _ in $(seq 100); do
+	bin/deskhand agent list --data "$data" | grep -q 'llama3.2:latest' && break
+	sleep 0.1
+done
+bin/deskhand agent list --data "$data" | grep -q 'llama3.2:latest' ||
+	fail "the model picked in the first-run panel is not the assistant's: $(bin/deskhand agent list --data "$data")"
 shoot 03-ready-to-try
 # The panel's last step, "Try it", puts the cursor in the editor's Try it
 # field; an answer streams in, and the panel is done.
-click 968 90
+act_click 825 89 # Try it
 xdotool type --delay 20 "hello"
-xdotool key Return
+act_key Return
+for _ in $(seq 100); do
+	bin/deskhand search remember --data "$data" | grep -q 'assistant' && break
+	sleep 0.1
+done
 shoot 04-tried-it
-
+bin/deskhand search remember --data "$data" | grep -q 'assistant' || fail "Try it got no answer"
+echo "first run: a first answered Try it in $actions counted actions"
+[ "$actions" -le 6 ] || fail "a first answered Try it took $actions counted actions (at most 6)"
 token=$(bin/deskhand token create gui-check --data "$data")
 
 # 3. A question while the main window is in front: the popup takes the

@@ -50,7 +50,7 @@ func onboardingOf(s status) onboardingSteps {
 	case !o.HasAgent:
 		o.Model = "Create an agent: give it a name and pick a model for it."
 	case o.Agent.Model == "":
-		o.Model = "Pick a model for " + agentLabel(o.Agent) + ": in its editor, choose one the server lists, then Save."
+		o.Model = "Pick a model for " + agentLabel(o.Agent) + " among those your model servers have."
 	default:
 		o.Model, o.ModelDone = agentLabel(o.Agent)+" runs on "+o.Agent.Model+".", true
 	}
@@ -58,7 +58,7 @@ func onboardingOf(s status) onboardingSteps {
 	if o.HasAgent {
 		name = agentLabel(o.Agent)
 	}
-	o.Try = "Try it: send " + name + " a message below its editor and watch it answer. Then connect a client (Connect tab)."
+	o.Try = "Try it: send " + name + " a message and watch it answer. Then connect the AI clients you use."
 	return o
 }
 
