@@ -161,7 +161,7 @@ func newAgentsView(app *App, core Core) *agentsView {
 	for _, info := range core.Agents.AvailableTools() {
 		v.tools = append(v.tools, newToolSwitch(info, v.changed))
 	}
-	v.prompt, v.schema = newEditorMultiLine(5), newEditorMultiLine(3)
+	v.prompt, v.schema = newEditorMultiLine(3), newEditorMultiLine(3)
 	v.prompt.SetPlaceHolder("such as: You find sources on the web for a question and answer with links to them.")
 	v.schema.SetPlaceHolder(`optional, such as {"type":"object","properties":{…}}`)
 	v.schemaHint, v.slugHint, v.foldersHint, v.hostsHint = newNote(widget.DangerImportance), newNote(widget.DangerImportance), newNote(widget.DangerImportance), newNote(widget.DangerImportance)

@@ -4,7 +4,6 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/driver/desktop"
-	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/deskhand/deskhand/server/agent"
@@ -38,21 +37,24 @@ func (v *agentsView) content() fyne.CanvasObject {
 	for _, ts := range v.tools {
 		toolRows.Add(container.NewBorder(nil, ts.about, nil, ts.ask, ts.use))
 	}
+	// What every agent needs comes first, labels beside the fields, so
+	// that a small screen (1024×768, or 1.5×) shows it unscrolled; the
+	// instructions last of them, as they grow with their text.
+	model := container.NewVBox(container.NewBorder(nil, nil, nil, container.NewHBox(refresh, v.pullButton, v.cancelPull), in(v.model)),
+		v.pullBar, v.noModel, v.modelHint, v.capabilities)
 	v.form.Content = container.NewVBox(
-		section("Name and description",
-			field("Name", in(v.name)),
-			field("Description", in(v.description)),
+		widget.NewForm(
+			widget.NewFormItem("Name", in(v.name)),
+			widget.NewFormItem("Description", in(v.description)),
+			widget.NewFormItem("Model", model),
+			widget.NewFormItem("Instructions", in(v.prompt)),
 		),
-		section("Instructions",
-			field("What the agent is for and how it works", in(v.prompt)),
-			field("Starter prompts", in(v.starters)),
-		),
-		section("Model",
+		section("Where it runs",
 			field("Runs on", v.runsOn, v.clientNote),
 			field("Model server", v.provider),
-			field("Model",
-				container.NewBorder(nil, nil, nil, container.NewHBox(refresh, v.pullButton, v.cancelPull), in(v.model)),
-				v.pullBar, v.noModel, v.modelHint, v.capabilities),
+		),
+		section("Starter prompts",
+			field("Messages a client can offer to start a conversation, one a line", in(v.starters)),
 		),
 		section("Tools and folders",
 			toolRows,
@@ -78,11 +80,14 @@ func (v *agentsView) content() fyne.CanvasObject {
 	// The settings and Try it each have the editor's whole height: the
 	// action bar stays below the form, the message box below the
 	// conversation, as in a chat app.
-	buttons := container.NewHBox(v.save, layout.NewSpacer(), v.remove)
+	// The heading (the agent, and whether it has unsaved changes) sits
+	// beside Save, which it is about, not above the tabs: the form keeps
+	// that height.
+	buttons := container.NewBorder(nil, nil, v.save, v.remove, v.heading)
 	settings := container.NewBorder(nil, container.NewVBox(widget.NewSeparator(), buttons, v.status), nil, nil, v.form)
 	tryIt := container.NewBorder(nil, container.NewBorder(nil, nil, nil, v.tryButton, v.try), nil, nil, container.NewVScroll(v.tryOutput))
 	v.editorTabs = container.NewAppTabs(container.NewTabItem("Settings", settings), container.NewTabItem("Try it", tryIt))
-	v.editor = container.NewBorder(container.NewVBox(v.heading, widget.NewSeparator()), nil, nil, nil, v.editorTabs)
+	v.editor = v.editorTabs
 
 	start := widget.NewButton("New agent", v.newAgent)
 	start.Importance = widget.HighImportance

@@ -789,3 +789,29 @@ func TestFirstRunNotice(t *testing.T) {
 		t.Error("a first-run panel before knowing")
 	}
 }
+
+// TestEditorEssentialsOnASmallScreen: with the window on a 1024×768
+// screen, and on the walk's 1280×800 at 1.5× (853×533 logical pixels),
+// the first-run panel and the status bar shown, the editor shows the
+// name, description, model and instructions without scrolling.
+func TestEditorEssentialsOnASmallScreen(t *testing.T) {
+	for _, size := range []fyne.Size{{Width: 1024, Height: 740}, {Width: 853, Height: 510}} { // less the window's title bar
+		a, ui := newTestApp(t, servingCore().asCore())
+		a.refresh()
+		ui.settle()
+		a.win.Resize(size)
+		a.relayout()
+		if !a.onboarding.box.Visible() {
+			t.Fatal("measured with the first-run panel shown")
+		}
+		v := a.agents
+		d := fyne.CurrentApp().Driver()
+		formTop := d.AbsolutePositionForObject(v.form).Y
+		for name, o := range map[string]fyne.CanvasObject{"name": v.name, "description": v.description, "model": v.model, "instructions": v.prompt} {
+			top := d.AbsolutePositionForObject(o).Y - formTop
+			if bottom := top + o.Size().Height; top < 0 || bottom > v.form.Size().Height || !o.Visible() {
+				t.Errorf("at %v: the %s is at %.0f–%.0f in a form %.0f high", size, name, top, bottom, v.form.Size().Height)
+			}
+		}
+	}
+}
