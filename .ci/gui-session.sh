@@ -296,8 +296,8 @@ keys ctrl+p
 # 6. An unsaved edit is guarded: type in the editor, try to leave, keep
 # editing, save with Ctrl+S.
 keys ctrl+1
-click 343 138 # the editor's Settings, beside Try it
-click 500 262 # the name field, at the end of its text
+click 343 93 # the editor's Settings, beside Try it
+click 700 133 # the name field, at the end of its text
 xdotool key End
 xdotool type --delay 20 " Edited"
 shoot 14-unsaved-edit
@@ -345,17 +345,17 @@ bin/deskhand toolserver list --data "$data" | grep -Eq '^another .* running +1 '
 keys Escape
 nodialog || fail "Escape did not close the check's result"
 keys ctrl+1
-# The editor's form from its top, then 50 steps of the wheel down: its
-# tool servers' part, with Use a tool server… at 379,426.
+# The editor's form from its top, then 39 steps of the wheel down: its
+# tool servers' part, with Use a tool server… at 379,419.
 xdotool mousemove --window "$main" 650 450 click --repeat 150 --delay 5 4
-xdotool mousemove --window "$main" 650 450 click --repeat 50 --delay 10 5
+xdotool mousemove --window "$main" 650 450 click --repeat 39 --delay 10 5
 shoot 15d-editor-without-tool-servers
 # The strip where a tool server's row shows its Change… and Remove.
 serverrow() { convert "$out/$1.png" -crop "140x30+$((wx + 840))+$((wy + 410))" +repage "$work/$1.row.png"; }
 serverrow 15d-editor-without-tool-servers
 pixels_vary "$work/15d-editor-without-tool-servers.row.png" &&
 	fail "the editor's tool servers are not where the walk looks (15d-editor-without-tool-servers.png)"
-click 379 426 # Use a tool server…
+click 379 419 # Use a tool server…
 indialog || fail "Use a tool server… opened no dialog (15d-editor-without-tool-servers.png)"
 click 500 204 # the server
 click 400 238 # another, the only one
@@ -395,7 +395,8 @@ bin/deskhand log --data "$data" --json | grep -q '"method":"tools/call","agent":
 	fail "the activity log lacks the walk's calls: $(bin/deskhand log --data "$data" | tail -5)"
 
 # 8b. The Agents tab with the window at 1024×768, the editor's form at its
-# top: what shows unscrolled (looked at, not checked).
+# top: name, description, model and instructions unscrolled (looked at;
+# TestEditorEssentialsOnASmallScreen checks it).
 keys ctrl+1
 size() { LC_ALL=C xwininfo -id "$main" | sed -n 's/^ *Width: *//p; s/^ *Height: *//p' | paste -sd x; }
 xdotool windowmove "$main" 0 0 windowsize "$main" 1024 768
