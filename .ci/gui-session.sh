@@ -220,9 +220,9 @@ click 150 94
 xdotool key ctrl+a BackSpace
 
 # 4. A conversation keeps its place: open the newest, then new calls
-# arrive (moving it down the list) and a search runs; the transcript
-# shown stays the same, pixel for pixel. Then a turn is watched as it
-# streams.
+# arrive (moving it down the list) and a search that finds it runs; the
+# transcript shown stays the same, pixel for pixel. Then a turn is
+# watched as it streams.
 call "the first of several calls" "$work/c1.out"
 keys ctrl+3
 corner
@@ -241,11 +241,21 @@ shoot 09-conversation-after-new-calls
 pane 09-conversation-after-new-calls
 same 08-conversation-open 09-conversation-after-new-calls || fail "the transcript shown changed when calls arrived"
 click 150 94 # the search field
-xdotool type --delay 20 "another"
+xdotool type --delay 20 "several"
 shoot 10-conversation-after-a-search
 pane 10-conversation-after-a-search
-same 08-conversation-open 10-conversation-after-a-search || fail "the transcript shown changed when a search ran"
+same 08-conversation-open 10-conversation-after-a-search || fail "the transcript shown changed when a search that finds it ran"
+# A search that leaves it out puts it away, and clearing the search
+# brings it back.
 xdotool key ctrl+a BackSpace
+xdotool type --delay 20 "another"
+shoot 10b-conversation-left-out-by-a-search
+pane 10b-conversation-left-out-by-a-search
+same 08-conversation-open 10b-conversation-left-out-by-a-search && fail "a search that leaves the open conversation out still shows it"
+xdotool key ctrl+a BackSpace
+shoot 10c-search-cleared
+pane 10c-search-cleared
+same 08-conversation-open 10c-search-cleared || fail "clearing the search did not bring the conversation back"
 # A long message makes the fake model stream a long answer, a word every
 # 120 ms: open its conversation while it runs. Its last 40 numbers, a line
 # each, are one word: they make the transcript taller than the pane, not

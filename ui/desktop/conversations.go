@@ -82,13 +82,16 @@ type conversationsView struct {
 	// (stale: read it when it can); the history draws again only the
 	// turns from the first that changed or is new (redrawn counts the
 	// turns drawn again, having changed).
-	lister      *throttle
-	stale       bool
-	marker      *throttle         // redraws the rows for turns marked from events
-	probed      map[string]string // the load probe's: each row's state logged last
-	drawn       []drawnTurn
-	placeholder bool // the history shows a note, not turns
-	redrawn     int
+	lister *throttle
+	stale  bool
+	marker *throttle // redraws the rows for turns marked from events
+	// hiddenBySearch is the conversation open before a search left it
+	// out, to open again when the search is cleared.
+	hiddenBySearch string
+	probed         map[string]string // the load probe's: each row's state logged last
+	drawn          []drawnTurn
+	placeholder    bool // the history shows a note, not turns
+	redrawn        int
 	// Only the turns from the stored turn from are drawn (a page when it
 	// opens); earlier shows the others on demand.
 	from    int
@@ -388,6 +391,7 @@ func (v *conversationsView) filter() {
 	same := len(shown) == len(v.shown)
 	v.shown = shown
 	v.foundCount.SetText(foundText(v.search.Text, len(shown)))
+	v.searched()
 	if !same {
 		v.selected = rowOf(shown, v.current)
 		v.list.Refresh()
@@ -411,30 +415,65 @@ func (v *conversationsView) follow() {
 // goroutine, then what its running turn has done and writes.
 func (v *conversationsView) open(id string) {
 	if id != v.current {
-		v.app.watch.conversation(id)
-		v.current, v.msgs, v.turns, v.qs, v.subs = id, nil, nil, nil, nil
-		v.conv = agent.Conversation{ID: id}
-		if i := rowOf(v.all, id); i >= 0 {
-			v.conv = v.all[i].Conversation
-		}
-		v.liveID, v.liveAsked, v.liveDrawn = "", "", 0
-		v.history.Objects = []fyne.CanvasObject{widget.NewLabel("Reading the conversation…")}
-		v.history.Refresh()
-		v.drawn, v.placeholder, v.from = nil, true, 0
-		v.showEarlier()
-		v.live.RemoveAll()
-		v.words.Hide()
-		v.liveNote.Hide()
-		v.say("", false)
+		v.hiddenBySearch = ""
+		v.show(id, widget.NewLabel("Reading the conversation…"))
 		_, running := v.core.Conversations.LiveTurn(id) // in memory: Stop works while the rest is read
 		v.stopEnabled(running)
-		v.setHeader()
-		v.follow()
 		if v.selected >= 0 {
 			v.list.ScrollTo(v.selected)
 		}
 	}
 	v.load()
+}
+
+// show puts conversation id in the transcript pane ("" for none), its
+// history the note given until it is read.
+func (v *conversationsView) show(id string, note fyne.CanvasObject) {
+	v.app.watch.conversation(id)
+	v.current, v.msgs, v.turns, v.qs, v.subs = id, nil, nil, nil, nil
+	v.conv = agent.Conversation{ID: id}
+	if i := rowOf(v.all, id); i >= 0 {
+		v.conv = v.all[i].Conversation
+	}
+	v.liveID, v.liveAsked, v.liveDrawn = "", "", 0
+	v.history.Objects = []fyne.CanvasObject{note}
+	v.history.Refresh()
+	v.drawn, v.placeholder, v.from = nil, true, 0
+	v.showEarlier()
+	v.live.RemoveAll()
+	v.asking.RemoveAll()
+	v.words.Hide()
+	v.liveNote.Hide()
+	v.say("", false)
+	v.stopEnabled(false)
+	v.setHeader()
+	v.follow()
+}
+
+// searched keeps the pane with the list: a conversation open that the
+// search leaves out is put away (the pane shows none, as the list marks
+// none) and comes back when the search is cleared or finds it (the words
+// in older messages are found a moment later), unless another was opened
+// meanwhile.
+func (v *conversationsView) searched() {
+	switch searching := strings.TrimSpace(v.search.Text) != ""; {
+	case searching && v.current != "" && rowOf(v.shown, v.current) < 0:
+		v.opened++ // a read in flight is not shown
+		id := v.current
+		v.show("", notFoundNote())
+		v.hiddenBySearch = id
+	case v.hiddenBySearch != "" && v.current == "" && (!searching || rowOf(v.shown, v.hiddenBySearch) >= 0):
+		id := v.hiddenBySearch
+		v.hiddenBySearch = ""
+		v.open(id)
+	}
+}
+
+func notFoundNote() fyne.CanvasObject {
+	l := widget.NewLabel("The conversation you had open is not among those found. Pick one to read it; clear the search to go back to it.")
+	l.Wrapping = fyne.TextWrapWord
+	l.Importance = widget.LowImportance
+	return l
 }
 
 // load reads the open conversation's stored transcript; the live turn is

@@ -188,7 +188,8 @@ func conversationsFixture(t *testing.T, qs *fakeQuestions) (*App, *testUI, *fake
 
 // TestSelectionFollowsTheConversation: a call arriving or a search keeps
 // the conversation shown highlighted, wherever its row moves; filtered
-// out, nothing is highlighted and its transcript stays; a click opens.
+// out, it is put away until the search is cleared; a click opens, and
+// then stays.
 func TestSelectionFollowsTheConversation(t *testing.T) {
 	a, ui, convs := conversationsFixture(t, nil)
 	v := a.conversations
@@ -204,20 +205,28 @@ func TestSelectionFollowsTheConversation(t *testing.T) {
 		t.Errorf("after a call: showing %q, row %d highlighted, marked %q", v.current, v.selected, marked(t, v))
 	}
 	test.Type(v.search, "name")
-	if v.current != "c2" || v.selected != -1 || marked(t, v) != "" {
-		t.Errorf("filtered out: showing %q, row %d highlighted, marked %q", v.current, v.selected, marked(t, v))
+	ui.settle()
+	if v.current != "" || v.selected != -1 || marked(t, v) != "" || v.header.Text != "" {
+		t.Errorf("filtered out: showing %q, row %d highlighted, marked %q, header %q", v.current, v.selected, marked(t, v), v.header.Text)
 	}
-	if !strings.Contains(v.text(), "tidy my notes") {
-		t.Errorf("the transcript did not stay: %q", v.text())
+	if texts, _ := conversationTexts(v.history); !strings.Contains(texts, "not among those found") {
+		t.Errorf("the pane says %q", texts)
 	}
+	v.search.SetText("")
+	ui.settle()
+	if v.current != "c2" || marked(t, v) != "notes" || !strings.Contains(v.text(), "tidy my notes") {
+		t.Errorf("search cleared: showing %q, marked %q: %q", v.current, marked(t, v), v.text())
+	}
+	test.Type(v.search, "name")
 	v.list.Select(0) // the only row: name game
 	ui.settle()
 	if v.current != "c1" || !strings.Contains(v.text(), "Hello Ada.") {
 		t.Errorf("a click opened %q: %q", v.current, v.text())
 	}
 	v.search.SetText("")
-	if v.selected < 0 || v.shown[v.selected].ID != "c1" || marked(t, v) != "name game" {
-		t.Errorf("search cleared: row %d highlighted, %q marked, c1 shown", v.selected, marked(t, v))
+	ui.settle()
+	if v.current != "c1" || v.selected < 0 || v.shown[v.selected].ID != "c1" || marked(t, v) != "name game" {
+		t.Errorf("search cleared after another was opened: showing %q, row %d highlighted, %q marked", v.current, v.selected, marked(t, v))
 	}
 }
 
