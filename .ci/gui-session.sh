@@ -272,7 +272,7 @@ shoot 12-conversation-streamed
 
 # 4b. After reading the end of the long conversation, each of the others
 # opens with its text, not the blank below a short transcript's end. The
-# list's rows are 74 px apart (from a screenshot's separators), the long
+# list's rows are 62 px apart (from a screenshot's separators), the long
 # one on top. Each pane must show something: not one colour, not the
 # empty pane, and not the pane before it (so the click opened another
 # conversation); a transcript read late gets some 10 s.
@@ -281,7 +281,7 @@ shoot 12b-long-conversation-at-its-end
 pane 12b-long-conversation-at-its-end
 before=12b-long-conversation-at-its-end
 for k in 1 2 3 4 5 6; do
-	click 150 $((135 + k * 74))
+	click 150 $((135 + k * 62))
 	shot=12c-opened-after-the-long-one-$k
 	for _ in $(seq 12); do
 		shoot "$shot"

@@ -380,7 +380,7 @@ func (v *connectView) confirmConnect(c ClientState, rotate bool) {
 			v.run(c, func(ctx context.Context, id string) (ClientState, error) { return v.conn.Connect(ctx, id, rotate) })
 		}
 	}, v.app.win)
-	d.Resize(fyne.NewSize(560, 320))
+	d.Resize(fyne.NewSize(560, 0)) // as wide as that, as tall as its content
 	v.app.showDialog(d, nil)
 }
 
@@ -410,7 +410,7 @@ func (v *connectView) confirmCopy(c ClientState) {
 			v.note(c.ID, "Copied the entry, without a token.", false)
 		}
 	}, v.app.win)
-	d.Resize(fyne.NewSize(560, 320))
+	d.Resize(fyne.NewSize(560, 0)) // as wide as that, as tall as its content
 	v.app.showDialog(d, nil)
 }
 
@@ -424,7 +424,7 @@ func (v *connectView) details(c ClientState) {
 		lines = append(lines, "Last: "+n.text)
 	}
 	d := dialog.NewCustom(c.Name, "Close", plainNote(strings.Join(lines, "\n")), v.app.win)
-	d.Resize(fyne.NewSize(520, 240))
+	d.Resize(fyne.NewSize(520, 0))
 	v.app.showDialog(d, nil)
 }
 
@@ -473,7 +473,7 @@ func (v *connectView) confirmLink(c ClientState) {
 					v.openLink(c)
 				}
 			}, v.app.win)
-			d.Resize(fyne.NewSize(560, 320))
+			d.Resize(fyne.NewSize(560, 0)) // as wide as that, as tall as its content
 			v.app.showDialog(d, nil)
 		}
 	})
@@ -515,7 +515,7 @@ func (v *connectView) writeExtension(c ClientState) {
 	bar := widget.NewProgressBar()
 	body := container.NewVBox(plainNote("Deskhand is writing its "+c.Name+" extension: this program and a manifest, in one file in its data folder."), bar)
 	d := dialog.NewCustom(c.Name+" extension", "Cancel", body, v.app.win)
-	d.Resize(fyne.NewSize(480, 160))
+	d.Resize(fyne.NewSize(480, 0))
 	v.app.showDialog(d, cancel)
 	v.note(c.ID, "Writing the extension…", false)
 	var shown atomic.Int64 // the percentage on screen
@@ -553,7 +553,7 @@ func (v *connectView) writeExtension(c ClientState) {
 			}
 			v.note(c.ID, note, strings.HasPrefix(note, "✖"))
 			done := dialog.NewCustom(c.Name+" extension", "Close", plainNote(text), v.app.win)
-			done.Resize(fyne.NewSize(520, 260))
+			done.Resize(fyne.NewSize(520, 0))
 			v.app.showDialog(done, nil)
 		}
 	})

@@ -116,7 +116,7 @@ func newConversationsView(app *App, core Core) *conversationsView {
 	v.earlier.Hide()
 	v.transcript = container.NewVBox(v.earlier, v.history, v.live, v.words, v.liveNote, v.asking)
 	v.scroll = container.NewVScroll(v.transcript)
-	v.search.SetPlaceHolder("Search every conversation: words, title or agent")
+	v.search.SetPlaceHolder("Search conversations")
 	v.search.OnChanged = func(string) { v.filter() }
 	v.foundCount = widget.NewLabel("")
 	v.foundCount.Importance = widget.LowImportance
@@ -166,8 +166,10 @@ func newConversationRow() fyne.CanvasObject {
 	for _, l := range []*widget.Label{meta, state, when} {
 		l.SizeName = theme.SizeNameCaptionText
 	}
-	meta.Importance, when.Importance = widget.LowImportance, widget.LowImportance
-	return container.NewStack(newOpenMark(), container.NewVBox(title, container.NewBorder(nil, nil, nil, container.NewHBox(state, when), meta)))
+	when.Importance = widget.LowImportance
+	// The second line sits close under the title, as part of it.
+	lines := container.New(layout.NewCustomPaddedVBoxLayout(-2*theme.Padding()), title, container.NewBorder(nil, nil, nil, container.NewHBox(state, when), meta))
+	return container.NewStack(newOpenMark(), lines)
 }
 
 // setRow shows row i in the row widget o.
@@ -193,7 +195,7 @@ func setConversationRow(o fyne.CanvasObject, l conversationLine, open bool) {
 		importance = widget.WarningImportance
 	}
 	setLabel(row.Objects[0].(*widget.Label), l.Title, widget.MediumImportance)
-	setLabel(line.Objects[0].(*widget.Label), l.Meta, widget.LowImportance)
+	setLabel(line.Objects[0].(*widget.Label), l.Meta, widget.MediumImportance)
 	setLabel(right.Objects[0].(*widget.Label), l.State, importance)
 	setLabel(right.Objects[1].(*widget.Label), l.When, widget.LowImportance)
 }

@@ -9,6 +9,7 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/driver"
 	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/deskhand/deskhand/server/agent"
@@ -44,6 +45,7 @@ type popup struct {
 	decline             *widget.Button
 	choices             []*keyButton
 	remember            *rememberChooser // an approval's "Always allow…"
+	body                *fyne.Container  // all of the above, in one column
 }
 
 func (v *questionsView) newPopup(q agent.Question) *popup {
@@ -149,11 +151,27 @@ func (v *questionsView) newPopup(q agent.Question) *popup {
 	// asks, what, the context, then the answer and what happens without.
 	all := append([]fyne.CanvasObject{widget.NewLabelWithStyle(heading, fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		what, from, p.exchange, widget.NewSeparator()}, bottom...)
-	p.win.SetContent(container.NewVScroll(container.NewVBox(all...)))
-	p.win.Resize(fyne.NewSize(480, 560))
+	p.body = container.NewVBox(all...)
+	p.win.SetContent(container.NewVScroll(p.body))
+	p.fit()
 	p.win.CenterOnScreen()
 	p.win.SetCloseIntercept(hide) // only the question's end closes it
 	return p
+}
+
+// A popup is as wide as popupWidth and as tall as its content, up to
+// popupMaxHeight (then it scrolls).
+const popupWidth, popupMaxHeight = 480, 560
+
+// fittedHeight is the height a window of this width needs to show body
+// whole, at most limit: its wrapped text is laid out at that width first,
+// as its height depends on it.
+func fittedHeight(body fyne.CanvasObject, width, limit float32) float32 {
+	inner := width - 2*theme.Padding()
+	for range 2 { // the second pass measures the text wrapped by the first
+		body.Resize(fyne.NewSize(inner, body.MinSize().Height))
+	}
+	return min(body.MinSize().Height+2*theme.Padding(), limit)
 }
 
 // approveShortcut approves from anywhere in an approval's popup.
@@ -200,6 +218,12 @@ func (p *popup) setExchange(text string) {
 	}
 	p.exchange.SetText("Before this, in the conversation:\n" + text)
 	p.exchange.Show()
+	p.fit()
+}
+
+// fit sizes the window to what it says.
+func (p *popup) fit() {
+	p.win.Resize(fyne.NewSize(popupWidth, fittedHeight(p.body, popupWidth, popupMaxHeight)))
 }
 
 // close ends the popup: its window is hidden at once and kept for the

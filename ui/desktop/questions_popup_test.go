@@ -91,6 +91,11 @@ func TestQuestionPopupSaysWhoAsksAndSendsOnEnter(t *testing.T) {
 	if p.win.Canvas().Focused() != p.text {
 		t.Errorf("focus on %T, want the answer field", p.win.Canvas().Focused())
 	}
+	// As tall as what it says, not more (nor less: nothing to scroll).
+	body := content.(*container.Scroll).Content
+	if h, need := p.win.Canvas().Size().Height, body.MinSize().Height; h >= popupMaxHeight || h < need {
+		t.Errorf("the popup is %.0f high for %.0f of content", h, need)
+	}
 	test.Type(p.text, "Ada")
 	p.text.KeyDown(keyShift)
 	p.text.TypedKey(keyReturn)
@@ -154,7 +159,7 @@ func TestCloseEndsTheCountdown(t *testing.T) {
 }
 
 // The popup shows the conversation's last exchange, read in the
-// background.
+// background, and grows to show it.
 func TestPopupShowsTheLastExchange(t *testing.T) {
 	core := questionsWith(askedQuestion("q1"))
 	core.read = make(chan string, 1)
@@ -171,6 +176,9 @@ func TestPopupShowsTheLastExchange(t *testing.T) {
 	p := v.popups["q1"]
 	if want := "Before this, in the conversation:\nCursor: Write me a greeting"; !p.exchange.Visible() || p.exchange.Text != want {
 		t.Errorf("exchange (shown %v) %q, want %q", p.exchange.Visible(), p.exchange.Text, want)
+	}
+	if h, need := p.win.Canvas().Size().Height, p.body.MinSize().Height; h < need {
+		t.Errorf("the popup is %.0f high for %.0f of content, the exchange added", h, need)
 	}
 }
 
