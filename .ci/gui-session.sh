@@ -334,9 +334,9 @@ click 61 191 # Add a server…
 indialog || fail "Add a server… opened no dialog"
 click 500 184 # its name
 xdotool type --delay 20 another
-click 500 262 # the command to run
+click 500 336 # the command to run, under the choice of a program
 xdotool type --delay 10 "$PWD/bin/deskhand"
-click 500 358 # its arguments, one per line
+click 500 433 # its arguments, one per line
 xdotool type --delay 10 stdio
 xdotool key Return
 xdotool type --delay 10 -- --data

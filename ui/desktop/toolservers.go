@@ -317,10 +317,15 @@ func (v *toolServersView) showHeld(h agent.HeldTool) {
 
 // serverForm is the Add dialog's fields, read by parse.
 type serverForm struct {
+	// how: a program on this computer (command, arguments, folder,
+	// variables) or a server at an address (URL, headers); only its part
+	// shows, and only its part is sent.
+	how                     *widget.RadioGroup
 	name, command, url, dir *widget.Entry
 	args, env, headers      *widget.Entry // one per line: arguments, KEY=VALUE, Name: value
-	secrets                 *fyne.Container
-	secretRows              []secretRow
+	// The secret variables and headers added, each under its part.
+	variableSecrets, headerSecrets *fyne.Container
+	secretRows                     []secretRow
 	sampling                *widget.Check
 }
 
@@ -412,11 +417,24 @@ func pairs(text, sep, what string) (map[string]string, error) {
 	return out, nil
 }
 
+// Ways a tool server runs, in the Add dialog.
+const (
+	runsHere    = "A program on this computer"
+	runsAddress = "A server at an address"
+)
+
 func (f *serverForm) values() formValues {
-	v := formValues{Name: f.name.Text, Command: f.command.Text, Args: f.args.Text, Dir: f.dir.Text, Env: f.env.Text,
-		URL: f.url.Text, Headers: f.headers.Text, Sampling: f.sampling.Checked}
+	v := formValues{Name: f.name.Text, Sampling: f.sampling.Checked}
+	atAddress := f.how.Selected == runsAddress
+	if atAddress {
+		v.URL, v.Headers = f.url.Text, f.headers.Text
+	} else {
+		v.Command, v.Args, v.Dir, v.Env = f.command.Text, f.args.Text, f.dir.Text, f.env.Text
+	}
 	for _, r := range f.secretRows {
-		v.Secrets = append(v.Secrets, secretValue{Header: r.header, Name: r.name.Text, Value: r.value.Text})
+		if r.header == atAddress {
+			v.Secrets = append(v.Secrets, secretValue{Header: r.header, Name: r.name.Text, Value: r.value.Text})
+		}
 	}
 	return v
 }
@@ -430,8 +448,12 @@ func (f *serverForm) addSecret(header bool) {
 	}
 	r.value.SetPlaceHolder("its value (kept in the keychain)")
 	f.secretRows = append(f.secretRows, r)
-	f.secrets.Add(container.NewGridWithColumns(2, r.name, r.value))
-	f.secrets.Refresh()
+	secrets := f.variableSecrets
+	if header {
+		secrets = f.headerSecrets
+	}
+	secrets.Add(container.NewGridWithColumns(2, r.name, r.value))
+	secrets.Refresh()
 }
 
 // showAdd asks for a new server: a command (with its arguments, folder
@@ -439,30 +461,49 @@ func (f *serverForm) addSecret(header bool) {
 func (v *toolServersView) showAdd() {
 	f := &serverForm{name: widget.NewEntry(), command: widget.NewEntry(), url: widget.NewEntry(), dir: widget.NewEntry(),
 		args: widget.NewMultiLineEntry(), env: widget.NewMultiLineEntry(), headers: widget.NewMultiLineEntry(),
-		secrets: container.NewVBox(), sampling: widget.NewCheck("Let it ask for the agent's model (sampling: it spends your model's time)", nil)}
+		variableSecrets: container.NewVBox(), headerSecrets: container.NewVBox(),
+		sampling: widget.NewCheck("Let it ask for the agent's model (sampling: it spends your model's time)", nil)}
 	f.name.SetPlaceHolder("such as files")
 	f.command.SetPlaceHolder("such as npx")
 	f.args.SetPlaceHolder("such as -y, then @modelcontextprotocol/server-filesystem, then /home/you/notes")
+	f.args.SetMinRowsVisible(3)
 	f.url.SetPlaceHolder("such as https://example.com/mcp")
 	f.env.SetPlaceHolder("such as LOG_LEVEL=info")
+	f.env.SetMinRowsVisible(2)
 	f.headers.SetPlaceHolder("such as X-Team: docs")
+	f.headers.SetMinRowsVisible(2)
 	f.dir.SetPlaceHolder("optional")
 	problem := widget.NewLabel("")
 	problem.Wrapping = fyne.TextWrapWord
 	problem.Hide()
 	kept := plainNote(v.app.keptNote("Secrets are kept in the system keychain, never in Deskhand's files."))
-	form := container.NewVBox(
+	scroll := container.NewVScroll(nil)
+	in := func(e fyne.CanvasObject) fyne.CanvasObject { return underWheel(e, scroll) } // the wheel scrolls the form
+	here := container.NewVBox(
+		widget.NewLabel("Command"), f.command,
+		widget.NewLabel("Its arguments, one per line"), in(f.args),
+		widget.NewLabel("Its folder"), f.dir,
+		widget.NewLabel("Its variables, NAME=VALUE per line"), in(f.env),
+		container.NewHBox(widget.NewButton("Add a secret variable", func() { f.addSecret(false) })), f.variableSecrets)
+	address := container.NewVBox(
+		widget.NewLabel("URL"), f.url,
+		widget.NewLabel("Its headers, Name: value per line"), in(f.headers),
+		container.NewHBox(widget.NewButton("Add a secret header", func() { f.addSecret(true) })), f.headerSecrets)
+	f.how = widget.NewRadioGroup([]string{runsHere, runsAddress}, func(how string) {
+		if how == runsAddress {
+			here.Hide()
+			address.Show()
+		} else {
+			address.Hide()
+			here.Show()
+		}
+	})
+	f.how.Required = true
+	f.how.SetSelected(runsHere)
+	scroll.Content = container.NewVBox(
 		widget.NewLabel("Name (its tools are offered as NAME__tool)"), f.name,
-		widget.NewLabel("Command to run…"), f.command,
-		widget.NewLabel("…its arguments, one per line"), f.args,
-		widget.NewLabel("…its folder"), f.dir,
-		widget.NewLabel("…its variables, NAME=VALUE per line"), f.env,
-		widget.NewLabel("Or the URL of a running server"), f.url,
-		widget.NewLabel("…its headers, Name: value per line"), f.headers,
-		container.NewHBox(widget.NewButton("Add a secret variable", func() { f.addSecret(false) }),
-			widget.NewButton("Add a secret header", func() { f.addSecret(true) })),
-		f.secrets, kept, f.sampling, problem)
-	scroll := container.NewVScroll(form)
+		f.how, here, address,
+		kept, f.sampling, problem)
 	scroll.SetMinSize(fyne.NewSize(560, 460))
 	var d *dialog.CustomDialog
 	save := widget.NewButton("Add server", func() {

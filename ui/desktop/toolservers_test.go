@@ -234,10 +234,11 @@ func TestToolServersTab(t *testing.T) {
 	entries := entriesOf(t, add)
 	entries[0].SetText("gh")   // name
 	entries[1].SetText("node") // command
-	name, value := entries[len(entries)-2], entries[len(entries)-1]
-	if !value.Password {
+	secret := slices.IndexFunc(entries, func(e *widget.Entry) bool { return e.PlaceHolder == "its value (kept in the keychain)" })
+	if secret < 1 || !entries[secret].Password {
 		t.Fatal("a secret's value is typed in the clear")
 	}
+	name, value := entries[secret-1], entries[secret]
 	name.SetText("GITHUB_TOKEN")
 	value.SetText("ghp_x")
 	test.Tap(findButton(t, add, "Add server"))
@@ -251,6 +252,28 @@ func TestToolServersTab(t *testing.T) {
 	}
 	if got := labelTexts(t, v.rows); !strings.Contains(got, "node · stopped · 1 secret in the keychain") {
 		t.Errorf("the rows after Add say %q", got)
+	}
+
+	// A server at an address: what was typed for a program is not sent.
+	v.showAdd()
+	add = a.win.Canvas().Overlays().Top()
+	entries = entriesOf(t, add)
+	entries[0].SetText("docs")
+	entries[1].SetText("node") // a command, typed before choosing
+	var how *widget.RadioGroup
+	walk(t, add, func(o fyne.CanvasObject) bool {
+		if r, ok := o.(*widget.RadioGroup); ok {
+			how = r
+		}
+		return false
+	})
+	how.SetSelected(runsAddress)
+	url := slices.IndexFunc(entries, func(e *widget.Entry) bool { return e.PlaceHolder == "such as https://example.com/mcp" })
+	entries[url].SetText("https://docs.example/mcp")
+	test.Tap(findButton(t, add, "Add server"))
+	u.settle()
+	if added := fake.servers[len(fake.servers)-1]; added.Name != "docs" || added.URL != "https://docs.example/mcp" || added.Command != "" {
+		t.Errorf("added %+v", added)
 	}
 
 	// A name already taken: the dialog says so and stays.
