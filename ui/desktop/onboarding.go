@@ -137,10 +137,10 @@ type onboardingPanel struct {
 	box   *fyne.Container
 	title *widget.Label
 	text  *widget.Label // the current step
-	// the current step's buttons
-	serverButtons, modelButtons, tryButtons *fyne.Container
-	getOllama, providers, recheck           *widget.Button
-	pick, tryIt, connect, hide              *widget.Button
+	// the current step's buttons (step 1's are in addressRow)
+	modelButtons, tryButtons      *fyne.Container
+	getOllama, providers, recheck *widget.Button
+	pick, tryIt, connect, hide    *widget.Button
 	// The address of a model server not found by itself, and what asking
 	// it said (step 1).
 	address     *widget.Entry
@@ -169,7 +169,6 @@ func newOnboardingPanel(app *App) *onboardingPanel {
 	p.addressNote = widget.NewLabel("")
 	p.addressNote.Wrapping = fyne.TextWrapWord
 	p.addressNote.Hide()
-
 	p.recheck = widget.NewButtonWithIcon("", theme.ViewRefreshIcon(), func() { app.status.askServers() })
 	p.pick = widget.NewButton("Pick a model…", p.pickModel)
 	p.pick.Importance = widget.HighImportance
@@ -183,8 +182,8 @@ func newOnboardingPanel(app *App) *onboardingPanel {
 	p.hide.Importance = widget.LowImportance
 	// Step 1's buttons go with the address, under its text; the other
 	// steps' beside theirs.
-	p.serverButtons = container.NewHBox(p.use, p.recheck, p.providers, p.getOllama) // ↻ asks the servers again
-	p.addressRow = container.NewVBox(container.NewBorder(nil, nil, nil, p.serverButtons, p.address), p.addressNote)
+	serverButtons := container.NewHBox(p.use, p.recheck, p.providers, p.getOllama) // ↻ asks the servers again
+	p.addressRow = container.NewVBox(container.NewBorder(nil, nil, nil, serverButtons, p.address), p.addressNote)
 	p.modelButtons = container.NewHBox(p.pick)
 	p.tryButtons = container.NewHBox(p.tryIt, p.connect)
 	p.box = container.NewVBox(
