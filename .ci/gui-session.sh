@@ -147,24 +147,27 @@ act_click() { actions=$((actions + 1)); click "$@"; }
 act_key() { actions=$((actions + 1)); xdotool key "$@"; sleep 0.3; }
 start
 shoot 01-first-run-no-model-server
+# eventually CMD…: CMD succeeds within 10 s.
+eventually() {
+	for _ in $(seq 100); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	"$@"
+}
+ollama_set() { bin/deskhand provider list --data "$data" | grep -q "${ollama#http://}"; }
+model_set() { bin/deskhand agent list --data "$data" | grep -q 'llama3.2:latest'; }
+answered() { bin/deskhand search remember --data "$data" | grep -q 'assistant'; }
 act_click 300 128 # the panel's address field
 xdotool type --delay 20 "${ollama#http://}"
 act_key Return
-for _ in $(seq 100); do
-	bin/deskhand provider list --data "$data" | grep -q "${ollama#http://}" && break
-	sleep 0.1
-done
-shoot 02-model-server-found
-bin/deskhand provider list --data "$data" | grep -q "${ollama#http://}" ||
+eventually ollama_set ||
 	fail "the address typed in the first-run panel did not set up Ollama: $(bin/deskhand provider list --data "$data")"
+shoot 02-model-server-found
 act_click 938 89 # Pick a model…
 shoot 02b-pick-a-model
 act_click 500 337 # the model, in the picker
-for _ in $(seq 100); do
-	bin/deskhand agent list --data "$data" | grep -q 'llama3.2:latest' && break
-	sleep 0.1
-done
-bin/deskhand agent list --data "$data" | grep -q 'llama3.2:latest' ||
+eventually model_set ||
 	fail "the model picked in the first-run panel is not the assistant's: $(bin/deskhand agent list --data "$data")"
 shoot 03-ready-to-try
 # The panel's last step, "Try it", puts the cursor in the editor's Try it
@@ -172,12 +175,8 @@ shoot 03-ready-to-try
 act_click 825 89 # Try it
 xdotool type --delay 20 "hello"
 act_key Return
-for _ in $(seq 100); do
-	bin/deskhand search remember --data "$data" | grep -q 'assistant' && break
-	sleep 0.1
-done
+eventually answered || fail "Try it got no answer"
 shoot 04-tried-it
-bin/deskhand search remember --data "$data" | grep -q 'assistant' || fail "Try it got no answer"
 echo "first run: a first answered Try it in $actions counted actions"
 [ "$actions" -le 6 ] || fail "a first answered Try it took $actions counted actions (at most 6)"
 token=$(bin/deskhand token create gui-check --data "$data")

@@ -326,7 +326,7 @@ type serverForm struct {
 	// The secret variables and headers added, each under its part.
 	variableSecrets, headerSecrets *fyne.Container
 	secretRows                     []secretRow
-	sampling                *widget.Check
+	sampling                       *widget.Check
 }
 
 // secretRow is one secret variable or header: its name and its value,
