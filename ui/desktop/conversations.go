@@ -92,8 +92,8 @@ type conversationsView struct {
 	drawn          []drawnTurn
 	placeholder    bool // the history shows a note, not turns
 	redrawn        int
-	// Only the turns from the stored turn from are drawn (a page when it
-	// opens); earlier shows the others on demand.
+	// Only the stored turns from index from on are drawn (the last page
+	// when it opens); earlier draws the others a page at a time.
 	from    int
 	earlier *widget.Button
 }
@@ -460,7 +460,6 @@ func (v *conversationsView) show(id string, note fyne.CanvasObject) {
 func (v *conversationsView) searched() {
 	switch searching := strings.TrimSpace(v.search.Text) != ""; {
 	case searching && v.current != "" && rowOf(v.shown, v.current) < 0:
-		v.opened++ // a read in flight is not shown
 		id := v.current
 		v.show("", notFoundNote())
 		v.hiddenBySearch = id
