@@ -725,7 +725,6 @@ func (v *conversationsView) event(e agent.Event) {
 	switch e.Kind {
 	case agent.EventTurnStarted:
 		v.changed()
-		v.markTurn(e.Conversation, agent.TurnRunning, e.Time)
 		if mine {
 			v.liveAsked = e.Text
 			v.syncLive(false)

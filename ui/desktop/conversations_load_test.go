@@ -118,8 +118,8 @@ func TestAQuestionMarksItsRowAtOnce(t *testing.T) {
 	}
 }
 
-// TestATurnMarksItsRowAtOnce: a turn ending (or starting) in a listed
-// conversation shows in its row before the list is read again, which
+// TestATurnMarksItsRowAtOnce: a turn ending in a listed conversation
+// shows in its row before the list is read again, which
 // under a stream of calls waits up to listEvery: at once, or at the end
 // of markEvery after the last such redraw.
 func TestATurnMarksItsRowAtOnce(t *testing.T) {
@@ -149,14 +149,14 @@ func TestATurnMarksItsRowAtOnce(t *testing.T) {
 		t.Errorf("rows after a turn ended in notes: %v", got)
 	}
 	// Another within markEvery: the rows are redrawn at its end.
-	v.event(agent.Event{Kind: agent.EventTurnStarted, Conversation: "c1", Time: at})
+	v.event(agent.Event{Kind: agent.EventTurnEnded, Conversation: "c1", Status: agent.TurnCancelled, Time: at})
 	ui.settle()
 	if got := states(); got["name game"] != "done" || len(marks.timers) != 1 {
 		t.Errorf("rows redrawn again within markEvery: %v", got)
 	}
 	marks.fire()
 	ui.settle()
-	if got := states(); got["notes"] != "failed" || got["name game"] != "running" {
+	if got := states(); got["notes"] != "failed" || got["name game"] != "stopped" {
 		t.Errorf("rows once markEvery passed: %v", got)
 	}
 	if n := counting.reads.Load(); n != 0 || len(clock.timers) != 1 {
