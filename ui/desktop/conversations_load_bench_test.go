@@ -31,20 +31,7 @@ const storedConversations = 100_000
 func BenchmarkConversationsTabAt100k(b *testing.B) {
 	path := filepath.Join(b.TempDir(), store.FileName)
 	ids := storetest.FillConversations(b, path, storedConversations)
-	core, err := agent.New(b.Context(), agent.Config{History: storetest.OpenAt(b, path), Desktop: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(core.Close)
-	a := New(test.NewTempApp(b), CoreOf(core), testOptions())
-	u := &testUI{app: a}
-	u.grew = sync.NewCond(&u.mu)
-	a.do = u.do
-	b.Cleanup(a.Close)
-	a.win.Resize(fyne.NewSize(1000, 720))
-	a.win.Show()
-	a.refresh()
-	u.settle()
+	core, a, u := benchWindow(b, path)
 	v := a.conversations
 	counting := &countingConversations{Conversations: v.core.Conversations}
 	v.core.Conversations = counting
@@ -99,20 +86,10 @@ func tabTarget(b *testing.B, ms float64) {
 // tabTargetMS is the target for opening the tab (issue 20).
 const tabTargetMS = 100
 
-// longTurns and shortTurns are the turns of the long conversation and of
-// the short one it is measured against.
-const longTurns, shortTurns = 1000, 10
-
-// BenchmarkConversationOf1000Turns: a conversation of 1,000 turns (a
-// real core on a SQLite file), opened from another: the time from the
-// click to its first frame (open-ms/op; make bench fails at 300 ms), and
-// then the cost of a frame while it is open against one while a
-// conversation of 10 turns is (frame-ratio; make bench fails above 1.2):
-// the window draws what can be seen, not the whole conversation.
-func BenchmarkConversationOf1000Turns(b *testing.B) {
-	path := filepath.Join(b.TempDir(), store.FileName)
-	ids := storetest.FillTurns(b, path, longTurns, shortTurns)
-	long, short := ids[0], ids[1]
+// benchWindow is the whole desktop on a real core over the SQLite file at
+// path, its window shown at 1000×720 and read once.
+func benchWindow(b *testing.B, path string) (*agent.Core, *App, *testUI) {
+	b.Helper()
 	core, err := agent.New(b.Context(), agent.Config{History: storetest.OpenAt(b, path), Desktop: true})
 	if err != nil {
 		b.Fatal(err)
@@ -127,6 +104,24 @@ func BenchmarkConversationOf1000Turns(b *testing.B) {
 	a.win.Show()
 	a.refresh()
 	u.settle()
+	return core, a, u
+}
+
+// longTurns and shortTurns are the turns of the long conversation and of
+// the short one it is measured against.
+const longTurns, shortTurns = 1000, 10
+
+// BenchmarkConversationOf1000Turns: a conversation of 1,000 turns (a
+// real core on a SQLite file), opened from another: the time from the
+// click to its first frame (open-ms/op; make bench fails at 300 ms), and
+// then the cost of a frame while it is open against one while a
+// conversation of 10 turns is (frame-ratio; make bench fails above 1.2):
+// the window draws what can be seen, not the whole conversation.
+func BenchmarkConversationOf1000Turns(b *testing.B) {
+	path := filepath.Join(b.TempDir(), store.FileName)
+	ids := storetest.FillTurns(b, path, longTurns, shortTurns)
+	long, short := ids[0], ids[1]
+	_, a, u := benchWindow(b, path)
 	a.tabs.SelectIndex(tabConversations)
 	v := a.conversations
 	open := func(id string) {
